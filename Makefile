@@ -1,0 +1,32 @@
+# Set-up is two commands: `make demo` and `make test`. Everything else is installed from here.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test check bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	rm -rf demo-traces
+	$(BIN)/python examples/agent.py --out demo-traces --trials 30
+	$(BIN)/assay analyze demo-traces --inconclusive-ok || test $$? -eq 1
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+check: $(STAMP)
+	$(BIN)/ruff format --check src tests examples benchmarks
+	$(BIN)/ruff check src tests examples benchmarks
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) demo-traces .pytest_cache .mypy_cache .ruff_cache

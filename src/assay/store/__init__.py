@@ -1,0 +1,65 @@
+"""The spans table: its schema, and Parquet writing and reading.
+
+Every writer (exporter, collector, importer) produces this table; every reader reads only it.
+"""
+
+from assay.store._reader import (
+    SkippedFile,
+    TraceSet,
+    check_spans_file,
+    open_trace_set,
+    polars_schema,
+    read_spans,
+    scan_spans,
+)
+from assay.store._rows import (
+    EncodedAttribute,
+    SpanRows,
+    decode_attributes,
+    decode_value,
+    encode_attributes,
+    encode_value,
+)
+from assay.store._schema import (
+    ATTRIBUTE_LIST_TYPE,
+    ATTRIBUTE_TYPE,
+    EVENT_TYPE,
+    LINK_TYPE,
+    PROMOTED_ATTRIBUTES,
+    REQUIRED_COLUMNS,
+    SCHEMA_VERSION,
+    SCHEMA_VERSION_KEY,
+    SPANS_SCHEMA,
+    promoted_column,
+)
+from assay.store._writer import SpanWriter, fsync_dir, sanitize_partition_value, write_spans
+
+__all__ = [
+    "ATTRIBUTE_LIST_TYPE",
+    "ATTRIBUTE_TYPE",
+    "EVENT_TYPE",
+    "LINK_TYPE",
+    "PROMOTED_ATTRIBUTES",
+    "REQUIRED_COLUMNS",
+    "SCHEMA_VERSION",
+    "SCHEMA_VERSION_KEY",
+    "SPANS_SCHEMA",
+    "EncodedAttribute",
+    "SkippedFile",
+    "SpanRows",
+    "SpanWriter",
+    "TraceSet",
+    "check_spans_file",
+    "decode_attributes",
+    "decode_value",
+    "encode_attributes",
+    "encode_value",
+    "fsync_dir",
+    "open_trace_set",
+    "polars_schema",
+    "promoted_column",
+    "read_spans",
+    "sanitize_partition_value",
+    "scan_spans",
+    "write_spans",
+]

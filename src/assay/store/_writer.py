@@ -1,0 +1,202 @@
+"""Writing spans-table files: atomic, rolled by size and age, optionally Hive-partitioned.
+
+A file is either complete or invisible: it is written under a hidden temporary name, fsynced,
+then renamed into place (and the folder fsynced), so a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from assay.errors import ConfigError
+from assay.store import _schema as s
+
+PARTITION_KEYS = ("date", "service")
+TEMP_SUFFIX = ".tmp"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def sanitize_partition_value(value: str | None) -> str:
+    """Make a value safe as one folder name: no separators, no ``..``, never empty.
+
+    Anything outside ``[A-Za-z0-9._-]`` becomes ``_`` and leading dots are dropped, so no value
+    can name a parent folder, a hidden file or a path outside the output folder.
+    """
+    cleaned = _UNSAFE.sub("_", value or "").lstrip(".")[:100]
+    return cleaned or "unknown"
+
+
+def fsync_dir(path: Path) -> None:
+    """Flush a folder's entries (a rename) to disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@dataclass(slots=True)
+class _OpenFile:
+    final_path: Path
+    temp_path: Path
+    writer: pq.ParquetWriter
+    opened_at: float
+    rows: int = 0
+    pending: list[pa.Table] = field(default_factory=list)
+    pending_rows: int = 0
+
+
+class SpanWriter:
+    """Write spans-table batches into a folder of Parquet files.
+
+    Args:
+        root: Output folder (created if missing).
+        partition_by: Hive partition keys, from ``("date", "service")``; ``date`` is the span's
+            UTC start date, ``service`` its sanitised ``service_name``.
+        max_file_bytes: Roll to a new file once a file reaches this size on disk.
+        max_file_age_s: Roll a file at the next write or :meth:`roll_aged` once it is this old.
+        row_group_rows: Rows buffered before a row group is written.
+        on_roll: Called with the path and row count of every file made visible.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        partition_by: Sequence[str] = ("date",),
+        max_file_bytes: int = 128 * 1024 * 1024,
+        max_file_age_s: float | None = None,
+        row_group_rows: int = 128 * 1024,
+        compression: str = "zstd",
+        on_roll: Callable[[Path, int], None] | None = None,
+    ) -> None:
+        unknown = set(partition_by) - set(PARTITION_KEYS)
+        if unknown:
+            raise ConfigError(f"unknown partition key(s) {sorted(unknown)}; use {PARTITION_KEYS}")
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.partition_by = tuple(partition_by)
+        self.max_file_bytes = max_file_bytes
+        self.max_file_age_s = max_file_age_s
+        self.row_group_rows = row_group_rows
+        self.compression = compression
+        self.on_roll = on_roll
+        self._open: dict[tuple[str, ...], _OpenFile] = {}
+        self.rows_written = 0
+        self.files_written = 0
+
+    # --- public API ---------------------------------------------------------------------------
+    def write(self, table: pa.Table) -> None:
+        """Buffer a spans-table batch; full row groups and full files are written as they fill."""
+        if table.num_rows == 0:
+            return
+        table = table.select(s.SPANS_SCHEMA.names).cast(s.SPANS_SCHEMA)
+        for key, part in self._split(table):
+            handle = self._open.get(key) or self._start(key)
+            handle.pending.append(part)
+            handle.pending_rows += part.num_rows
+            if handle.pending_rows >= self.row_group_rows:
+                self._write_pending(handle)
+                if handle.temp_path.stat().st_size >= self.max_file_bytes:
+                    self._finish(key)
+        self.roll_aged()
+
+    def roll_aged(self) -> None:
+        """Make every file older than ``max_file_age_s`` visible."""
+        if self.max_file_age_s is None:
+            return
+        now = time.monotonic()
+        for key in [k for k, h in self._open.items() if now - h.opened_at >= self.max_file_age_s]:
+            self._finish(key)
+
+    def flush(self) -> list[Path]:
+        """Write everything buffered and make every open file visible; return their paths."""
+        return [p for p in (self._finish(k) for k in list(self._open)) if p is not None]
+
+    def close(self) -> None:
+        """Flush; the writer may be used again afterwards (it opens new files)."""
+        self.flush()
+
+    # --- internals ----------------------------------------------------------------------------
+    def _split(self, table: pa.Table) -> list[tuple[tuple[str, ...], pa.Table]]:
+        if not self.partition_by:
+            return [((), table)]
+        columns: list[pa.Array] = []
+        for key in self.partition_by:
+            if key == "date":
+                ts = pc.cast(table[s.START_TIME], pa.timestamp("ns", tz="UTC"))
+                columns.append(pc.strftime(ts, format="%Y-%m-%d"))
+            else:
+                names = table[s.SERVICE_NAME].to_pylist()
+                columns.append(pa.array([sanitize_partition_value(n) for n in names]))
+        keys = list(zip(*(c.to_pylist() for c in columns), strict=True))
+        if len(set(keys)) == 1:
+            return [(tuple(keys[0]), table)]
+        groups: dict[tuple[str, ...], list[int]] = {}
+        for i, k in enumerate(keys):
+            groups.setdefault(tuple(k), []).append(i)
+        return [(k, table.take(pa.array(idx))) for k, idx in groups.items()]
+
+    def _start(self, key: tuple[str, ...]) -> _OpenFile:
+        folder = self.root.joinpath(*(f"{n}={v}" for n, v in zip(self.partition_by, key, strict=True)))
+        # Defence in depth: a partition folder must stay inside the output folder.
+        if not folder.resolve().is_relative_to(self.root.resolve()):
+            raise ConfigError(f"partition folder {folder} escapes {self.root}")
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+        name = f"spans-{stamp}-{uuid.uuid4().hex[:12]}.parquet"
+        final = folder / name
+        temp = folder / f".{name}{TEMP_SUFFIX}"
+        writer = pq.ParquetWriter(temp, s.SPANS_SCHEMA, compression=self.compression)
+        handle = _OpenFile(final, temp, writer, time.monotonic())
+        self._open[key] = handle
+        return handle
+
+    def _write_pending(self, handle: _OpenFile) -> None:
+        if not handle.pending:
+            return
+        batch = pa.concat_tables(handle.pending)
+        handle.writer.write_table(batch, row_group_size=self.row_group_rows)
+        handle.rows += batch.num_rows
+        handle.pending.clear()
+        handle.pending_rows = 0
+
+    def _finish(self, key: tuple[str, ...]) -> Path | None:
+        handle = self._open.pop(key)
+        self._write_pending(handle)
+        handle.writer.close()
+        if handle.rows == 0:
+            handle.temp_path.unlink(missing_ok=True)
+            return None
+        fd = os.open(handle.temp_path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(handle.temp_path, handle.final_path)
+        fsync_dir(handle.final_path.parent)
+        self.rows_written += handle.rows
+        self.files_written += 1
+        if self.on_roll is not None:
+            self.on_roll(handle.final_path, handle.rows)
+        return handle.final_path
+
+
+def write_spans(
+    table: pa.Table, root: str | os.PathLike[str], *, partition_by: Sequence[str] = ("date",)
+) -> list[Path]:
+    """Write one spans table into ``root`` as complete files; return the paths written."""
+    writer = SpanWriter(root, partition_by=partition_by)
+    writer.write(table)
+    return writer.flush()
