@@ -1,0 +1,283 @@
+"""Agents the runner can call: a Python callable, a command, or an HTTP endpoint.
+
+Load-time problems (a module that does not import, a command that does not exist, a URL that
+is not http) raise :class:`~assay.errors.ConfigError`. Per-call problems (the agent raises,
+the command prints non-JSON, the endpoint refuses the connection) raise :class:`AgentError`
+or the agent's own exception, and become ``error`` trials.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from opentelemetry import propagate
+
+from assay.errors import ConfigError
+
+
+class AgentError(Exception):
+    """One call of the agent failed (the trial becomes an ``error`` trial)."""
+
+
+class Agent(Protocol):
+    """Something the runner can call with a test's input to get an output."""
+
+    @property
+    def description(self) -> str:
+        """How the agent is reached, for display."""
+        ...
+
+    def invoke(self, input: Any, *, timeout: float | None, seed: int | None) -> Any:
+        """Call the agent once; runs in the trial's OpenTelemetry context."""
+        ...
+
+
+def _trace_headers() -> dict[str, str]:
+    """W3C ``traceparent`` of the current span, so remote agents can join the trial's trace."""
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
+    return carrier
+
+
+@dataclass(frozen=True, slots=True)
+class CallableAgent:
+    """A Python function ``module:function``, sync or async, taking the input."""
+
+    function: Callable[..., Any]
+    """The function."""
+    spec: str
+    """``module:function`` as given."""
+    takes_seed: bool
+    """The function has a ``seed`` parameter; the runner passes each trial's seed."""
+
+    @property
+    def description(self) -> str:
+        """``module:function``."""
+        return self.spec
+
+    def invoke(self, input: Any, *, timeout: float | None, seed: int | None) -> Any:
+        """Call the function; await it if it is a coroutine function or returns an awaitable."""
+        kwargs = {"seed": seed} if self.takes_seed else {}
+        result = self.function(input, **kwargs)
+        if inspect.isawaitable(result):
+            return asyncio.run(_await(result))
+        return result
+
+
+async def _await(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def load_callable(spec: str) -> CallableAgent:
+    """Import ``module:function`` (the current directory is importable, as with ``python -m``).
+
+    Raises:
+        ConfigError: The spec is malformed, the module does not import, or the attribute is
+            missing or not callable.
+    """
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ConfigError(f"--agent must look like module:function (got {spec!r})")
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # the user's module may raise anything while importing
+        raise ConfigError(
+            f"cannot import agent module {module_name!r}: {type(exc).__name__}: {exc}"
+        ) from None
+    target: Any = module
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            raise ConfigError(f"agent {spec!r}: module {module_name!r} has no attribute {attr!r}")
+        target = getattr(target, part)
+    if not callable(target):
+        raise ConfigError(f"agent {spec!r} is not callable (it is {type(target).__name__})")
+    try:
+        parameters = inspect.signature(target).parameters
+    except (TypeError, ValueError):
+        parameters = {}  # type: ignore[assignment]
+    return CallableAgent(target, spec, "seed" in parameters)
+
+
+def _tool_calls_and_usage(output: Any) -> None:
+    """Record tool calls and token usage a remote agent reports in its output, as spans.
+
+    A remote agent's own spans do not pass through this process, so its output may declare
+    ``"tool_calls": ["search", {"name": "lookup"}]`` and ``"usage": {"input_tokens": ...,
+    "output_tokens": ..., "model": ...}``; they are recorded as OTel GenAI spans in the trial.
+    """
+    if not isinstance(output, dict):
+        return
+    from assay.instrument import llm, tool
+
+    calls = output.get("tool_calls")
+    if isinstance(calls, list):
+        for call in calls:
+            name = call.get("name") if isinstance(call, dict) else call
+            if isinstance(name, str) and name:
+                with tool(name):
+                    pass
+    usage = output.get("usage")
+    if isinstance(usage, dict):
+        model = usage.get("model")
+        with llm(str(model) if model is not None else "unknown") as call_:
+            tokens_in, tokens_out = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+            if isinstance(tokens_in, int) and isinstance(tokens_out, int):
+                call_.usage(tokens_in, tokens_out)
+
+
+@dataclass(frozen=True, slots=True)
+class CommandAgent:
+    """A command: the input as JSON on stdin, the output as JSON on stdout.
+
+    The trial's W3C trace context is passed in the ``TRACEPARENT`` environment variable, the
+    trial's seed (if any) in ``ASSAY_SEED``.
+    """
+
+    argv: tuple[str, ...]
+    """The command and its arguments."""
+
+    @property
+    def description(self) -> str:
+        """The command line."""
+        return shlex.join(self.argv)
+
+    def invoke(self, input: Any, *, timeout: float | None, seed: int | None) -> Any:
+        """Run the command once; non-zero exit or non-JSON output raise :class:`AgentError`."""
+        env = dict(os.environ)
+        headers = _trace_headers()
+        if "traceparent" in headers:
+            env["TRACEPARENT"] = headers["traceparent"]
+        if seed is not None:
+            env["ASSAY_SEED"] = str(seed)
+        try:
+            done = subprocess.run(
+                self.argv,
+                input=json.dumps(input),
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                env=env,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise TimeoutError(f"command did not finish within {timeout:g} s") from None
+        except OSError as exc:
+            raise AgentError(f"cannot run command: {exc}") from None
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["(no stderr)"])[-1]
+            raise AgentError(f"command exited with status {done.returncode}: {last[:300]}")
+        try:
+            output = json.loads(done.stdout)
+        except json.JSONDecodeError:
+            shown = done.stdout.strip()[:120] or "(nothing)"
+            raise AgentError(f"command printed non-JSON output: {shown!r}") from None
+        _tool_calls_and_usage(output)
+        return output
+
+
+def load_command(command: str) -> CommandAgent:
+    """Split a command line and check that the program exists.
+
+    Raises:
+        ConfigError: The command is empty or its program cannot be found.
+    """
+    try:
+        argv = tuple(shlex.split(command))
+    except ValueError as exc:
+        raise ConfigError(f"--command: cannot parse {command!r}: {exc}") from None
+    if not argv:
+        raise ConfigError("--command is empty")
+    if shutil.which(argv[0]) is None:
+        raise ConfigError(f"--command: program {argv[0]!r} not found")
+    return CommandAgent(argv)
+
+
+@dataclass(frozen=True, slots=True)
+class HttpAgent:
+    """An HTTP endpoint: POST the input as JSON, read the output as JSON (stdlib urllib).
+
+    The request carries the trial's ``traceparent`` header and, if set, ``X-Assay-Seed``.
+    """
+
+    url: str
+    """The endpoint."""
+
+    @property
+    def description(self) -> str:
+        """The URL."""
+        return self.url
+
+    def invoke(self, input: Any, *, timeout: float | None, seed: int | None) -> Any:
+        """POST once; connection errors, HTTP errors and non-JSON raise :class:`AgentError`."""
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        headers.update(_trace_headers())
+        if seed is not None:
+            headers["X-Assay-Seed"] = str(seed)
+        request = urllib.request.Request(
+            self.url, data=json.dumps(input).encode(), headers=headers, method="POST"
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                body = response.read()
+        except urllib.error.HTTPError as exc:
+            raise AgentError(f"endpoint answered HTTP {exc.code} {exc.reason}") from None
+        except urllib.error.URLError as exc:
+            raise AgentError(f"cannot reach endpoint {self.url}: {exc.reason}") from None
+        except TimeoutError:
+            raise TimeoutError(f"endpoint did not answer within {timeout:g} s") from None
+        except OSError as exc:
+            raise AgentError(f"endpoint {self.url}: {exc}") from None
+        try:
+            output = json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise AgentError(f"endpoint answered non-JSON: {body[:120]!r}") from None
+        _tool_calls_and_usage(output)
+        return output
+
+
+def load_url(url: str) -> HttpAgent:
+    """Check that ``url`` is an http(s) URL with a host.
+
+    Raises:
+        ConfigError: It is not.
+    """
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in {"http", "https"} or not parts.netloc:
+        raise ConfigError(f"--url must be an http:// or https:// URL (got {url!r})")
+    return HttpAgent(url)
+
+
+def load_agent(
+    *, agent: str | None = None, command: str | None = None, url: str | None = None
+) -> CallableAgent | CommandAgent | HttpAgent:
+    """The one agent given by exactly one of ``agent``, ``command``, ``url``.
+
+    Raises:
+        ConfigError: None or several are given, or the one given cannot be loaded.
+    """
+    given = [x for x in (agent, command, url) if x is not None]
+    if len(given) != 1:
+        raise ConfigError("give exactly one of --agent module:function, --command CMD, --url URL")
+    if agent is not None:
+        return load_callable(agent)
+    if command is not None:
+        return load_command(command)
+    assert url is not None
+    return load_url(url)

@@ -1,0 +1,193 @@
+"""Console output of a run: the live progress display, the verdict table, the dry-run plan."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as RichProgressBar
+from rich.table import Table
+
+from assay.run._budget import PriceTable
+from assay.run._results import RunResult
+from assay.run._runner import RunOptions, TestStatus, build_sequential, test_plan
+from assay.run._suite import TestCase
+from assay.stats import operating_characteristics
+from assay.verdict import Verdict
+
+_STYLE = {
+    "PASS": "bold green",
+    "FAIL": "bold red",
+    "INCONCLUSIVE": "bold yellow",
+    "running": "cyan",
+    "done": "cyan",
+}
+
+
+class RichProgress:
+    """A progress bar per test: trials done, passes, current interval, decision."""
+
+    def __init__(self, console: Console) -> None:
+        self._progress = RichProgressBar(
+            TextColumn("{task.description}", justify="left"),
+            BarColumn(bar_width=24),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[detail]}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        )
+        self._tasks: dict[str, TaskID] = {}
+
+    def start(self, tests: Sequence[TestCase], max_runs: Sequence[int]) -> None:
+        """Add one bar per test and start drawing."""
+        width = max(len(t.id) for t in tests)
+        for test, runs in zip(tests, max_runs, strict=True):
+            self._tasks[test.id] = self._progress.add_task(
+                test.id.ljust(width), total=runs, detail="[cyan]waiting"
+            )
+        self._progress.start()
+
+    def update(self, status: TestStatus) -> None:
+        """Redraw one test's bar."""
+        style = _STYLE.get(status.decision, "yellow")
+        detail = (
+            f"{status.passed} pass, {status.done - status.passed} fail"
+            f"{f' ({status.errors} err)' if status.errors else ''}  "
+            f"[{status.low:.2f}, {status.high:.2f}]  [{style}]{status.decision}[/]"
+        )
+        self._progress.update(self._tasks[status.test_id], completed=status.done, detail=detail)
+
+    def stop(self) -> None:
+        """Stop drawing (the bars stay on screen)."""
+        self._progress.stop()
+
+
+def render_result(result: RunResult, console: Console) -> None:
+    """Print the verdict table, the trials saved by adaptive stopping, and any stop reason."""
+    table = Table(title=f"assay run: {result.suite}", title_justify="left")
+    for column, justify in (
+        ("test", "left"),
+        ("verdict", "left"),
+        ("trials", "right"),
+        ("pass rate", "right"),
+        ("95% CI" if _all_95(result) else "CI", "center"),
+        ("threshold", "right"),
+        ("errors", "right"),
+        ("why", "left"),
+    ):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for t in result.tests:
+        rate = f"{t.pass_rate:.0%}" if t.pass_rate is not None else "-"
+        ci = f"[{t.interval.low:.1%}, {t.interval.high:.1%}]" if t.interval else "-"
+        table.add_row(
+            t.test_id,
+            f"[{_STYLE[t.verdict.value]}]{t.verdict.value}[/]",
+            f"{t.n}/{t.max_runs}",
+            rate,
+            ci,
+            f"{t.threshold:g}",
+            str(t.errors),
+            t.reason,
+        )
+    console.print(table)
+    used = len(result.trials)
+    counts = {v: sum(t.verdict is v for t in result.tests) for v in Verdict}
+    summary = ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
+    saved = result.max_trials - used
+    line = f"{summary}. {used} trials of at most {result.max_trials}"
+    if saved > 0 and any(t.method != "fixed" for t in result.tests):
+        line += f": adaptive stopping saved {saved} ({saved / result.max_trials:.0%})"
+    line += f"; {result.elapsed_s:.1f} s"
+    if result.tokens:
+        line += f"; {result.tokens} tokens"
+    if result.cost:
+        line += f"; ${result.cost:.4f}"
+    console.print(line)
+    if result.stop_reason:
+        console.print(f"[yellow]stopped early: {result.stop_reason}[/]")
+    for warning in result.warnings:
+        console.print(f"[yellow]warning: {warning}[/]")
+    console.print(f"traces: {result.out} (run id {result.run_id})")
+
+
+def _all_95(result: RunResult) -> bool:
+    return all(t.interval is None or t.interval.confidence == 0.95 for t in result.tests)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRow:
+    """The plan for one test."""
+
+    test_id: str
+    """The test case."""
+    max_runs: int
+    """The most trials."""
+    threshold: float
+    """Required pass rate."""
+    method: str
+    """``sprt``, ``confidence-sequence`` or ``fixed``."""
+    expected_at_p0: float
+    """Expected trials if the true rate equals the threshold."""
+    expected_at_p1: float
+    """Expected trials if the true rate is ``threshold + delta``."""
+
+
+def plan(tests: Sequence[TestCase], options: RunOptions) -> list[PlanRow]:
+    """Maximum and expected trials per test, without running anything."""
+    rows = []
+    for test in tests:
+        runs, threshold, _ = test_plan(test, options)
+        seq = build_sequential(test, options)
+        if seq is None:
+            rows.append(PlanRow(test.id, runs, threshold, "fixed", runs, runs))
+            continue
+        at_p0 = operating_characteristics(seq, seq.p0).expected_trials
+        at_p1 = operating_characteristics(seq, seq.p1).expected_trials
+        rows.append(PlanRow(test.id, runs, threshold, seq.name, at_p0, at_p1))
+    return rows
+
+
+def render_plan(
+    rows: Sequence[PlanRow],
+    options: RunOptions,
+    agent: str,
+    console: Console,
+    prices: PriceTable | None,
+) -> None:
+    """Print the dry-run plan: tests, maximum and expected trials, a cost estimate."""
+    table = Table(title=f"assay run --dry-run: {len(rows)} test(s), agent {agent}")
+    for column in ("test", "threshold", "method", "max trials", "expected trials"):
+        table.add_column(column, justify="left" if column in ("test", "method") else "right")
+    for r in rows:
+        expected = (
+            f"{r.expected_at_p0:.1f} - {r.expected_at_p1:.1f}"
+            if r.method != "fixed"
+            else str(r.max_runs)
+        )
+        table.add_row(r.test_id, f"{r.threshold:g}", r.method, str(r.max_runs), expected)
+    console.print(table)
+    total_max = sum(r.max_runs for r in rows)
+    low = sum(min(r.expected_at_p0, r.expected_at_p1) for r in rows)
+    high = sum(max(r.expected_at_p0, r.expected_at_p1) for r in rows)
+    budget = options.budget.max_trials
+    capped = f" (capped at {budget} by --max-trials)" if budget is not None else ""
+    console.print(f"maximum trials: {total_max}{capped}")
+    if any(r.method != "fixed" for r in rows):
+        console.print(
+            f"expected trials under adaptive stopping: {low:.0f} to {high:.0f} "
+            f"(true pass rate at the threshold .. threshold + {options.delta:g}; "
+            "rates further away stop sooner)"
+        )
+    per_trial = prices.trial_cost_estimate() if prices is not None else None
+    if per_trial is not None:
+        console.print(
+            f"cost estimate: ${per_trial * low:.2f} - ${per_trial * high:.2f} expected, "
+            f"${per_trial * total_max:.2f} at most (${per_trial:.4f} per trial)"
+        )
+    elif prices is not None:
+        console.print("cost estimate: add `trial_tokens:` to the price table for one")
+    timeout = "none" if options.timeout is None else f"{options.timeout:g} s"
+    console.print(f"concurrency {options.concurrency}, timeout {timeout}, traces to {options.out}")

@@ -1,0 +1,119 @@
+"""What a run produces: one record per trial, one result per test, exit codes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from assay.stats import Interval
+from assay.verdict import Verdict
+
+
+@dataclass(frozen=True, slots=True)
+class TrialRecord:
+    """One finished trial, as the runner saw it."""
+
+    test_id: str
+    """The test case."""
+    index: int
+    """0-based trial number within the test."""
+    outcome: str
+    """``pass``, ``fail`` or ``error``."""
+    duration_s: float
+    """Wall time of the trial."""
+    input_tokens: int
+    """Prompt tokens recorded in the trial."""
+    output_tokens: int
+    """Completion tokens recorded in the trial."""
+    cost: float
+    """USD, from the price table (0 without one)."""
+    scores: tuple[float, ...]
+    """Values of the scores the trial recorded."""
+    failed_checks: tuple[str, ...]
+    """Names of the checks that failed."""
+    error: str | None
+    """What went wrong, for an ``error`` trial."""
+
+    @property
+    def passed(self) -> bool:
+        """True for a passing trial."""
+        return self.outcome == "pass"
+
+
+@dataclass(frozen=True, slots=True)
+class TestResult:
+    """The verdict on one test case."""
+
+    __test__ = False  # not a pytest test class
+
+    test_id: str
+    """The test case."""
+    verdict: Verdict
+    """PASS, FAIL or INCONCLUSIVE."""
+    n: int
+    """Trials finished."""
+    passed: int
+    """Passing trials."""
+    errors: int
+    """``error`` trials (counted as failures)."""
+    max_runs: int
+    """The most trials this test could have used."""
+    threshold: float
+    """The required pass rate."""
+    interval: Interval | None
+    """Wilson interval of the pass rate over all finished trials (None without trials)."""
+    method: str
+    """``sprt``, ``confidence-sequence`` or ``fixed``."""
+    decided_at: int | None
+    """Trials after which the sequential test settled (None if it did not)."""
+    reason: str
+    """Why this verdict, in a few words."""
+    mean_score: float | None
+    """Mean trial score, if the trials recorded scores."""
+    tokens: int
+    """Tokens used by the test's trials."""
+    cost: float
+    """USD spent by the test's trials."""
+
+    @property
+    def pass_rate(self) -> float | None:
+        """Observed pass rate."""
+        return self.passed / self.n if self.n else None
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """Everything a run did."""
+
+    suite: str
+    """Suite name."""
+    run_id: str
+    """``assay.run.id`` of every trial."""
+    out: str
+    """The trace set the trials were written to."""
+    tests: tuple[TestResult, ...]
+    """One result per selected test, in suite order."""
+    trials: tuple[TrialRecord, ...]
+    """Every finished trial, in completion order."""
+    max_trials: int
+    """The most trials the run could have used (sum of the tests' maxima)."""
+    elapsed_s: float
+    """Wall time."""
+    tokens: int
+    """Tokens used."""
+    cost: float
+    """USD spent."""
+    stop_reason: str | None
+    """Why the run stopped early (a budget, an interrupt), or None."""
+    interrupted: bool
+    """True if stopped by Ctrl-C."""
+    warnings: tuple[str, ...]
+    """Things the user should know (e.g. models without a price)."""
+
+    def exit_code(self, inconclusive_ok: bool = False) -> int:
+        """0 all passed, 1 any FAIL, 3 any INCONCLUSIVE and no FAIL (0 if ``inconclusive_ok``)."""
+        verdicts = {t.verdict for t in self.tests}
+        if Verdict.FAIL in verdicts:
+            return 1
+        if Verdict.INCONCLUSIVE in verdicts and not inconclusive_ok:
+            return 3
+        return 0

@@ -1,0 +1,520 @@
+"""Executing a suite: bounded concurrency, timeouts, adaptive stopping, budgets, Ctrl-C.
+
+The main thread schedules; every trial runs in its own daemon thread, and the agent call in
+another one inside it, so a hung agent costs a thread, not a slot: after ``timeout`` the trial
+ends as ``error`` and the run goes on. Results are fed to each test's sequential test in
+trial-index order (not completion order), so fast failures cannot bias the decision.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import math
+import queue
+import statistics
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, cast
+
+from opentelemetry.sdk.trace import ReadableSpan
+
+from assay import conventions as c
+from assay.errors import ConfigError
+from assay.instrument import configure, trial
+from assay.run._agents import Agent
+from assay.run._budget import Budget, PriceTable, Spending
+from assay.run._checks import evaluate_checks
+from assay.run._results import RunResult, TestResult, TrialRecord
+from assay.run._spans import TrialSpanCollector
+from assay.run._suite import Suite, TestCase
+from assay.stats import (
+    SequentialDecision,
+    SequentialState,
+    SequentialTest,
+    sequential_test,
+    wilson_interval,
+)
+from assay.verdict import Verdict, threshold_verdict
+
+SEED_ATTRIBUTE = "assay.trial.seed"
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """How to run a suite (every field has a CLI flag of the same name)."""
+
+    runs: int | None = None
+    """Maximum trials per test, overriding the suite's ``variance.runs``."""
+    pass_rate: float | None = None
+    """Required pass rate, overriding the suite's ``variance.pass_rate``."""
+    adaptive: bool = True
+    """Stop each test once its sequential test settles (``--fixed`` turns it off)."""
+    method: str = "sprt"
+    """``sprt`` or ``confidence-sequence``."""
+    delta: float = 0.1
+    """Width of the indifference zone above the threshold."""
+    alpha: float | None = None
+    """P(PASS) bound at the threshold; default ``1 - variance.confidence_level``."""
+    beta: float = 0.2
+    """P(FAIL) bound at ``threshold + delta``."""
+    concurrency: int = 4
+    """Trials running at once."""
+    timeout: float | None = 300.0
+    """Seconds before a trial is abandoned as ``error``."""
+    out: str = "traces"
+    """Trace set folder."""
+    seed: int | None = None
+    """Base seed: each trial gets a seed derived from it, its test and its index."""
+    budget: Budget = field(default_factory=Budget)
+    """Run-wide limits."""
+    prices: PriceTable | None = None
+    """Model prices, for ``max_cost`` and ``thresholds.max_cost``."""
+    run_id: str | None = None
+    """``assay.run.id``; random by default."""
+    agent_version: str | None = None
+    """``assay.agent.version``."""
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ConfigError(f"--concurrency must be at least 1 (got {self.concurrency})")
+        if self.timeout is not None and self.timeout <= 0:
+            raise ConfigError(f"--timeout must be positive (got {self.timeout})")
+        if self.runs is not None and self.runs < 1:
+            raise ConfigError(f"--runs must be at least 1 (got {self.runs})")
+        if self.pass_rate is not None and not 0 <= self.pass_rate <= 1:
+            raise ConfigError(f"--pass-rate must lie in [0, 1] (got {self.pass_rate})")
+        if self.method not in ("sprt", "confidence-sequence"):
+            raise ConfigError(
+                f"--sequential must be sprt or confidence-sequence (got {self.method!r})"
+            )
+        if self.budget.max_cost is not None and self.prices is None:
+            raise ConfigError("--max-cost needs a price table (--prices FILE)")
+
+
+def test_plan(test: TestCase, options: RunOptions) -> tuple[int, float, float]:
+    """``(max runs, threshold, alpha)`` of a test under these options."""
+    runs = options.runs if options.runs is not None else test.variance.runs
+    threshold = options.pass_rate if options.pass_rate is not None else test.variance.pass_rate
+    alpha = options.alpha if options.alpha is not None else 1 - test.variance.confidence_level
+    return runs, threshold, alpha
+
+
+def build_sequential(test: TestCase, options: RunOptions) -> SequentialTest | None:
+    """The test's sequential test, or None for a fixed run (or a threshold of 0 or 1)."""
+    runs, threshold, alpha = test_plan(test, options)
+    if not options.adaptive or not 0 < threshold < 1:
+        return None
+    try:
+        return sequential_test(
+            options.method,
+            threshold,
+            delta=options.delta,
+            alpha=alpha,
+            beta=options.beta,
+            max_trials=runs,
+        )
+    except ConfigError as exc:
+        raise ConfigError(f"test {test.id!r}: {exc}") from None
+
+
+class Progress(Protocol):
+    """Receives the run's progress (the CLI shows it with rich)."""
+
+    def start(self, tests: Sequence[TestCase], max_runs: Sequence[int]) -> None:
+        """The run starts."""
+
+    def update(self, status: TestStatus) -> None:
+        """A test has a new finished trial or decision."""
+
+    def stop(self) -> None:
+        """The run is over."""
+
+
+@dataclass(frozen=True, slots=True)
+class TestStatus:
+    """A test's progress, for display."""
+
+    __test__ = False
+
+    test_id: str
+    """The test case."""
+    done: int
+    """Trials finished (in index order)."""
+    passed: int
+    """Passing trials among them."""
+    errors: int
+    """Error trials among them."""
+    max_runs: int
+    """The most trials the test may use."""
+    low: float
+    """Lower end of the current interval (Wilson, or the anytime bound when adaptive)."""
+    high: float
+    """Upper end of the current interval."""
+    decision: str
+    """``running``, ``PASS``, ``FAIL``, ``INCONCLUSIVE``, or a stop reason."""
+
+
+@dataclass(slots=True)
+class _TestState:
+    test: TestCase
+    max_runs: int
+    threshold: float
+    confidence: float
+    seq: SequentialTest | None
+    launched: int = 0
+    pending: dict[int, TrialRecord] = field(default_factory=dict)
+    records: list[TrialRecord] = field(default_factory=list)
+    passed: int = 0
+    errors: int = 0
+    decision: SequentialDecision | None = None
+    decided_at: int | None = None
+    last: SequentialState | None = None
+
+    def wants_more(self) -> bool:
+        return self.decision is None and self.launched < self.max_runs
+
+    def feed(self, record: TrialRecord) -> None:
+        """Take a finished trial; advance the sequential test over the in-order prefix."""
+        self.pending[record.index] = record
+        while len(self.records) in self.pending:
+            r = self.pending.pop(len(self.records))
+            self.records.append(r)
+            self.passed += r.passed
+            self.errors += r.outcome == c.OUTCOME_ERROR
+            if self.seq is not None and self.decision is None:
+                self.last = self.seq.state(self.passed, len(self.records))
+                if self.last.decision is not SequentialDecision.CONTINUE:
+                    self.decision = self.last.decision
+                    self.decided_at = len(self.records)
+            elif self.seq is None and len(self.records) >= self.max_runs:
+                self.decision = SequentialDecision.INCONCLUSIVE  # "done": fixed run finished
+
+    def status(self, stopped: str | None = None) -> TestStatus:
+        n = len(self.records)
+        if self.last is not None:
+            low, high = self.last.low, self.last.high
+        elif n:
+            interval = wilson_interval(self.passed, n, self.confidence)
+            low, high = interval.low, interval.high
+        else:
+            low, high = 0.0, 1.0
+        if self.decision is not None and self.seq is not None:
+            decision = self.decision.value
+        elif self.decision is not None:
+            decision = "done"
+        else:
+            decision = stopped or "running"
+        return TestStatus(
+            self.test.id, n, self.passed, self.errors, self.max_runs, low, high, decision
+        )
+
+
+def _trial_seed(seed: int | None, test_id: str, index: int) -> int | None:
+    if seed is None:
+        return None
+    digest = hashlib.sha256(f"{seed}:{test_id}:{index}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+class _Runner:
+    def __init__(
+        self,
+        suite: Suite,
+        tests: Sequence[TestCase],
+        agent: Agent,
+        options: RunOptions,
+        progress: Progress | None,
+    ) -> None:
+        self.suite = suite
+        self.agent = agent
+        self.options = options
+        self.progress = progress
+        self.run_id = options.run_id or uuid.uuid4().hex[:16]
+        self.states: list[_TestState] = []
+        for test in tests:
+            runs, threshold, _ = test_plan(test, options)
+            self.states.append(
+                _TestState(
+                    test,
+                    runs,
+                    threshold,
+                    test.variance.confidence_level,
+                    build_sequential(test, options),
+                )
+            )
+        self.results: queue.Queue[tuple[_TestState, TrialRecord]] = queue.Queue()
+        self.collector = TrialSpanCollector()
+        self.warnings: list[str] = []
+        self._unpriced: set[str] = set()
+        self._lock = threading.Lock()
+
+    # --- one trial (in its own thread) -------------------------------------------------------
+
+    def _call_agent(self, input: Any, seed: int | None) -> Any:
+        box: dict[str, Any] = {}
+        timeout = self.options.timeout
+
+        def target() -> None:
+            try:
+                box["output"] = self.agent.invoke(input, timeout=timeout, seed=seed)
+            except BaseException as exc:  # handed to the trial thread, recorded on the span
+                box["error"] = exc
+
+        context = contextvars.copy_context()
+        worker = threading.Thread(target=context.run, args=(target,), daemon=True)
+        worker.start()
+        worker.join(timeout)
+        if worker.is_alive():
+            raise TimeoutError(f"agent did not finish within {timeout:g} s")
+        if "error" in box:
+            raise box["error"]
+        return box.get("output")
+
+    def _trial(self, state: _TestState, index: int) -> None:
+        test = state.test
+        seed = _trial_seed(self.options.seed, test.id, index)
+        started = time.monotonic()
+        cost = 0.0
+        tokens_in = tokens_out = 0
+        handle = trial(
+            test.id,
+            suite=self.suite.name,
+            run_id=self.run_id,
+            agent_version=self.options.agent_version,
+            index=index,
+            difficulty=test.difficulty,
+            tags=test.tags or None,
+            min_score=test.thresholds.min_score,
+            suppress_errors=True,
+            attributes={SEED_ATTRIBUTE: seed} if seed is not None else None,
+        )
+        with handle as t:
+            trace_id = t.span.get_span_context().trace_id
+            self.collector.watch(trace_id)
+            try:
+                output = self._call_agent(test.input, seed)
+            finally:
+                spans = self.collector.take(trace_id)
+                tokens_in, tokens_out = spans.input_tokens, spans.output_tokens
+                if self.options.prices is not None:
+                    cost, unpriced = self.options.prices.cost(spans.llm_calls)
+                    with self._lock:
+                        self._unpriced |= unpriced
+            for name, ok in evaluate_checks(test.expected, output, spans.tool_sequence):
+                t.check(name, ok)
+            limits = test.thresholds
+            if limits.max_latency is not None:
+                elapsed_ms = (time.monotonic() - started) * 1000
+                t.check(f"latency <= {limits.max_latency:g} ms", elapsed_ms <= limits.max_latency)
+            if limits.max_cost is not None and self.options.prices is not None:
+                t.check(f"cost <= ${limits.max_cost:g}", cost <= limits.max_cost)
+        span = cast(ReadableSpan, t.span)
+        attributes = span.attributes or {}
+        outcome = str(attributes.get(c.TRIAL_OUTCOME, c.OUTCOME_ERROR))
+        scores = tuple(
+            float(cast(float, e.attributes[c.SCORE_VALUE]))
+            for e in span.events
+            if e.name == c.SCORE_EVENT and e.attributes and c.SCORE_VALUE in e.attributes
+        )
+        failed = tuple(
+            str(e.attributes[c.CHECK_NAME])
+            for e in span.events
+            if e.name == c.CHECK_EVENT
+            and e.attributes
+            and e.attributes.get(c.CHECK_PASSED) is False
+        )
+        error = span.status.description if outcome == c.OUTCOME_ERROR else None
+        record = TrialRecord(
+            test.id,
+            index,
+            outcome,
+            time.monotonic() - started,
+            tokens_in,
+            tokens_out,
+            cost,
+            scores,
+            failed,
+            error,
+        )
+        self.results.put((state, record))
+
+    # --- scheduling (main thread) ------------------------------------------------------------
+
+    def _next(self) -> _TestState | None:
+        candidates = [s for s in self.states if s.wants_more()]
+        return min(candidates, key=lambda s: s.launched) if candidates else None
+
+    def run(self) -> RunResult:
+        spending = Spending(time.monotonic())
+        configured = configure(self.options.out)
+        configured.provider.add_span_processor(self.collector)
+        if self.progress is not None:
+            self.progress.start([s.test for s in self.states], [s.max_runs for s in self.states])
+        in_flight = 0
+        stop_reason: str | None = None
+        interrupted = False
+        trials: list[TrialRecord] = []
+        try:
+            while True:
+                while stop_reason is None and in_flight < self.options.concurrency:
+                    state = self._next()
+                    if state is None:
+                        break
+                    stop_reason = spending.exhausted(self.options.budget)
+                    if stop_reason is not None:
+                        break
+                    index = state.launched
+                    state.launched += 1
+                    spending.trials += 1
+                    in_flight += 1
+                    threading.Thread(
+                        target=self._trial,
+                        args=(state, index),
+                        daemon=True,
+                        name=f"assay-trial-{state.test.id}-{index}",
+                    ).start()
+                if in_flight == 0:
+                    break
+                try:
+                    state, record = self.results.get(timeout=0.2)
+                except queue.Empty:
+                    if stop_reason is None:
+                        stop_reason = self._time_out(spending)
+                    continue
+                in_flight -= 1
+                trials.append(record)
+                spending.tokens += record.input_tokens + record.output_tokens
+                spending.cost += record.cost
+                state.feed(record)
+                if self.progress is not None:
+                    self.progress.update(state.status())
+        except KeyboardInterrupt:
+            interrupted = True
+            stop_reason = f"interrupted (Ctrl-C) with {in_flight} trial(s) in flight"
+        finally:
+            if self.progress is not None:
+                for s in self.states:
+                    if s.decision is None:
+                        self.progress.update(s.status(stopped="stopped" if stop_reason else None))
+                self.progress.stop()
+            self.collector.shutdown()
+            configured.flush()
+            configured.shutdown()
+        if self._unpriced:
+            names = ", ".join(sorted(self._unpriced))
+            self.warnings.append(f"no price for model(s) {names}: their cost counts as 0")
+        return RunResult(
+            suite=self.suite.name,
+            run_id=self.run_id,
+            out=str(Path(self.options.out)),
+            tests=tuple(self._result(s, stop_reason) for s in self.states),
+            trials=tuple(trials),
+            max_trials=sum(s.max_runs for s in self.states),
+            elapsed_s=spending.elapsed(),
+            tokens=spending.tokens,
+            cost=spending.cost,
+            stop_reason=stop_reason,
+            interrupted=interrupted,
+            warnings=tuple(self.warnings),
+        )
+
+    def _time_out(self, spending: Spending) -> str | None:
+        budget = self.options.budget
+        if budget.max_time is not None and spending.elapsed() >= budget.max_time:
+            return spending.exhausted(Budget(max_time=budget.max_time))
+        return None
+
+    # --- verdicts ----------------------------------------------------------------------------
+
+    def _result(self, state: _TestState, stop_reason: str | None) -> TestResult:
+        test = state.test
+        n = len(state.records)
+        interval = wilson_interval(state.passed, n, state.confidence) if n else None
+        method = state.seq.name if state.seq is not None else "fixed"
+        if state.seq is not None and state.decision in (
+            SequentialDecision.PASS,
+            SequentialDecision.FAIL,
+        ):
+            verdict = Verdict(state.decision.value)
+            side = "above" if verdict is Verdict.PASS else "not above"
+            reason = (
+                f"{method}: settled after {state.decided_at} of max {state.max_runs} "
+                f"(pass rate {side} {state.threshold:g})"
+            )
+        elif state.seq is not None and state.decision is SequentialDecision.INCONCLUSIVE:
+            verdict = Verdict.INCONCLUSIVE
+            reason = f"{method}: not settled after the maximum of {state.max_runs} trials"
+        elif state.seq is None and n >= state.max_runs and interval is not None:
+            verdict = threshold_verdict(interval, state.threshold).verdict
+            reason = f"fixed: {n} trials, Wilson {state.confidence:.0%} interval"
+        else:
+            verdict = Verdict.INCONCLUSIVE
+            reason = f"stopped after {n} of {state.max_runs} trials: {stop_reason or 'no trials'}"
+        scores = [statistics.fmean(r.scores) for r in state.records if r.scores]
+        mean_score = statistics.fmean(scores) if scores else None
+        variance = test.variance
+        if verdict is not Verdict.FAIL and scores:
+            if variance.min_mean_score is not None and mean_score is not None:
+                if mean_score < variance.min_mean_score:
+                    verdict = Verdict.FAIL
+                    reason = (
+                        f"mean score {mean_score:.1f} < min_mean_score {variance.min_mean_score:g}"
+                    )
+            if variance.max_std_dev is not None and len(scores) > 1:
+                std = statistics.stdev(scores)
+                if std > variance.max_std_dev:
+                    verdict = Verdict.FAIL
+                    reason = f"score std dev {std:.1f} > max_std_dev {variance.max_std_dev:g}"
+        return TestResult(
+            test_id=test.id,
+            verdict=verdict,
+            n=n,
+            passed=state.passed,
+            errors=state.errors,
+            max_runs=state.max_runs,
+            threshold=state.threshold,
+            interval=interval,
+            method=method,
+            decided_at=state.decided_at,
+            reason=reason,
+            mean_score=mean_score,
+            tokens=sum(r.input_tokens + r.output_tokens for r in state.records),
+            cost=math.fsum(r.cost for r in state.records),
+        )
+
+
+def run_suite(
+    suite: Suite,
+    agent: Agent,
+    options: RunOptions | None = None,
+    *,
+    tests: Sequence[TestCase] | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Run every test of ``suite`` (or ``tests``) against ``agent`` and record the trials.
+
+    Each trial is an ``assay.instrument.trial`` span written to ``options.out``; the agent's
+    own spans land inside it. Each test stops once its sequential test settles (unless
+    ``options.adaptive`` is off) or at its maximum; the run stops starting trials when a budget
+    is spent or on Ctrl-C, keeping every finished trial.
+
+    Args:
+        suite: The loaded suite.
+        agent: What to call (see :func:`assay.run.load_agent`).
+        options: How to run; defaults throughout if None.
+        tests: A selection of the suite's tests (default all).
+        progress: Receives progress updates.
+
+    Returns:
+        Per-test verdicts and per-trial records.
+    """
+    options = options or RunOptions()
+    chosen = list(suite.tests if tests is None else tests)
+    if not chosen:
+        raise ConfigError("no test to run")
+    return _Runner(suite, chosen, agent, options, progress).run()
