@@ -15,7 +15,6 @@ from assay.run._results import RunResult
 from assay.run._runner import RunOptions, TestStatus, build_sequential, test_plan
 from assay.run._suite import TestCase
 from assay.stats import operating_characteristics
-from assay.verdict import Verdict
 
 _STYLE = {
     "PASS": "bold green",
@@ -66,38 +65,13 @@ class RichProgress:
 
 
 def render_result(result: RunResult, console: Console) -> None:
-    """Print the verdict table, the trials saved by adaptive stopping, and any stop reason."""
-    table = Table(title=f"assay run: {result.suite}", title_justify="left")
-    for column, justify in (
-        ("test", "left"),
-        ("verdict", "left"),
-        ("trials", "right"),
-        ("pass rate", "right"),
-        ("95% CI" if _all_95(result) else "CI", "center"),
-        ("threshold", "right"),
-        ("errors", "right"),
-        ("why", "left"),
-    ):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
-    for t in result.tests:
-        rate = f"{t.pass_rate:.0%}" if t.pass_rate is not None else "-"
-        ci = f"[{t.interval.low:.1%}, {t.interval.high:.1%}]" if t.interval else "-"
-        table.add_row(
-            t.test_id,
-            f"[{_STYLE[t.verdict.value]}]{t.verdict.value}[/]",
-            f"{t.n}/{t.max_runs}",
-            rate,
-            ci,
-            f"{t.threshold:g}",
-            str(t.errors),
-            t.reason,
-        )
-    console.print(table)
+    """Print the verdict table of ``assay analyze``, the trials saved, and any stop reason."""
+    from assay.report import render_console
+
+    render_console(result.to_analysis(), console)
     used = len(result.trials)
-    counts = {v: sum(t.verdict is v for t in result.tests) for v in Verdict}
-    summary = ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
     saved = result.max_trials - used
-    line = f"{summary}. {used} trials of at most {result.max_trials}"
+    line = f"{used} trials of at most {result.max_trials}"
     if saved > 0 and any(t.method != "fixed" for t in result.tests):
         line += f": adaptive stopping saved {saved} ({saved / result.max_trials:.0%})"
     line += f"; {result.elapsed_s:.1f} s"
@@ -107,14 +81,8 @@ def render_result(result: RunResult, console: Console) -> None:
         line += f"; ${result.cost:.4f}"
     console.print(line)
     if result.stop_reason:
-        console.print(f"[yellow]stopped early: {result.stop_reason}[/]")
-    for warning in result.warnings:
-        console.print(f"[yellow]warning: {warning}[/]")
+        console.print(f"stopped early: {result.stop_reason}", style="yellow")
     console.print(f"traces: {result.out} (run id {result.run_id})")
-
-
-def _all_95(result: RunResult) -> bool:
-    return all(t.interval is None or t.interval.confidence == 0.95 for t in result.tests)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 
+import numpy as np
+
 from assay.stats import Interval
-from assay.verdict import Verdict
+from assay.verdict import AnalysisResult, DurationSummary, Usage, Verdict, exit_code
+from assay.verdict import TestResult as AnalysisTestResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +28,8 @@ class TrialRecord:
     """Prompt tokens recorded in the trial."""
     output_tokens: int
     """Completion tokens recorded in the trial."""
+    llm_calls: int
+    """LLM calls recorded in the trial."""
     cost: float
     """USD, from the price table (0 without one)."""
     scores: tuple[float, ...]
@@ -111,9 +117,60 @@ class RunResult:
 
     def exit_code(self, inconclusive_ok: bool = False) -> int:
         """0 all passed, 1 any FAIL, 3 any INCONCLUSIVE and no FAIL (0 if ``inconclusive_ok``)."""
-        verdicts = {t.verdict for t in self.tests}
-        if Verdict.FAIL in verdicts:
-            return 1
-        if Verdict.INCONCLUSIVE in verdicts and not inconclusive_ok:
-            return 3
-        return 0
+        return exit_code((t.verdict for t in self.tests), inconclusive_ok=inconclusive_ok)
+
+    def to_analysis(self) -> AnalysisResult:
+        """The run as an analysis result, for the reports of ``assay analyze``.
+
+        Counts, intervals, usage and durations come from this run's trials only; the verdict is
+        the runner's (the sequential test's when adaptive), its reason a note.
+        """
+        by_test: dict[str, list[TrialRecord]] = {t.test_id: [] for t in self.tests}
+        for record in self.trials:
+            by_test[record.test_id].append(record)
+        results = []
+        for t in self.tests:
+            records = by_test[t.test_id]
+            durations = np.array([r.duration_s for r in records], dtype=float)
+            scores = [statistics.fmean(r.scores) for r in records if r.scores]
+            results.append(
+                AnalysisTestResult(
+                    test_id=t.test_id,
+                    n=t.n,
+                    passed=t.passed,
+                    errors=t.errors,
+                    pass_rate=t.pass_rate,
+                    interval=t.interval,
+                    threshold=t.threshold,
+                    verdict=t.verdict,
+                    usage=Usage(
+                        sum(r.llm_calls for r in records),
+                        sum(r.input_tokens for r in records),
+                        sum(r.output_tokens for r in records),
+                    ),
+                    duration_s=DurationSummary(
+                        float(durations.mean()) if durations.size else None,
+                        float(np.percentile(durations, 90)) if durations.size else None,
+                    ),
+                    notes=(t.reason,),
+                    extra={
+                        "method": t.method,
+                        "max_runs": t.max_runs,
+                        "decided_at": t.decided_at,
+                        "mean_score": statistics.fmean(scores) if scores else None,
+                        "cost_usd": t.cost,
+                    },
+                )
+            )
+        confidence = next((t.interval.confidence for t in self.tests if t.interval), 0.95)
+        return AnalysisResult(
+            tests=tuple(results),
+            options={
+                "threshold": self.tests[0].threshold if self.tests else None,
+                "confidence": confidence,
+                "ci_method": "wilson",
+                "errors": "count",
+                "run_id": self.run_id,
+            },
+            notes=tuple(self.warnings),
+        )

@@ -280,7 +280,7 @@ class _Runner:
         seed = _trial_seed(self.options.seed, test.id, index)
         started = time.monotonic()
         cost = 0.0
-        tokens_in = tokens_out = 0
+        tokens_in = tokens_out = llm_calls = 0
         handle = trial(
             test.id,
             suite=self.suite.name,
@@ -301,6 +301,7 @@ class _Runner:
             finally:
                 spans = self.collector.take(trace_id)
                 tokens_in, tokens_out = spans.input_tokens, spans.output_tokens
+                llm_calls = len(spans.llm_calls)
                 if self.options.prices is not None:
                     cost, unpriced = self.options.prices.cost(spans.llm_calls)
                     with self._lock:
@@ -336,6 +337,7 @@ class _Runner:
             time.monotonic() - started,
             tokens_in,
             tokens_out,
+            llm_calls,
             cost,
             scores,
             failed,
@@ -441,17 +443,13 @@ class _Runner:
             SequentialDecision.FAIL,
         ):
             verdict = Verdict(state.decision.value)
-            side = "above" if verdict is Verdict.PASS else "not above"
-            reason = (
-                f"{method}: settled after {state.decided_at} of max {state.max_runs} "
-                f"(pass rate {side} {state.threshold:g})"
-            )
+            reason = f"{method} settled after {state.decided_at} of {state.max_runs} trials"
         elif state.seq is not None and state.decision is SequentialDecision.INCONCLUSIVE:
             verdict = Verdict.INCONCLUSIVE
-            reason = f"{method}: not settled after the maximum of {state.max_runs} trials"
+            reason = f"{method} not settled within the maximum of {state.max_runs} trials"
         elif state.seq is None and n >= state.max_runs and interval is not None:
             verdict = threshold_verdict(interval, state.threshold).verdict
-            reason = f"fixed: {n} trials, Wilson {state.confidence:.0%} interval"
+            reason = f"fixed run of {n} trials, Wilson interval vs threshold"
         else:
             verdict = Verdict.INCONCLUSIVE
             reason = f"stopped after {n} of {state.max_runs} trials: {stop_reason or 'no trials'}"

@@ -79,7 +79,7 @@ def _int(value: object) -> int:
 
 
 def llm_usage(attributes: Mapping[str, Any]) -> LLMUsage | None:
-    """Token usage if these span attributes carry any, in any convention."""
+    """Token usage of an LLM call (zero if it records none), in any convention; else None."""
     pairs = (
         (c.GENAI_INPUT_TOKENS, c.GENAI_OUTPUT_TOKENS),
         (c.OPENINFERENCE_PROMPT_TOKENS, c.OPENINFERENCE_COMPLETION_TOKENS),
@@ -97,6 +97,12 @@ def llm_usage(attributes: Mapping[str, Any]) -> LLMUsage | None:
                 _int(attributes.get(input_key)),
                 _int(attributes.get(output_key)),
             )
+    if (
+        attributes.get(c.GENAI_OPERATION) in c.GENAI_LLM_OPERATIONS
+        or str(attributes.get(c.OPENINFERENCE_KIND, "")).upper() == c.OPENINFERENCE_LLM
+    ):
+        model = attributes.get(c.GENAI_REQUEST_MODEL) or attributes.get(c.OPENINFERENCE_MODEL)
+        return LLMUsage(str(model) if model is not None else None, 0, 0)
     return None
 
 

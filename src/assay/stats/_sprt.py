@@ -237,7 +237,7 @@ def _log_mixture(
     s = np.asarray(successes, dtype=np.float64)
     f = n - s
     return np.asarray(
-        sp.betaln(a + s, b + f) - sp.betaln(a, b) - s * math.log(p) - f * math.log1p(-p),
+        sp.betaln(a + s, b + f) - sp.betaln(a, b) - sp.xlogy(s, p) - sp.xlog1py(f, -p),
         dtype=np.float64,
     )
 
@@ -249,18 +249,16 @@ def _mixture_bounds(
     if n == 0:
         return 0.0, 1.0
     a, b = prior
-    mle = successes / n
+    mle = min(max(successes / n, 1e-12), 1 - 1e-12)
 
     def excess(p: float, level: float) -> float:
         return float(_log_mixture(float(successes), n, p, a, b)) + math.log(level)
 
     low, high = 0.0, 1.0
     if successes > 0 and excess(1e-12, alpha) > 0:
-        low = float(optimize.brentq(excess, 1e-12, max(mle, 1e-12), args=(alpha,), xtol=1e-10))
+        low = float(optimize.brentq(excess, 1e-12, mle, args=(alpha,), xtol=1e-10))
     if successes < n and excess(1 - 1e-12, beta) > 0:
-        high = float(
-            optimize.brentq(excess, min(mle, 1 - 1e-12), 1 - 1e-12, args=(beta,), xtol=1e-10)
-        )
+        high = float(optimize.brentq(excess, mle, 1 - 1e-12, args=(beta,), xtol=1e-10))
     return low, high
 
 
