@@ -237,6 +237,7 @@ class HttpAgent:
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 body = response.read()
         except urllib.error.HTTPError as exc:
+            exc.close()  # the error carries the open response
             raise AgentError(f"endpoint answered HTTP {exc.code} {exc.reason}") from None
         except urllib.error.URLError as exc:
             raise AgentError(f"cannot reach endpoint {self.url}: {exc.reason}") from None

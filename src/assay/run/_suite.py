@@ -240,8 +240,16 @@ def _known(value: dict[str, Any], known: set[str], ignored: set[str], w: _Where,
 def _strings(value: object, w: _Where, path: str) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+    if not isinstance(value, list):
         raise w.error(path, f"must be a list of non-empty strings (got {_kind(value)})")
+    for i, item in enumerate(value):
+        if not isinstance(item, str) or not item:
+            hint = (
+                " (quote it: YAML reads yes/no/on/off as booleans)"
+                if isinstance(item, bool)
+                else ""
+            )
+            raise w.error(f"{path}[{i}]", f"must be a non-empty string (got {item!r}){hint}")
     return tuple(value)
 
 

@@ -1,0 +1,110 @@
+"""Small agents for the runner's tests (importable as ``assay_test_agents:<name>``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import sys
+import threading
+import time
+from typing import Any
+
+from opentelemetry import trace
+
+import assay.instrument as ai
+
+_tracer = trace.get_tracer("assay-tests-agents")
+_lock = threading.Lock()
+calls = 0
+
+
+def echo(input: dict[str, Any]) -> dict[str, Any]:
+    """Call the tools in ``input["tools"]`` (GenAI spans), answer ``input["answer"]``."""
+    global calls
+    with _lock:
+        calls += 1
+    for name in input.get("tools", []):
+        with ai.tool(name):
+            pass
+    return {"answer": input.get("answer", "ok")}
+
+
+async def async_echo(input: dict[str, Any]) -> dict[str, Any]:
+    """The same, as a coroutine function."""
+    await asyncio.sleep(0)
+    return echo(input)
+
+
+def bernoulli(input: dict[str, Any], seed: int | None = None) -> dict[str, Any]:
+    """Pass (answer "yes") with probability ``input["p"]``; seeded per trial if a seed is given."""
+    rng = random.Random(seed)
+    return {"answer": "yes" if rng.random() < input["p"] else "no"}
+
+
+def raises(input: Any) -> Any:
+    """Always raise."""
+    raise RuntimeError("the agent broke")
+
+
+def sleeps(input: dict[str, Any]) -> dict[str, Any]:
+    """Sleep ``input["seconds"]``."""
+    time.sleep(input["seconds"])
+    return {"answer": "late"}
+
+
+def spends(input: dict[str, Any]) -> dict[str, Any]:
+    """One LLM call using ``input["tokens"]`` input tokens and as many output tokens."""
+    with ai.llm(input.get("model", "model-a")) as call:
+        call.usage(input["tokens"], input["tokens"])
+    time.sleep(input.get("seconds", 0.0))
+    return {"answer": "ok"}
+
+
+def conventions(input: dict[str, Any]) -> dict[str, Any]:
+    """Tool calls and token usage in the OpenInference and OpenLLMetry conventions."""
+    with _tracer.start_as_current_span(
+        "oi", attributes={"openinference.span.kind": "TOOL", "tool.name": "oi_search"}
+    ):
+        pass
+    with _tracer.start_as_current_span(
+        "tl", attributes={"traceloop.span.kind": "tool", "traceloop.entity.name": "tl_lookup"}
+    ):
+        pass
+    with _tracer.start_as_current_span(
+        "llm",
+        attributes={
+            "openinference.span.kind": "LLM",
+            "llm.model_name": "m",
+            "llm.token_count.prompt": 7,
+            "llm.token_count.completion": 3,
+        },
+    ):
+        pass
+    with _tracer.start_as_current_span(
+        "legacy", attributes={"gen_ai.usage.prompt_tokens": 5, "gen_ai.usage.completion_tokens": 1}
+    ):
+        pass
+    return {"answer": "ok"}
+
+
+not_callable = 42
+
+
+def command_main() -> None:
+    """A command agent: ``python assay_test_agents.py MODE`` (echo, nonjson, exit1, tools)."""
+    mode = sys.argv[1]
+    data = json.loads(sys.stdin.read())
+    if mode == "nonjson":
+        print("this is not json")
+    elif mode == "exit1":
+        print("went wrong", file=sys.stderr)
+        raise SystemExit(1)
+    elif mode == "tools":
+        print(json.dumps({"answer": data["answer"], "tool_calls": ["search", {"name": "book"}]}))
+    else:
+        print(json.dumps({"answer": data.get("answer", "ok")}))
+
+
+if __name__ == "__main__":
+    command_main()

@@ -1,0 +1,272 @@
+"""The runner on real agents: callables, a command, an HTTP endpoint; adaptive stops, budgets."""
+
+from __future__ import annotations
+
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import assay
+from assay.run import (
+    Budget,
+    PriceTable,
+    Price,
+    RunOptions,
+    RunResult,
+    Suite,
+    load_agent,
+    load_suite,
+    run_suite,
+)
+from assay.stats import wilson_interval
+from assay.verdict import Verdict, threshold_verdict
+
+
+def _suite(tmp_path: Path, body: str) -> Suite:
+    path = tmp_path / "suite.yaml"
+    path.write_text(body)
+    return load_suite(path)
+
+
+def _run(suite: Suite, tmp_path: Path, agent: str | None = None, **kwargs: Any) -> RunResult:
+    opts = RunOptions(out=str(tmp_path / "traces"), **kwargs)
+    return run_suite(suite, load_agent(agent=agent) if agent else kwargs["_agent"], opts)
+
+
+ONE = """
+tests:
+  - name: t
+    input: {answer: "yes", tools: [search, book], p: 1.0}
+    expected:
+      tools: [search]
+      tool_sequence: [search, book]
+      forbidden_tools: [delete]
+      output: {contains: ["yes"], regex: ["^y"]}
+    variance: {runs: 40}
+"""
+
+
+def test_adaptive_stops_a_clear_pass_early_and_records_traces(tmp_path: Path) -> None:
+    result = _run(_suite(tmp_path, ONE), tmp_path, "assay_test_agents:echo", concurrency=1)
+    (test,) = result.tests
+    assert test.verdict is Verdict.PASS
+    # log(1/0.05) / log(0.9/0.8) = 25.4: the SPRT settles after 26 straight passes.
+    assert test.decided_at == 26 and test.n == 26 and len(result.trials) == 26
+    assert result.exit_code() == 0
+    analysis = assay.analyze(tmp_path / "traces")
+    row = analysis.tests.row(0, named=True)
+    assert row["n"] == 26 and row["passed"] == 26
+    assert result.to_analysis().tests[0].verdict is Verdict.PASS
+
+
+def test_fixed_runs_every_trial_and_uses_the_wilson_verdict(tmp_path: Path) -> None:
+    result = _run(
+        _suite(tmp_path, ONE), tmp_path, "assay_test_agents:async_echo", adaptive=False, runs=12
+    )
+    (test,) = result.tests
+    assert test.n == 12 and test.passed == 12 and test.method == "fixed"
+    expected = threshold_verdict(wilson_interval(12, 12), 0.8).verdict
+    assert test.verdict is expected is Verdict.INCONCLUSIVE  # Wilson low of 12/12 is 0.757
+    assert test.interval == wilson_interval(12, 12)
+
+
+def test_failed_checks_fail_trials_and_fail_the_test_quickly(tmp_path: Path) -> None:
+    body = ONE.replace('contains: ["yes"]', 'contains: ["no"]')
+    result = _run(_suite(tmp_path, body), tmp_path, "assay_test_agents:echo", concurrency=1)
+    (test,) = result.tests
+    assert test.verdict is Verdict.FAIL and test.passed == 0
+    assert test.decided_at == 3  # three failures: 3·log(0.1/0.2) < log(0.2)
+    assert all("output contains: no" in r.failed_checks for r in result.trials)
+    assert result.exit_code() == 1
+
+
+def test_exceptions_become_error_trials_recorded_on_the_span(tmp_path: Path) -> None:
+    result = _run(_suite(tmp_path, ONE), tmp_path, "assay_test_agents:raises")
+    (test,) = result.tests
+    assert test.errors == test.n >= 3 and test.verdict is Verdict.FAIL
+    assert all(r.outcome == "error" and "the agent broke" in (r.error or "") for r in result.trials)
+    trials = assay.analyze(tmp_path / "traces").trials
+    assert set(trials["outcome"].to_list()) == {"error"}
+
+
+@pytest.mark.slow
+def test_a_hung_agent_times_out_as_an_error_and_the_run_goes_on(tmp_path: Path) -> None:
+    body = """
+tests:
+  - {name: hangs, input: {seconds: 30}, variance: {runs: 2}}
+  - {name: quick, input: {seconds: 0}, variance: {runs: 2}}
+"""
+    started = time.monotonic()
+    result = _run(
+        _suite(tmp_path, body), tmp_path, "assay_test_agents:sleeps", timeout=0.5, concurrency=4
+    )
+    assert time.monotonic() - started < 10
+    hangs, quick = result.tests
+    assert hangs.errors == 2 and quick.passed == 2
+    assert all("did not finish within 0.5 s" in (r.error or "") for r in result.trials if r.error)
+
+
+def test_max_trials_is_never_exceeded(tmp_path: Path) -> None:
+    body = "tests:\n" + "".join(
+        f"  - {{name: t{i}, input: {{p: 1.0}}, variance: {{runs: 30}}}}\n" for i in range(3)
+    )
+    result = _run(
+        _suite(tmp_path, body),
+        tmp_path,
+        "assay_test_agents:bernoulli",
+        budget=Budget(max_trials=10),
+        concurrency=4,
+    )
+    assert len(result.trials) == 10
+    assert result.stop_reason and "--max-trials 10" in result.stop_reason
+    assert {t.verdict for t in result.tests} == {Verdict.INCONCLUSIVE}
+    assert all("max-trials" in t.reason for t in result.tests)
+    assert result.exit_code() == 3 and result.exit_code(inconclusive_ok=True) == 0
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_token_and_cost_budgets_overshoot_by_at_most_the_trials_in_flight(
+    tmp_path: Path, concurrency: int
+) -> None:
+    body = "tests:\n  - {name: t, input: {tokens: 100, seconds: 0.01}, variance: {runs: 200}}\n"
+    suite = _suite(tmp_path, body)
+    agent = load_agent(agent="assay_test_agents:spends")
+    tokens = run_suite(
+        suite,
+        agent,
+        RunOptions(
+            out=str(tmp_path / "a"), concurrency=concurrency, budget=Budget(max_tokens=1000)
+        ),
+    )
+    per_trial = 200
+    assert 1000 <= tokens.tokens <= 1000 + concurrency * per_trial
+    assert tokens.tests[0].verdict is Verdict.INCONCLUSIVE
+    prices = PriceTable({"model-a": Price(1.0, 1.0)})  # $ per 1M tokens: $0.0002 a trial
+    cost = run_suite(
+        suite,
+        agent,
+        RunOptions(
+            out=str(tmp_path / "b"),
+            concurrency=concurrency,
+            budget=Budget(max_cost=0.001),
+            prices=prices,
+        ),
+    )
+    assert 0.001 <= cost.cost <= 0.001 + concurrency * 0.0002 + 1e-12
+    assert cost.stop_reason and "--max-cost" in cost.stop_reason
+
+
+def test_max_time_stops_starting_trials(tmp_path: Path) -> None:
+    body = "tests:\n  - {name: t, input: {tokens: 1, seconds: 0.05}, variance: {runs: 500}}\n"
+    result = _run(
+        _suite(tmp_path, body),
+        tmp_path,
+        "assay_test_agents:spends",
+        concurrency=2,
+        budget=Budget(max_time=0.5),
+    )
+    assert result.elapsed_s < 3
+    assert 2 <= len(result.trials) < 40
+    assert result.stop_reason and "--max-time" in result.stop_reason
+
+
+def test_tool_calls_and_tokens_in_every_convention_are_seen(tmp_path: Path) -> None:
+    body = """
+tests:
+  - name: t
+    input: {}
+    expected: {tool_sequence: [oi_search, tl_lookup]}
+    variance: {runs: 1}
+"""
+    result = _run(_suite(tmp_path, body), tmp_path, "assay_test_agents:conventions", adaptive=False)
+    (record,) = result.trials
+    assert record.outcome == "pass", record.failed_checks
+    assert (record.input_tokens, record.output_tokens, record.llm_calls) == (12, 4, 2)
+
+
+def test_command_agent_json_in_and_out_with_reported_tool_calls(
+    tmp_path: Path, command_agent: str
+) -> None:
+    body = """
+tests:
+  - name: t
+    input: {answer: "fine"}
+    expected: {tool_sequence: [search, book], output: {contains: [fine]}}
+    variance: {runs: 2}
+"""
+    suite = _suite(tmp_path, body)
+    opts = RunOptions(out=str(tmp_path / "t"), adaptive=False)
+    result = run_suite(suite, load_agent(command=f"{command_agent} tools"), opts)
+    assert [r.outcome for r in result.trials] == ["pass", "pass"]
+
+
+@pytest.mark.parametrize(
+    ("mode", "message"),
+    [("nonjson", "command printed non-JSON output"), ("exit1", "exited with status 1")],
+)
+def test_command_agent_failures_are_error_trials(
+    tmp_path: Path, command_agent: str, mode: str, message: str
+) -> None:
+    suite = _suite(tmp_path, "tests:\n  - {name: t, input: {}, variance: {runs: 2}}\n")
+    opts = RunOptions(out=str(tmp_path / "t"), adaptive=False)
+    result = run_suite(suite, load_agent(command=f"{command_agent} {mode}"), opts)
+    assert all(r.outcome == "error" and message in (r.error or "") for r in result.trials)
+
+
+def test_http_agent_gets_json_and_the_trace_context(tmp_path: Path, http_agent: str) -> None:
+    body = """
+tests:
+  - {name: ok, input: {answer: hello}, expected: {output: {contains: [hello]}}, variance: {runs: 2}}
+  - {name: broken, input: {mode: "500"}, variance: {runs: 2}}
+"""
+    opts = RunOptions(out=str(tmp_path / "t"), adaptive=False)
+    result = run_suite(_suite(tmp_path, body), load_agent(url=http_agent), opts)
+    ok, broken = result.tests
+    assert ok.passed == 2
+    assert broken.errors == 2
+    assert any("HTTP 500" in (r.error or "") for r in result.trials)
+
+
+def test_http_agent_refused_connection_is_an_error_trial(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again below: nothing listens there
+    suite = _suite(tmp_path, "tests:\n  - {name: t, input: {}, variance: {runs: 5}}\n")
+    result = run_suite(
+        suite,
+        load_agent(url=f"http://127.0.0.1:{port}/"),
+        RunOptions(out=str(tmp_path / "t"), timeout=5),
+    )
+    (test,) = result.tests
+    assert test.errors == test.n and test.verdict is Verdict.FAIL
+    assert "cannot reach endpoint" in (result.trials[0].error or "")
+
+
+def test_seeded_runs_are_reproducible(tmp_path: Path) -> None:
+    body = "tests:\n  - {name: t, input: {p: 0.5}, expected: {output: {contains: ['yes']}}, variance: {runs: 20}}\n"
+    suite = _suite(tmp_path, body)
+    agent = load_agent(agent="assay_test_agents:bernoulli")
+
+    def outcomes(name: str) -> list[str]:
+        opts = RunOptions(out=str(tmp_path / name), adaptive=False, seed=3, concurrency=3)
+        records = run_suite(suite, agent, opts).trials
+        return [r.outcome for r in sorted(records, key=lambda r: r.index)]
+
+    first = outcomes("a")
+    assert first == outcomes("b")
+    assert "pass" in first and "fail" in first
+
+
+def test_min_mean_score_and_latency_thresholds(tmp_path: Path) -> None:
+    body = """
+tests:
+  - name: slow
+    input: {seconds: 0.05}
+    thresholds: {max_latency: 1}
+    variance: {runs: 3}
+"""
+    result = _run(_suite(tmp_path, body), tmp_path, "assay_test_agents:sleeps", adaptive=False)
+    assert all("latency <= 1 ms" in r.failed_checks for r in result.trials)
