@@ -147,11 +147,15 @@ class _LineLoader(yaml.SafeLoader):
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self.lines: dict[int, int] = {}
+        self.key_lines: dict[tuple[int, str], int] = {}
 
 
 def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> Any:
     data: dict[Any, Any] = {}
     loader.lines[id(data)] = node.start_mark.line + 1
+    for key_node, _ in node.value:
+        if isinstance(key_node, yaml.ScalarNode):
+            loader.key_lines[(id(data), key_node.value)] = key_node.start_mark.line + 1
     yield data
     data.update(loader.construct_mapping(node))
 
@@ -167,10 +171,13 @@ class _Where:
     lines: dict[int, int]
     line: int | None = None
     test: str | None = None
+    key_lines: dict[tuple[int, str], int] = field(default_factory=dict)
 
-    def at(self, mapping: object) -> _Where:
+    def at(self, mapping: object, key: str | None = None) -> _Where:
         line = self.lines.get(id(mapping), self.line)
-        return _Where(self.file, self.lines, line, self.test)
+        if key is not None:
+            line = self.key_lines.get((id(mapping), key), line)
+        return _Where(self.file, self.lines, line, self.test, self.key_lines)
 
     def error(self, path: str, message: str) -> SchemaError:
         place = self.file if self.line is None else f"{self.file}:{self.line}"
@@ -234,7 +241,7 @@ def _known(value: dict[str, Any], known: set[str], ignored: set[str], w: _Where,
         if key not in known and key not in ignored:
             allowed = ", ".join(sorted(known))
             name = f"{path}.{key}" if path else key
-            raise w.at(value).error(name, f"unknown field (allowed: {allowed})")
+            raise w.at(value, key).error(name, f"unknown field (allowed: {allowed})")
 
 
 def _strings(value: object, w: _Where, path: str) -> tuple[str, ...]:
@@ -405,7 +412,7 @@ def _parse_test(value: object, w: _Where, defaults: _Defaults, position: int) ->
     if raw_id is None:
         raise w.error(f"tests[{position}]", "needs an `id` or a `name`")
     test_id = _parse_label(raw_id, w, "id" if "id" in m else "name")
-    w = _Where(w.file, w.lines, w.line, test_id)
+    w = _Where(w.file, w.lines, w.line, test_id, w.key_lines)
     _known(m, _TEST_KEYS, _IGNORED_TEST_KEYS, w, "")
     if "input" not in m:
         raise w.error("input", "is required (any JSON-able value)")
@@ -462,7 +469,7 @@ def _load_file(path: Path) -> tuple[str | None, list[TestCase]]:
         raise SchemaError(f"{place}: not valid YAML: {problem}") from None
     finally:
         loader.dispose()
-    w = _Where(str(path), loader.lines, 1)
+    w = _Where(str(path), loader.lines, 1, None, loader.key_lines)
     if document is None:
         raise w.error("", "the file is empty")
     m = _mapping(document, w, "")

@@ -1,0 +1,231 @@
+"""`assay run` end to end: exit codes, one-line errors, --dry-run, budgets, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import assay
+from assay.cli import run as cli
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+SUITE = """
+tests:
+  - name: good
+    input: {answer: "fine", tools: [search]}
+    expected: {tools: [search], output: {contains: [fine]}}
+    variance: {runs: 40}
+  - name: bad
+    input: {answer: "fine"}
+    expected: {tools: [search]}
+    variance: {runs: 40}
+"""
+
+
+@pytest.fixture()
+def suite(tmp_path: Path) -> Path:
+    path = tmp_path / "suite.yaml"
+    path.write_text(SUITE)
+    return path
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = cli(["run", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_run_prints_the_verdict_table_and_exits_1_on_a_fail(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = _run(
+        capsys, str(suite), "--agent", "assay_test_agents:echo", "--out", str(tmp_path / "t")
+    )
+    assert code == 1
+    assert "assay verdicts" in out and "PASS" in out and "FAIL" in out
+    assert "adaptive stopping saved" in out
+    assert "good: sprt settled after 26 of 40 trials" in out
+
+
+def test_run_inconclusive_exit_3_and_inconclusive_ok(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = [str(suite), "--agent", "assay_test_agents:echo", "--tag", "none"]
+    code, _, err = _run(capsys, *args)
+    assert code == 2 and err.strip() == "assay: error: no test matches tags 'none'"
+    base = [str(suite), "--agent", "assay_test_agents:echo", "--out", str(tmp_path / "t")]
+    code, out, _ = _run(capsys, *base, "--runs", "10", "--max-trials", "6", "--concurrency", "1")
+    assert code == 1  # `bad` fails after 3 trials; `good` is cut off by the budget
+    assert "stopped early: budget: --max-trials 6 reached" in out
+    code, out, _ = _run(capsys, *base, "--runs", "5", "--fixed")
+    assert code == 1
+    code, out, _ = _run(capsys, *base, "--runs", "5", "--pass-rate", "0", "--fixed")
+    assert code == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--agent", "no_such_module_xyz:run"], "cannot import agent module 'no_such_module_xyz'"),
+        (["--agent", "assay_test_agents:missing"], "has no attribute 'missing'"),
+        (["--agent", "assay_test_agents:not_callable"], "is not callable"),
+        (["--agent", "nocolon"], "must look like module:function"),
+        (["--command", "no-such-program-xyz --flag"], "program 'no-such-program-xyz' not found"),
+        (["--url", "ftp://example"], "must be an http:// or https:// URL"),
+        ([], "give exactly one of --agent"),
+        (["--agent", "assay_test_agents:echo", "--url", "http://x"], "give exactly one"),
+        (["--agent", "assay_test_agents:echo", "--max-cost", "1"], "--max-cost needs a price"),
+        (["--agent", "assay_test_agents:echo", "--sequential", "magic"], "--sequential must be"),
+        (["--agent", "assay_test_agents:echo", "--concurrency", "0"], "--concurrency must be"),
+        (["--agent", "assay_test_agents:echo", "--delta", "2"], "delta must lie in (0, 1)"),
+        (["--agent", "assay_test_agents:echo", "--prices", "/nonexistent.yaml"], "price table"),
+    ],
+)
+def test_load_time_errors_are_one_line_and_exit_2(
+    suite: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    code, out, err = _run(capsys, str(suite), *args)
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("assay: error: "), err
+    assert message in err
+    assert "Traceback" not in err + out
+
+
+def test_bad_suite_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("tests:\n  - name: a\n    input: 1\n    variance: {runs: many}\n")
+    code, _, err = _run(capsys, str(bad), "--agent", "assay_test_agents:echo")
+    assert code == 2
+    assert (
+        err
+        == f"assay: error: {bad}:4: test 'a': variance.runs: must be a whole number >= 1 (got 'many')\n"
+    )
+    code, _, err = _run(capsys, str(tmp_path / "missing.yaml"), "--agent", "x:y")
+    assert code == 2 and "no such suite file or folder" in err
+
+
+def test_dry_run_prints_the_plan_and_runs_nothing(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(
+        "models:\n  gpt-x: {input: 2.0, output: 8.0}\n"
+        "trial_tokens: {input: 1000, output: 250, model: gpt-x}\n"
+    )
+    import assay_test_agents
+
+    before = assay_test_agents.calls
+    code, out, _ = _run(
+        capsys,
+        str(suite),
+        "--agent",
+        "assay_test_agents:echo",
+        "--dry-run",
+        "--prices",
+        str(prices),
+        "--out",
+        str(tmp_path / "t"),
+    )
+    assert code == 0 and assay_test_agents.calls == before
+    assert not (tmp_path / "t").exists()
+    assert "maximum trials: 80" in out
+    assert "expected trials under adaptive stopping" in out
+    assert "cost estimate: $" in out and "$0.0040 per trial" in out
+    assert "sprt" in out
+
+
+def test_run_with_a_price_table_and_cost_budget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("tests:\n  - {name: t, input: {tokens: 1000}, variance: {runs: 100}}\n")
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("models:\n  '*': {input: 1.0, output: 1.0}\n")  # $0.002 a trial
+    code, out, _ = _run(
+        capsys,
+        str(path),
+        "--agent",
+        "assay_test_agents:spends",
+        "--prices",
+        str(prices),
+        "--max-cost",
+        "0.01",
+        "--concurrency",
+        "1",
+        "--out",
+        str(tmp_path / "t"),
+    )
+    assert code == 3
+    assert "--max-cost 0.01 reached" in out and "5 trials of at most 100" in out
+
+
+def test_example_suite_with_the_example_agent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(ROOT)
+    code, out, _ = _run(
+        capsys,
+        "examples/suite.yaml",
+        "--agent",
+        "examples.agent:run",
+        "--out",
+        str(tmp_path / "t"),
+    )
+    assert code in (1, 3), out
+    assert "adaptive stopping saved" in out
+    analysis = assay.analyze(tmp_path / "t")
+    document = json.loads(analysis.to_json())
+    assert {t["test_id"] for t in document["tests"]} == {
+        "greeting",
+        "refund-policy",
+        "flight-rebooking",
+        "multi-step-research",
+    }
+    assert sum(t["n"] for t in document["tests"]) < 240
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_cleanly_and_keeps_finished_trials(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("tests:\n  - {name: t, input: {seconds: 0.1}, variance: {runs: 1000}}\n")
+    out = tmp_path / "t"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "assay",
+            "run",
+            str(path),
+            "--agent",
+            "assay_test_agents:sleeps",
+            "--fixed",
+            "--concurrency",
+            "2",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        cwd=HERE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(HERE)},
+    )
+    time.sleep(3.0)  # start-up, then trials of 0.1 s two at a time
+    assert process.poll() is None
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert "stopped early: interrupted (Ctrl-C)" in stdout
+    analysis = assay.analyze(out)
+    (row,) = analysis.tests.iter_rows(named=True)
+    assert row["n"] >= 2 and row["errors"] == 0

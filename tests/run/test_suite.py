@@ -1,0 +1,152 @@
+"""Suites: loading, defaults, EvalView files, and a precise error for every bad suite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assay.errors import InputError, SchemaError
+from assay.run import load_suite
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_example_suite_loads_with_defaults_merged() -> None:
+    suite = load_suite(ROOT / "examples" / "suite.yaml")
+    assert suite.name == "example-support"
+    by_id = {t.id: t for t in suite.tests}
+    research = by_id["multi-step-research"]
+    assert research.variance.runs == 60 and research.variance.pass_rate == 0.8
+    assert research.tags == ("support", "research")
+    assert research.expected.output.contains == ("resolved",)
+    assert research.expected.tools == ("search_kb", "summarise")
+    assert suite.select(difficulty="hard") == (research,)
+    assert {t.id for t in suite.select(tags=["research"])} == {"multi-step-research"}
+
+
+EVALVIEW = """
+name: "Stock price lookup"
+description: "Statistical mode: runs several times"
+input:
+  query: "What is the price of AAPL?"
+  context: {}
+expected:
+  tools: [fetch_stock_price]
+  output:
+    contains: ["AAPL"]
+    not_contains: ["error"]
+thresholds:
+  min_score: 70
+  max_cost: 0.50
+  max_latency: 5000
+variance:
+  runs: 10
+  pass_rate: 0.8
+  min_mean_score: 70
+  max_std_dev: 15
+adapter: http
+endpoint: http://localhost:8000/invoke
+"""
+
+
+def test_an_evalview_statistical_mode_file_loads_as_is(tmp_path: Path) -> None:
+    (tmp_path / "stock.yaml").write_text(EVALVIEW)
+    (tmp_path / "nested").mkdir()
+    (tmp_path / "nested" / "other.yml").write_text("name: other\ninput: hi\n")
+    suite = load_suite(tmp_path)
+    other, stock = suite.tests  # files in sorted path order: nested/other.yml first
+    assert stock.id == "Stock price lookup"
+    assert stock.variance.runs == 10 and stock.variance.min_mean_score == 70
+    assert stock.variance.max_std_dev == 15
+    assert stock.thresholds.max_latency == 5000 and stock.thresholds.min_score == 70
+    assert stock.input == {"query": "What is the price of AAPL?", "context": {}}
+    assert other.input == "hi" and other.variance.runs == 30
+
+
+def _error(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(SchemaError) as info:
+        load_suite(path)
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+@pytest.mark.parametrize(
+    ("text", "fragments"),
+    [
+        ("tests: [\n", ["bad.yaml:", "not valid YAML"]),
+        ("", ["the file is empty"]),
+        ("- a\n- b\n", ["must be a mapping"]),
+        ("foo: 1\n", ["needs `tests:`"]),
+        ("tests: []\n", ["tests:", "non-empty list"]),
+        ("tests:\n  - input: 1\n", ["bad.yaml:2", "tests[0]", "needs an `id` or a `name`"]),
+        ("tests:\n  - name: a\n", ["test 'a'", "input:", "is required"]),
+        (
+            "tests:\n  - name: a\n    input: 1\n    expectd: {}\n",
+            ["bad.yaml:4", "test 'a'", "expectd:", "unknown field"],
+        ),
+        (
+            "tests:\n  - name: a\n    input: 1\n    expected:\n      tools: search\n      tool: [x]\n",
+            ["bad.yaml:6", "expected.tool:", "unknown field"],
+        ),
+        (
+            "tests:\n  - name: a\n    input: 1\n    expected: {tools: [1]}\n",
+            ["expected.tools[0]", "non-empty string"],
+        ),
+        (
+            "tests:\n  - name: a\n    input: 1\n    expected: {output: {contains: [no]}}\n",
+            ["expected.output.contains[0]", "quote it"],
+        ),
+        (
+            "tests:\n  - name: a\n    input: 1\n    expected: {output: {regex: ['(']}}\n",
+            ["expected.output.regex", "bad regular expression"],
+        ),
+        (
+            "tests:\n  - name: a\n    input: 1\n    expected: {output: {json_schema: {type: 5}}}\n",
+            ["expected.output.json_schema", "not a valid JSON Schema"],
+        ),
+        (
+            "tests:\n  - name: a\n    input: 1\n    expected: {tools: [x], forbidden_tools: [x]}\n",
+            ["expected.forbidden_tools", "also required: x"],
+        ),
+        (
+            "tests:\n  - name: a\n    input: 1\n    variance: {runs: 0}\n",
+            ["test 'a'", "variance.runs", ">= 1"],
+        ),
+        (
+            "tests:\n  - name: a\n    input: 1\n    variance: {pass_rate: 1.5}\n",
+            ["variance.pass_rate", "[0, 1]"],
+        ),
+        (
+            "tests:\n  - name: a\n    input: 1\n    variance: {confidence_level: 1}\n",
+            ["variance.confidence_level"],
+        ),
+        (
+            "tests:\n  - name: a\n    input: 1\n    thresholds: {max_cost: -1}\n",
+            ["thresholds.max_cost", "at least 0"],
+        ),
+        (
+            "tests:\n  - name: a\n    input: 1\n    thresholds: {max_latency: fast}\n",
+            ["thresholds.max_latency", "must be a number"],
+        ),
+        ("tests:\n  - name: a\n    input: 1\n  - name: a\n    input: 2\n", ["duplicate test id"]),
+        ("defaults: {variance: {runs: x}}\ntests:\n  - {name: a, input: 1}\n", ["variance.runs"]),
+        ("defaults: {runs: 3}\ntests:\n  - {name: a, input: 1}\n", ["defaults.runs", "unknown"]),
+        ("tests:\n  - name: a\n    input: .nan\n", ["input", "JSON-able"]),
+        ("tests:\n  - name: a\n    input: {1: x}\n", ["input", "keys must be strings"]),
+    ],
+)
+def test_bad_suites_get_one_precise_line(tmp_path: Path, text: str, fragments: list[str]) -> None:
+    message = _error(tmp_path, text)
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_missing_path_and_empty_folder(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such suite"):
+        load_suite(tmp_path / "nope.yaml")
+    with pytest.raises(InputError, match="no \\*.yaml"):
+        load_suite(tmp_path)
