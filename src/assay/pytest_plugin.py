@@ -24,20 +24,22 @@ from __future__ import annotations
 
 import inspect
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from assay.instrument import Configured, configure, trial
-from assay.stats import SequentialDecision, sequential_test, wilson_interval
-from assay.verdict import Verdict, threshold_verdict
+if TYPE_CHECKING:
+    from assay.instrument import Configured  # noqa: F401 - named in a string annotation
+
+# assay's own modules (OpenTelemetry, scipy) are imported inside the hooks, so that a pytest
+# session with assay installed but no `assay` marker pays nothing for the plugin.
 
 _MARKER_HELP = (
     "assay(runs=30, threshold=0.8, adaptive=True, method='sprt', delta=0.1, alpha=0.05, "
     "beta=0.2, inconclusive_ok=False): run the test as repeated trials and judge its pass rate"
 )
 _KEYS = {"runs", "threshold", "adaptive", "method", "delta", "alpha", "beta", "inconclusive_ok"}
-_configured = pytest.StashKey[Configured | None]()
+_configured = pytest.StashKey["Configured | None"]()
 _run_id = pytest.StashKey[str]()
 
 
@@ -62,7 +64,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", _MARKER_HELP)
     config.stash[_run_id] = uuid.uuid4().hex[:16]
     out = config.getoption("assay_out", None) or config.getini("assay_out")
-    config.stash[_configured] = configure(str(out)) if out else None
+    if out:
+        from assay.instrument import configure
+
+        config.stash[_configured] = configure(str(out))
+    else:
+        config.stash[_configured] = None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -103,6 +110,8 @@ def _settings(item: pytest.Function, marker: pytest.Mark) -> dict[str, Any]:
 
 def _one_trial(item: pytest.Function, index: int, run_id: str) -> tuple[str, str | None]:
     """Call the test function once as a trial; ``(outcome, failure message)``."""
+    from assay.instrument import trial
+
     function = item.obj
     arguments = {name: item.funcargs[name] for name in item._fixtureinfo.argnames}
     outcome, message = "pass", None
@@ -134,6 +143,9 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     marker = pyfuncitem.get_closest_marker("assay")
     if marker is None:
         return None
+    from assay.stats import SequentialDecision, sequential_test, wilson_interval
+    from assay.verdict import Verdict, threshold_verdict
+
     if inspect.iscoroutinefunction(pyfuncitem.obj):
         raise pytest.UsageError(f"{pyfuncitem.nodeid}: @pytest.mark.assay needs a sync test")
     s = _settings(pyfuncitem, marker)

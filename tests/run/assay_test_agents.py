@@ -48,7 +48,10 @@ def raises(input: Any) -> Any:
 
 
 def sleeps(input: dict[str, Any]) -> dict[str, Any]:
-    """Sleep ``input["seconds"]``."""
+    """Sleep ``input["seconds"]``; first create the file ``input["touch"]`` if given."""
+    if "touch" in input:
+        with open(input["touch"], "a"):
+            pass
     time.sleep(input["seconds"])
     return {"answer": "late"}
 

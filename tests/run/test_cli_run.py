@@ -104,10 +104,8 @@ def test_bad_suite_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixt
     bad.write_text("tests:\n  - name: a\n    input: 1\n    variance: {runs: many}\n")
     code, _, err = _run(capsys, str(bad), "--agent", "assay_test_agents:echo")
     assert code == 2
-    assert (
-        err
-        == f"assay: error: {bad}:4: test 'a': variance.runs: must be a whole number >= 1 (got 'many')\n"
-    )
+    expected = "variance.runs: must be a whole number >= 1 (got 'many')"
+    assert err == f"assay: error: {bad}:4: test 'a': {expected}\n"
     code, _, err = _run(capsys, str(tmp_path / "missing.yaml"), "--agent", "x:y")
     assert code == 2 and "no such suite file or folder" in err
 
@@ -195,7 +193,11 @@ def test_example_suite_with_the_example_agent(
 @pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_keeps_finished_trials(tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
-    path.write_text("tests:\n  - {name: t, input: {seconds: 0.1}, variance: {runs: 1000}}\n")
+    started = tmp_path / "started"
+    path.write_text(
+        f"tests:\n  - {{name: t, input: {{seconds: 0.1, touch: '{started}'}}, "
+        "variance: {runs: 1000}}\n"
+    )
     out = tmp_path / "t"
     process = subprocess.Popen(
         [
@@ -219,7 +221,10 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_trials(tmp_path: Path) -> None:
         text=True,
         env={**os.environ, "PYTHONPATH": str(HERE)},
     )
-    time.sleep(3.0)  # start-up, then trials of 0.1 s two at a time
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline:  # wait out the start-up
+        time.sleep(0.05)
+    time.sleep(1.0)  # some trials of 0.1 s finish, two at a time
     assert process.poll() is None
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=30)

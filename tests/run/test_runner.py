@@ -12,8 +12,8 @@ import pytest
 import assay
 from assay.run import (
     Budget,
-    PriceTable,
     Price,
+    PriceTable,
     RunOptions,
     RunResult,
     Suite,
@@ -246,7 +246,10 @@ def test_http_agent_refused_connection_is_an_error_trial(tmp_path: Path) -> None
 
 
 def test_seeded_runs_are_reproducible(tmp_path: Path) -> None:
-    body = "tests:\n  - {name: t, input: {p: 0.5}, expected: {output: {contains: ['yes']}}, variance: {runs: 20}}\n"
+    body = (
+        "tests:\n  - {name: t, input: {p: 0.5}, "
+        "expected: {output: {contains: ['yes']}}, variance: {runs: 20}}\n"
+    )
     suite = _suite(tmp_path, body)
     agent = load_agent(agent="assay_test_agents:bernoulli")
 

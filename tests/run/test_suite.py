@@ -89,7 +89,8 @@ def _error(tmp_path: Path, text: str) -> str:
             ["bad.yaml:4", "test 'a'", "expectd:", "unknown field"],
         ),
         (
-            "tests:\n  - name: a\n    input: 1\n    expected:\n      tools: search\n      tool: [x]\n",
+            "tests:\n  - name: a\n    input: 1\n    expected:\n"
+            "      tools: search\n      tool: [x]\n",
             ["bad.yaml:6", "expected.tool:", "unknown field"],
         ),
         (

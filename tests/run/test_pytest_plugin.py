@@ -1,0 +1,98 @@
+"""The pytest plugin, in a real pytest subprocess (the plugin loads through its entry point).
+
+``pytester`` would need ``pytest_plugins`` in the top-level conftest, which is not this
+package's to edit; a subprocess runs the same real pytest.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import assay
+
+TESTS = """
+import itertools
+import pytest
+
+_counter = itertools.count()
+
+
+@pytest.mark.assay(runs=40, threshold=0.8)
+def test_always_passes():
+    assert True
+
+
+@pytest.mark.assay(runs=40, threshold=0.8)
+def test_always_fails():
+    assert 1 + 1 == 3, "arithmetic"
+
+
+@pytest.mark.assay(runs=10, threshold=0.8)
+def test_flaky_is_inconclusive():
+    assert next(_counter) % 5 != 0
+
+
+@pytest.mark.assay(runs=10, threshold=0.8, inconclusive_ok=True)
+def test_flaky_but_inconclusive_ok():
+    assert True
+
+
+@pytest.mark.assay(runs=10)
+def test_errors(tmp_path):
+    raise RuntimeError("dependency down")
+
+
+def test_plain():
+    assert True
+"""
+
+
+def _pytest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "test_agentic.py").write_text(TESTS)
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\naddopts = --strict-markers\nfilterwarnings = error\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.slow
+def test_marked_tests_become_verdicts(tmp_path: Path) -> None:
+    out = tmp_path / "traces"
+    done = _pytest(tmp_path, "--assay-out", str(out))
+    text = done.stdout
+    assert done.returncode == 1, text + done.stderr
+    assert "PASSED test_agentic.py::test_always_passes" in text
+    assert "PASSED test_agentic.py::test_plain" in text
+    assert "PASSED test_agentic.py::test_flaky_but_inconclusive_ok" in text  # 10 < 26: INCONCL.
+    assert "FAILED test_agentic.py::test_always_fails" in text
+    assert "assay FAIL: 0/3 trials passed (0 errors)" in text
+    assert "AssertionError: arithmetic" in text
+    assert "FAILED test_agentic.py::test_flaky_is_inconclusive" in text
+    assert "assay INCONCLUSIVE: 8/10 trials passed" in text and "CI [" in text
+    assert "assay FAIL: 0/3 trials passed (3 errors)" in text
+    assert "RuntimeError: dependency down" in text
+    analysis = assay.analyze(out)
+    rows = {r["test_id"]: r for r in analysis.tests.iter_rows(named=True)}
+    assert rows["test_agentic.py::test_always_passes"]["n"] == 26
+    assert rows["test_agentic.py::test_always_fails"]["n"] == 3
+    assert (
+        rows["test_agentic.py::test_errors"]["errors"] == rows["test_agentic.py::test_errors"]["n"]
+    )
+
+
+@pytest.mark.slow
+def test_inconclusive_ok_flag_and_fixed_runs(tmp_path: Path) -> None:
+    done = _pytest(tmp_path, "--assay-inconclusive-ok", "--assay-fixed", "-k", "flaky or passes")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASSED test_agentic.py::test_flaky_is_inconclusive" in done.stdout
+    assert "3 passed" in done.stdout
