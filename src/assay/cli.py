@@ -223,6 +223,9 @@ def run_command(
         bool, typer.Option("--inconclusive-ok", help="Exit 0 instead of 3 on INCONCLUSIVE.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress display.")] = False,
+    output_format: Annotated[
+        str, typer.Option("--format", help="console, or json (the assay.analysis/v1 document).")
+    ] = "console",
 ) -> None:
     """Run an agent's test suite many times (adaptively, within budgets) and record traces.
 
@@ -235,7 +238,11 @@ def run_command(
     stderr = Console(stderr=True)
     try:
         from assay import run as r
+        from assay.errors import ConfigError
         from assay.run._suite import filter_error
+
+        if output_format not in ("console", "json"):
+            raise ConfigError(f"--format must be console or json (got {output_format!r})")
 
         loaded = r.load_suite(suite)
         tests = loaded.select(difficulty=difficulty, tags=tag or ())
@@ -267,7 +274,13 @@ def run_command(
         result = r.run_suite(loaded, the_agent, options, tests=tests, progress=progress)
     except AssayError as exc:
         fail(str(exc))
-    r.render_result(result, stdout if sys.stdout.isatty() else Console(width=140))
+    if output_format == "json":
+        from assay.report import render_json
+
+        sys.stdout.write(render_json(result.to_analysis()))
+        r.render_summary(result, stderr)
+    else:
+        r.render_result(result, stdout if sys.stdout.isatty() else Console(width=140))
     if result.interrupted:
         raise SystemExit(130)
     raise SystemExit(result.exit_code(inconclusive_ok))

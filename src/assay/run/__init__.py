@@ -19,7 +19,14 @@ from assay.run._agents import (
 )
 from assay.run._budget import Budget, Price, PriceTable, load_prices
 from assay.run._checks import evaluate_checks, output_text
-from assay.run._display import PlanRow, RichProgress, plan, render_plan, render_result
+from assay.run._display import (
+    PlanRow,
+    RichProgress,
+    plan,
+    render_plan,
+    render_result,
+    render_summary,
+)
 from assay.run._results import RunResult, TestResult, TrialRecord
 from assay.run._runner import Progress, RunOptions, TestStatus, run_suite
 from assay.run._spans import TrialSpanCollector, TrialSpans
@@ -66,5 +73,6 @@ __all__ = [
     "plan",
     "render_plan",
     "render_result",
+    "render_summary",
     "run_suite",
 ]

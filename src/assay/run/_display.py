@@ -69,6 +69,11 @@ def render_result(result: RunResult, console: Console) -> None:
     from assay.report import render_console
 
     render_console(result.to_analysis(), console)
+    render_summary(result, console)
+
+
+def render_summary(result: RunResult, console: Console) -> None:
+    """Print the trials used and saved, the stop reason, and where the traces are."""
     used = len(result.trials)
     saved = result.max_trials - used
     line = f"{used} trials of at most {result.max_trials}"
