@@ -234,3 +234,26 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_trials(tmp_path: Path) -> None:
     analysis = assay.analyze(out)
     (row,) = analysis.tests.iter_rows(named=True)
     assert row["n"] >= 2 and row["errors"] == 0
+
+
+def test_format_json_is_the_analysis_document(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run(
+        capsys,
+        str(suite),
+        "--agent",
+        "assay_test_agents:echo",
+        "--out",
+        str(tmp_path / "t"),
+        "--format",
+        "json",
+        "--quiet",
+    )
+    assert code == 1
+    document = json.loads(out)
+    assert document["schema"] == "assay.analysis/v1"
+    tests = {t["test_id"]: t for t in document["tests"]}
+    assert tests["good"]["verdict"] == "PASS" and tests["good"]["decided_at"] == 26
+    assert tests["bad"]["verdict"] == "FAIL" and tests["bad"]["method"] == "sprt"
+    assert "adaptive stopping saved" in err
