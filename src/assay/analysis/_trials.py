@@ -38,7 +38,7 @@ def trials_from_spans(spans: pl.LazyFrame, *, min_score: float | None = None) ->
     if trial_spans.height == 0:
         total = spans.select(pl.len()).collect().item()
         raise SchemaError(
-            f"no trial spans: no span carries {c.TEST_ID} ({total} span{'s' if total != 1 else ''} read)"
+            f"no trial spans: none of the {total} spans read carries {c.TEST_ID}"
         )
     _check_outcomes(trial_spans)
     shapes = classify_traces(trial_spans)
