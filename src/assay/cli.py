@@ -76,6 +76,12 @@ def analyze(
     min_score: Annotated[
         float | None, typer.Option(help="A score below this fails a trial without an outcome.")
     ] = None,
+    test_attribute: Annotated[
+        str,
+        typer.Option(
+            help="Span attribute naming the test (e.g. gen_ai.agent.name for production)."
+        ),
+    ] = "assay.test.id",
     inconclusive_ok: Annotated[
         bool, typer.Option("--inconclusive-ok", help="Exit 0 instead of 3 on INCONCLUSIVE.")
     ] = False,
@@ -97,6 +103,7 @@ def analyze(
         errors="exclude" if errors is ErrorsPolicy.EXCLUDE else "count",
         min_score=min_score,
         skip_bad_files=skip_bad_files,
+        test_attribute=test_attribute,
     ).result
     if format is OutputFormat.json:
         text = render_json(result)
