@@ -39,6 +39,11 @@ def _json_value(output: Any) -> Any:
     return output
 
 
+def _tool_key(name: str) -> str:
+    """Case- and separator-insensitive tool name (``EditFile`` ~ ``edit_file`` ~ ``edit-file``)."""
+    return name.lower().replace("_", "").replace("-", "")
+
+
 def _in_order(sequence: list[str], wanted: tuple[str, ...]) -> bool:
     calls = iter(sequence)
     return all(any(call == name for call in calls) for name in wanted)
@@ -62,8 +67,10 @@ def evaluate_checks(expected: Expected, output: Any, tools: list[str]) -> list[t
     if expected.tool_sequence:
         label = " > ".join(expected.tool_sequence)
         results.append((f"tool sequence: {label}", _in_order(tools, expected.tool_sequence)))
+    # Forbidden tools are a safety contract: match them loosely, as EvalView does.
+    called_keys = {_tool_key(t) for t in called}
     for name in expected.forbidden_tools:
-        results.append((f"tool not called: {name}", name not in called))
+        results.append((f"tool not called: {name}", _tool_key(name) not in called_keys))
     out = expected.output
     if out.contains or out.not_contains or out.regex:
         text = output_text(output)
