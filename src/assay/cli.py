@@ -246,7 +246,7 @@ def run_command(
     try:
         from assay import run as r
         from assay.errors import ConfigError
-        from assay.run._suite import filter_error
+        from assay.run._suite_load import filter_error
 
         if output_format not in ("console", "json"):
             raise ConfigError(f"--format must be console or json (got {output_format!r})")

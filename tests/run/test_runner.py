@@ -92,7 +92,6 @@ def test_exceptions_become_error_trials_recorded_on_the_span(tmp_path: Path) -> 
     assert set(trials["outcome"].to_list()) == {"error"}
 
 
-@pytest.mark.slow
 def test_a_hung_agent_times_out_as_an_error_and_the_run_goes_on(tmp_path: Path) -> None:
     body = """
 tests:

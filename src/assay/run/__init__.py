@@ -27,9 +27,11 @@ from assay.run._display import (
     render_result,
     render_summary,
 )
+from assay.run._options import RunOptions
 from assay.run._results import RunResult, TestResult, TrialRecord
-from assay.run._runner import Progress, RunOptions, TestStatus, run_suite
+from assay.run._runner import run_suite
 from assay.run._spans import TrialSpanCollector, TrialSpans
+from assay.run._state import Progress, TestStatus
 from assay.run._suite import (
     Expected,
     OutputExpectation,
@@ -37,8 +39,8 @@ from assay.run._suite import (
     TestCase,
     Thresholds,
     Variance,
-    load_suite,
 )
+from assay.run._suite_load import load_suite
 
 __all__ = [
     "Agent",

@@ -11,8 +11,9 @@ from rich.progress import Progress as RichProgressBar
 from rich.table import Table
 
 from assay.run._budget import PriceTable
+from assay.run._options import RunOptions, build_sequential, test_plan
 from assay.run._results import RunResult
-from assay.run._runner import RunOptions, TestStatus, build_sequential, test_plan
+from assay.run._state import TestStatus
 from assay.run._suite import TestCase
 from assay.stats import operating_characteristics
 

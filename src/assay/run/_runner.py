@@ -17,9 +17,8 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 from opentelemetry.sdk.trace import ReadableSpan
 
@@ -27,191 +26,17 @@ from assay import conventions as c
 from assay.errors import ConfigError
 from assay.instrument import configure, trial
 from assay.run._agents import Agent
-from assay.run._budget import Budget, PriceTable, Spending
+from assay.run._budget import Budget, Spending
 from assay.run._checks import evaluate_checks
+from assay.run._options import RunOptions, build_sequential, test_plan
 from assay.run._results import RunResult, TestResult, TrialRecord
 from assay.run._spans import TrialSpanCollector
+from assay.run._state import Progress, TestState
 from assay.run._suite import Suite, TestCase
-from assay.stats import (
-    SequentialDecision,
-    SequentialState,
-    SequentialTest,
-    sequential_test,
-    wilson_interval,
-)
+from assay.stats import SequentialDecision, wilson_interval
 from assay.verdict import Verdict, threshold_verdict
 
 SEED_ATTRIBUTE = "assay.trial.seed"
-
-
-@dataclass(frozen=True, slots=True)
-class RunOptions:
-    """How to run a suite (every field has a CLI flag of the same name)."""
-
-    runs: int | None = None
-    """Maximum trials per test, overriding the suite's ``variance.runs``."""
-    pass_rate: float | None = None
-    """Required pass rate, overriding the suite's ``variance.pass_rate``."""
-    adaptive: bool = True
-    """Stop each test once its sequential test settles (``--fixed`` turns it off)."""
-    method: str = "sprt"
-    """``sprt`` or ``confidence-sequence``."""
-    delta: float = 0.1
-    """Width of the indifference zone above the threshold."""
-    alpha: float | None = None
-    """P(PASS) bound at the threshold; default ``1 - variance.confidence_level``."""
-    beta: float = 0.2
-    """P(FAIL) bound at ``threshold + delta``."""
-    concurrency: int = 4
-    """Trials running at once."""
-    timeout: float | None = 300.0
-    """Seconds before a trial is abandoned as ``error``."""
-    out: str = "traces"
-    """Trace set folder."""
-    seed: int | None = None
-    """Base seed: each trial gets a seed derived from it, its test and its index."""
-    budget: Budget = field(default_factory=Budget)
-    """Run-wide limits."""
-    prices: PriceTable | None = None
-    """Model prices, for ``max_cost`` and ``thresholds.max_cost``."""
-    run_id: str | None = None
-    """``assay.run.id``; random by default."""
-    agent_version: str | None = None
-    """``assay.agent.version``."""
-
-    def __post_init__(self) -> None:
-        if self.concurrency < 1:
-            raise ConfigError(f"--concurrency must be at least 1 (got {self.concurrency})")
-        if self.timeout is not None and self.timeout <= 0:
-            raise ConfigError(f"--timeout must be positive (got {self.timeout})")
-        if self.runs is not None and self.runs < 1:
-            raise ConfigError(f"--runs must be at least 1 (got {self.runs})")
-        if self.pass_rate is not None and not 0 <= self.pass_rate <= 1:
-            raise ConfigError(f"--pass-rate must lie in [0, 1] (got {self.pass_rate})")
-        if self.method not in ("sprt", "confidence-sequence"):
-            raise ConfigError(
-                f"--sequential must be sprt or confidence-sequence (got {self.method!r})"
-            )
-        if self.budget.max_cost is not None and self.prices is None:
-            raise ConfigError("--max-cost needs a price table (--prices FILE)")
-
-
-def test_plan(test: TestCase, options: RunOptions) -> tuple[int, float, float]:
-    """``(max runs, threshold, alpha)`` of a test under these options."""
-    runs = options.runs if options.runs is not None else test.variance.runs
-    threshold = options.pass_rate if options.pass_rate is not None else test.variance.pass_rate
-    alpha = options.alpha if options.alpha is not None else 1 - test.variance.confidence_level
-    return runs, threshold, alpha
-
-
-def build_sequential(test: TestCase, options: RunOptions) -> SequentialTest | None:
-    """The test's sequential test, or None for a fixed run (or a threshold of 0 or 1)."""
-    runs, threshold, alpha = test_plan(test, options)
-    if not options.adaptive or not 0 < threshold < 1:
-        return None
-    try:
-        return sequential_test(
-            options.method,
-            threshold,
-            delta=options.delta,
-            alpha=alpha,
-            beta=options.beta,
-            max_trials=runs,
-        )
-    except ConfigError as exc:
-        raise ConfigError(f"test {test.id!r}: {exc}") from None
-
-
-class Progress(Protocol):
-    """Receives the run's progress (the CLI shows it with rich)."""
-
-    def start(self, tests: Sequence[TestCase], max_runs: Sequence[int]) -> None:
-        """The run starts."""
-
-    def update(self, status: TestStatus) -> None:
-        """A test has a new finished trial or decision."""
-
-    def stop(self) -> None:
-        """The run is over."""
-
-
-@dataclass(frozen=True, slots=True)
-class TestStatus:
-    """A test's progress, for display."""
-
-    __test__ = False
-
-    test_id: str
-    """The test case."""
-    done: int
-    """Trials finished (in index order)."""
-    passed: int
-    """Passing trials among them."""
-    errors: int
-    """Error trials among them."""
-    max_runs: int
-    """The most trials the test may use."""
-    low: float
-    """Lower end of the current interval (Wilson, or the anytime bound when adaptive)."""
-    high: float
-    """Upper end of the current interval."""
-    decision: str
-    """``running``, ``PASS``, ``FAIL``, ``INCONCLUSIVE``, or a stop reason."""
-
-
-@dataclass(slots=True)
-class _TestState:
-    test: TestCase
-    max_runs: int
-    threshold: float
-    confidence: float
-    seq: SequentialTest | None
-    launched: int = 0
-    pending: dict[int, TrialRecord] = field(default_factory=dict)
-    records: list[TrialRecord] = field(default_factory=list)
-    passed: int = 0
-    errors: int = 0
-    decision: SequentialDecision | None = None
-    decided_at: int | None = None
-    last: SequentialState | None = None
-
-    def wants_more(self) -> bool:
-        return self.decision is None and self.launched < self.max_runs
-
-    def feed(self, record: TrialRecord) -> None:
-        """Take a finished trial; advance the sequential test over the in-order prefix."""
-        self.pending[record.index] = record
-        while len(self.records) in self.pending:
-            r = self.pending.pop(len(self.records))
-            self.records.append(r)
-            self.passed += r.passed
-            self.errors += r.outcome == c.OUTCOME_ERROR
-            if self.seq is not None and self.decision is None:
-                self.last = self.seq.state(self.passed, len(self.records))
-                if self.last.decision is not SequentialDecision.CONTINUE:
-                    self.decision = self.last.decision
-                    self.decided_at = len(self.records)
-            elif self.seq is None and len(self.records) >= self.max_runs:
-                self.decision = SequentialDecision.INCONCLUSIVE  # "done": fixed run finished
-
-    def status(self, stopped: str | None = None) -> TestStatus:
-        n = len(self.records)
-        if self.last is not None:
-            low, high = self.last.low, self.last.high
-        elif n:
-            interval = wilson_interval(self.passed, n, self.confidence)
-            low, high = interval.low, interval.high
-        else:
-            low, high = 0.0, 1.0
-        if self.decision is not None and self.seq is not None:
-            decision = self.decision.value
-        elif self.decision is not None:
-            decision = "done"
-        else:
-            decision = stopped or "running"
-        return TestStatus(
-            self.test.id, n, self.passed, self.errors, self.max_runs, low, high, decision
-        )
 
 
 def _trial_seed(seed: int | None, test_id: str, index: int) -> int | None:
@@ -235,11 +60,11 @@ class _Runner:
         self.options = options
         self.progress = progress
         self.run_id = options.run_id or uuid.uuid4().hex[:16]
-        self.states: list[_TestState] = []
+        self.states: list[TestState] = []
         for test in tests:
             runs, threshold, _ = test_plan(test, options)
             self.states.append(
-                _TestState(
+                TestState(
                     test,
                     runs,
                     threshold,
@@ -247,7 +72,7 @@ class _Runner:
                     build_sequential(test, options),
                 )
             )
-        self.results: queue.Queue[tuple[_TestState, TrialRecord]] = queue.Queue()
+        self.results: queue.Queue[tuple[TestState, TrialRecord]] = queue.Queue()
         self.collector = TrialSpanCollector()
         self.warnings: list[str] = []
         self._unpriced: set[str] = set()
@@ -275,7 +100,7 @@ class _Runner:
             raise box["error"]
         return box.get("output")
 
-    def _trial(self, state: _TestState, index: int) -> None:
+    def _trial(self, state: TestState, index: int) -> None:
         test = state.test
         seed = _trial_seed(self.options.seed, test.id, index)
         started = time.monotonic()
@@ -347,7 +172,7 @@ class _Runner:
 
     # --- scheduling (main thread) ------------------------------------------------------------
 
-    def _next(self) -> _TestState | None:
+    def _next(self) -> TestState | None:
         candidates = [s for s in self.states if s.wants_more()]
         return min(candidates, key=lambda s: s.launched) if candidates else None
 
@@ -433,7 +258,7 @@ class _Runner:
 
     # --- verdicts ----------------------------------------------------------------------------
 
-    def _result(self, state: _TestState, stop_reason: str | None) -> TestResult:
+    def _result(self, state: TestState, stop_reason: str | None) -> TestResult:
         test = state.test
         n = len(state.records)
         interval = wilson_interval(state.passed, n, state.confidence) if n else None

@@ -1,0 +1,88 @@
+"""How a run is configured: options, and each test's maximum, threshold and sequential test."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from assay.errors import ConfigError
+from assay.run._budget import Budget, PriceTable
+from assay.run._suite import TestCase
+from assay.stats import SequentialTest, sequential_test
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """How to run a suite (every field has a CLI flag of the same name)."""
+
+    runs: int | None = None
+    """Maximum trials per test, overriding the suite's ``variance.runs``."""
+    pass_rate: float | None = None
+    """Required pass rate, overriding the suite's ``variance.pass_rate``."""
+    adaptive: bool = True
+    """Stop each test once its sequential test settles (``--fixed`` turns it off)."""
+    method: str = "sprt"
+    """``sprt`` or ``confidence-sequence``."""
+    delta: float = 0.1
+    """Width of the indifference zone above the threshold."""
+    alpha: float | None = None
+    """P(PASS) bound at the threshold; default ``1 - variance.confidence_level``."""
+    beta: float = 0.2
+    """P(FAIL) bound at ``threshold + delta``."""
+    concurrency: int = 4
+    """Trials running at once."""
+    timeout: float | None = 300.0
+    """Seconds before a trial is abandoned as ``error``."""
+    out: str = "traces"
+    """Trace set folder."""
+    seed: int | None = None
+    """Base seed: each trial gets a seed derived from it, its test and its index."""
+    budget: Budget = field(default_factory=Budget)
+    """Run-wide limits."""
+    prices: PriceTable | None = None
+    """Model prices, for ``max_cost`` and ``thresholds.max_cost``."""
+    run_id: str | None = None
+    """``assay.run.id``; random by default."""
+    agent_version: str | None = None
+    """``assay.agent.version``."""
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ConfigError(f"--concurrency must be at least 1 (got {self.concurrency})")
+        if self.timeout is not None and self.timeout <= 0:
+            raise ConfigError(f"--timeout must be positive (got {self.timeout})")
+        if self.runs is not None and self.runs < 1:
+            raise ConfigError(f"--runs must be at least 1 (got {self.runs})")
+        if self.pass_rate is not None and not 0 <= self.pass_rate <= 1:
+            raise ConfigError(f"--pass-rate must lie in [0, 1] (got {self.pass_rate})")
+        if self.method not in ("sprt", "confidence-sequence"):
+            raise ConfigError(
+                f"--sequential must be sprt or confidence-sequence (got {self.method!r})"
+            )
+        if self.budget.max_cost is not None and self.prices is None:
+            raise ConfigError("--max-cost needs a price table (--prices FILE)")
+
+
+def test_plan(test: TestCase, options: RunOptions) -> tuple[int, float, float]:
+    """``(max runs, threshold, alpha)`` of a test under these options."""
+    runs = options.runs if options.runs is not None else test.variance.runs
+    threshold = options.pass_rate if options.pass_rate is not None else test.variance.pass_rate
+    alpha = options.alpha if options.alpha is not None else 1 - test.variance.confidence_level
+    return runs, threshold, alpha
+
+
+def build_sequential(test: TestCase, options: RunOptions) -> SequentialTest | None:
+    """The test's sequential test, or None for a fixed run (or a threshold of 0 or 1)."""
+    runs, threshold, alpha = test_plan(test, options)
+    if not options.adaptive or not 0 < threshold < 1:
+        return None
+    try:
+        return sequential_test(
+            options.method,
+            threshold,
+            delta=options.delta,
+            alpha=alpha,
+            beta=options.beta,
+            max_trials=runs,
+        )
+    except ConfigError as exc:
+        raise ConfigError(f"test {test.id!r}: {exc}") from None
