@@ -63,3 +63,6 @@ TRACELOOP_TOOL: Final = "tool"
 LLM_REQUEST_TYPE: Final = "llm.request.type"
 LEGACY_PROMPT_TOKENS: Final = "gen_ai.usage.prompt_tokens"
 LEGACY_COMPLETION_TOKENS: Final = "gen_ai.usage.completion_tokens"
+
+# --- written by the runner (assay run) --------------------------------------------------------
+TRIAL_SEED: Final = "assay.trial.seed"

@@ -257,3 +257,24 @@ def test_format_json_is_the_analysis_document(
     assert tests["good"]["verdict"] == "PASS" and tests["good"]["decided_at"] == 26
     assert tests["bad"]["verdict"] == "FAIL" and tests["bad"]["method"] == "sprt"
     assert "adaptive stopping saved" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("models: 3\n", "a price table needs `models:`"),
+        ("models:\n  m: {input: -1}\n", "models.m.input: must not be negative"),
+        ("models:\n  m: {inptu: 1}\n", "models.m: must be {input: USD, output: USD}"),
+        ("models: {}\nextra: 1\n", "unknown field 'extra'"),
+        ("models: [\n", "not valid YAML/JSON"),
+    ],
+)
+def test_bad_price_tables_are_one_line_exit_2(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str
+) -> None:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(text)
+    code, _, err = _run(
+        capsys, str(suite), "--agent", "assay_test_agents:echo", "--prices", str(prices)
+    )
+    assert code == 2 and err.count("\n") == 1 and message in err, err

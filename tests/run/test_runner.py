@@ -272,3 +272,33 @@ tests:
 """
     result = _run(_suite(tmp_path, body), tmp_path, "assay_test_agents:sleeps", adaptive=False)
     assert all("latency <= 1 ms" in r.failed_checks for r in result.trials)
+
+
+def test_results_feed_the_sequential_test_in_index_order() -> None:
+    from assay.run._options import build_sequential
+    from assay.run._results import TrialRecord
+    from assay.run._state import TestState
+    from assay.stats import SequentialDecision
+
+    suite_test = load_suite_text("tests:\n  - {name: t, input: 1, variance: {runs: 40}}\n")
+    state = TestState(suite_test, 40, 0.8, 0.95, build_sequential(suite_test, RunOptions()))
+
+    def record(index: int, outcome: str) -> TrialRecord:
+        return TrialRecord("t", index, outcome, 0.0, 0, 0, 0, 0.0, (), (), None)
+
+    # Trials 1-3 fail fast and finish first; trial 0 (a pass) is still running.
+    for i in (1, 2, 3):
+        state.feed(record(i, "fail"))
+    assert state.records == [] and state.decision is None
+    state.feed(record(0, "pass"))
+    assert len(state.records) == 4 and state.passed == 1
+    assert state.decision is SequentialDecision.FAIL and state.decided_at == 4
+
+
+def load_suite_text(text: str) -> Any:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "s.yaml"
+        path.write_text(text)
+        return load_suite(path).tests[0]

@@ -98,7 +98,10 @@ def load_prices(path: str | Path) -> PriceTable:
     except OSError as exc:
         raise InputError(f"{file}: cannot read price table: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:
-        raise SchemaError(f"{file}: price table is not valid YAML/JSON: {exc}") from None
+        mark = getattr(exc, "problem_mark", None)
+        place = f"{file}:{mark.line + 1}" if mark is not None else str(file)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SchemaError(f"{place}: price table is not valid YAML/JSON: {problem}") from None
     if not isinstance(document, dict) or not isinstance(document.get("models"), dict):
         raise SchemaError(f"{file}: a price table needs `models:` (model -> {{input, output}})")
     unknown = set(document) - {"per", "models", "trial_tokens", "currency"}

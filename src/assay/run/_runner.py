@@ -36,8 +36,6 @@ from assay.run._suite import Suite, TestCase
 from assay.stats import SequentialDecision, wilson_interval
 from assay.verdict import Verdict, threshold_verdict
 
-SEED_ATTRIBUTE = "assay.trial.seed"
-
 
 def _trial_seed(seed: int | None, test_id: str, index: int) -> int | None:
     if seed is None:
@@ -116,7 +114,7 @@ class _Runner:
             tags=test.tags or None,
             min_score=test.thresholds.min_score,
             suppress_errors=True,
-            attributes={SEED_ATTRIBUTE: seed} if seed is not None else None,
+            attributes={c.TRIAL_SEED: seed} if seed is not None else None,
         )
         with handle as t:
             trace_id = t.span.get_span_context().trace_id
