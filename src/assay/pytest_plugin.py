@@ -82,12 +82,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def _settings(item: pytest.Function, marker: pytest.Mark) -> dict[str, Any]:
     if marker.args:
-        raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.assay takes keyword arguments only")
+        pytest.fail("@pytest.mark.assay takes keyword arguments only", pytrace=False)
     unknown = set(marker.kwargs) - _KEYS
     if unknown:
-        raise pytest.UsageError(
-            f"{item.nodeid}: @pytest.mark.assay: unknown argument {sorted(unknown)[0]!r} "
-            f"(allowed: {', '.join(sorted(_KEYS))})"
+        pytest.fail(
+            f"@pytest.mark.assay: unknown argument {sorted(unknown)[0]!r} "
+            f"(allowed: {', '.join(sorted(_KEYS))})",
+            pytrace=False,
         )
     settings: dict[str, Any] = {
         "runs": 30,
@@ -102,7 +103,7 @@ def _settings(item: pytest.Function, marker: pytest.Mark) -> dict[str, Any]:
     settings.update(marker.kwargs)
     runs = settings["runs"]
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
-        raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.assay: runs must be an int >= 1")
+        pytest.fail("@pytest.mark.assay: runs must be an int >= 1", pytrace=False)
     if item.config.getoption("assay_fixed", False):
         settings["adaptive"] = False
     return settings
@@ -147,19 +148,24 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     from assay.verdict import Verdict, threshold_verdict
 
     if inspect.iscoroutinefunction(pyfuncitem.obj):
-        raise pytest.UsageError(f"{pyfuncitem.nodeid}: @pytest.mark.assay needs a sync test")
+        pytest.fail("@pytest.mark.assay needs a synchronous test function", pytrace=False)
     s = _settings(pyfuncitem, marker)
     threshold, runs = float(s["threshold"]), int(s["runs"])
     seq = None
     if s["adaptive"] and 0 < threshold < 1:
-        seq = sequential_test(
-            s["method"],
-            threshold,
-            delta=s["delta"],
-            alpha=s["alpha"],
-            beta=s["beta"],
-            max_trials=runs,
-        )
+        from assay.errors import AssayError
+
+        try:
+            seq = sequential_test(
+                s["method"],
+                threshold,
+                delta=s["delta"],
+                alpha=s["alpha"],
+                beta=s["beta"],
+                max_trials=runs,
+            )
+        except AssayError as exc:
+            pytest.fail(f"@pytest.mark.assay: {exc}", pytrace=False)
     run_id = pyfuncitem.config.stash.get(_run_id, "pytest")
     n = passed = errors = 0
     first_failure: str | None = None
@@ -176,7 +182,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
             if state.decision is not SequentialDecision.CONTINUE:
                 decision = state.decision
                 break
-    interval = wilson_interval(passed, n, 1 - s["alpha"] if s["alpha"] < 0.5 else 0.95)
+    interval = wilson_interval(passed, n, 0.95)
     if seq is not None:
         assert decision is not None
         verdict = Verdict(decision.value)

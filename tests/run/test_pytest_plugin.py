@@ -48,6 +48,11 @@ def test_errors(tmp_path):
 
 def test_plain():
     assert True
+
+
+@pytest.mark.assay(runs=5, treshold=0.9)
+def test_misspelt_marker():
+    assert True
 """
 
 
@@ -81,6 +86,8 @@ def test_marked_tests_become_verdicts(tmp_path: Path) -> None:
     assert "assay INCONCLUSIVE: 8/10 trials passed" in text and "CI [" in text
     assert "assay FAIL: 0/3 trials passed (3 errors)" in text
     assert "RuntimeError: dependency down" in text
+    assert "FAILED test_agentic.py::test_misspelt_marker" in text
+    assert "unknown argument 'treshold'" in text
     analysis = assay.analyze(out)
     rows = {r["test_id"]: r for r in analysis.tests.iter_rows(named=True)}
     assert rows["test_agentic.py::test_always_passes"]["n"] == 26
@@ -96,3 +103,4 @@ def test_inconclusive_ok_flag_and_fixed_runs(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "PASSED test_agentic.py::test_flaky_is_inconclusive" in done.stdout
     assert "3 passed" in done.stdout
+    assert "no tests ran" not in done.stdout
