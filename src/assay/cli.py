@@ -181,7 +181,8 @@ def run_command(
         str | None, typer.Option("--difficulty", help="Only tests of this difficulty.")
     ] = None,
     tag: Annotated[
-        list[str] | None, typer.Option("--tag", help="Only tests with this tag (repeatable).")
+        list[str] | None,
+        typer.Option("--tag", metavar="TAG", help="Only tests with this tag (repeatable)."),
     ] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", help="Trials at once.")] = 4,
     timeout: Annotated[

@@ -76,9 +76,10 @@ def render_result(result: RunResult, console: Console) -> None:
 def render_summary(result: RunResult, console: Console) -> None:
     """Print the trials used and saved, the stop reason, and where the traces are."""
     used = len(result.trials)
-    saved = result.max_trials - used
+    # Only tests the sequential test settled count as saved; a budget is not a saving.
+    saved = sum(max(0, t.max_runs - t.n) for t in result.tests if t.decided_at is not None)
     line = f"{used} trials of at most {result.max_trials}"
-    if saved > 0 and any(t.method != "fixed" for t in result.tests):
+    if saved > 0:
         line += f": adaptive stopping saved {saved} ({saved / result.max_trials:.0%})"
     line += f"; {result.elapsed_s:.1f} s"
     if result.tokens:
