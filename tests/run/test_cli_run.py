@@ -278,3 +278,19 @@ def test_bad_price_tables_are_one_line_exit_2(
         capsys, str(suite), "--agent", "assay_test_agents:echo", "--prices", str(prices)
     )
     assert code == 2 and err.count("\n") == 1 and message in err, err
+
+
+def test_refused_endpoint_gives_error_trials_and_the_first_error(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code, out, _ = _run(
+        capsys, str(suite), "--url", f"http://127.0.0.1:{port}/", "--out", str(tmp_path / "t")
+    )
+    assert code == 1
+    assert "first error, trial 0: AgentError: cannot reach endpoint" in out
+    assert "Connection refused" in out

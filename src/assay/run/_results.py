@@ -79,6 +79,8 @@ class TestResult:
     """Tokens used by the test's trials."""
     cost: float
     """USD spent by the test's trials."""
+    first_error: str | None = None
+    """``trial <index>: <message>`` of the first ``error`` trial, if any."""
 
     @property
     def pass_rate(self) -> float | None:
@@ -152,7 +154,8 @@ class RunResult:
                         float(durations.mean()) if durations.size else None,
                         float(np.percentile(durations, 90)) if durations.size else None,
                     ),
-                    notes=(t.reason,),
+                    notes=(t.reason,)
+                    + ((f"first error, {t.first_error}",) if t.first_error else ()),
                     extra={
                         "method": t.method,
                         "max_runs": t.max_runs,

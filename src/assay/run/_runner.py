@@ -306,6 +306,9 @@ class _Runner:
             mean_score=mean_score,
             tokens=sum(r.input_tokens + r.output_tokens for r in state.records),
             cost=math.fsum(r.cost for r in state.records),
+            first_error=next(
+                (f"trial {r.index}: {r.error}" for r in state.records if r.error), None
+            ),
         )
 
 
