@@ -91,6 +91,11 @@ def conventions(input: dict[str, Any]) -> dict[str, Any]:
     return {"answer": "ok"}
 
 
+def exits(input: Any) -> Any:
+    """Call sys.exit() (a BaseException, not an Exception)."""
+    raise SystemExit(3)
+
+
 not_callable = 42
 
 

@@ -302,3 +302,10 @@ def load_suite_text(text: str) -> Any:
         path = Path(folder) / "s.yaml"
         path.write_text(text)
         return load_suite(path).tests[0]
+
+
+def test_an_agent_calling_sys_exit_is_an_error_trial_not_a_hang(tmp_path: Path) -> None:
+    suite = _suite(tmp_path, "tests:\n  - {name: t, input: {}, variance: {runs: 3}}\n")
+    result = _run(suite, tmp_path, "assay_test_agents:exits", adaptive=False, timeout=10)
+    assert [r.outcome for r in result.trials] == ["error"] * 3
+    assert "agent raised SystemExit: 3" in (result.trials[0].error or "")

@@ -25,7 +25,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from assay import conventions as c
 from assay.errors import ConfigError
 from assay.instrument import configure, trial
-from assay.run._agents import Agent
+from assay.run._agents import Agent, AgentError
 from assay.run._budget import Budget, Spending
 from assay.run._checks import evaluate_checks
 from assay.run._options import RunOptions, build_sequential, test_plan
@@ -95,10 +95,24 @@ class _Runner:
         if worker.is_alive():
             raise TimeoutError(f"agent did not finish within {timeout:g} s")
         if "error" in box:
-            raise box["error"]
+            error = box["error"]
+            if not isinstance(error, Exception):  # SystemExit, KeyboardInterrupt in the agent
+                raise AgentError(f"agent raised {type(error).__name__}: {error}") from error
+            raise error
         return box.get("output")
 
     def _trial(self, state: TestState, index: int) -> None:
+        """Run one trial and hand its record to the scheduler, whatever happens."""
+        try:
+            record = self._trial_record(state, index)
+        except Exception as exc:  # a bug past the agent call must not hang the scheduler
+            message = f"assay runner: {type(exc).__name__}: {exc}"
+            record = TrialRecord(
+                state.test.id, index, c.OUTCOME_ERROR, 0.0, 0, 0, 0, 0.0, (), (), message
+            )
+        self.results.put((state, record))
+
+    def _trial_record(self, state: TestState, index: int) -> TrialRecord:
         test = state.test
         seed = _trial_seed(self.options.seed, test.id, index)
         started = time.monotonic()
@@ -153,7 +167,7 @@ class _Runner:
             and e.attributes.get(c.CHECK_PASSED) is False
         )
         error = span.status.description if outcome == c.OUTCOME_ERROR else None
-        record = TrialRecord(
+        return TrialRecord(
             test.id,
             index,
             outcome,
@@ -166,7 +180,6 @@ class _Runner:
             failed,
             error,
         )
-        self.results.put((state, record))
 
     # --- scheduling (main thread) ------------------------------------------------------------
 
