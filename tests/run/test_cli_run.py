@@ -294,3 +294,13 @@ def test_refused_endpoint_gives_error_trials_and_the_first_error(
     assert code == 1
     assert "first error, trial 0: AgentError: cannot reach endpoint" in out
     assert "Connection refused" in out
+
+
+def test_out_that_is_a_file_is_one_line_exit_2(
+    suite: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _run(
+        capsys, str(suite), "--agent", "assay_test_agents:echo", "--out", str(suite)
+    )
+    assert code == 2 and err.count("\n") == 1
+    assert "cannot write a trace set there" in err

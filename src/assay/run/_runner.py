@@ -23,7 +23,7 @@ from typing import Any, cast
 from opentelemetry.sdk.trace import ReadableSpan
 
 from assay import conventions as c
-from assay.errors import ConfigError
+from assay.errors import ConfigError, InputError
 from assay.instrument import configure, trial
 from assay.run._agents import Agent, AgentError
 from assay.run._budget import Budget, Spending
@@ -189,7 +189,12 @@ class _Runner:
 
     def run(self) -> RunResult:
         spending = Spending(time.monotonic())
-        configured = configure(self.options.out)
+        try:
+            configured = configure(self.options.out)
+        except OSError as exc:
+            raise InputError(
+                f"--out {self.options.out}: cannot write a trace set there: {exc.strerror or exc}"
+            ) from None
         configured.provider.add_span_processor(self.collector)
         if self.progress is not None:
             self.progress.start([s.test for s in self.states], [s.max_runs for s in self.states])
