@@ -97,7 +97,7 @@ def load_callable(spec: str) -> CallableAgent:
         sys.path.insert(0, cwd)
     try:
         module = importlib.import_module(module_name)
-    except Exception as exc:  # the user's module may raise anything while importing
+    except (Exception, SystemExit) as exc:  # the user's module may raise anything on import
         raise ConfigError(
             f"cannot import agent module {module_name!r}: {type(exc).__name__}: {exc}"
         ) from None
