@@ -59,6 +59,10 @@ def test_adaptive_stops_a_clear_pass_early_and_records_traces(tmp_path: Path) ->
     analysis = assay.analyze(tmp_path / "traces")
     row = analysis.tests.row(0, named=True)
     assert row["n"] == 26 and row["passed"] == 26
+    # the agent's own tool spans landed inside each trial, and the checks on the trial span
+    assert set(map(tuple, analysis.trials["tool_sequence"].to_list())) == {("search", "book")}
+    assert analysis.trials["suite"].unique().to_list() == ["suite"]
+    assert {len(checks) for checks in analysis.trials["checks"].to_list()} == {5}
     assert result.to_analysis().tests[0].verdict is Verdict.PASS
 
 
