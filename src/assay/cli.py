@@ -208,6 +208,9 @@ def run_command(
     beta: Annotated[
         float, typer.Option("--beta", help="P(FAIL) bound at threshold + delta.")
     ] = 0.2,
+    errors: Annotated[
+        str, typer.Option("--errors", help="Error trials: count (as failures) or exclude.")
+    ] = "count",
     max_trials: Annotated[
         int | None, typer.Option("--max-trials", help="Budget: trials in the whole run.")
     ] = None,
@@ -265,6 +268,7 @@ def run_command(
             delta=delta,
             alpha=alpha,
             beta=beta,
+            errors=errors,
             concurrency=concurrency,
             timeout=timeout,
             out=str(out),

@@ -313,3 +313,19 @@ def test_an_agent_calling_sys_exit_is_an_error_trial_not_a_hang(tmp_path: Path) 
     result = _run(suite, tmp_path, "assay_test_agents:exits", adaptive=False, timeout=10)
     assert [r.outcome for r in result.trials] == ["error"] * 3
     assert "agent raised SystemExit: 3" in (result.trials[0].error or "")
+
+
+def test_errors_exclude_leaves_error_trials_out_of_the_pass_rate(tmp_path: Path) -> None:
+    body = """
+tests:
+  - {name: flaky-infra, input: {}, variance: {runs: 6}}
+"""
+    suite = _suite(tmp_path, body)
+    counted = _run(suite, tmp_path, "assay_test_agents:raises", errors="count")
+    assert counted.tests[0].verdict is Verdict.FAIL
+    excluded = _run(suite, tmp_path, "assay_test_agents:raises", errors="exclude")
+    (test,) = excluded.tests
+    assert test.n == 0 and test.errors == 6 and test.verdict is Verdict.INCONCLUSIVE
+    assert excluded.to_analysis().options["errors"] == "exclude"
+    with pytest.raises(assay.errors.ConfigError, match="--errors"):
+        RunOptions(errors="ignore")

@@ -28,6 +28,8 @@ class RunOptions:
     """P(PASS) bound at the threshold; default ``1 - variance.confidence_level``."""
     beta: float = 0.2
     """P(FAIL) bound at ``threshold + delta``."""
+    errors: str = "count"
+    """``count`` error trials as failures, or ``exclude`` them from the pass rate."""
     concurrency: int = 4
     """Trials running at once."""
     timeout: float | None = 300.0
@@ -58,6 +60,8 @@ class RunOptions:
             raise ConfigError(
                 f"--sequential must be sprt or confidence-sequence (got {self.method!r})"
             )
+        if self.errors not in ("count", "exclude"):
+            raise ConfigError(f"--errors must be count or exclude (got {self.errors!r})")
         if self.budget.max_cost is not None and self.prices is None:
             raise ConfigError("--max-cost needs a price table (--prices FILE)")
 

@@ -56,7 +56,7 @@ class TestResult:
     verdict: Verdict
     """PASS, FAIL or INCONCLUSIVE."""
     n: int
-    """Trials finished."""
+    """Trials counted (error trials are left out under ``errors="exclude"``)."""
     passed: int
     """Passing trials."""
     errors: int
@@ -116,6 +116,8 @@ class RunResult:
     """True if stopped by Ctrl-C."""
     warnings: tuple[str, ...]
     """Things the user should know (e.g. models without a price)."""
+    errors_policy: str = "count"
+    """``count`` or ``exclude``: how error trials entered the pass rates."""
 
     def exit_code(self, inconclusive_ok: bool = False) -> int:
         """0 all passed, 1 any FAIL, 3 any INCONCLUSIVE and no FAIL (0 if ``inconclusive_ok``)."""
@@ -172,7 +174,7 @@ class RunResult:
                 "threshold": self.tests[0].threshold if self.tests else None,
                 "confidence": confidence,
                 "ci_method": "wilson",
-                "errors": "count",
+                "errors": self.errors_policy,
                 "run_id": self.run_id,
             },
             notes=tuple(self.warnings),

@@ -68,6 +68,7 @@ class _Runner:
                     threshold,
                     test.variance.confidence_level,
                     build_sequential(test, options),
+                    exclude_errors=options.errors == "exclude",
                 )
             )
         self.results: queue.Queue[tuple[TestState, TrialRecord]] = queue.Queue()
@@ -264,6 +265,7 @@ class _Runner:
             stop_reason=stop_reason,
             interrupted=interrupted,
             warnings=tuple(self.warnings),
+            errors_policy=self.options.errors,
         )
 
     def _time_out(self, spending: Spending) -> str | None:
@@ -276,7 +278,7 @@ class _Runner:
 
     def _result(self, state: TestState, stop_reason: str | None) -> TestResult:
         test = state.test
-        n = len(state.records)
+        n = state.counted
         interval = wilson_interval(state.passed, n, state.confidence) if n else None
         method = state.seq.name if state.seq is not None else "fixed"
         if state.seq is not None and state.decision in (
@@ -285,15 +287,24 @@ class _Runner:
         ):
             verdict = Verdict(state.decision.value)
             reason = f"{method} settled after {state.decided_at} of {state.max_runs} trials"
-        elif state.seq is not None and state.decision is SequentialDecision.INCONCLUSIVE:
+        elif state.seq is not None and (
+            state.decision is SequentialDecision.INCONCLUSIVE
+            or len(state.records) >= state.max_runs
+        ):
             verdict = Verdict.INCONCLUSIVE
             reason = f"{method} not settled within the maximum of {state.max_runs} trials"
-        elif state.seq is None and n >= state.max_runs and interval is not None:
+        elif state.seq is None and len(state.records) >= state.max_runs and interval is not None:
             verdict = threshold_verdict(interval, state.threshold).verdict
             reason = f"fixed run of {n} trials, Wilson interval vs threshold"
+        elif len(state.records) >= state.max_runs:
+            verdict = Verdict.INCONCLUSIVE
+            reason = "no trials left to judge: every trial was an error and errors are excluded"
         else:
             verdict = Verdict.INCONCLUSIVE
-            reason = f"stopped after {n} of {state.max_runs} trials: {stop_reason or 'no trials'}"
+            done = len(state.records)
+            reason = (
+                f"stopped after {done} of {state.max_runs} trials: {stop_reason or 'no trials'}"
+            )
         scores = [statistics.fmean(r.scores) for r in state.records if r.scores]
         mean_score = statistics.fmean(scores) if scores else None
         variance = test.variance

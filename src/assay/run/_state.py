@@ -68,6 +68,12 @@ class TestState:
     decision: SequentialDecision | None = None
     decided_at: int | None = None
     last: SequentialState | None = None
+    exclude_errors: bool = False
+
+    @property
+    def counted(self) -> int:
+        """Trials that count towards the pass rate (error trials drop out when excluded)."""
+        return len(self.records) - (self.errors if self.exclude_errors else 0)
 
     def wants_more(self) -> bool:
         return self.decision is None and self.launched < self.max_runs
@@ -80,8 +86,10 @@ class TestState:
             self.records.append(r)
             self.passed += r.passed
             self.errors += r.outcome == c.OUTCOME_ERROR
+            if self.exclude_errors and r.outcome == c.OUTCOME_ERROR:
+                continue
             if self.seq is not None and self.decision is None:
-                self.last = self.seq.state(self.passed, len(self.records))
+                self.last = self.seq.state(self.passed, self.counted)
                 if self.last.decision is not SequentialDecision.CONTINUE:
                     self.decision = self.last.decision
                     self.decided_at = len(self.records)
@@ -92,8 +100,8 @@ class TestState:
         n = len(self.records)
         if self.last is not None:
             low, high = self.last.low, self.last.high
-        elif n:
-            interval = wilson_interval(self.passed, n, self.confidence)
+        elif self.counted:
+            interval = wilson_interval(self.passed, self.counted, self.confidence)
             low, high = interval.low, interval.high
         else:
             low, high = 0.0, 1.0
