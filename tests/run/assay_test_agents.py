@@ -109,7 +109,16 @@ def command_main() -> None:
         print("went wrong", file=sys.stderr)
         raise SystemExit(1)
     elif mode == "tools":
-        print(json.dumps({"answer": data["answer"], "tool_calls": ["search", {"name": "book"}]}))
+        print(
+            json.dumps(
+                {
+                    "answer": data["answer"],
+                    "tool_calls": ["search", {"name": "book"}],
+                    "usage": {"input_tokens": 10, "output_tokens": 5, "model": "m"},
+                    "scores": {"quality": data.get("quality", 90)},
+                }
+            )
+        )
     else:
         print(json.dumps({"answer": data.get("answer", "ok")}))
 

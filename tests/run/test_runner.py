@@ -204,6 +204,10 @@ tests:
     opts = RunOptions(out=str(tmp_path / "t"), adaptive=False)
     result = run_suite(suite, load_agent(command=f"{command_agent} tools"), opts)
     assert [r.outcome for r in result.trials] == ["pass", "pass"]
+    assert [(r.input_tokens, r.output_tokens, r.scores) for r in result.trials] == [
+        (10, 5, (90.0,))
+    ] * 2
+    assert result.tests[0].mean_score == 90.0
 
 
 @pytest.mark.parametrize(
@@ -329,3 +333,29 @@ tests:
     assert excluded.to_analysis().options["errors"] == "exclude"
     with pytest.raises(assay.errors.ConfigError, match="--errors"):
         RunOptions(errors="ignore")
+
+
+@pytest.mark.slow
+def test_scores_reported_by_a_remote_agent_meet_min_score_and_min_mean_score(
+    tmp_path: Path, command_agent: str
+) -> None:
+    body = """
+tests:
+  - name: low-trial-score
+    input: {answer: a, quality: 50}
+    thresholds: {min_score: 70}
+    variance: {runs: 2}
+  - name: low-mean
+    input: {answer: a, quality: 60}
+    variance: {runs: 2, pass_rate: 0.0, min_mean_score: 70}
+  - name: fine
+    input: {answer: a, quality: 95}
+    thresholds: {min_score: 70}
+    variance: {runs: 2, pass_rate: 0.0, min_mean_score: 70, max_std_dev: 5}
+"""
+    opts = RunOptions(out=str(tmp_path / "t"), adaptive=False)
+    result = run_suite(_suite(tmp_path, body), load_agent(command=f"{command_agent} tools"), opts)
+    low, mean, fine = result.tests
+    assert low.passed == 0  # every trial scored below min_score
+    assert mean.verdict is Verdict.FAIL and "mean score 60.0 < min_mean_score 70" in mean.reason
+    assert fine.verdict is Verdict.PASS and fine.mean_score == 95.0

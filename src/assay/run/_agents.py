@@ -119,8 +119,9 @@ def _tool_calls_and_usage(output: Any) -> None:
     """Record tool calls and token usage a remote agent reports in its output, as spans.
 
     A remote agent's own spans do not pass through this process, so its output may declare
-    ``"tool_calls": ["search", {"name": "lookup"}]`` and ``"usage": {"input_tokens": ...,
-    "output_tokens": ..., "model": ...}``; they are recorded as OTel GenAI spans in the trial.
+    ``"tool_calls": ["search", {"name": "lookup"}]``, ``"usage": {"input_tokens": ...,
+    "output_tokens": ..., "model": ...}`` and ``"scores": {"quality": 87}``; they are recorded
+    as OTel GenAI spans and ``assay.score`` events in the trial.
     """
     if not isinstance(output, dict):
         return
@@ -133,6 +134,13 @@ def _tool_calls_and_usage(output: Any) -> None:
             if isinstance(name, str) and name:
                 with tool(name):
                     pass
+    scores = output.get("scores")
+    if isinstance(scores, dict):
+        from assay.instrument import current_trial
+
+        for name, value in scores.items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                current_trial().score(str(name), float(value))
     usage = output.get("usage")
     if isinstance(usage, dict):
         model = usage.get("model")
