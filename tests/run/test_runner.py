@@ -31,9 +31,9 @@ def _suite(tmp_path: Path, body: str) -> Suite:
     return load_suite(path)
 
 
-def _run(suite: Suite, tmp_path: Path, agent: str | None = None, **kwargs: Any) -> RunResult:
+def _run(suite: Suite, tmp_path: Path, agent: str, **kwargs: Any) -> RunResult:
     opts = RunOptions(out=str(tmp_path / "traces"), **kwargs)
-    return run_suite(suite, load_agent(agent=agent) if agent else kwargs["_agent"], opts)
+    return run_suite(suite, load_agent(agent=agent), opts)
 
 
 ONE = """
