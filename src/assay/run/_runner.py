@@ -8,15 +8,17 @@ trial-index order (not completion order), so fast failures cannot bias the decis
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import hashlib
 import math
 import queue
+import signal
 import statistics
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -42,6 +44,19 @@ def _trial_seed(seed: int | None, test_id: str, index: int) -> int | None:
         return None
     digest = hashlib.sha256(f"{seed}:{test_id}:{index}".encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+@contextlib.contextmanager
+def _no_interrupts(active: bool) -> Iterator[None]:
+    """After a first Ctrl-C, ignore a second one while the finished trials are written."""
+    if not active or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class _Runner:
@@ -241,14 +256,16 @@ class _Runner:
             interrupted = True
             stop_reason = f"interrupted (Ctrl-C) with {in_flight} trial(s) in flight"
         finally:
-            if self.progress is not None:
-                for s in self.states:
-                    if s.decision is None:
-                        self.progress.update(s.status(stopped="stopped" if stop_reason else None))
-                self.progress.stop()
-            self.collector.shutdown()
-            configured.flush()
-            configured.shutdown()
+            with _no_interrupts(interrupted):
+                if self.progress is not None:
+                    for s in self.states:
+                        if s.decision is None:
+                            stopped = "stopped" if stop_reason else None
+                            self.progress.update(s.status(stopped=stopped))
+                    self.progress.stop()
+                self.collector.shutdown()
+                configured.flush()
+                configured.shutdown()
         if self._unpriced:
             names = ", ".join(sorted(self._unpriced))
             self.warnings.append(f"no price for model(s) {names}: their cost counts as 0")
