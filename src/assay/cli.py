@@ -227,6 +227,9 @@ def run_command(
     agent_version: Annotated[
         str | None, typer.Option("--agent-version", help="assay.agent.version of the trials.")
     ] = None,
+    run_id: Annotated[
+        str | None, typer.Option("--run-id", help="assay.run.id (default ASSAY_RUN_ID, random).")
+    ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the plan (trials, cost) and run nothing.")
     ] = False,
@@ -276,6 +279,7 @@ def run_command(
             budget=r.Budget(max_trials, max_tokens, max_cost, max_time),
             prices=price_table,
             agent_version=agent_version,
+            run_id=run_id,
         )
         rows = r.plan(tests, options)  # validates the sequential design of every test
         the_agent = r.load_agent(agent=agent, command=command, url=url)

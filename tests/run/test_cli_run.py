@@ -249,6 +249,8 @@ def test_format_json_is_the_analysis_document(
         "--format",
         "json",
         "--quiet",
+        "--run-id",
+        "ci-42",
     )
     assert code == 1
     document = json.loads(out)
@@ -256,6 +258,7 @@ def test_format_json_is_the_analysis_document(
     tests = {t["test_id"]: t for t in document["tests"]}
     assert tests["good"]["verdict"] == "PASS" and tests["good"]["decided_at"] == 26
     assert tests["bad"]["verdict"] == "FAIL" and tests["bad"]["method"] == "sprt"
+    assert document["options"]["run_id"] == "ci-42"
     assert "adaptive stopping saved" in err
 
 

@@ -43,9 +43,9 @@ class RunOptions:
     prices: PriceTable | None = None
     """Model prices, for ``max_cost`` and ``thresholds.max_cost``."""
     run_id: str | None = None
-    """``assay.run.id``; random by default."""
+    """``assay.run.id``; default ``ASSAY_RUN_ID``, else random."""
     agent_version: str | None = None
-    """``assay.agent.version``."""
+    """``assay.agent.version``; default ``ASSAY_AGENT_VERSION``."""
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:

@@ -12,6 +12,7 @@ import contextlib
 import contextvars
 import hashlib
 import math
+import os
 import queue
 import signal
 import statistics
@@ -72,7 +73,7 @@ class _Runner:
         self.agent = agent
         self.options = options
         self.progress = progress
-        self.run_id = options.run_id or uuid.uuid4().hex[:16]
+        self.run_id = options.run_id or os.environ.get("ASSAY_RUN_ID") or uuid.uuid4().hex[:16]
         self.states: list[TestState] = []
         for test in tests:
             runs, threshold, _ = test_plan(test, options)
