@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -46,11 +47,17 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 def test_run_prints_the_verdict_table_and_exits_1_on_a_fail(
     suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = _run(
+    code, out, err = _run(
         capsys, str(suite), "--agent", "assay_test_agents:echo", "--out", str(tmp_path / "t")
     )
     assert code == 1
     assert "assay verdicts" in out and "PASS" in out and "FAIL" in out
+    # the progress display (stderr): trials done, passes, interval, decision per test
+    good = re.search(r"good .* (\d+)/40 (\d+) pass, 0 fail .* PASS", err)
+    assert good is not None and good[1] == good[2], err
+    # settled at 26; trials in flight then (at most --concurrency 4) still finish
+    assert 26 <= int(good[1]) <= 26 + 4
+    assert re.search(r"bad .* 0 pass, [3-7] fail .* FAIL", err), err
     assert "adaptive stopping saved" in out
     assert "good: sprt settled after 26 of 40 trials" in out
 

@@ -85,6 +85,7 @@ class _Runner:
                     test.variance.confidence_level,
                     build_sequential(test, options),
                     exclude_errors=options.errors == "exclude",
+                    window=options.concurrency,
                 )
             )
         self.results: queue.Queue[tuple[TestState, TrialRecord]] = queue.Queue()

@@ -69,6 +69,8 @@ class TestState:
     decided_at: int | None = None
     last: SequentialState | None = None
     exclude_errors: bool = False
+    window: int = 1_000_000
+    """At most this many trials started but not yet fed (bounds the overshoot after a stop)."""
 
     @property
     def counted(self) -> int:
@@ -76,7 +78,13 @@ class TestState:
         return len(self.records) - (self.errors if self.exclude_errors else 0)
 
     def wants_more(self) -> bool:
-        return self.decision is None and self.launched < self.max_runs
+        # Results are fed in index order, so a slow early trial holds back later ones; without
+        # the window, fast trials could run far past the point where the test settles.
+        return (
+            self.decision is None
+            and self.launched < self.max_runs
+            and self.launched - len(self.records) < self.window
+        )
 
     def feed(self, record: TrialRecord) -> None:
         """Take a finished trial; advance the sequential test over the in-order prefix."""
