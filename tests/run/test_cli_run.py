@@ -314,3 +314,21 @@ def test_out_that_is_a_file_is_one_line_exit_2(
     )
     assert code == 2 and err.count("\n") == 1
     assert "cannot write a trace set there" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--fixed"], ["fixed", "maximum trials: 80"]),
+        (["--sequential", "confidence-sequence"], ["confidence-sequence", "expected trials"]),
+        (["--pass-rate", "1.0"], ["fixed"]),
+        (["--max-trials", "10"], ["capped at 10 by --max-trials"]),
+    ],
+)
+def test_dry_run_variants(
+    suite: Path, capsys: pytest.CaptureFixture[str], args: list[str], expected: list[str]
+) -> None:
+    code, out, _ = _run(capsys, str(suite), "--agent", "assay_test_agents:echo", "--dry-run", *args)
+    assert code == 0
+    for fragment in expected:
+        assert fragment in out, out
