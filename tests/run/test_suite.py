@@ -20,6 +20,10 @@ def test_example_suite_loads_with_defaults_merged() -> None:
     assert research.variance.runs == 60 and research.variance.pass_rate == 0.8
     assert research.tags == ("support", "research")
     assert research.expected.output.contains == ("resolved",)
+    greeting = by_id["greeting"]  # its own output.json_schema merges with the defaults' output
+    assert greeting.expected.output.contains == ("resolved",)
+    assert greeting.expected.output.not_contains == ("could not",)
+    assert greeting.expected.output.json_schema is not None
     assert research.expected.tools == ("search_kb", "summarise")
     assert suite.select(difficulty="hard") == (research,)
     assert {t.id for t in suite.select(tags=["research"])} == {"multi-step-research"}

@@ -163,20 +163,28 @@ def _rate(value: object, w: _Where, path: str) -> float:
     return x
 
 
-def _parse_output(value: object, w: _Where) -> OutputExpectation:
+def _parse_output(value: object, w: _Where, base: OutputExpectation) -> OutputExpectation:
+    """The output checks; each key given replaces the same key of ``base`` (the defaults)."""
     m = _mapping(value, w, "expected.output")
     w = w.at(m)
     _known(m, _OUTPUT_KEYS, set(), w, "expected.output")
-    regex = _strings(m["regex"], w, "expected.output.regex") if "regex" in m else ()
-    for pattern in regex:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            message = f"bad regular expression {pattern!r}: {exc}"
-            raise w.error("expected.output.regex", message) from None
-    schema = m.get("json_schema")
-    if schema is not None:
-        schema = _mapping(schema, w, "expected.output.json_schema")
+    out = base
+    if m.get("contains") is not None:
+        out = replace(out, contains=_strings(m["contains"], w, "expected.output.contains"))
+    if m.get("not_contains") is not None:
+        forbidden = _strings(m["not_contains"], w, "expected.output.not_contains")
+        out = replace(out, not_contains=forbidden)
+    if m.get("regex") is not None:
+        regex = _strings(m["regex"], w, "expected.output.regex")
+        for pattern in regex:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                message = f"bad regular expression {pattern!r}: {exc}"
+                raise w.error("expected.output.regex", message) from None
+        out = replace(out, regex=regex)
+    if m.get("json_schema") is not None:
+        schema = _mapping(m["json_schema"], w, "expected.output.json_schema")
         from jsonschema import exceptions, validators
 
         try:
@@ -184,14 +192,8 @@ def _parse_output(value: object, w: _Where) -> OutputExpectation:
         except exceptions.SchemaError as exc:
             message = f"not a valid JSON Schema: {exc.message}"
             raise w.error("expected.output.json_schema", message) from None
-    return OutputExpectation(
-        contains=_strings(m["contains"], w, "expected.output.contains") if "contains" in m else (),
-        not_contains=_strings(m["not_contains"], w, "expected.output.not_contains")
-        if "not_contains" in m
-        else (),
-        regex=regex,
-        json_schema=schema,
-    )
+        out = replace(out, json_schema=schema)
+    return out
 
 
 def _parse_expected(value: object, w: _Where, base: Expected) -> Expected:
@@ -209,7 +211,7 @@ def _parse_expected(value: object, w: _Where, base: Expected) -> Expected:
         forbidden = _strings(m["forbidden_tools"], w, "expected.forbidden_tools")
         out = replace(out, forbidden_tools=forbidden)
     if m.get("output") is not None:
-        out = replace(out, output=_parse_output(m["output"], w))
+        out = replace(out, output=_parse_output(m["output"], w, out.output))
     overlap = set(out.tools) & set(out.forbidden_tools)
     if overlap:
         raise w.error("expected.forbidden_tools", f"also required: {', '.join(sorted(overlap))}")
