@@ -56,19 +56,33 @@ class TestState:
     __test__ = False
 
     test: TestCase
+    """The test case."""
     max_runs: int
+    """The most trials."""
     threshold: float
+    """Required pass rate."""
     confidence: float
+    """Confidence of the Wilson interval."""
     seq: SequentialTest | None
+    """The sequential test (None for a fixed run)."""
     launched: int = 0
+    """Trials started."""
     pending: dict[int, TrialRecord] = field(default_factory=dict)
+    """Finished trials waiting for an earlier index to finish."""
     records: list[TrialRecord] = field(default_factory=list)
+    """Finished trials fed so far, in index order."""
     passed: int = 0
+    """Passing trials among ``records``."""
     errors: int = 0
+    """Error trials among ``records``."""
     decision: SequentialDecision | None = None
+    """Set once the test is settled (or, for a fixed run, complete)."""
     decided_at: int | None = None
+    """Trials fed when the sequential test settled."""
     last: SequentialState | None = None
+    """The sequential test's latest state."""
     exclude_errors: bool = False
+    """Leave error trials out of the pass rate."""
     window: int = 1_000_000
     """At most this many trials started but not yet fed (bounds the overshoot after a stop)."""
 
@@ -78,6 +92,7 @@ class TestState:
         return len(self.records) - (self.errors if self.exclude_errors else 0)
 
     def wants_more(self) -> bool:
+        """True if another trial of this test may start now."""
         # Results are fed in index order, so a slow early trial holds back later ones; without
         # the window, fast trials could run far past the point where the test settles.
         return (
@@ -105,6 +120,7 @@ class TestState:
                 self.decision = SequentialDecision.INCONCLUSIVE  # "done": fixed run finished
 
     def status(self, stopped: str | None = None) -> TestStatus:
+        """The test's progress for display; ``stopped`` labels an unsettled test."""
         n = len(self.records)
         if self.last is not None:
             low, high = self.last.low, self.last.high
