@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
 import socket
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import assay
 from assay.run import (
@@ -359,3 +362,27 @@ tests:
     assert low.passed == 0  # every trial scored below min_score
     assert mean.verdict is Verdict.FAIL and "mean score 60.0 < min_mean_score 70" in mean.reason
     assert fine.verdict is Verdict.PASS and fine.mean_score == 95.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.booleans(), min_size=1, max_size=40), st.randoms(use_true_random=False))
+def test_completion_order_never_changes_the_decision(
+    outcomes: list[bool], rng: random.Random
+) -> None:
+    from assay.run._options import build_sequential
+    from assay.run._results import TrialRecord
+    from assay.run._state import TestState
+
+    test = load_suite_text("tests:\n  - {name: t, input: 1, variance: {runs: 40}}\n")
+
+    def decide(order: list[int]) -> tuple[object, object, int]:
+        state = TestState(test, 40, 0.8, 0.95, build_sequential(test, RunOptions()))
+        for i in order:
+            outcome = "pass" if outcomes[i] else "fail"
+            state.feed(TrialRecord("t", i, outcome, 0.0, 0, 0, 0, 0.0, (), (), None))
+        return state.decision, state.decided_at, state.passed
+
+    in_order = list(range(len(outcomes)))
+    shuffled = in_order[:]
+    rng.shuffle(shuffled)
+    assert decide(shuffled) == decide(in_order)
