@@ -149,6 +149,8 @@ def render_plan(
     high = sum(max(r.expected_at_p0, r.expected_at_p1) for r in rows)
     budget = options.budget.max_trials
     capped = f" (capped at {budget} by --max-trials)" if budget is not None else ""
+    if budget is not None:
+        low, high = min(low, budget), min(high, budget)
     console.print(f"maximum trials: {total_max}{capped}")
     if any(r.method != "fixed" for r in rows):
         console.print(
@@ -158,9 +160,15 @@ def render_plan(
         )
     per_trial = prices.trial_cost_estimate() if prices is not None else None
     if per_trial is not None:
+        most = per_trial * (total_max if budget is None else min(total_max, budget))
+        if options.budget.max_cost is not None:
+            most = min(most, options.budget.max_cost)
+        if per_trial > 0:
+            low, high = min(low, most / per_trial), min(high, most / per_trial)
         console.print(
             f"cost estimate: ${per_trial * low:.2f} - ${per_trial * high:.2f} expected, "
-            f"${per_trial * total_max:.2f} at most (${per_trial:.4f} per trial)"
+            f"${most:.2f} at most (${per_trial:.4f} per trial, plus trials in flight when a "
+            "budget runs out)"
         )
     elif prices is not None:
         console.print("cost estimate: add `trial_tokens:` to the price table for one")
