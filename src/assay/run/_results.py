@@ -81,6 +81,10 @@ class TestResult:
     """USD spent by the test's trials."""
     first_error: str | None = None
     """``trial <index>: <message>`` of the first ``error`` trial, if any."""
+    anytime_interval: tuple[float, float] | None = None
+    """Anytime-valid bounds on the pass rate when adaptive (lower at level alpha, upper at
+    beta): unlike the Wilson interval, valid although the number of trials was chosen by
+    looking at the results."""
 
     @property
     def pass_rate(self) -> float | None:
@@ -164,6 +168,11 @@ class RunResult:
                         "decided_at": t.decided_at,
                         "mean_score": statistics.fmean(scores) if scores else None,
                         "cost_usd": t.cost,
+                        "anytime_ci": (
+                            {"low": t.anytime_interval[0], "high": t.anytime_interval[1]}
+                            if t.anytime_interval
+                            else None
+                        ),
                     },
                 )
             )

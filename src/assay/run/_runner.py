@@ -357,6 +357,7 @@ class _Runner:
             first_error=next(
                 (f"trial {r.index}: {r.error}" for r in state.records if r.error), None
             ),
+            anytime_interval=(state.last.low, state.last.high) if state.last else None,
         )
 
 
