@@ -125,10 +125,11 @@ def _one_trial(item: pytest.Function, index: int, run_id: str) -> tuple[str, str
         ) as t:
             try:
                 function(**arguments)
-            except AssertionError as exc:
+            except (AssertionError, pytest.fail.Exception) as exc:
+                # An assertion (or pytest.fail) inside the test is a failed trial, not an error.
                 t.span.record_exception(exc)
                 t.failed()
-                outcome, message = "fail", f"AssertionError: {exc}".rstrip(": ")
+                outcome, message = "fail", f"{type(exc).__name__}: {exc}".rstrip(": ")
             else:
                 # Checks recorded with assay.instrument.check() can fail a trial too.
                 if getattr(t, "_failed_checks", None) or getattr(t, "_low_scores", None):

@@ -42,6 +42,11 @@ def test_flaky_but_inconclusive_ok():
 
 
 @pytest.mark.assay(runs=10)
+def test_pytest_fail_is_a_failed_trial():
+    pytest.fail("not good enough")
+
+
+@pytest.mark.assay(runs=10)
 def test_errors(tmp_path):
     raise RuntimeError("dependency down")
 
@@ -87,6 +92,8 @@ def test_marked_tests_become_verdicts(tmp_path: Path) -> None:
     assert "assay FAIL: 0/3 trials passed (3 errors)" in text
     assert "RuntimeError: dependency down" in text
     assert "FAILED test_agentic.py::test_misspelt_marker" in text
+    assert "assay FAIL: 0/3 trials passed (0 errors)" in text
+    assert "Failed: not good enough" in text
     assert "unknown argument 'treshold'" in text
     analysis = assay.analyze(out)
     rows = {r["test_id"]: r for r in analysis.tests.iter_rows(named=True)}
