@@ -133,3 +133,19 @@ def test_stats_does_not_load_polars() -> None:
     code = "import sys, assay.stats; print('polars' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_adaptive_benchmark_runs() -> None:
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_adaptive.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--reps", "300"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert "fixed-N exact binomial test: n = 82, PASS iff >= 72 pass" in done.stdout
+    assert " NO " not in done.stdout
+    assert "sprt, max 82" in done.stdout and "(target >= 40%)" in done.stdout
