@@ -10,6 +10,8 @@ takes about log2(d) joins.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import polars as pl
 
 from assay.analysis import _columns as tc
@@ -18,6 +20,30 @@ from assay.store import promoted_column
 
 _IS_TRIAL = pl.col(promoted_column(TEST_ID)).is_not_null()
 _MAX_ROUNDS = 64  # 2**64 levels: far beyond any real trace; also stops on a parent cycle
+
+
+@dataclass(frozen=True, slots=True)
+class TraceShapes:
+    """How the traces that hold trials are shaped."""
+
+    simple: pl.DataFrame
+    """``trace_id`` → ``_trial_span_id`` for traces whose single trial is the root."""
+    nested: pl.Series
+    """Trace ids holding several trials, or a trial below a parent span."""
+
+
+def classify_traces(trial_spans: pl.DataFrame) -> TraceShapes:
+    """Split the traces holding trial spans into simple and nested ones."""
+    per_trace = trial_spans.group_by("trace_id").agg(
+        pl.len().alias("_trials"),
+        pl.col("span_id").first().alias(tc.TRIAL_SPAN_ID),
+        pl.col("parent_span_id").first().is_null().alias("_root"),
+    )
+    is_simple = (pl.col("_trials") == 1) & pl.col("_root")
+    return TraceShapes(
+        simple=per_trace.filter(is_simple).select("trace_id", tc.TRIAL_SPAN_ID),
+        nested=per_trace.filter(~is_simple)["trace_id"],
+    )
 
 
 def assign_trials(spans: pl.DataFrame) -> pl.DataFrame:
@@ -31,29 +57,16 @@ def assign_trials(spans: pl.DataFrame) -> pl.DataFrame:
         is broken (a missing parent) belong to the trial only when it is the single root trial
         of their trace.
     """
-    per_trace = (
-        spans.lazy()
-        .filter(_IS_TRIAL)
-        .group_by("trace_id")
-        .agg(
-            pl.len().alias("_trials"),
-            pl.col("span_id").first().alias(tc.TRIAL_SPAN_ID),
-            pl.col("parent_span_id").first().is_null().alias("_root"),
-        )
-        .collect()
-    )
-    simple = per_trace.filter((pl.col("_trials") == 1) & pl.col("_root")).select(
-        "trace_id", tc.TRIAL_SPAN_ID
-    )
-    owned = spans.join(simple, on="trace_id", how="inner")
-    complex_traces = per_trace.filter(~((pl.col("_trials") == 1) & pl.col("_root")))["trace_id"]
-    if complex_traces.len() == 0:
+    shapes = classify_traces(spans.filter(_IS_TRIAL))
+    owned = spans.join(shapes.simple, on="trace_id", how="inner")
+    if shapes.nested.len() == 0:
         return owned
-    nested = spans.filter(pl.col("trace_id").is_in(complex_traces.implode()))
-    return pl.concat([owned, _resolve_nested(nested)], how="vertical_relaxed")
+    nested = spans.filter(pl.col("trace_id").is_in(shapes.nested.implode()))
+    return pl.concat([owned, resolve_nested(nested)], how="vertical_relaxed")
 
 
-def _resolve_nested(spans: pl.DataFrame) -> pl.DataFrame:
+def resolve_nested(spans: pl.DataFrame) -> pl.DataFrame:
+    """Add ``_trial_span_id`` to the spans of nested traces by pointer jumping."""
     links = spans.select(
         "trace_id",
         "span_id",

@@ -8,7 +8,7 @@ from assay import conventions as c
 from assay.analysis import _columns as tc
 from assay.analysis import _conventions as conv
 from assay.analysis._events import explode_events
-from assay.analysis._ownership import assign_trials
+from assay.analysis._ownership import classify_traces, resolve_nested
 from assay.errors import SchemaError
 from assay.store import promoted_column
 
@@ -32,22 +32,55 @@ def trials_from_spans(spans: pl.LazyFrame, *, min_score: float | None = None) ->
     Raises:
         SchemaError: No trial spans, an unknown outcome value, or a non-numeric score.
     """
-    narrow = spans.select(conv.SPAN_COLUMNS).collect()
-    trial_spans = narrow.filter(pl.col(_P(c.TEST_ID)).is_not_null())
+    trial_spans = (
+        spans.filter(pl.col(_P(c.TEST_ID)).is_not_null()).select(conv.SPAN_COLUMNS).collect()
+    )
     if trial_spans.height == 0:
+        total = spans.select(pl.len()).collect().item()
         raise SchemaError(
-            f"no trial spans: no span carries {c.TEST_ID} "
-            f"({narrow.height} span{'s' if narrow.height != 1 else ''} read)"
+            f"no trial spans: none of the {total} spans read carries {c.TEST_ID}"
         )
     _check_outcomes(trial_spans)
-    work = assign_trials(narrow)
-    per_trial = _work_summary(work)
+    shapes = classify_traces(trial_spans)
+    # Fast path: a trace whose one trial is its root belongs wholly to that trial, so the work
+    # is aggregated per trace and only then joined (no join over every span).
+    simple = (
+        _with_work_columns(spans.select(conv.SPAN_COLUMNS))
+        .group_by("trace_id")
+        .agg(_work_aggregations())
+        .join(shapes.simple.lazy(), on="trace_id", how="inner")
+        .collect(engine="streaming")
+    )
+    owners = shapes.simple
+    per_trial = [simple]
+    owner_spans: list[pl.DataFrame] = []
+    if shapes.nested.len():
+        nested = resolve_nested(
+            spans.filter(pl.col("trace_id").is_in(shapes.nested.implode()))
+            .select(conv.SPAN_COLUMNS)
+            .collect()
+        )
+        per_trial.append(
+            _with_work_columns(nested.lazy())
+            .group_by("trace_id", tc.TRIAL_SPAN_ID)
+            .agg(_work_aggregations())
+            .collect()
+        )
+        owner_spans.append(nested.select("trace_id", "span_id", tc.TRIAL_SPAN_ID))
+    work = pl.concat(per_trial, how="diagonal_relaxed").rename({tc.TRIAL_SPAN_ID: "span_id"})
     events = explode_events(
         spans.filter(pl.col("events").list.len() > 0)
         .select("trace_id", "span_id", "events")
         .collect()
     )
-    scored = _scores_and_checks(events, work, trial_spans)
+    located = pl.concat(
+        [
+            events.join(owners, on="trace_id", how="inner"),
+            *(events.join(o, on=["trace_id", "span_id"], how="inner") for o in owner_spans),
+        ],
+        how="diagonal_relaxed",
+    )
+    scored = _scores_and_checks(located, trial_spans)
     trials = (
         trial_spans.select(
             pl.col(_P(c.TEST_ID)).alias(tc.TEST_ID),
@@ -65,7 +98,7 @@ def trials_from_spans(spans: pl.LazyFrame, *, min_score: float | None = None) ->
                 tc.DURATION_S
             ),
         )
-        .join(per_trial, on=["trace_id", "span_id"], how="left")
+        .join(work, on=["trace_id", "span_id"], how="left")
         .join(scored, on=["trace_id", "span_id"], how="left")
     )
     low_score = (
@@ -128,51 +161,46 @@ def _check_outcomes(trial_spans: pl.DataFrame) -> None:
         )
 
 
-def _work_summary(work: pl.DataFrame) -> pl.DataFrame:
-    """Per trial: its tool sequence, LLM calls, tokens, error spans, models."""
-    is_self = pl.col("span_id") == pl.col(tc.TRIAL_SPAN_ID)
-    return (
-        work.lazy()
-        .with_columns(
-            conv.tool_name().alias(tc.TOOL),
-            conv.is_llm_call().alias(tc.IS_LLM),
-            conv.model_name().alias(tc.MODEL),
-            conv.input_tokens().alias(tc.IN_TOK),
-            conv.output_tokens().alias(tc.OUT_TOK),
-        )
-        .group_by("trace_id", tc.TRIAL_SPAN_ID)
-        .agg(
-            pl.col(tc.TOOL).sort_by("start_time_unix_nano").drop_nulls().alias(tc.TOOL_SEQUENCE),
-            pl.col(tc.TOOL).is_not_null().sum().cast(pl.Int64).alias(tc.TOOL_CALLS),
-            pl.col(tc.IS_LLM).sum().cast(pl.Int64).alias(tc.LLM_CALLS),
-            pl.col(tc.IN_TOK).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64).alias(tc.INPUT_TOKENS),
-            pl.col(tc.OUT_TOK)
-            .filter(pl.col(tc.IS_LLM))
-            .sum()
-            .cast(pl.Int64)
-            .alias(tc.OUTPUT_TOKENS),
-            ((pl.col("status_code") == "ERROR") & ~is_self)
-            .sum()
-            .cast(pl.Int64)
-            .alias(tc.ERROR_SPANS),
-            pl.len().cast(pl.Int64).alias(tc.SPAN_COUNT),
-            pl.col(tc.MODEL)
-            .filter(pl.col(tc.IS_LLM))
-            .drop_nulls()
-            .unique(maintain_order=True)
-            .alias(tc.MODELS),
-        )
-        .rename({tc.TRIAL_SPAN_ID: "span_id"})
-        .collect()
+def _with_work_columns(spans: pl.LazyFrame) -> pl.LazyFrame:
+    """Add what each span is: the tool it calls, whether it is an LLM call, usage, model."""
+    return spans.with_columns(
+        conv.tool_name().alias(tc.TOOL),
+        conv.is_llm_call().alias(tc.IS_LLM),
+        conv.model_name().alias(tc.MODEL),
+        conv.input_tokens().alias(tc.IN_TOK),
+        conv.output_tokens().alias(tc.OUT_TOK),
     )
 
 
-def _scores_and_checks(
-    events: pl.DataFrame, work: pl.DataFrame, trial_spans: pl.DataFrame
-) -> pl.DataFrame:
-    """Per trial: its scores (from any span of the trial) and its checks (trial span only)."""
-    owners = work.select("trace_id", "span_id", tc.TRIAL_SPAN_ID)
-    located = events.join(owners, on=["trace_id", "span_id"], how="inner").sort("time")
+def _work_aggregations() -> list[pl.Expr]:
+    """Per trial: its tool sequence, LLM calls, tokens, error spans, models."""
+    is_tool = pl.col(tc.TOOL).is_not_null()
+    # Only trial spans carry a test id, so this counts ERROR spans other than trial spans.
+    is_work = pl.col(_P(c.TEST_ID)).is_null()
+    return [
+        pl.col(tc.TOOL)
+        .filter(is_tool)
+        .sort_by(pl.col("start_time_unix_nano").filter(is_tool))
+        .alias(tc.TOOL_SEQUENCE),
+        is_tool.sum().cast(pl.Int64).alias(tc.TOOL_CALLS),
+        pl.col(tc.IS_LLM).sum().cast(pl.Int64).alias(tc.LLM_CALLS),
+        pl.col(tc.IN_TOK).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64).alias(tc.INPUT_TOKENS),
+        pl.col(tc.OUT_TOK).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64).alias(tc.OUTPUT_TOKENS),
+        ((pl.col("status_code") == "ERROR") & is_work).sum().cast(pl.Int64).alias(tc.ERROR_SPANS),
+        pl.len().cast(pl.Int64).alias(tc.SPAN_COUNT),
+        pl.col(tc.MODEL)
+        .filter(pl.col(tc.IS_LLM) & pl.col(tc.MODEL).is_not_null())
+        .unique(maintain_order=True)
+        .alias(tc.MODELS),
+    ]
+
+
+def _scores_and_checks(located: pl.DataFrame, trial_spans: pl.DataFrame) -> pl.DataFrame:
+    """Per trial: its scores (from any span of the trial) and its checks (trial span only).
+
+    ``located`` holds score and check events with the ``_trial_span_id`` that owns them.
+    """
+    located = located.sort("time")
     scores = (
         located.filter(pl.col("kind") == "score")
         .group_by("trace_id", tc.TRIAL_SPAN_ID)
