@@ -169,7 +169,9 @@ def _parse_formats(specs: list[str] | None, output: Path | None) -> list[tuple[s
         name, _, path = spec.partition(":")
         name = name.strip().lower()
         if name not in FORMATS:
-            raise ConfigError(f"--format: unknown format {name!r} (one of {', '.join(FORMATS)})")
+            raise ConfigError(
+                f"Invalid value for '--format': {name!r} is not one of {', '.join(FORMATS)}"
+            )
         if _ and not path:
             raise ConfigError(f"--format {spec}: give a file after the colon, or leave it out")
         targets.append((name, Path(path) if path and path != "-" else None))

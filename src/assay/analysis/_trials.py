@@ -37,9 +37,7 @@ def trials_from_spans(spans: pl.LazyFrame, *, min_score: float | None = None) ->
     )
     if trial_spans.height == 0:
         total = spans.select(pl.len()).collect().item()
-        raise SchemaError(
-            f"no trial spans: none of the {total} spans read carries {c.TEST_ID}"
-        )
+        raise SchemaError(f"no trial spans: none of the {total} spans read carries {c.TEST_ID}")
     _check_outcomes(trial_spans)
     shapes = classify_traces(trial_spans)
     # Fast path: a trace whose one trial is its root belongs wholly to that trial, so the work

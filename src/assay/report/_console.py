@@ -138,7 +138,7 @@ def _details(test: Mapping[str, Any], scores: Mapping[str, list[float]]) -> Grou
     summaries = tx.score_summaries(test)
     names = list(summaries) or list(scores)
     for name in names:
-        line = Text(f"{name}: ")
+        line = Text(f"{name}: " if name else "")
         if name in summaries:
             line.append(tx.score_text(summaries[name]))
         spark = sparkline(scores.get(name, []))

@@ -135,7 +135,7 @@ def _figures(test: Mapping[str, Any]) -> str:
         if text:
             items.append(text)
     for name, summary in tx.score_summaries(test).items():
-        items.append(f"score <b>{_e(name)}</b>: {_e(tx.score_text(summary))}")
+        items.append(f"{_e(tx.score_label(name))}: {_e(tx.score_text(summary))}")
     tools = tx.tool_consistency_text(test.get("tool_consistency"))
     if tools:
         items.append(f"tools: {_e(tools)}")
@@ -167,7 +167,7 @@ def _score_charts(test: Mapping[str, Any], trials: Rows, charts: _Charts) -> lis
                 (passing if row.get("passed") else failing).append(float(score["value"]))
     summaries = tx.score_summaries(test)
     return [
-        charts.svg(ch.score_chart(name, p, f, summaries.get(name)), "score")
+        charts.svg(ch.score_chart(name, p, f, summaries.get(name, summaries.get(""))), "score")
         for name, (p, f) in sorted(by_name.items())
     ]
 

@@ -6,8 +6,8 @@ Layout, valid against Jenkins' ``junit-10.xsd`` (the schema the common readers a
       <testsuite name="<test id>" tests="1" failures= errors="0" skipped=>
         <properties> every statistic of the test, flattened: pass_rate, ci.low, ... </properties>
         <testcase classname="assay" name="<test id>">
-          <failure message="FAIL: ..."/> | <skipped message="INCONCLUSIVE: ..."/>
-          <system-out> the figures and reasons in words </system-out>
+          <failure message="FAIL: ...">figures, reasons</failure> | <skipped message=.../>
+          <system-out> (when not failed) the figures and reasons in words </system-out>
         </testcase>
       </testsuite>
     </testsuites>
@@ -67,7 +67,7 @@ def _details(test: Mapping[str, Any]) -> str:
         if text:
             lines.append(text)
     for name, summary in tx.score_summaries(test).items():
-        lines.append(f"score {name}: {tx.score_text(summary)}")
+        lines.append(f"{tx.score_label(name)}: {tx.score_text(summary)}")
     tools = tx.tool_consistency_text(test.get("tool_consistency"))
     if tools:
         lines.append(f"tools: {tools}")
@@ -117,9 +117,10 @@ def render_junit(result: AnalysisResult, *, inconclusive_ok: bool = False) -> st
             ET.SubElement(
                 case, "failure", message=message, type=f"assay.{verdict}"
             ).text = _details(test)
-        elif skipped:
-            ET.SubElement(case, "skipped", message=message)
-        ET.SubElement(case, "system-out").text = _details(test)
+        else:
+            if skipped:
+                ET.SubElement(case, "skipped", message=message)
+            ET.SubElement(case, "system-out").text = _details(test)
     root.set("tests", str(len(document["tests"])))
     root.set("failures", str(total_failures))
     root.set("errors", "0")

@@ -27,7 +27,7 @@ def _score_cell(test: Mapping[str, Any]) -> str:
         mean = tx.num(summary.get("mean"))
         if summary.get("ci_low") is not None and summary.get("ci_high") is not None:
             mean += f" ({tx.num(summary['ci_low'])}–{tx.num(summary['ci_high'])})"
-        parts.append(f"{name} {mean}")
+        parts.append(f"{name} {mean}" if name else mean)
     return "; ".join(parts) or "—"
 
 
@@ -82,7 +82,7 @@ def render_markdown(result: AnalysisResult) -> str:
             f"{_html(test['verdict'])}</summary>"
         )
         lines.append("")
-        lines += [f"- {line}" for line in body]
+        lines += [line if line.startswith("  - ") else f"- {line}" for line in body]
         lines += ["", "</details>", ""]
     for item in document.get("skipped_files") or []:
         lines.append(f"> skipped `{item['path']}`: {item['reason']}")
@@ -98,7 +98,8 @@ def _explanation(test: Mapping[str, Any]) -> list[str]:
         if text:
             lines.append(text)
     for name, summary in tx.score_summaries(test).items():
-        lines.append(f"score `{name}`: {tx.score_text(summary)}")
+        label = f"score `{name}`" if name else "score"
+        lines.append(f"{label}: {tx.score_text(summary)}")
     tools = tx.tool_consistency_text(test.get("tool_consistency"))
     if tools:
         lines.append(f"tools: {tools}")

@@ -66,8 +66,7 @@ def verdict_reason(test: Mapping[str, Any]) -> str:
     threshold = pct(test.get("threshold"))
     ci = test.get("ci") or {}
     if ci.get("low") is None:
-        notes = "; ".join(test.get("notes") or []) or "no trials to judge"
-        reason = f"{verdict}: {notes}"
+        reason = f"{verdict}: no pass rate to judge ({test.get('n', 0)} trials counted)"
     elif verdict == "FAIL":
         reason = (
             f"FAIL: pass rate {rate_text(test)}, {ci_text(test)} lies wholly below the "
@@ -103,14 +102,16 @@ def passk_text(values: Any, symbol: str) -> str | None:
 
 
 def score_summaries(test: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    """The score summaries by score name (``scores: {name: {...}}``, else ``score``)."""
+    """The score summaries by score name (``scores: {name: {...}}``, else ``score``).
+
+    A ``score`` object without a ``name`` is keyed by the empty string.
+    """
     per_name = test.get("scores")
     if isinstance(per_name, Mapping) and per_name:
         return {str(k): v for k, v in per_name.items() if isinstance(v, Mapping)}
     score = test.get("score")
     if isinstance(score, Mapping):
-        name = score.get("name")
-        return {str(name) if name else "score": score}
+        return {str(score.get("name") or ""): score}
     return {}
 
 
@@ -229,3 +230,8 @@ def regression_text(test: Mapping[str, Any]) -> str | None:
     verdict = regression.get("verdict")
     head = f"regression {verdict}" if verdict else "regression"
     return f"{head}: " + ", ".join(parts) if parts else head
+
+
+def score_label(name: str) -> str:
+    """``score quality`` for a named score, ``score`` for the unnamed summary."""
+    return f"score {name}" if name else "score"

@@ -1,0 +1,35 @@
+"""Fixtures of the report tests: the hand-built result of ``sample_result.py``."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from sample_result import build_result
+
+from assay.verdict import AnalysisResult
+
+
+@pytest.fixture()
+def result() -> AnalysisResult:
+    return build_result()
+
+
+@pytest.fixture()
+def empty_result() -> AnalysisResult:
+    """The same tests with every nested figure null (as before the statistics are wired)."""
+    built = build_result()
+    bare = tuple(
+        dataclasses.replace(
+            t,
+            pass_at_k=None,
+            pass_hat_k=None,
+            score=None,
+            tool_consistency=None,
+            flakiness=None,
+            regression=None,
+            extra={},
+        )
+        for t in built.tests
+    )
+    return dataclasses.replace(built, tests=bare)
