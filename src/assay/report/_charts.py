@@ -9,6 +9,7 @@ and no date, so that the same analysis renders the same bytes.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,16 @@ def to_svg(fig: Figure, name: str, salt: str) -> str:
         fig.savefig(buffer, format="svg", metadata={"Date": None})
     svg = buffer.getvalue()
     svg = svg[svg.index("<svg") :]
+    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.DOTALL)
+    # matplotlib numbers ids per figure (figure_1, axes_1, ...): prefix them, and the
+    # references to them, so that several charts can live in one document.
+    ids = set(re.findall(r'\bid="([^"]+)"', svg))
+    svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{salt}-{m.group(1)}"', svg)
+    svg = re.sub(
+        r'(url\(#|href="#)([^)"]+)',
+        lambda m: f"{m.group(1)}{salt}-{m.group(2)}" if m.group(2) in ids else m.group(0),
+        svg,
+    )
     return svg.replace("<svg", f'<svg class="chart" data-chart="{name}" role="img"', 1)
 
 
@@ -74,6 +85,8 @@ def overview_chart(tests: Sequence[Mapping[str, Any]]) -> Figure:
                 fontsize=9,
                 color=colour,
             )
+        else:
+            ax.annotate("no trials counted", (0.01, row), va="center", fontsize=9, color=GREY)
         ax.plot([test["threshold"]] * 2, [row - 0.4, row + 0.4], color="#24292f", linestyle="--")
     ax.set_yticks(range(len(labels)), labels)
     ax.set_ylim(-0.6, len(labels) - 0.4)
@@ -136,7 +149,6 @@ def variants_chart(variants: Sequence[Mapping[str, Any]], labels: Sequence[str])
     ax.set_yticks(list(rows), [f"V{i + 1}" for i in range(len(variants))])
     ax.set_xlim(0, max(counts) * 1.45)
     ax.set_xlabel("trials (colour: pass rate, red 0% → green 100%)")
-    ax.set_title("tool-sequence variants", fontsize=10, loc="left")
     _style(ax)
     return fig
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 from rich.console import Console, Group
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -22,7 +23,7 @@ from assay.report._json import analysis_to_dict
 from assay.verdict import AnalysisResult
 
 VERDICT_STYLE = {"PASS": "bold green", "FAIL": "bold red", "INCONCLUSIVE": "bold yellow"}
-BAR_WIDTH = 24
+BAR_WIDTH = 20
 SPARK = "▁▂▃▄▅▆▇█"
 
 
@@ -97,13 +98,18 @@ def _scores_by_test(
 
 def _verdict_table(tests: Sequence[Mapping[str, Any]], confidence: Any) -> Table:
     level = f"{100 * confidence:g}% CI" if isinstance(confidence, int | float) else "CI"
-    table = Table(title="assay verdicts", title_justify="left", header_style="bold")
-    table.add_column("test", no_wrap=True)
+    table = Table(
+        title="assay verdicts",
+        title_justify="left",
+        header_style="bold",
+        caption="bar: 0–100%, ━ interval, ● observed rate, ┃ threshold",
+        caption_justify="left",
+    )
+    table.add_column("test", overflow="fold", max_width=32)
     table.add_column("verdict", no_wrap=True)
-    table.add_column("passed", justify="right", no_wrap=True)
-    table.add_column("rate", justify="right", no_wrap=True)
+    table.add_column("rate (passed/n)", justify="right", no_wrap=True)
     table.add_column(level, justify="center", no_wrap=True)
-    table.add_column("vs threshold ┃", no_wrap=True)
+    table.add_column("against the threshold", no_wrap=True)
     table.add_column("errors", justify="right", no_wrap=True)
     for test in tests:
         ci = test["ci"]
@@ -112,8 +118,7 @@ def _verdict_table(tests: Sequence[Mapping[str, Any]], confidence: Any) -> Table
         table.add_row(
             test["test_id"],
             Text(test["verdict"], style=style),
-            f"{test['passed']}/{test['n']}",
-            tx.pct(test["pass_rate"]),
+            f"{tx.pct(test['pass_rate'])} ({test['passed']}/{test['n']})",
             interval,
             pass_rate_bar(test["pass_rate"], ci["low"], ci["high"], test["threshold"], style=style),
             str(test["errors"]),
@@ -126,7 +131,7 @@ def _details(test: Mapping[str, Any], scores: Mapping[str, list[float]]) -> Grou
     head = Text()
     head.append(f"{test['verdict']:<12} ", style=style)
     head.append(test["test_id"], style="bold")
-    head.append(f" — {tx.verdict_reason(test).split(': ', 1)[-1]}")
+    head.append(f" — {tx.verdict_reason(test, with_regression=False).split(': ', 1)[-1]}")
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="dim", no_wrap=True)
     grid.add_column()
@@ -136,6 +141,8 @@ def _details(test: Mapping[str, Any], scores: Mapping[str, list[float]]) -> Grou
         if text:
             rows.append((symbol + "k", text))
     summaries = tx.score_summaries(test)
+    if list(summaries) == [""] and len(scores) == 1:  # an unnamed summary of the only score
+        summaries = {next(iter(scores)): summaries[""]}
     names = list(summaries) or list(scores)
     for name in names:
         line = Text(f"{name}: " if name else "")
@@ -158,7 +165,7 @@ def _details(test: Mapping[str, Any], scores: Mapping[str, list[float]]) -> Grou
     rows.extend(("note", note) for note in test.get("notes") or ())
     for label, value in rows:
         grid.add_row(label, value)
-    return Group(head, grid) if rows else Group(head)
+    return Group(head, Padding(grid, (0, 0, 0, 2))) if rows else Group(head)
 
 
 def _summary(document: Mapping[str, Any], tests: Sequence[Mapping[str, Any]]) -> Panel:

@@ -235,7 +235,7 @@ def _section(
     test: Mapping[str, Any], trials: Rows, variants: Rows, trace_url: str | None, charts: _Charts
 ) -> str:
     verdict = _e(test["verdict"])
-    reason = tx.verdict_reason(test).split(": ", 1)[-1]
+    reason = tx.verdict_reason(test, with_regression=False).split(": ", 1)[-1]
     flaky_text, flaky_chart = _flakiness(test, charts)
     chart_list = _score_charts(test, trials, charts)
     if test.get("pass_at_k") or test.get("pass_hat_k"):

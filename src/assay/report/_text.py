@@ -60,8 +60,13 @@ def rate_text(test: Mapping[str, Any]) -> str:
     return f"{pct(test.get('pass_rate'))} ({test['passed']}/{test['n']})"
 
 
-def verdict_reason(test: Mapping[str, Any]) -> str:
-    """One sentence: the verdict and the interval against the threshold that decided it."""
+def verdict_reason(test: Mapping[str, Any], *, with_regression: bool = True) -> str:
+    """One sentence: the verdict and the interval against the threshold that decided it.
+
+    Args:
+        test: One test's ``assay.analysis/v1`` object.
+        with_regression: Append the comparison with the baseline, when there is one.
+    """
     verdict = str(test["verdict"])
     threshold = pct(test.get("threshold"))
     ci = test.get("ci") or {}
@@ -85,7 +90,7 @@ def verdict_reason(test: Mapping[str, Any]) -> str:
     errors = int(test.get("errors") or 0)
     if errors:
         reason += f"; {errors} error trial{'s' if errors != 1 else ''}"
-    regression = regression_text(test)
+    regression = regression_text(test) if with_regression else None
     if regression:
         reason += f"; {regression}"
     return reason

@@ -1,0 +1,47 @@
+"""The shared words and numbers of every report."""
+
+from __future__ import annotations
+
+from assay.report import _text as tx
+
+
+def test_sequence_text_folds_repeats() -> None:
+    assert tx.sequence_text(["a", "b", "b", "b", "c", "a"]) == "a → b ×3 → c → a"
+    assert tx.sequence_text([]) == "(no tool calls)"
+    assert tx.sequence_text(["x"]) == "x"
+
+
+def test_tool_consistency_both_forms() -> None:
+    assert tx.tool_consistency_text(None) is None
+    assert tx.tool_consistency_text(0.5) == "consistency 50%"
+    text = tx.tool_consistency_text(
+        {"agreement": 0.25, "distinct": 1, "mean_similarity": 0.9, "most_common": [[["a"], 3]]}
+    )
+    assert text == (
+        "25% of trial pairs took the same path; 1 distinct sequence; mean similarity 0.9; "
+        "most common: a (3×)"
+    )
+
+
+def test_passk_orders_k_numerically() -> None:
+    assert tx.passk_text({"10": 1.0, "2": 0.5, "1": 0.25}, "pass@") == (
+        "pass@1 25% · pass@2 50% · pass@10 100%"
+    )
+    assert tx.passk_text(None, "pass@") is None
+    assert tx.passk_text({}, "pass@") is None
+
+
+def test_flakiness_reasons_tolerate_partial_objects() -> None:
+    assert tx.flakiness_reasons(None) == []
+    assert tx.flakiness_headline({"score": None}) is None
+    reasons = tx.flakiness_reasons(
+        {"score": 0.3, "factors": [{"name": "error_rate", "value": 0.1}, "junk"]}
+    )
+    assert reasons == ["error rate [error rate 0.1]"]
+
+
+def test_missing_numbers_print_as_dashes() -> None:
+    assert tx.pct(None) == "—" and tx.pct(float("nan")) == "—" and tx.pct(True) == "—"
+    assert tx.num(None) == "—"
+    assert tx.regression_text({"regression": None}) is None
+    assert tx.regression_text({"regression": {"verdict": "PASS"}}) == "regression PASS"
