@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -13,28 +11,6 @@ from junitparser import JUnitXml
 from test_junit import assert_junit_schema
 
 from assay.cli import run
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def traces(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example agent's trace set: 30 trials × 4 cases (PASS, FAIL and INCONCLUSIVE)."""
-    out = tmp_path_factory.mktemp("example") / "traces"
-    subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "agent.py"), "--out", str(out), "--trials", "30"],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    return out
-
-
-@pytest.fixture(autouse=True)
-def _not_on_github(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    monkeypatch.delenv("ASSAY_TRACE_URL", raising=False)
 
 
 def test_every_format_in_one_run(traces: Path, tmp_path: Path, capsys) -> None:
