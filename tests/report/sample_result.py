@@ -25,7 +25,7 @@ from assay.verdict import (
 )
 
 GOLDEN = Path(__file__).parent / "golden"
-ESCAPED_ID = 'search|answers <v2> & "co"'
+ESCAPED_ID = 'search|answers <v2> & "co" [red]'
 
 
 def check_golden(name: str, text: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from rich.console import Console
-from sample_result import build_trials, check_golden
+from sample_result import ESCAPED_ID, build_trials, check_golden
 
 from assay.report import pass_rate_bar, render_console, sparkline
 from assay.verdict import AnalysisResult
@@ -34,6 +34,8 @@ def test_plain_text_has_no_escape_codes(result: AnalysisResult) -> None:
         "0.52 (flaky)",
         "regression FAIL",
         "4 tests: 1 PASS · 1 FAIL · 2 INCONCLUSIVE",
+        "[outcome instability 0.96]",  # brackets in the words are text, not rich markup
+        ESCAPED_ID,
     ):
         assert expected in text, expected
 

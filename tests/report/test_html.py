@@ -58,7 +58,7 @@ def test_charts_and_sections(document: str) -> None:
 
 def test_escaping(document: str) -> None:
     assert ESCAPED_ID not in document
-    assert "search|answers &lt;v2&gt; &amp; &quot;co&quot;" in document
+    assert "search|answers &lt;v2&gt; &amp; &quot;co&quot; [red]" in document
 
 
 def test_trace_links(result: AnalysisResult) -> None:

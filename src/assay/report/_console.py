@@ -116,10 +116,10 @@ def _verdict_table(tests: Sequence[Mapping[str, Any]], confidence: Any) -> Table
         style = VERDICT_STYLE.get(test["verdict"], "")
         interval = "—" if ci["low"] is None else f"[{tx.pct(ci['low'])}, {tx.pct(ci['high'])}]"
         table.add_row(
-            test["test_id"],
+            Text(test["test_id"]),
             Text(test["verdict"], style=style),
-            f"{tx.pct(test['pass_rate'])} ({test['passed']}/{test['n']})",
-            interval,
+            Text(f"{tx.pct(test['pass_rate'])} ({test['passed']}/{test['n']})"),
+            Text(interval),
             pass_rate_bar(test["pass_rate"], ci["low"], ci["high"], test["threshold"], style=style),
             str(test["errors"]),
         )
@@ -148,9 +148,12 @@ def _details(test: Mapping[str, Any], scores: Mapping[str, list[float]]) -> Grou
         line = Text(f"{name}: " if name else "")
         if name in summaries:
             line.append(tx.score_text(summaries[name]))
-        spark = sparkline(scores.get(name, []))
+        values = scores.get(name, [])
+        spark = sparkline(values)
         if spark:
-            line.append(f"  {spark}", style="cyan")
+            line.append(f"  {tx.num(min(values))} ", style="dim")
+            line.append(spark, style="cyan")
+            line.append(f" {tx.num(max(values))}", style="dim")
         rows.append(("score", line))
     tools = tx.tool_consistency_text(test.get("tool_consistency"))
     if tools:
@@ -164,7 +167,8 @@ def _details(test: Mapping[str, Any], scores: Mapping[str, list[float]]) -> Grou
         rows.append(("baseline", regression))
     rows.extend(("note", note) for note in test.get("notes") or ())
     for label, value in rows:
-        grid.add_row(label, value)
+        # Text, not str: a test's words (ids, details) are data, never rich markup.
+        grid.add_row(Text(label), Text(value) if isinstance(value, str) else value)
     return Group(head, Padding(grid, (0, 0, 0, 2))) if rows else Group(head)
 
 
@@ -214,7 +218,7 @@ def render_console(
             console.print(_details(test, scores.get(test["test_id"], {})))
         console.print()
         for path, reason in result.skipped_files:
-            console.print(f"skipped {path}: {reason}", style="yellow")
+            console.print(Text(f"skipped {path}: {reason}", style="yellow"))
         for note in result.notes:
-            console.print(note)
+            console.print(Text(note))
     console.print(_summary(document, tests))
