@@ -35,9 +35,30 @@ def test_flakiness_reasons_tolerate_partial_objects() -> None:
     assert tx.flakiness_reasons(None) == []
     assert tx.flakiness_headline({"score": None}) is None
     reasons = tx.flakiness_reasons(
-        {"score": 0.3, "factors": [{"name": "error_rate", "value": 0.1}, "junk"]}
+        {
+            "score": 0.3,
+            "factors": [
+                {"name": "error_rate", "value": 0.1},
+                "junk",
+                {"name": "latency_dispersion", "value": 0.0, "detail": "steady"},
+            ],
+        }
     )
-    assert reasons == ["error rate [error rate 0.1]"]
+    assert reasons == ["error rate [error rate 0.1]"]  # factors at 0 explain nothing
+    steady = {"factors": [{"name": "a", "value": 0.0, "detail": "x"}, {"name": "b", "value": 0}]}
+    assert tx.flakiness_reasons(steady) == ["x [a 0]"]
+
+
+def test_failure_explanations_from_flakiness_or_test() -> None:
+    item = {"feature": "calls:search", "detail": "failing trials search more", "p_value": 0.004}
+    assert tx.failure_explanations({"flakiness": {"explanations": [item]}}) == [
+        "failing trials search more (p = 0.004)"
+    ]
+    with_p = {**item, "detail": "failing trials search more, p < 0.001"}
+    assert tx.failure_explanations({"flakiness": None, "explanations": [with_p]}) == [
+        "failing trials search more, p < 0.001"
+    ]
+    assert tx.failure_explanations({"flakiness": None}) == []
 
 
 def test_missing_numbers_print_as_dashes() -> None:

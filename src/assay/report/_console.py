@@ -161,7 +161,11 @@ def _details(test: Mapping[str, Any], scores: Mapping[str, list[float]]) -> Grou
     headline = tx.flakiness_headline(test.get("flakiness"))
     if headline:
         rows.append(("flakiness", headline))
-        rows.extend(("", f"• {reason}") for reason in tx.flakiness_reasons(test["flakiness"]))
+        if test["verdict"] != "PASS":  # a passing test's variation is detail, not a reason
+            reasons = tx.flakiness_reasons(test["flakiness"], limit=4)
+            rows.extend(("", f"• {reason}") for reason in reasons)
+    for i, sentence in enumerate(tx.failure_explanations(test)):
+        rows.append(("failures" if i == 0 else "", f"• {sentence}"))
     regression = tx.regression_text(test)
     if regression:
         rows.append(("baseline", regression))

@@ -147,14 +147,19 @@ def _figures(test: Mapping[str, Any]) -> str:
 
 
 def _flakiness(test: Mapping[str, Any], charts: _Charts) -> tuple[str, str]:
+    """Why the test is flaky (factors, in words and as a chart) and what failures do."""
     flakiness = test.get("flakiness")
     headline = tx.flakiness_headline(flakiness)
-    if not headline or not isinstance(flakiness, Mapping):
-        return "", ""
-    reasons = "".join(f"<li>{_e(r)}</li>" for r in tx.flakiness_reasons(flakiness, limit=10))
-    text = f"<h3>Why it is flaky: {_e(headline)}</h3><ul class=reasons>{reasons}</ul>"
-    factors = [f for f in flakiness.get("factors") or () if isinstance(f, Mapping)]
-    chart = charts.svg(ch.factors_chart(factors), "flakiness") if factors else ""
+    text = chart = ""
+    if headline and isinstance(flakiness, Mapping):
+        reasons = "".join(f"<li>{_e(r)}</li>" for r in tx.flakiness_reasons(flakiness, limit=10))
+        text = f"<h3>Why it is flaky: {_e(headline)}</h3><ul class=reasons>{reasons}</ul>"
+        factors = [f for f in flakiness.get("factors") or () if isinstance(f, Mapping)]
+        chart = charts.svg(ch.factors_chart(factors), "flakiness") if factors else ""
+    explanations = tx.failure_explanations(test, limit=6)
+    if explanations:
+        items = "".join(f"<li>{_e(line)}</li>" for line in explanations)
+        text += f"<h3>What failing trials do differently</h3><ul class=reasons>{items}</ul>"
     return text, chart
 
 

@@ -75,6 +75,10 @@ def _details(test: Mapping[str, Any]) -> str:
     if headline:
         lines.append(f"flakiness {headline}")
         lines.extend(f"  - {reason}" for reason in tx.flakiness_reasons(test["flakiness"]))
+    explanations = tx.failure_explanations(test)
+    if explanations:
+        lines.append("failing trials differ:")
+        lines.extend(f"  - {line}" for line in explanations)
     lines.extend(test.get("notes") or ())
     return "\n".join(lines) + "\n"
 

@@ -107,6 +107,10 @@ def _explanation(test: Mapping[str, Any]) -> list[str]:
     if headline:
         lines.append(f"flakiness {headline}")
         lines += [f"  - {reason}" for reason in tx.flakiness_reasons(test["flakiness"])]
+    explanations = tx.failure_explanations(test)
+    if explanations:
+        lines.append("failing trials differ:")
+        lines += [f"  - {line}" for line in explanations]
     lines += list(test.get("notes") or ())
     return lines
 
@@ -142,7 +146,8 @@ def render_annotations(result: AnalysisResult, *, inconclusive_ok: bool = False)
         level = "error" if verdict == "FAIL" else ("notice" if inconclusive_ok else "warning")
         title = _escape_property(f"assay {verdict}: {test['test_id']}")
         message = tx.verdict_reason(test)
-        reasons = tx.flakiness_reasons(test.get("flakiness"), limit=3)
+        reasons = [*tx.failure_explanations(test), *tx.flakiness_reasons(test.get("flakiness"))]
+        reasons = reasons[:3]
         if reasons:
             message += "\n" + "\n".join(f"- {reason}" for reason in reasons)
         lines.append(f"::{level} title={title}::{_escape_data(message)}")

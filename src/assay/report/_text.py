@@ -191,23 +191,41 @@ def flakiness_headline(value: Any) -> str | None:
 
 
 def flakiness_reasons(value: Any, limit: int = 5) -> list[str]:
-    """The factors and failure explanations behind a flakiness score, as sentences."""
+    """The factors behind a flakiness score, as sentences, largest contribution first.
+
+    Factors whose value is 0 (nothing varies) are left out unless every factor is 0.
+    """
     if not isinstance(value, Mapping):
         return []
+    factors = [f for f in value.get("factors") or () if isinstance(f, Mapping)]
+    varying = [f for f in factors if not _is_number(f.get("value")) or f["value"] > 0]
     lines = []
-    for factor in value.get("factors") or []:
-        if not isinstance(factor, Mapping):
-            continue
+    for factor in varying or factors[:1]:
         name = str(factor.get("name", "")).replace("_", " ")
         detail = factor.get("detail") or name
         suffix = f" [{name} {num(factor.get('value'), 2)}]" if name else ""
         lines.append(f"{detail}{suffix}")
-    for explanation in value.get("explanations") or []:
-        if not isinstance(explanation, Mapping):
+    return lines[:limit]
+
+
+def failure_explanations(test: Mapping[str, Any], limit: int = 3) -> list[str]:
+    """What failing trials do differently, as sentences, most significant first.
+
+    Read from ``flakiness.explanations``, else a test-level ``explanations`` or
+    ``failure_explanations`` list; each item has a ``detail`` sentence and a p-value.
+    """
+    flakiness = test.get("flakiness")
+    found = flakiness.get("explanations") if isinstance(flakiness, Mapping) else None
+    found = found or test.get("explanations") or test.get("failure_explanations") or []
+    lines = []
+    for item in found if isinstance(found, list) else ():
+        if not isinstance(item, Mapping):
             continue
-        detail = explanation.get("detail") or str(explanation.get("feature", ""))
-        p_value = explanation.get("p_adjusted", explanation.get("p_value"))
-        lines.append(f"{detail}" + (f" (p = {num(p_value, 2)})" if _is_number(p_value) else ""))
+        detail = str(item.get("detail") or item.get("feature", ""))
+        p_value = item.get("p_adjusted", item.get("p_value"))
+        if _is_number(p_value) and not any(m in detail for m in ("p <", "p =", "p=", "p<")):
+            detail += f" (p = {num(p_value, 2)})"
+        lines.append(detail)
     return lines[:limit]
 
 
