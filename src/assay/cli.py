@@ -157,34 +157,38 @@ def _parse_formats(specs: list[str] | None, output: Path | None) -> list[tuple[s
 
     ``--output FILE`` gives the file of the one format named without a path (so ``--format
     json --output FILE`` works as it always has). Without a path, ``markdown`` goes to
-    ``$GITHUB_STEP_SUMMARY`` when set; everything else to stdout, which one format at most may
-    use (``github`` annotations may share it with ``console``).
+    ``$GITHUB_STEP_SUMMARY`` when set; everything else to stdout (also ``NAME:-``), which one
+    format at most may use (``github`` annotations may share it with ``console``).
     """
     import os
 
     from assay.errors import ConfigError
 
-    targets: list[tuple[str, Path | None]] = []
+    stdout = Path("-")
+    given: list[tuple[str, Path | None]] = []
     for spec in specs or ["console"]:
-        name, _, path = spec.partition(":")
+        name, colon, path = spec.partition(":")
         name = name.strip().lower()
         if name not in FORMATS:
             raise ConfigError(
                 f"Invalid value for '--format': {name!r} is not one of {', '.join(FORMATS)}"
             )
-        if _ and not path:
+        if colon and not path:
             raise ConfigError(f"--format {spec}: give a file after the colon, or leave it out")
-        targets.append((name, Path(path) if path and path != "-" else None))
-    bare = [i for i, (_, path) in enumerate(targets) if path is None]
+        given.append((name, Path(path) if path else None))
+    bare = [i for i, (_, path) in enumerate(given) if path is None]
     if output is not None:
         if len(bare) != 1:
             raise ConfigError("--output names the file of one format; write NAME:PATH instead")
-        targets[bare[0]] = (targets[bare[0]][0], output)
+        given[bare[0]] = (given[bare[0]][0], output)
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
-    on_stdout = [name for name, path in targets if path is None]
-    if "markdown" in on_stdout and summary_file:
-        on_stdout.remove("markdown")
-        targets[targets.index(("markdown", None))] = ("markdown", Path(summary_file))
+    targets = [
+        (name, Path(summary_file) if name == "markdown" and summary_file else stdout)
+        if path is None
+        else (name, path)
+        for name, path in given
+    ]
+    on_stdout = [name for name, path in targets if path == stdout]
     documents = [name for name in on_stdout if name != "github"]
     if len(documents) > 1 or ("github" in on_stdout and documents not in ([], ["console"])):
         raise ConfigError(
@@ -192,14 +196,15 @@ def _parse_formats(specs: list[str] | None, output: Path | None) -> list[tuple[s
             "give all but one a file (NAME:PATH)"
         )
     # Under GitHub Actions, a step summary comes with annotations unless stdout is a document.
+    names = [name for name, _ in targets]
     if (
         os.environ.get("GITHUB_ACTIONS") == "true"
-        and any(name == "markdown" for name, _ in targets)
-        and "github" not in (name for name, _ in targets)
-        and set(on_stdout) <= {"console"}
+        and "markdown" in names
+        and "github" not in names
+        and set(documents) <= {"console"}
     ):
-        targets.append(("github", None))
-    return targets
+        targets.append(("github", stdout))
+    return [(name, None if path == stdout else path) for name, path in targets]
 
 
 def _emit(

@@ -72,6 +72,12 @@ def test_step_summary_and_annotations_on_github(
     assert "::error title=assay FAIL%3A multi-step-research::" in out
     assert "::warning title=" in out
 
+    # `markdown:-` insists on stdout; then no annotations join it.
+    assert run(["analyze", str(traces), "--format", "markdown:-"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("## assay:") and "::error" not in out
+    assert step_summary.read_text() == text
+
     # JSON on stdout stays a clean document: no annotations mixed in.
     assert run(["analyze", str(traces), "--format", "json", "--format", "markdown"]) == 1
     json.loads(capsys.readouterr().out)
