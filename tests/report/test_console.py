@@ -74,3 +74,13 @@ def test_sparkline() -> None:
     assert sparkline([3.0, 3.0]) == "█"
     line = sparkline([1, 1, 1, 1, 10], bins=3)
     assert len(line) == 3 and line[1] == " " and line[0] > line[2]
+
+
+def test_narrow_terminal_moves_the_bar_into_the_details(result: AnalysisResult) -> None:
+    buffer = io.StringIO()
+    render_console(result, Console(file=buffer, width=80, no_color=True))
+    text = buffer.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    table = text[: text.index("FAIL         checkout-flow")]
+    assert "checkout-flow" in table and "┃ threshold" not in table  # ids kept, bar moved
+    assert "pass rate  0 " in text and "(━ interval ● rate ┃ threshold)" in text

@@ -96,37 +96,58 @@ def _scores_by_test(
     return out
 
 
-def _verdict_table(tests: Sequence[Mapping[str, Any]], confidence: Any) -> Table:
+LEGEND = "bar: 0–100%, ━ interval, ● observed rate, ┃ threshold"
+_FIXED_COLUMNS = 95
+"""Width of the table without the test column: 68 of text and borders, 27 for the bar."""
+
+
+def _bar_fits(tests: Sequence[Mapping[str, Any]], width: int) -> bool:
+    """Whether the bar column fits beside a readable test column."""
+    longest = max((len(t["test_id"]) for t in tests), default=4)
+    return width - _FIXED_COLUMNS >= min(longest, 20)
+
+
+def _verdict_table(tests: Sequence[Mapping[str, Any]], confidence: Any, with_bar: bool) -> Table:
     level = f"{100 * confidence:g}% CI" if isinstance(confidence, int | float) else "CI"
     table = Table(
         title="assay verdicts",
         title_justify="left",
         header_style="bold",
-        caption="bar: 0–100%, ━ interval, ● observed rate, ┃ threshold",
+        caption=LEGEND,
         caption_justify="left",
     )
-    table.add_column("test", overflow="fold", max_width=32)
+    longest = max((len(t["test_id"]) for t in tests), default=4)
+    table.add_column("test", overflow="fold", min_width=min(longest, 16), max_width=32)
     table.add_column("verdict", no_wrap=True)
     table.add_column("rate (passed/n)", justify="right", no_wrap=True)
     table.add_column(level, justify="center", no_wrap=True)
-    table.add_column("against the threshold", no_wrap=True)
+    if with_bar:
+        table.add_column("against the threshold", no_wrap=True)
     table.add_column("errors", justify="right", no_wrap=True)
     for test in tests:
         ci = test["ci"]
         style = VERDICT_STYLE.get(test["verdict"], "")
         interval = "—" if ci["low"] is None else f"[{tx.pct(ci['low'])}, {tx.pct(ci['high'])}]"
-        table.add_row(
+        cells = [
             Text(test["test_id"]),
             Text(test["verdict"], style=style),
             Text(f"{tx.pct(test['pass_rate'])} ({test['passed']}/{test['n']})"),
             Text(interval),
-            pass_rate_bar(test["pass_rate"], ci["low"], ci["high"], test["threshold"], style=style),
-            str(test["errors"]),
-        )
+            _bar(test),
+            Text(str(test["errors"])),
+        ]
+        table.add_row(*(cells if with_bar else cells[:4] + cells[5:]))
+    if not with_bar:
+        table.caption = None
     return table
 
 
-def _details(test: Mapping[str, Any], scores: Mapping[str, list[float]]) -> Group:
+def _bar(test: Mapping[str, Any]) -> Text:
+    ci, style = test["ci"], VERDICT_STYLE.get(test["verdict"], "")
+    return pass_rate_bar(test["pass_rate"], ci["low"], ci["high"], test["threshold"], style=style)
+
+
+def _details(test: Mapping[str, Any], scores: Mapping[str, list[float]], bar: bool) -> Group:
     style = VERDICT_STYLE.get(test["verdict"], "")
     head = Text()
     head.append(f"{test['verdict']:<12} ", style=style)
@@ -136,6 +157,8 @@ def _details(test: Mapping[str, Any], scores: Mapping[str, list[float]]) -> Grou
     grid.add_column(style="dim", no_wrap=True)
     grid.add_column()
     rows: list[tuple[str, str | Text]] = []
+    if bar:  # the table had no room for it
+        rows.append(("pass rate", _bar(test).append("  (━ interval ● rate ┃ threshold)", "dim")))
     for key, symbol in (("pass_at_k", "pass@"), ("pass_hat_k", "pass^")):
         text = tx.passk_text(test.get(key), symbol)
         if text:
@@ -215,11 +238,13 @@ def render_console(
     document = analysis_to_dict(result)
     tests = tx.by_severity(document["tests"])
     if not quiet:
-        console.print(_verdict_table(document["tests"], document["options"].get("confidence")))
+        with_bar = _bar_fits(tests, console.width)
+        confidence = document["options"].get("confidence")
+        console.print(_verdict_table(document["tests"], confidence, with_bar))
         scores = _scores_by_test(trials)
         for test in tests:
             console.print()
-            console.print(_details(test, scores.get(test["test_id"], {})))
+            console.print(_details(test, scores.get(test["test_id"], {}), bar=not with_bar))
         console.print()
         for path, reason in result.skipped_files:
             console.print(Text(f"skipped {path}: {reason}", style="yellow"))
