@@ -54,6 +54,7 @@ def test_charts_and_sections(document: str) -> None:
     to_open = document[document.index("Trials to open") :]
     assert to_open.index(f"{7:032x}") < to_open.index(f"{1:032x}")
     assert "payment API timed out" in to_open
+    assert "search ×2 → pay</code> (V1)" in to_open  # each trial names its variant
 
 
 def test_escaping(document: str) -> None:

@@ -146,7 +146,7 @@ def _figures(test: Mapping[str, Any]) -> str:
     return "<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>" if items else ""
 
 
-def _flakiness(test: Mapping[str, Any], charts: _Charts) -> tuple[str, str]:
+def _flakiness(test: Mapping[str, Any], charts: _Charts | None) -> tuple[str, str]:
     """Why the test is flaky (factors, in words and as a chart) and what failures do."""
     flakiness = test.get("flakiness")
     headline = tx.flakiness_headline(flakiness)
@@ -155,7 +155,8 @@ def _flakiness(test: Mapping[str, Any], charts: _Charts) -> tuple[str, str]:
         reasons = "".join(f"<li>{_e(r)}</li>" for r in tx.flakiness_reasons(flakiness, limit=10))
         text = f"<h3>Why it is flaky: {_e(headline)}</h3><ul class=reasons>{reasons}</ul>"
         factors = [f for f in flakiness.get("factors") or () if isinstance(f, Mapping)]
-        chart = charts.svg(ch.factors_chart(factors), "flakiness") if factors else ""
+        if factors and charts is not None:
+            chart = charts.svg(ch.factors_chart(factors), "flakiness")
     explanations = tx.failure_explanations(test, limit=6)
     if explanations:
         items = "".join(f"<li>{_e(line)}</li>" for line in explanations)
@@ -188,19 +189,22 @@ def _variants(variants: Rows, charts: _Charts) -> str:
         f"<td class=num>{v['passes']}</td><td class=num>{tx.pct(v['pass_rate'], 0)}</td></tr>"
         for i, (v, label) in enumerate(zip(shown, labels, strict=True))
     )
+    # One path for every trial needs no chart: the table says it.
+    chart = charts.svg(ch.variants_chart(shown, labels), "variants") if len(shown) > 1 else ""
     more = len(variants) - len(shown)
     note = f"<p class=muted>{more} rarer variants not shown.</p>" if more > 0 else ""
     return (
         "<h3>Tool-sequence variants</h3>"
-        f'<div class="charts">{charts.svg(ch.variants_chart(shown, labels), "variants")}'
+        f'<div class="charts">{chart}'
         '<div style="flex:1;min-width:380px"><table><tr><th></th><th>tool sequence</th>'
         f"<th>trials</th><th>passed</th><th>pass rate</th></tr>{rows}</table>{note}</div></div>"
     )
 
 
-def _trials(test: Mapping[str, Any], trials: Rows, trace_url: str | None) -> str:
+def _trials(test: Mapping[str, Any], trials: Rows, variants: Rows, trace_url: str | None) -> str:
     if not trials:
         return ""
+    label = {tuple(v["sequence"] or ()): f" (V{i + 1})" for i, v in enumerate(variants)}
     ordered = _ordered_trials(trials)
     to_open = [r for r in ordered if _trial_status(r) != "pass"][:TRIALS_TO_OPEN]
     out = ""
@@ -211,6 +215,7 @@ def _trials(test: Mapping[str, Any], trials: Rows, trace_url: str | None) -> str
             + (f"; failed: {_e(_failed_checks(r))}" if _failed_checks(r) else "")
             + (f"; {_e(r['status_message'])}" if r.get("status_message") else "")
             + f"; tools <code>{_e(tx.sequence_text(r.get('tool_sequence') or []))}</code>"
+            + label.get(tuple(r.get("tool_sequence") or ()), "")
             + (f"; {_e(_scores_text(r))}" if _scores_text(r) else "")
             + "</li>"
             for r in to_open
@@ -241,9 +246,11 @@ def _section(
 ) -> str:
     verdict = _e(test["verdict"])
     reason = tx.verdict_reason(test, with_regression=False).split(": ", 1)[-1]
-    flaky_text, flaky_chart = _flakiness(test, charts)
+    # A PASS needs fewer pictures: its factors and pass@k stay in words (and the page fast).
+    full = test["verdict"] != "PASS"
+    flaky_text, flaky_chart = _flakiness(test, charts if full else None)
     chart_list = _score_charts(test, trials, charts)
-    if test.get("pass_at_k") or test.get("pass_hat_k"):
+    if full and (test.get("pass_at_k") or test.get("pass_hat_k")):
         chart_list.append(
             charts.svg(ch.passk_chart(test.get("pass_at_k"), test.get("pass_hat_k")), "passk")
         )
@@ -257,7 +264,7 @@ def _section(
         f'<h2>{_e(test["test_id"])} <span class="badge {verdict}">{verdict}</span></h2>'
         f"<p>{_e(reason)}</p>{_figures(test)}{flaky_text}"
         f'<div class="charts">{"".join(chart_list)}</div>'
-        f"{_variants(variants, charts)}{_trials(test, trials, trace_url)}</section>"
+        f"{_variants(variants, charts)}{_trials(test, trials, variants, trace_url)}</section>"
     )
 
 
