@@ -28,6 +28,10 @@ def test_passk_orders_k_numerically() -> None:
         "pass@1 25% · pass@2 50% · pass@10 100%"
     )
     assert tx.passk_text(None, "pass@") is None
+    # Objects with a value (and a reason when it is null) are read too.
+    assert tx.passk_text({"1": {"k": 1, "value": 0.5}, "50": {"value": None}}, "pass^") == (
+        "pass^1 50% · pass^50 —"
+    )
     assert tx.passk_text({}, "pass@") is None
 
 

@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from assay.report._text import passk_points
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -178,9 +180,7 @@ def passk_chart(
         (pass_at_k, "pass@k (any of k)", PASS_COLOUR),
         (pass_hat_k, "pass^k (all of k)", FAIL_COLOUR),
     ):
-        points = sorted(
-            (int(k), float(v)) for k, v in (values or {}).items() if v is not None and k.isdigit()
-        )
+        points = [(k, v) for k, v in passk_points(values) if v is not None]
         if points:
             ax.plot(*zip(*points, strict=True), "o-", color=colour, label=label)
     ax.set_ylim(0, 1.05)

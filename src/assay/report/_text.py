@@ -96,14 +96,25 @@ def verdict_reason(test: Mapping[str, Any], *, with_regression: bool = True) -> 
     return reason
 
 
+def passk_points(values: Any) -> list[tuple[int, float | None]]:
+    """``{k: value}`` (k a string; value a number, null or ``{value: ...}``) as sorted pairs."""
+    if not isinstance(values, Mapping):
+        return []
+    points: list[tuple[int, float | None]] = []
+    for key, value in values.items():
+        if isinstance(value, Mapping):
+            value = value.get("value")
+        if str(key).isdigit():
+            points.append((int(key), float(value) if _is_number(value) else None))
+    return sorted(points)
+
+
 def passk_text(values: Any, symbol: str) -> str | None:
     """``pass@1 73% · pass@5 99%`` from a ``{k: value}`` object; None when absent."""
-    if not isinstance(values, Mapping) or not values:
+    points = passk_points(values)
+    if not points:
         return None
-    parts = []
-    for k in sorted(values, key=lambda key: (len(str(key)), str(key))):
-        parts.append(f"{symbol}{k} {pct(values[k], 0)}")
-    return " · ".join(parts)
+    return " · ".join(f"{symbol}{k} {pct(value, 0)}" for k, value in points)
 
 
 def score_summaries(test: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
