@@ -70,3 +70,29 @@ def test_missing_numbers_print_as_dashes() -> None:
     assert tx.num(None) == "—"
     assert tx.regression_text({"regression": None}) is None
     assert tx.regression_text({"regression": {"verdict": "PASS"}}) == "regression PASS"
+
+
+def test_every_format_renders_an_empty_result() -> None:
+    import io
+
+    from rich.console import Console
+
+    from assay.report import (
+        render_annotations,
+        render_console,
+        render_html,
+        render_json,
+        render_junit,
+        render_markdown,
+    )
+    from assay.verdict import AnalysisResult
+
+    empty = AnalysisResult(tests=(), options={"threshold": 0.8, "confidence": 0.95})
+    assert "## assay: no tests (0 tests)" in render_markdown(empty)
+    assert 'tests="0"' in render_junit(empty)
+    assert render_annotations(empty) == ""
+    assert "<svg" not in render_html(empty)
+    assert '"tests": 0' in render_json(empty)
+    buffer = io.StringIO()
+    render_console(empty, Console(file=buffer, width=100))
+    assert "0 tests" in buffer.getvalue()
