@@ -39,6 +39,8 @@ class AnalyzeOptions:
     """``count`` error trials as failures, or ``exclude`` them from n."""
     min_score: float | None = None
     """A score below this fails a trial that has no explicit outcome."""
+    test_attribute: str = "assay.test.id"
+    """The span attribute that names the test (another one maps production traces)."""
 
     def validate(self) -> None:
         """Raise :class:`ConfigError` naming the first bad option."""
@@ -90,6 +92,7 @@ def analyze(
     errors: ErrorsPolicy = "count",
     min_score: float | None = None,
     skip_bad_files: bool = False,
+    test_attribute: str = "assay.test.id",
 ) -> Analysis:
     """Read a trace set and give every test its verdict.
 
@@ -100,6 +103,8 @@ def analyze(
         errors: ``count`` error trials as failures (default) or ``exclude`` them.
         min_score: Fail trials (without an explicit outcome) that have a score below this.
         skip_bad_files: Skip unreadable files (listed in the result) instead of failing.
+        test_attribute: The span attribute that names the test; e.g. ``gen_ai.agent.name``
+            analyses production traces that carry no ``assay.*`` attributes.
 
     Returns:
         An :class:`Analysis` with the trials and per-test tables and the results.
@@ -108,11 +113,13 @@ def analyze(
         InputError: Unreadable input (a missing path, a corrupt file, no trial spans).
         ConfigError: A bad option.
     """
-    options = AnalyzeOptions(threshold, confidence, errors, min_score)
+    options = AnalyzeOptions(threshold, confidence, errors, min_score, test_attribute)
     options.validate()
     trace_set = open_trace_set(paths, skip_bad_files=skip_bad_files)
     try:
-        trials = trials_from_spans(trace_set.scan(), min_score=min_score)
+        trials = trials_from_spans(
+            trace_set.scan(), min_score=min_score, test_attribute=test_attribute
+        )
     except pl.exceptions.PolarsError as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise InputError(f"could not read the trace set: {first}") from exc
@@ -128,6 +135,7 @@ def analyze(
             "ci_method": "wilson",
             "errors": errors,
             "min_score": min_score,
+            "test_attribute": test_attribute,
         },
         skipped_files=tuple((f.path, f.reason) for f in trace_set.skipped),
     )

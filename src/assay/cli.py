@@ -82,6 +82,12 @@ def analyze(
     min_score: Annotated[
         float | None, typer.Option(help="A score below this fails a trial without an outcome.")
     ] = None,
+    test_attribute: Annotated[
+        str,
+        typer.Option(
+            help="Span attribute naming the test (e.g. gen_ai.agent.name for production)."
+        ),
+    ] = "assay.test.id",
     inconclusive_ok: Annotated[
         bool, typer.Option("--inconclusive-ok", help="Exit 0 instead of 3 on INCONCLUSIVE.")
     ] = False,
@@ -101,6 +107,7 @@ def analyze(
         errors="exclude" if errors is ErrorsPolicy.EXCLUDE else "count",
         min_score=min_score,
         skip_bad_files=skip_bad_files,
+        test_attribute=test_attribute,
     )
     _emit(analysis, targets, quiet=quiet, inconclusive_ok=inconclusive_ok)
     raise SystemExit(analysis.exit_code(inconclusive_ok))
@@ -297,6 +304,12 @@ def report(
         bool,
         typer.Option("--skip-bad-files", help="Skip unreadable files (listed) instead of failing."),
     ] = False,
+    test_attribute: Annotated[
+        str,
+        typer.Option(
+            help="Span attribute naming the test (e.g. gen_ai.agent.name for production)."
+        ),
+    ] = "assay.test.id",
     trace_url: Annotated[
         str | None,
         typer.Option(
@@ -315,6 +328,7 @@ def report(
         errors="exclude" if errors is ErrorsPolicy.EXCLUDE else "count",
         min_score=min_score,
         skip_bad_files=skip_bad_files,
+        test_attribute=test_attribute,
     )
     _emit(analysis, [("html", output)], trace_url=trace_url)
     counts = ", ".join(f"{n} {v}" for v, n in analysis.result.counts.items())

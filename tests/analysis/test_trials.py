@@ -256,3 +256,31 @@ def test_trace_set_without_trials_is_a_schema_error(parquet_sink, tracer) -> Non
         pass
     with pytest.raises(SchemaError, match="no trial spans"):
         assay.analyze(parquet_sink.flush())
+
+
+def test_production_traces_through_a_test_attribute_mapping(parquet_sink, tracer) -> None:
+    from opentelemetry import context
+
+    for i in range(6):
+        with tracer.start_as_current_span(
+            "invoke_agent", context=context.Context(), attributes={c.GENAI_AGENT_NAME: "triage"}
+        ) as span:
+            with tracer.start_as_current_span(
+                "t", attributes={c.GENAI_OPERATION: "execute_tool", c.GENAI_TOOL_NAME: "route"}
+            ):
+                pass
+            if i == 0:
+                span.set_status(Status(StatusCode.ERROR, "upstream timeout"))
+        with tracer.start_as_current_span(
+            "request", context=context.Context(), attributes={"app.route": "/chat", "app.n": i}
+        ):
+            pass
+    path = parquet_sink.flush()
+    with pytest.raises(SchemaError, match="no trial spans"):
+        assay.analyze(path)
+    by_agent = assay.analyze(path, test_attribute=c.GENAI_AGENT_NAME)
+    (test,) = by_agent.result.tests
+    assert (test.test_id, test.n, test.passed, test.errors) == ("triage", 6, 5, 1)
+    assert by_agent.trials[tc.TOOL_SEQUENCE].to_list() == [["route"]] * 6
+    by_route = assay.analyze(path, test_attribute="app.route")  # not a promoted column
+    assert [(t.test_id, t.n) for t in by_route.result.tests] == [("/chat", 6)]

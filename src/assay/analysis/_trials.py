@@ -10,12 +10,17 @@ from assay.analysis import _conventions as conv
 from assay.analysis._events import explode_events
 from assay.analysis._ownership import classify_traces, resolve_nested
 from assay.errors import SchemaError
-from assay.store import promoted_column
+from assay.store import PROMOTED_ATTRIBUTES, promoted_column
 
 _P = promoted_column
 
 
-def trials_from_spans(spans: pl.LazyFrame, *, min_score: float | None = None) -> pl.DataFrame:
+def trials_from_spans(
+    spans: pl.LazyFrame,
+    *,
+    min_score: float | None = None,
+    test_attribute: str = c.TEST_ID,
+) -> pl.DataFrame:
     """Build the trials table from a lazy scan of the spans table.
 
     A trial passes when ``assay.trial.outcome = pass``; without an outcome, a trial span with
@@ -25,6 +30,9 @@ def trials_from_spans(spans: pl.LazyFrame, *, min_score: float | None = None) ->
     Args:
         spans: A lazy scan of spans (``assay.store.scan_spans``).
         min_score: Scores below this fail a trial that has no explicit outcome.
+        test_attribute: The attribute that names the test. ``assay.test.id`` by default; for
+            traces without ``assay.*`` attributes (production traffic) another one, e.g.
+            ``gen_ai.agent.name``: every span carrying it is then a trial.
 
     Returns:
         One row per trial; columns are named in ``assay.analysis.columns``.
@@ -32,12 +40,17 @@ def trials_from_spans(spans: pl.LazyFrame, *, min_score: float | None = None) ->
     Raises:
         SchemaError: No trial spans, an unknown outcome value, or a non-numeric score.
     """
+    if test_attribute != c.TEST_ID:
+        # The mapped attribute stands in for assay.test.id everywhere downstream.
+        spans = spans.with_columns(attribute_as_string(test_attribute).alias(_P(c.TEST_ID)))
     trial_spans = (
         spans.filter(pl.col(_P(c.TEST_ID)).is_not_null()).select(conv.SPAN_COLUMNS).collect()
     )
     if trial_spans.height == 0:
         total = spans.select(pl.len()).collect().item()
-        raise SchemaError(f"no trial spans: none of the {total} spans read carries {c.TEST_ID}")
+        raise SchemaError(
+            f"no trial spans: none of the {total} spans read carries {test_attribute}"
+        )
     _check_outcomes(trial_spans)
     shapes = classify_traces(trial_spans)
     # Fast path: a trace whose one trial is its root belongs wholly to that trial, so the work
@@ -147,6 +160,23 @@ def trials_from_spans(spans: pl.LazyFrame, *, min_score: float | None = None) ->
             tc.DURATION_S,
             tc.STATUS_MESSAGE,
         )
+    )
+
+
+def attribute_as_string(attribute: str) -> pl.Expr:
+    """An attribute's value as a string: its promoted column, else read from ``attributes``."""
+    if attribute in PROMOTED_ATTRIBUTES:
+        return pl.col(_P(attribute)).cast(pl.String)
+    match = (
+        pl.col("attributes")
+        .list.eval(pl.element().filter(pl.element().struct.field("key") == attribute))
+        .list.first()
+    )
+    return pl.coalesce(
+        match.struct.field("string_value"),
+        match.struct.field("int_value").cast(pl.String),
+        match.struct.field("double_value").cast(pl.String),
+        match.struct.field("bool_value").cast(pl.String),
     )
 
 
