@@ -228,6 +228,7 @@ def _emit(
     from rich.console import Console
 
     from assay import report as rp
+    from assay.analysis import columns as tc
     from assay.analysis import tool_variants
 
     result = analysis.result
@@ -235,7 +236,8 @@ def _emit(
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     for name, path in sorted(targets, key=lambda target: target[1] is None):
         if name == "console":
-            rows = None if quiet else analysis.trials.to_dicts()
+            # The sparklines need each trial's scores only.
+            rows = None if quiet else analysis.trials.select(tc.TEST_ID, tc.SCORES).to_dicts()
             if path is None:
                 # Piped output gets a wide table rather than rich's 80-column default; rich
                 # drops colour when stdout is not a terminal and honours NO_COLOR.
