@@ -138,3 +138,12 @@ def test_opens_in_headless_chromium(document: str, tmp_path: Path) -> None:
     # The SVGs were parsed as SVG (their drawing survived into the DOM), not dropped.
     assert dom.count("<path") > 50
     assert "checkout-flow" in dom and f"{7:032x}" in dom
+
+
+def test_anchors_stay_distinct(result: AnalysisResult) -> None:
+    import dataclasses
+
+    twins = tuple(dataclasses.replace(result.tests[2], test_id=name) for name in ("a b", "a-b"))
+    document = render_html(dataclasses.replace(result, tests=twins))
+    anchors = re.findall(r'<section class="test [A-Z]+" id="([^"]+)"', document)
+    assert len(anchors) == 2 and len(set(anchors)) == 2 and "test-a-b" in anchors

@@ -9,6 +9,7 @@ given; it computes no statistic.
 
 from __future__ import annotations
 
+import hashlib
 import html
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -56,7 +57,20 @@ def _e(value: Any) -> str:
 
 
 def _anchor(test_id: str) -> str:
-    return "test-" + "".join(c if c.isalnum() or c in "-_" else "-" for c in test_id)
+    """The element id of a test's section: ``test-<id>``.
+
+    An id with characters outside ``[A-Za-z0-9_-]`` gets a hash suffix, so that ids differing
+    only in those characters keep distinct anchors.
+    """
+    slug = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "-" for c in test_id)
+    if slug != test_id:
+        slug += "-" + hashlib.sha1(test_id.encode("utf-8")).hexdigest()[:8]
+    return f"test-{slug}"
+
+
+def _index(row: Mapping[str, Any]) -> str:
+    index = row.get("trial_index")
+    return "?" if index is None else str(index)
 
 
 def _trace_cell(trace_id: Any, trace_url: str | None) -> str:
@@ -210,7 +224,7 @@ def _trials(test: Mapping[str, Any], trials: Rows, variants: Rows, trace_url: st
     out = ""
     if to_open:
         items = "".join(
-            f"<li>{_trace_cell(r['trace_id'], trace_url)} — trial {r.get('trial_index', '?')}"
+            f"<li>{_trace_cell(r['trace_id'], trace_url)} — trial {_index(r)}"
             f" ({_e(r.get('agent_version') or '')}) <b>{_trial_status(r)}</b>"
             + (f"; failed: {_e(_failed_checks(r))}" if _failed_checks(r) else "")
             + (f"; {_e(r['status_message'])}" if r.get("status_message") else "")
@@ -224,7 +238,7 @@ def _trials(test: Mapping[str, Any], trials: Rows, variants: Rows, trace_url: st
     shown = ordered[:MAX_TRIAL_ROWS]
     rows = "".join(
         f'<tr class="{"fail" if _trial_status(r) != "pass" else ""}">'
-        f"<td class=num>{_e(r.get('trial_index', ''))}</td>"
+        f"<td class=num>{_index(r)}</td>"
         f"<td>{_e(r.get('agent_version') or '')}</td><td>{_trial_status(r)}</td>"
         f"<td>{_e(_scores_text(r))}</td><td>{_e(_failed_checks(r))}</td>"
         f"<td><code>{_e(tx.sequence_text(r.get('tool_sequence') or []))}</code></td>"
