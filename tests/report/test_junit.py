@@ -129,3 +129,12 @@ def test_inconclusive_ok_skips(result: AnalysisResult) -> None:
         ESCAPED_ID: [Skipped],
     }
     assert xml.failures == 1
+
+
+def test_control_characters_do_not_break_the_xml(result: AnalysisResult) -> None:
+    import dataclasses
+
+    odd = dataclasses.replace(result.tests[2], test_id="bell\x07test", notes=("nul\x00 here",))
+    text = render_junit(dataclasses.replace(result, tests=(odd,)))
+    root = ET.fromstring(text.encode("utf-8"))
+    assert root.find("testsuite").get("name") == "belltest"  # type: ignore[union-attr]

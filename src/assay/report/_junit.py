@@ -19,6 +19,7 @@ on a testcase; that keeps each test's statistics next to it and the file valid.
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
@@ -28,6 +29,7 @@ from assay.report._json import SCHEMA, analysis_to_dict
 from assay.verdict import AnalysisResult
 
 _SKIP_KEYS = {"test_id", "notes"}
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 def _flatten(value: Any, prefix: str, out: dict[str, str]) -> None:
@@ -129,5 +131,6 @@ def render_junit(result: AnalysisResult, *, inconclusive_ok: bool = False) -> st
     root.set("failures", str(total_failures))
     root.set("errors", "0")
     ET.indent(root)
-    body = ET.tostring(root, encoding="unicode")
+    # Characters XML 1.0 cannot carry at all (e.g. a stray \x07 in a status message).
+    body = _NOT_XML.sub("", ET.tostring(root, encoding="unicode"))
     return '<?xml version="1.0" encoding="utf-8"?>\n' + body + "\n"
