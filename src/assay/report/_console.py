@@ -240,7 +240,7 @@ def render_console(
     if not quiet:
         with_bar = _bar_fits(tests, console.width)
         confidence = document["options"].get("confidence")
-        console.print(_verdict_table(document["tests"], confidence, with_bar))
+        console.print(_verdict_table(tests, confidence, with_bar))
         scores = _scores_by_test(trials)
         for test in tests:
             console.print()
