@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as RichProgressBar
 from rich.table import Table
+from rich.text import Text
 
 from assay.run._budget import PriceTable
 from assay.run._options import RunOptions, build_sequential, test_plan
@@ -16,6 +17,7 @@ from assay.run._results import RunResult
 from assay.run._state import TestStatus
 from assay.run._suite import TestCase
 from assay.stats import operating_characteristics
+from assay.verdict import Verdict
 
 _STYLE = {
     "PASS": "bold green",
@@ -65,11 +67,55 @@ class RichProgress:
         self._progress.stop()
 
 
-def render_result(result: RunResult, console: Console) -> None:
-    """Print the verdict table of ``assay analyze``, the trials saved, and any stop reason."""
-    from assay.report import render_console
+_SEVERITY = {Verdict.FAIL: 0, Verdict.INCONCLUSIVE: 1, Verdict.PASS: 2}
 
-    render_console(result.to_analysis(), console)
+
+def render_result(result: RunResult, console: Console) -> None:
+    """Print the verdict table, each test's reason, the trials saved, and any stop reason.
+
+    The table has the columns of ``assay analyze`` (and its pass-rate bar), plus the trials
+    used against the maximum; the reason under each test is the runner's own — for an adaptive
+    test the sequential decision, which the Wilson interval alone does not explain.
+    """
+    from assay.report import pass_rate_bar
+
+    tests = sorted(result.tests, key=lambda t: _SEVERITY[t.verdict])
+    level = next((t.interval.confidence for t in tests if t.interval), 0.95)
+    table = Table(title="assay verdicts", title_justify="left", header_style="bold")
+    longest = max((len(t.test_id) for t in tests), default=4)
+    table.add_column("test", overflow="fold", min_width=min(longest, 16), max_width=32)
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("rate (passed/n)", justify="right", no_wrap=True)
+    table.add_column(f"{100 * level:g}% CI", justify="center", no_wrap=True)
+    with_bar = console.width >= 120
+    if with_bar:
+        table.add_column("against the threshold", no_wrap=True)
+    table.add_column("errors", justify="right", no_wrap=True)
+    table.add_column("trials", justify="right", no_wrap=True)
+    for t in tests:
+        style = _STYLE[t.verdict.value]
+        rate = "—" if t.pass_rate is None else f"{t.pass_rate:.1%} ({t.passed}/{t.n})"
+        ci = "—" if t.interval is None else f"[{t.interval.low:.1%}, {t.interval.high:.1%}]"
+        cells = [Text(t.test_id), Text(t.verdict.value, style=style), Text(rate), Text(ci)]
+        if with_bar:
+            low, high = (t.interval.low, t.interval.high) if t.interval else (None, None)
+            cells.append(pass_rate_bar(t.pass_rate, low, high, t.threshold, style=style))
+        cells += [Text(str(t.errors)), Text(f"{t.trials_run}/{t.max_runs}")]
+        table.add_row(*cells)
+    console.print(table)
+    for t in tests:
+        line = Text("  ")
+        line.append(f"{t.verdict.value:<12}", style=_STYLE[t.verdict.value])
+        line.append(f" {t.test_id}: {t.reason}")
+        console.print(line)
+        if t.first_error:
+            console.print(Text(f"               first error, {t.first_error}"))
+    counts = {v: sum(t.verdict is v for t in tests) for v in Verdict}
+    summary = Text(f"{len(tests)} tests: ")
+    for i, verdict in enumerate((Verdict.PASS, Verdict.FAIL, Verdict.INCONCLUSIVE)):
+        summary.append(" · " if i else "")
+        summary.append(f"{counts[verdict]} {verdict.value}", style=_STYLE[verdict.value])
+    console.print(summary)
     render_summary(result, console)
 
 

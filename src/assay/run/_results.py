@@ -81,6 +81,8 @@ class TestResult:
     """USD spent by the test's trials."""
     first_error: str | None = None
     """``trial <index>: <message>`` of the first ``error`` trial, if any."""
+    trials_run: int = 0
+    """Trials finished, including error trials left out of ``n`` under ``errors="exclude"``."""
     anytime_interval: tuple[float, float] | None = None
     """Anytime-valid bounds on the pass rate when adaptive (lower at level alpha, upper at
     beta): unlike the Wilson interval, valid although the number of trials was chosen by

@@ -305,7 +305,12 @@ class _Runner:
             SequentialDecision.FAIL,
         ):
             verdict = Verdict(state.decision.value)
-            reason = f"{method} settled after {state.decided_at} of {state.max_runs} trials"
+            seq = state.seq
+            reason = f"{method} settled after {state.decided_at} of {state.max_runs} trials: "
+            if verdict is Verdict.PASS:
+                reason += f"pass rate > {seq.p0:.0%} (error <= {seq.alpha:.0%})"
+            else:
+                reason += f"pass rate < {seq.p1:.0%} (error <= {seq.beta:.0%})"
         elif state.seq is not None and (
             state.decision is SequentialDecision.INCONCLUSIVE
             or len(state.records) >= state.max_runs
@@ -358,6 +363,7 @@ class _Runner:
                 (f"trial {r.index}: {r.error}" for r in state.records if r.error), None
             ),
             anytime_interval=(state.last.low, state.last.high) if state.last else None,
+            trials_run=len(state.records),
         )
 
 

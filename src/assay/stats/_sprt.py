@@ -117,6 +117,16 @@ class SequentialTest(Protocol):
         ...
 
     @property
+    def alpha(self) -> float:
+        """Bound on P(PASS) when the true rate is at most ``p0``."""
+        ...
+
+    @property
+    def beta(self) -> float:
+        """Bound on P(FAIL) when the true rate is at least ``p1``."""
+        ...
+
+    @property
     def name(self) -> str:
         """Short name for display."""
         ...
