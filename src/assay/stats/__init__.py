@@ -1,5 +1,93 @@
 """Statistics on numbers and arrays: pure functions, numpy and scipy only, no Polars, no I/O."""
 
-from assay.stats._intervals import Interval, wilson_interval
+from assay.stats._consistency import (
+    ToolConsistency,
+    levenshtein,
+    sequence_similarity,
+    tool_consistency,
+)
+from assay.stats._exact2x2 import (
+    TESTS,
+    regression_p_value,
+    regression_power,
+    rejection_probability,
+    rejection_region,
+)
+from assay.stats._explain import FEATURE_KINDS, FailureFactor, explain_failures
+from assay.stats._flakiness import CATEGORIES, WEIGHTS, Factor, Flakiness, category, flakiness
+from assay.stats._intervals import (
+    METHODS,
+    Interval,
+    min_trials_for_pass,
+    proportion_bounds,
+    proportion_interval,
+    wilson_interval,
+)
+from assay.stats._multiple import (
+    ADJUST_METHODS,
+    FalseVerdictRisk,
+    adjust_p_values,
+    false_verdict_risk,
+)
+from assay.stats._passk import DEFAULT_KS, PassAtK, pass_at_k, pass_at_ks, pass_hat_k, pass_hat_ks
+from assay.stats._planning import (
+    RegressionPlan,
+    ThresholdPlan,
+    pass_probability,
+    plan_regression,
+    plan_threshold,
+)
+from assay.stats._scores import (
+    SCORE_CI_METHODS,
+    ScoreShift,
+    ScoreSummary,
+    score_shift_test,
+    score_summary,
+)
 
-__all__ = ["Interval", "wilson_interval"]
+__all__ = [
+    "ADJUST_METHODS",
+    "CATEGORIES",
+    "DEFAULT_KS",
+    "FEATURE_KINDS",
+    "METHODS",
+    "SCORE_CI_METHODS",
+    "TESTS",
+    "WEIGHTS",
+    "Factor",
+    "FailureFactor",
+    "FalseVerdictRisk",
+    "Flakiness",
+    "Interval",
+    "PassAtK",
+    "RegressionPlan",
+    "ScoreShift",
+    "ScoreSummary",
+    "ThresholdPlan",
+    "ToolConsistency",
+    "adjust_p_values",
+    "category",
+    "explain_failures",
+    "false_verdict_risk",
+    "flakiness",
+    "levenshtein",
+    "min_trials_for_pass",
+    "pass_at_k",
+    "pass_at_ks",
+    "pass_hat_k",
+    "pass_hat_ks",
+    "pass_probability",
+    "plan_regression",
+    "plan_threshold",
+    "proportion_bounds",
+    "proportion_interval",
+    "regression_p_value",
+    "regression_power",
+    "rejection_probability",
+    "rejection_region",
+    "score_shift_test",
+    "score_summary",
+    "sequence_similarity",
+    "tool_consistency",
+    "wilson_interval",
+]

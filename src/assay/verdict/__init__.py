@@ -1,5 +1,32 @@
 """Decisions from statistics: threshold, regression and variance-config verdicts."""
 
-from assay.verdict._threshold import ThresholdResult, Verdict, threshold_verdict
+from assay.verdict._regression import (
+    RegressionResult,
+    ScoreRegressionResult,
+    decide_regression,
+    regression_test,
+    score_regression_test,
+)
+from assay.verdict._threshold import (
+    ThresholdResult,
+    Verdict,
+    more_trials_needed,
+    threshold_test,
+    threshold_verdict,
+)
+from assay.verdict._variance import VarianceCheck, variance_checks
 
-__all__ = ["ThresholdResult", "Verdict", "threshold_verdict"]
+__all__ = [
+    "RegressionResult",
+    "ScoreRegressionResult",
+    "ThresholdResult",
+    "VarianceCheck",
+    "Verdict",
+    "decide_regression",
+    "more_trials_needed",
+    "regression_test",
+    "score_regression_test",
+    "threshold_test",
+    "threshold_verdict",
+    "variance_checks",
+]

@@ -1,0 +1,334 @@
+"""One-sided exact tests of two pass rates (current worse than baseline) and their exact power.
+
+Every test here orders all (n1 + 1)(n2 + 1) possible outcome tables once per pair of group
+sizes, so a suite of tests with equal sizes shares one computation:
+
+* ``fisher`` — Fisher's exact test, conditional on the total number of passes; its p-value is
+  the hypergeometric tail P(X2 ≤ x2 | x1 + x2) (Fisher 1935).
+* ``boschloo`` — Boschloo's test (Boschloo 1970, Statistica Neerlandica 24:1): Fisher's p-value
+  used as the ordering statistic of an unconditional test, whose p-value is the largest
+  probability, over the common pass rate π, of a table at least as extreme. Uniformly more
+  powerful than Fisher's test at the same level.
+* ``barnard`` — Barnard's unconditional test (Barnard 1945, Nature 156:177) with the pooled
+  Wald statistic as ordering, as ``scipy.stats.barnard_exact``.
+
+For the unconditional tests, the p-value of *every* table comes out of one pass: tables sorted
+by the statistic, cumulative sums of their probabilities on a grid of π values (Chebyshev
+points, dense near 0 and 1 where the binomial peaks are narrow), and the maximum over the grid;
+the maximising grid point is then refined by three rounds of local zooming. The results equal
+``scipy.stats.boschloo_exact`` / ``barnard_exact`` (whose table has the two samples as
+*columns*: ``[[x1, x2], [n1 - x1, n2 - x2]]``, ``alternative="greater"``), which the tests
+check on a grid of tables.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats as sps
+
+from assay.errors import ConfigError
+
+TESTS: Final = ("boschloo", "fisher", "barnard")
+"""The exact two-sample tests of pass rates, by CLI name."""
+
+_GRID_POINTS: Final = 400
+_ZOOM_POINTS: Final = 33
+_ZOOM_ROUNDS: Final = 3
+# scipy.stats.boschloo_exact treats Fisher p-values within a relative 1e-13 as ties (gh-14178).
+_BOSCHLOO_TIE_RTOL: Final = 1e-13
+_BLOCK_CELLS: Final = 4_000_000
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+def _check_sizes(n1: int, n2: int) -> None:
+    if n1 < 1 or n2 < 1:
+        raise ConfigError(f"both groups need at least one trial (got {n1} and {n2})")
+
+
+def _check_test(test: str) -> None:
+    if test not in TESTS:
+        raise ConfigError(f"unknown regression test {test!r}; choose one of {', '.join(TESTS)}")
+
+
+def _check_alpha(alpha: float) -> None:
+    if not 0 < alpha < 1:
+        raise ConfigError(f"alpha must lie strictly between 0 and 1 (got {alpha})")
+
+
+def _grid() -> FloatArray:
+    theta = np.linspace(0.0, np.pi, _GRID_POINTS)
+    grid: FloatArray = (1.0 - np.cos(theta)) / 2.0
+    return grid
+
+
+def _pmfs(n: int, pis: FloatArray) -> FloatArray:
+    pmf: FloatArray = sps.binom.pmf(np.arange(n + 1)[None, :], n, pis[:, None])
+    return pmf
+
+
+@dataclass(frozen=True, slots=True)
+class _Ordering:
+    """All tables of one (n1, n2, test), sorted from most to least extreme."""
+
+    n1: int
+    n2: int
+    a: IntArray
+    """Baseline passes of the sorted tables."""
+    b: IntArray
+    """Current passes of the sorted tables."""
+    ends: IntArray
+    """For sorted position k, how many tables are at least as extreme (ties included)."""
+    position: IntArray
+    """(n1 + 1, n2 + 1): the sorted position of each table."""
+    coarse: FloatArray
+    """Per sorted position: the p-value maximised over the coarse grid (a lower bound)."""
+    best: IntArray
+    """Per sorted position: the index of the maximising grid point."""
+    statistic: FloatArray
+    """(n1 + 1, n2 + 1): the ordering statistic (Fisher's p-value for fisher and boschloo)."""
+
+
+def _statistic(n1: int, n2: int, test: str) -> tuple[FloatArray, float]:
+    """The ordering statistic (small = evidence of a drop) and its relative tie tolerance."""
+    x1 = np.arange(n1 + 1, dtype=np.int64)[:, None]
+    x2 = np.arange(n2 + 1, dtype=np.int64)[None, :]
+    if test in ("fisher", "boschloo"):
+        s: FloatArray = sps.hypergeom.cdf(x2, n1 + n2, x1 + x2, n2)
+        return s, _BOSCHLOO_TIE_RTOL
+    # Barnard: the pooled Wald statistic exactly as scipy.stats.barnard_exact computes it.
+    p1, p2 = x1 / n1, x2 / n2
+    p = (x1 + x2) / (n1 + n2)
+    variances = p * (1 - p) * (1 / n1 + 1 / n2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        wald = np.divide(p1 - p2, np.sqrt(variances))
+    wald[np.broadcast_to(p1 == p2, wald.shape)] = 0
+    return -wald, 0.0
+
+
+@functools.lru_cache(maxsize=32)
+def _ordering(n1: int, n2: int, test: str) -> _Ordering:
+    s, rtol = _statistic(n1, n2, test)
+    flat = s.ravel()
+    order = np.argsort(flat, kind="stable")
+    sorted_s = flat[order]
+    ends = np.searchsorted(sorted_s, sorted_s + rtol * np.abs(sorted_s), side="right")
+    a = (order // (n2 + 1)).astype(np.int64)
+    b = (order % (n2 + 1)).astype(np.int64)
+    position = np.empty(flat.size, dtype=np.int64)
+    position[order] = np.arange(flat.size)
+    coarse = np.zeros(flat.size)
+    best = np.zeros(flat.size, dtype=np.int64)
+    if test != "fisher":
+        grid = _grid()
+        block = max(1, _BLOCK_CELLS // flat.size)
+        for start in range(0, grid.size, block):
+            pis = grid[start : start + block]
+            probs = _pmfs(n1, pis)[:, a] * _pmfs(n2, pis)[:, b]
+            values = np.cumsum(probs, axis=1)[:, ends - 1]
+            top = values.argmax(axis=0)
+            top_values = values[top, np.arange(flat.size)]
+            better = top_values > coarse
+            coarse[better] = top_values[better]
+            best[better] = top[better] + start
+    return _Ordering(
+        n1, n2, a, b, ends.astype(np.int64), position.reshape(n1 + 1, n2 + 1), coarse, best, s
+    )
+
+
+def _region_probability(ordering: _Ordering, count: int, pis: FloatArray) -> FloatArray:
+    """P(one of the ``count`` most extreme tables) at each common pass rate in ``pis``."""
+    mask = (ordering.position < count).astype(np.float64)
+    values: FloatArray = ((_pmfs(ordering.n1, pis) @ mask) * _pmfs(ordering.n2, pis)).sum(axis=1)
+    return values
+
+
+@functools.lru_cache(maxsize=4096)
+def _refined_p_value(n1: int, n2: int, test: str, k: int) -> float:
+    """The unconditional p-value of sorted position ``k``: sup over π, zoomed in."""
+    ordering = _ordering(n1, n2, test)
+    count = int(ordering.ends[k])
+    grid = _grid()
+    g = int(ordering.best[k])
+    best_value = float(ordering.coarse[k])
+    lo, hi = grid[max(g - 1, 0)], grid[min(g + 1, grid.size - 1)]
+    for _ in range(_ZOOM_ROUNDS):
+        pis = np.linspace(lo, hi, _ZOOM_POINTS)
+        values = _region_probability(ordering, count, pis)
+        i = int(values.argmax())
+        best_value = max(best_value, float(values[i]))
+        lo, hi = pis[max(i - 1, 0)], pis[min(i + 1, pis.size - 1)]
+    return min(best_value, 1.0)
+
+
+def _p_value_at(ordering: _Ordering, test: str, x1: int, x2: int) -> float:
+    if test == "fisher":
+        return float(min(ordering.statistic[x1, x2], 1.0))
+    return _refined_p_value(ordering.n1, ordering.n2, test, int(ordering.position[x1, x2]))
+
+
+def _check_counts(
+    baseline_passed: int, baseline_n: int, current_passed: int, current_n: int
+) -> None:
+    _check_sizes(baseline_n, current_n)
+    if not 0 <= baseline_passed <= baseline_n:
+        raise ConfigError(f"baseline passes must lie in [0, {baseline_n}] (got {baseline_passed})")
+    if not 0 <= current_passed <= current_n:
+        raise ConfigError(f"current passes must lie in [0, {current_n}] (got {current_passed})")
+
+
+def regression_p_value(
+    baseline_passed: int,
+    baseline_n: int,
+    current_passed: int,
+    current_n: int,
+    test: str = "boschloo",
+) -> float:
+    """One-sided exact p-value for "the current pass rate is lower than the baseline's".
+
+    Sources: Fisher (1935); Boschloo (1970), Statistica Neerlandica 24:1; Barnard (1945),
+    Nature 156:177. Equal to ``scipy.stats.fisher_exact``, ``boschloo_exact`` or
+    ``barnard_exact`` on the table ``[[baseline_passed, current_passed], [baseline_n -
+    baseline_passed, current_n - current_passed]]`` (samples as columns) with
+    ``alternative="greater"``.
+
+    Args:
+        baseline_passed: Passing baseline trials.
+        baseline_n: Baseline trials (≥ 1).
+        current_passed: Passing current trials.
+        current_n: Current trials (≥ 1).
+        test: One of :data:`TESTS`.
+
+    Returns:
+        The p-value in [0, 1]; small means the drop is unlikely to be chance.
+    """
+    _check_test(test)
+    _check_counts(baseline_passed, baseline_n, current_passed, current_n)
+    ordering = _ordering(baseline_n, current_n, test)
+    return _p_value_at(ordering, test, baseline_passed, current_passed)
+
+
+@functools.lru_cache(maxsize=256)
+def _region(n1: int, n2: int, test: str, alpha: float) -> BoolArray:
+    ordering = _ordering(n1, n2, test)
+    if test == "fisher":
+        region: BoolArray = ordering.statistic < alpha
+    else:
+        # p-values grow along the sorted order, and the coarse grid gives lower bounds: the
+        # region is a prefix inside {coarse < alpha}; bisect it with refined p-values.
+        lo, hi = 0, int(np.searchsorted(ordering.coarse, alpha, side="left"))
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if _refined_p_value(n1, n2, test, mid) < alpha:
+                lo = mid + 1
+            else:
+                hi = mid
+        region = ordering.position < lo
+    region.setflags(write=False)
+    return region
+
+
+def rejection_region(
+    baseline_n: int, current_n: int, alpha: float = 0.05, test: str = "boschloo"
+) -> BoolArray:
+    """Which outcomes the test rejects at ``alpha``: a read-only boolean array.
+
+    Element ``[x1, x2]`` is True when ``baseline_passed = x1, current_passed = x2`` gives
+    p < alpha. Computed once per (sizes, test, alpha) and cached.
+
+    Args:
+        baseline_n: Baseline trials (≥ 1).
+        current_n: Current trials (≥ 1).
+        alpha: Significance level in (0, 1).
+        test: One of :data:`TESTS`.
+
+    Returns:
+        A ``(baseline_n + 1, current_n + 1)`` boolean array.
+    """
+    _check_test(test)
+    _check_sizes(baseline_n, current_n)
+    _check_alpha(alpha)
+    return _region(baseline_n, current_n, test, float(alpha))
+
+
+def rejection_probability(
+    baseline_n: int,
+    current_n: int,
+    baseline_rate: float,
+    current_rate: float,
+    alpha: float = 0.05,
+    test: str = "boschloo",
+) -> float:
+    """Exact probability that the test rejects when the true rates are as given.
+
+    Sums, over the rejection region, the probability of each pair of binomial outcomes:
+    Σ Bin(x1; n1, baseline_rate) · Bin(x2; n2, current_rate). With ``current_rate =
+    baseline_rate - delta`` it is the power to detect a drop of delta; with equal rates it is
+    the type-I error at that rate (never above alpha for these tests).
+
+    Args:
+        baseline_n: Baseline trials (≥ 1).
+        current_n: Current trials (≥ 1).
+        baseline_rate: True baseline pass rate in [0, 1].
+        current_rate: True current pass rate in [0, 1].
+        alpha: Significance level in (0, 1).
+        test: One of :data:`TESTS`.
+
+    Returns:
+        The probability in [0, 1].
+    """
+    for name, rate in (("baseline_rate", baseline_rate), ("current_rate", current_rate)):
+        if not 0 <= rate <= 1:
+            raise ConfigError(f"{name} must lie in [0, 1] (got {rate})")
+    region = rejection_region(baseline_n, current_n, alpha, test).astype(np.float64)
+    pmf1 = sps.binom.pmf(np.arange(baseline_n + 1), baseline_n, baseline_rate)
+    pmf2 = sps.binom.pmf(np.arange(current_n + 1), current_n, current_rate)
+    return float(min(max(pmf1 @ region @ pmf2, 0.0), 1.0))
+
+
+def regression_power(
+    baseline_n: int,
+    current_n: int,
+    baseline_rate: float,
+    delta: float = 0.10,
+    alpha: float = 0.05,
+    test: str = "boschloo",
+) -> float:
+    """Exact power to detect a drop of ``delta`` from ``baseline_rate`` at these group sizes.
+
+    The current rate under the alternative is ``max(baseline_rate - delta, 0)``. Enumerates
+    all outcomes of both groups (see :func:`rejection_probability`); no normal approximation,
+    and never the observed difference (post-hoc "observed power" says nothing new).
+
+    Args:
+        baseline_n: Baseline trials (≥ 1).
+        current_n: Current trials (≥ 1).
+        baseline_rate: Baseline pass rate the drop starts from, in [0, 1].
+        delta: The drop to detect, in (0, 1].
+        alpha: Significance level in (0, 1).
+        test: One of :data:`TESTS`.
+
+    Returns:
+        The power in [0, 1].
+    """
+    if not 0 < delta <= 1:
+        raise ConfigError(f"delta must lie in (0, 1] (got {delta})")
+    return rejection_probability(
+        baseline_n, current_n, baseline_rate, max(baseline_rate - delta, 0.0), alpha, test
+    )
+
+
+__all__ = [
+    "TESTS",
+    "regression_p_value",
+    "regression_power",
+    "rejection_probability",
+    "rejection_region",
+]

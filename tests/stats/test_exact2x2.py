@@ -1,0 +1,124 @@
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from assay.errors import ConfigError
+from assay.stats import (
+    regression_p_value,
+    regression_power,
+    rejection_probability,
+    rejection_region,
+)
+
+SCIPY = {"boschloo": sps.boschloo_exact, "barnard": sps.barnard_exact}
+
+
+def scipy_p(x1: int, n1: int, x2: int, n2: int, test: str) -> float:
+    # scipy's layout: the two samples are the COLUMNS; "greater" = column 1 (baseline) has
+    # the higher success rate, i.e. the current version is worse.
+    table = [[x1, x2], [n1 - x1, n2 - x2]]
+    if test == "fisher":
+        return float(sps.fisher_exact(table, alternative="greater").pvalue)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scipy's optimiser warnings, not ours
+        return float(SCIPY[test](table, alternative="greater").pvalue)
+
+
+SIZES = [(1, 1), (1, 4), (3, 5), (6, 4), (9, 9)]
+
+
+@pytest.mark.parametrize("test", ["fisher", "boschloo", "barnard"])
+@pytest.mark.parametrize(("n1", "n2"), SIZES)
+def test_p_values_equal_scipy_on_every_table(n1: int, n2: int, test: str) -> None:
+    for x1 in range(n1 + 1):
+        for x2 in range(n2 + 1):
+            expected = scipy_p(x1, n1, x2, n2, test)
+            got = regression_p_value(x1, n1, x2, n2, test)
+            assert got == pytest.approx(expected, rel=1e-7, abs=1e-12), (x1, x2)
+
+
+@pytest.mark.parametrize("test", ["fisher", "boschloo", "barnard"])
+@pytest.mark.parametrize(
+    ("x1", "n1", "x2", "n2"),
+    [(27, 30, 20, 30), (45, 50, 38, 40), (28, 30, 28, 30), (90, 100, 80, 100)],
+)
+def test_p_values_equal_scipy_on_larger_tables(
+    x1: int, n1: int, x2: int, n2: int, test: str
+) -> None:
+    assert regression_p_value(x1, n1, x2, n2, test) == pytest.approx(
+        scipy_p(x1, n1, x2, n2, test), rel=1e-7
+    )
+
+
+@pytest.mark.parametrize("test", ["fisher", "boschloo", "barnard"])
+def test_direction_a_big_drop_gives_a_small_p(test: str) -> None:
+    assert regression_p_value(28, 30, 10, 30, test) < 0.001
+    assert regression_p_value(10, 30, 28, 30, test) > 0.99  # an improvement is no regression
+    assert regression_p_value(15, 30, 15, 30, test) > 0.3
+
+
+@pytest.mark.parametrize("test", ["fisher", "boschloo", "barnard"])
+def test_region_is_exactly_p_below_alpha(test: str) -> None:
+    n1, n2, alpha = 14, 11, 0.05
+    region = rejection_region(n1, n2, alpha, test)
+    assert region.shape == (n1 + 1, n2 + 1) and not region.flags.writeable
+    for x1 in range(n1 + 1):
+        for x2 in range(n2 + 1):
+            assert region[x1, x2] == (regression_p_value(x1, n1, x2, n2, test) < alpha)
+
+
+@pytest.mark.parametrize("test", ["boschloo", "barnard"])
+def test_power_equals_brute_force_sum_over_scipy_p_values(test: str) -> None:
+    n1, n2, alpha, p1, p2 = 7, 8, 0.1, 0.8, 0.4
+    power = 0.0
+    for x1 in range(n1 + 1):
+        for x2 in range(n2 + 1):
+            if scipy_p(x1, n1, x2, n2, test) < alpha:
+                power += sps.binom.pmf(x1, n1, p1) * sps.binom.pmf(x2, n2, p2)
+    assert rejection_probability(n1, n2, p1, p2, alpha, test) == pytest.approx(power, rel=1e-12)
+    assert regression_power(n1, n2, p1, 0.4, alpha, test) == pytest.approx(power, rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [20, 60])
+@pytest.mark.parametrize("test", ["fisher", "boschloo", "barnard"])
+def test_exact_type_one_error_never_above_alpha(n: int, test: str) -> None:
+    sizes = [rejection_probability(n, n, p, p, 0.05, test) for p in np.linspace(0.01, 0.99, 99)]
+    assert max(sizes) <= 0.05 + 1e-9
+
+
+@pytest.mark.parametrize("test", ["fisher", "boschloo", "barnard"])
+def test_simulated_type_one_error_with_fixed_seed(test: str) -> None:
+    rng = np.random.default_rng(7)
+    n, reps, alpha = 40, 4000, 0.05
+    region = rejection_region(n, n, alpha, test)
+    x1 = rng.binomial(n, 0.8, reps)
+    x2 = rng.binomial(n, 0.8, reps)
+    rate = region[x1, x2].mean()
+    assert rate <= alpha + 3 * np.sqrt(alpha * (1 - alpha) / reps)
+
+
+def test_boschloo_is_uniformly_more_powerful_than_fisher() -> None:
+    for n1, n2 in [(10, 10), (30, 25), (60, 60)]:
+        fisher = rejection_region(n1, n2, 0.05, "fisher")
+        boschloo = rejection_region(n1, n2, 0.05, "boschloo")
+        assert np.all(boschloo[fisher])  # Fisher's region lies inside Boschloo's
+        assert regression_power(n1, n2, 0.9, 0.2, 0.05, "boschloo") >= regression_power(
+            n1, n2, 0.9, 0.2, 0.05, "fisher"
+        )
+
+
+def test_power_grows_with_drop_and_is_zero_without_room() -> None:
+    powers = [regression_power(50, 50, 0.9, d, 0.05, "boschloo") for d in (0.1, 0.2, 0.3)]
+    assert powers == sorted(powers)
+    assert regression_power(50, 50, 0.0, 0.1, 0.05, "fisher") == 0.0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [(5, 4, 3, 4, "fisher"), (1, 0, 0, 4, "fisher"), (1, 4, 1, 4, "chi2")],
+)
+def test_rejects_bad_arguments(args: tuple[int, int, int, int, str]) -> None:
+    with pytest.raises(ConfigError):
+        regression_p_value(*args)
