@@ -185,9 +185,13 @@ def explain_failures(
             if len(levels) < 2:
                 continue
             if len(levels) == 2:
-                # Two levels are one hypothesis: test the one more common among failures.
-                share = [float((labels[known][sub_failed] == lv).mean()) for lv in levels]
-                levels = [levels[int(np.argmax(share))]]
+                # Two levels are one hypothesis: report the one over-represented in failures.
+                lab = labels[known]
+                gap = [
+                    float((lab[sub_failed] == lv).mean() - (lab[~sub_failed] == lv).mean())
+                    for lv in levels
+                ]
+                levels = [levels[int(np.argmax(gap))]]
             for level in levels:
                 has = labels[known] == level
                 found.append(_share_factor(name, level, kind, has, sub_failed)[1])
