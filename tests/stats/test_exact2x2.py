@@ -122,3 +122,38 @@ def test_power_grows_with_drop_and_is_zero_without_room() -> None:
 def test_rejects_bad_arguments(args: tuple[int, int, int, int, str]) -> None:
     with pytest.raises(ConfigError):
         regression_p_value(*args)
+
+
+@pytest.mark.parametrize("test", ["boschloo", "barnard"])
+def test_row_prefix_shortcut_equals_the_general_sum(test: str) -> None:
+    import dataclasses
+
+    from assay.stats import _exact2x2
+
+    ordering = _exact2x2._ordering(23, 17, test)
+    assert ordering.rows_are_prefixes
+    general = dataclasses.replace(ordering, rows_are_prefixes=False)
+    pis = np.linspace(0.0, 1.0, 21)
+    for count in (1, 40, 200, 431):
+        assert _exact2x2._region_probability(ordering, count, pis) == pytest.approx(
+            _exact2x2._region_probability(general, count, pis), rel=1e-12, abs=1e-300
+        )
+
+
+def test_a_suite_of_200_tests_with_200_trials_per_arm_takes_seconds() -> None:
+    import time
+
+    from assay.stats import _exact2x2
+    from assay.verdict import regression_test
+
+    _exact2x2._ordering.cache_clear()
+    _exact2x2._region.cache_clear()
+    _exact2x2._refined_p_value.cache_clear()
+    rng = np.random.default_rng(2)
+    rates = rng.uniform(0.5, 0.98, 200)
+    x1 = rng.binomial(200, rates)
+    x2 = rng.binomial(200, np.clip(rates - rng.choice([0, 0.1], 200), 0, 1))
+    start = time.perf_counter()
+    for a, b in zip(x1, x2, strict=True):
+        regression_test(int(a), 200, int(b), 200, test="boschloo")
+    assert time.perf_counter() - start < 10.0

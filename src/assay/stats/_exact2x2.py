@@ -29,6 +29,7 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
+from scipy import special as sps_special
 from scipy import stats as sps
 
 from assay.errors import ConfigError
@@ -69,8 +70,23 @@ def _grid() -> FloatArray:
     return grid
 
 
+@functools.lru_cache(maxsize=64)
+def _log_comb(n: int) -> FloatArray:
+    x = np.arange(n + 1)
+    log_comb: FloatArray = (
+        sps_special.gammaln(n + 1) - sps_special.gammaln(x + 1) - (sps_special.gammaln(n - x + 1))
+    )
+    return log_comb
+
+
 def _pmfs(n: int, pis: FloatArray) -> FloatArray:
-    pmf: FloatArray = sps.binom.pmf(np.arange(n + 1)[None, :], n, pis[:, None])
+    """Binomial(n, π) probabilities of 0..n, one row per π, computed in log space."""
+    x = np.arange(n + 1)[None, :]
+    p = pis[:, None]
+    log_pmf = _log_comb(n)[None, :] + sps_special.xlogy(x, p) + sps_special.xlog1py(n - x, -p)
+    pmf: FloatArray = np.exp(log_pmf)
+    # Subnormal numbers make BLAS and ufuncs crawl (100x); they cannot move a p-value.
+    pmf[pmf < 1e-300] = 0.0
     return pmf
 
 
@@ -94,6 +110,9 @@ class _Ordering:
     """Per sorted position: the index of the maximising grid point."""
     statistic: FloatArray
     """(n1 + 1, n2 + 1): the ordering statistic (Fisher's p-value for fisher and boschloo)."""
+    rows_are_prefixes: bool
+    """True when, for each x1, more current passes are never more extreme: then every region
+    is, row by row, a prefix x2 <= c(x1), and its probability is a sum of binomial CDFs."""
 
 
 def _statistic(n1: int, n2: int, test: str) -> tuple[FloatArray, float]:
@@ -139,14 +158,29 @@ def _ordering(n1: int, n2: int, test: str) -> _Ordering:
             coarse[better] = top_values[better]
             best[better] = top[better] + start
     return _Ordering(
-        n1, n2, a, b, ends.astype(np.int64), position.reshape(n1 + 1, n2 + 1), coarse, best, s
+        n1,
+        n2,
+        a,
+        b,
+        ends.astype(np.int64),
+        position.reshape(n1 + 1, n2 + 1),
+        coarse,
+        best,
+        s,
+        bool(np.all(np.diff(position.reshape(n1 + 1, n2 + 1), axis=1) > 0)),
     )
 
 
 def _region_probability(ordering: _Ordering, count: int, pis: FloatArray) -> FloatArray:
     """P(one of the ``count`` most extreme tables) at each common pass rate in ``pis``."""
-    mask = (ordering.position < count).astype(np.float64)
-    values: FloatArray = ((_pmfs(ordering.n1, pis) @ mask) * _pmfs(ordering.n2, pis)).sum(axis=1)
+    inside = ordering.position < count
+    pmf1, pmf2 = _pmfs(ordering.n1, pis), _pmfs(ordering.n2, pis)
+    if ordering.rows_are_prefixes:
+        # Row x1 of the region is x2 < c(x1): P = Σ_x1 Bin(x1) · CDF2(c(x1) - 1).
+        cdf2 = np.concatenate([np.zeros((pis.size, 1)), np.cumsum(pmf2, axis=1)], axis=1)
+        values: FloatArray = (pmf1 * cdf2[:, inside.sum(axis=1)]).sum(axis=1)
+    else:
+        values = ((pmf1 @ inside.astype(np.float64)) * pmf2).sum(axis=1)
     return values
 
 
