@@ -1,9 +1,15 @@
 import numpy as np
 import pytest
-from scipy.stats import binomtest
+from scipy.stats import binom, binomtest
 
 from assay.stats import min_trials_for_pass, proportion_interval
-from assay.verdict import Verdict, more_trials_needed, threshold_test, threshold_verdict
+from assay.verdict import (
+    Verdict,
+    more_trials_needed,
+    settle_probability,
+    threshold_test,
+    threshold_verdict,
+)
 
 
 def test_threshold_verdict_keeps_its_signature() -> None:
@@ -28,12 +34,18 @@ def test_more_trials_follows_its_rule() -> None:
     k, n, t = 28, 30, 0.8
     extra = more_trials_needed(k, n, t)
     assert extra is not None and extra > 0
-    m = n + extra
-    ci = proportion_interval(round(k / n * m), m)
-    assert ci.low >= t or ci.high < t
-    for m in range(n + 1, n + extra):
-        ci = proportion_interval(round(k / n * m), m)
-        assert ci.low < t <= ci.high
+    assert settle_probability(k, n, extra, t) >= 0.5
+    assert settle_probability(k, n, extra - 1, t) < 0.5
+
+
+def test_settle_probability_equals_brute_force() -> None:
+    k, n, t, m = 21, 25, 0.75, 40
+    expected = 0.0
+    for x in range(m + 1):
+        ci = proportion_interval(k + x, n + m)
+        if ci.low >= t or ci.high < t:
+            expected += binom.pmf(x, m, k / n)
+    assert settle_probability(k, n, m, t) == pytest.approx(expected, abs=1e-12)
 
 
 def test_more_trials_none_when_rate_equals_threshold() -> None:
@@ -56,16 +68,14 @@ def test_warning_when_pass_is_impossible() -> None:
     assert threshold_test(needed, needed, 0.9).note is None
 
 
-def test_projection_settles_more_often_than_not_when_far_from_threshold() -> None:
-    # The rule is a point projection; with the true rate at the observed one, running the
-    # suggested number of further trials settles the verdict a fair share of the time.
+def test_following_the_advice_settles_about_half_the_time_or_more() -> None:
     rng = np.random.default_rng(5)
     k, n, t = 27, 30, 0.75
     extra = more_trials_needed(k, n, t)
     assert extra is not None
     settled = 0
-    for _ in range(400):
+    for _ in range(2000):
         more = int(rng.binomial(extra, k / n))
         ci = proportion_interval(k + more, n + extra)
         settled += ci.low >= t or ci.high < t
-    assert settled / 400 >= 0.3
+    assert settled / 2000 >= 0.5 - 3 * np.sqrt(0.25 / 2000)

@@ -11,6 +11,7 @@ from assay.verdict._threshold import (
     ThresholdResult,
     Verdict,
     more_trials_needed,
+    settle_probability,
     threshold_test,
     threshold_verdict,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "more_trials_needed",
     "regression_test",
     "score_regression_test",
+    "settle_probability",
     "threshold_test",
     "threshold_verdict",
     "variance_checks",

@@ -6,6 +6,7 @@ import enum
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats as sps
 
 from assay.errors import ConfigError
 from assay.stats import Interval, min_trials_for_pass, proportion_bounds, proportion_interval
@@ -65,6 +66,44 @@ def threshold_verdict(interval: Interval, threshold: float) -> ThresholdResult:
     return ThresholdResult(_decide(interval.low, interval.high, threshold), interval, threshold)
 
 
+def settle_probability(
+    successes: int,
+    n: int,
+    additional: int,
+    threshold: float,
+    confidence: float = 0.95,
+    method: str = "wilson",
+) -> float:
+    """P(the verdict is PASS or FAIL after ``additional`` more trials), at the observed rate.
+
+    Future passes are Binomial(additional, successes / n); the probability is the exact sum
+    over those outcomes whose interval (of all n + additional trials) lies wholly on one side
+    of the threshold.
+
+    Args:
+        successes: Passing trials so far.
+        n: Trials so far (≥ 1).
+        additional: Further trials (≥ 0).
+        threshold: Required pass rate in [0, 1].
+        confidence: Two-sided confidence level.
+        method: Interval method.
+
+    Returns:
+        The probability in [0, 1].
+    """
+    _check_threshold(threshold)
+    if n < 1 or not 0 <= successes <= n or additional < 0:
+        raise ConfigError(
+            f"need n >= 1, 0 <= successes <= n and additional >= 0 "
+            f"(got {successes}, {n}, {additional})"
+        )
+    future = np.arange(additional + 1)
+    low, high = proportion_bounds(successes + future, n + additional, confidence, method)
+    settled = (low >= threshold) | (high < threshold)
+    pmf = sps.binom.pmf(future, additional, successes / n)
+    return float(min(pmf[settled].sum(), 1.0))
+
+
 def more_trials_needed(
     successes: int,
     n: int,
@@ -72,16 +111,17 @@ def more_trials_needed(
     confidence: float = 0.95,
     method: str = "wilson",
     max_additional: int = 100_000,
+    probability: float = 0.5,
 ) -> int | None:
     """Further trials that would likely settle an INCONCLUSIVE threshold verdict.
 
-    Rule: assume future trials pass at the observed rate p̂ = successes / n. For each total
-    m > n, project round(p̂ · m) passes of m and ask whether that interval lies wholly on one
-    side of the threshold; the answer is the smallest such m minus n. Since the projected
-    count sits at the centre of where the real count will land, this is roughly the number
-    after which the verdict is settled about half the time — a guide for the next run, not a
-    guarantee. None when p̂ equals the threshold (it never settles) or nothing up to
-    ``max_additional`` settles it.
+    Rule: assume the true pass rate equals the observed one, p̂ = successes / n. The answer is
+    the smallest number m of further trials for which the verdict on all n + m trials is
+    settled (PASS or FAIL) with probability ≥ ``probability`` (default ½; see
+    :func:`settle_probability`, an exact binomial sum). m is found by doubling and then
+    bisection, since that probability rises with m apart from small saw-teeth. A guide for the
+    next run, not a promise: the true rate may differ from p̂. None when nothing up to
+    ``max_additional`` reaches the probability (e.g. p̂ sits on the threshold).
 
     Args:
         successes: Passing trials so far.
@@ -90,26 +130,34 @@ def more_trials_needed(
         confidence: Two-sided confidence level.
         method: Interval method.
         max_additional: Largest number of further trials considered.
+        probability: How likely settling must be, in (0, 1).
 
     Returns:
         The number of further trials, 0 if already settled, or None.
     """
     _check_threshold(threshold)
+    if not 0 < probability < 1:
+        raise ConfigError(f"probability must lie strictly between 0 and 1 (got {probability})")
     current = proportion_interval(successes, n, confidence, method)
     if _decide(current.low, current.high, threshold) is not Verdict.INCONCLUSIVE:
         return 0
-    rate = successes / n
-    if rate == threshold:
-        return None
-    chunk = 4096
-    for start in range(n + 1, n + max_additional + 1, chunk):
-        totals = np.arange(start, min(start + chunk, n + max_additional + 1))
-        projected = np.clip(np.rint(rate * totals), 0, totals)
-        low, high = proportion_bounds(projected, totals, confidence, method)
-        settled = (low >= threshold) | (high < threshold)
-        if settled.any():
-            return int(totals[int(np.argmax(settled))]) - n
-    return None
+
+    def settles(m: int) -> bool:
+        return settle_probability(successes, n, m, threshold, confidence, method) >= probability
+
+    hi = 1
+    while not settles(hi):
+        if hi >= max_additional:
+            return None
+        hi = min(2 * hi, max_additional)
+    lo = hi // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if settles(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def threshold_test(
