@@ -79,3 +79,13 @@ def test_following_the_advice_settles_about_half_the_time_or_more() -> None:
         ci = proportion_interval(k + more, n + extra)
         settled += ci.low >= t or ci.high < t
     assert settled / 2000 >= 0.5 - 3 * np.sqrt(0.25 / 2000)
+
+
+def test_settle_probability_with_many_further_trials_equals_the_full_sum() -> None:
+    from assay.stats import proportion_bounds
+
+    k, n, t, m = 85, 100, 0.83, 3000
+    future = np.arange(m + 1)
+    low, high = proportion_bounds(k + future, n + m)
+    full = binom.pmf(future, m, k / n)[(low >= t) | (high < t)].sum()
+    assert settle_probability(k, n, m, t) == pytest.approx(full, abs=1e-12)

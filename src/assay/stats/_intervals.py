@@ -7,6 +7,7 @@ vectorised over numpy arrays, for planning and search loops that need thousands 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Final
 
@@ -203,7 +204,13 @@ def min_trials_for_pass(
     _check_confidence(confidence)
     if not 0 <= threshold <= 1:
         raise ConfigError(f"threshold must lie in [0, 1] (got {threshold})")
+    return _min_trials_for_pass(float(threshold), float(confidence), method, int(max_n))
 
+
+@functools.lru_cache(maxsize=256)
+def _min_trials_for_pass(
+    threshold: float, confidence: float, method: str, max_n: int
+) -> int | None:
     def passes(n: int) -> bool:
         return proportion_interval(n, n, confidence, method).low >= threshold
 

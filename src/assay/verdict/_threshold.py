@@ -97,10 +97,15 @@ def settle_probability(
             f"need n >= 1, 0 <= successes <= n and additional >= 0 "
             f"(got {successes}, {n}, {additional})"
         )
-    future = np.arange(additional + 1)
+    rate = successes / n
+    # Outcomes beyond 10 standard deviations carry < 1e-20 of probability: skip them.
+    spread = 10 * np.sqrt(additional * rate * (1 - rate)) + 5
+    first = max(0, int(additional * rate - spread))
+    last = min(additional, int(additional * rate + spread) + 1)
+    future = np.arange(first, last + 1)
     low, high = proportion_bounds(successes + future, n + additional, confidence, method)
     settled = (low >= threshold) | (high < threshold)
-    pmf = sps.binom.pmf(future, additional, successes / n)
+    pmf = sps.binom.pmf(future, additional, rate)
     return float(min(pmf[settled].sum(), 1.0))
 
 
