@@ -117,7 +117,7 @@ def test_power_grows_with_drop_and_is_zero_without_room() -> None:
 
 @pytest.mark.parametrize(
     "args",
-    [(5, 4, 3, 4, "fisher"), (1, 0, 0, 4, "fisher"), (1, 4, 1, 4, "chi2")],
+    [(5, 4, 3, 4, "fisher"), (1, -1, 0, 4, "fisher"), (1, 4, 1, 4, "chi2")],
 )
 def test_rejects_bad_arguments(args: tuple[int, int, int, int, str]) -> None:
     with pytest.raises(ConfigError):
@@ -157,3 +157,10 @@ def test_a_suite_of_200_tests_with_200_trials_per_arm_takes_seconds() -> None:
     for a, b in zip(x1, x2, strict=True):
         regression_test(int(a), 200, int(b), 200, test="boschloo")
     assert time.perf_counter() - start < 10.0
+
+
+def test_an_empty_group_is_insufficient_data() -> None:
+    from assay.errors import InsufficientDataError
+
+    with pytest.raises(InsufficientDataError):
+        regression_p_value(0, 0, 3, 4)

@@ -151,3 +151,10 @@ def test_simulated_coverage_with_fixed_seed(method: str) -> None:
 def test_rejects_bad_arguments(k: int, n: int, confidence: float, method: str) -> None:
     with pytest.raises(ConfigError):
         proportion_interval(k, n, confidence, method)
+
+
+def test_no_trials_is_insufficient_data() -> None:
+    from assay.errors import InsufficientDataError
+
+    with pytest.raises(InsufficientDataError):
+        proportion_interval(0, 0)

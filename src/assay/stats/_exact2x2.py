@@ -32,7 +32,7 @@ import numpy.typing as npt
 from scipy import special as sps_special
 from scipy import stats as sps
 
-from assay.errors import ConfigError
+from assay.errors import ConfigError, InsufficientDataError
 
 TESTS: Final = ("boschloo", "fisher", "barnard")
 """The exact two-sample tests of pass rates, by CLI name."""
@@ -50,8 +50,10 @@ BoolArray = npt.NDArray[np.bool_]
 
 
 def _check_sizes(n1: int, n2: int) -> None:
-    if n1 < 1 or n2 < 1:
-        raise ConfigError(f"both groups need at least one trial (got {n1} and {n2})")
+    if n1 < 0 or n2 < 0:
+        raise ConfigError(f"group sizes cannot be negative (got {n1} and {n2})")
+    if n1 == 0 or n2 == 0:
+        raise InsufficientDataError(f"both groups need at least one trial (got {n1} and {n2})")
 
 
 def _check_test(test: str) -> None:
@@ -242,6 +244,10 @@ def regression_p_value(
 
     Returns:
         The p-value in [0, 1]; small means the drop is unlikely to be chance.
+
+    Raises:
+        ConfigError: For an unknown test or counts outside [0, n].
+        InsufficientDataError: When a group has no trials.
     """
     _check_test(test)
     _check_counts(baseline_passed, baseline_n, current_passed, current_n)

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as sps
 
-from assay.errors import ConfigError
+from assay.errors import ConfigError, InsufficientDataError
 
 METHODS: Final = ("wilson", "wilson-cc", "clopper-pearson", "jeffreys", "agresti-coull")
 """The interval methods assay knows, by the names the CLI and the JSON use."""
@@ -38,11 +38,11 @@ class Interval:
 
 
 def _check(successes: int, n: int, confidence: float) -> None:
-    if n < 1:
-        raise ConfigError(f"an interval needs at least one trial (n = {n})")
-    if not 0 <= successes <= n:
+    if n < 0 or not 0 <= successes <= n:
         raise ConfigError(f"successes must lie in [0, n] (got {successes} of {n})")
     _check_confidence(confidence)
+    if n == 0:
+        raise InsufficientDataError("an interval needs at least one trial (n = 0)")
 
 
 def _check_confidence(confidence: float) -> None:
@@ -86,8 +86,9 @@ def proportion_interval(
         The interval, its bounds in [0, 1] with ``low <= successes / n <= high``.
 
     Raises:
-        ConfigError: For an unknown method, a confidence outside (0, 1), n < 1 or successes
-            outside [0, n].
+        ConfigError: For an unknown method, a confidence outside (0, 1) or successes outside
+            [0, n].
+        InsufficientDataError: For n = 0.
     """
     _check_method(method)
     _check(successes, n, confidence)
