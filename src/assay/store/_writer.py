@@ -25,15 +25,19 @@ from assay.store import _schema as s
 PARTITION_KEYS = ("date", "service")
 TEMP_SUFFIX = ".tmp"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_DOTS = re.compile(r"\.{2,}")
+_UNDERSCORES = re.compile(r"_{2,}")
 
 
 def sanitize_partition_value(value: str | None) -> str:
     """Make a value safe as one folder name: no separators, no ``..``, never empty.
 
-    Anything outside ``[A-Za-z0-9._-]`` becomes ``_`` and leading dots are dropped, so no value
-    can name a parent folder, a hidden file or a path outside the output folder.
+    Anything outside ``[A-Za-z0-9._-]`` and any run of dots becomes ``_``, runs of ``_`` shrink
+    to one, and leading or trailing dots and underscores go, so no value can name a parent
+    folder, a hidden file or a path outside the output folder.
     """
-    cleaned = _UNSAFE.sub("_", value or "").lstrip(".")[:100]
+    cleaned = _UNSAFE.sub("_", value or "")
+    cleaned = _UNDERSCORES.sub("_", _DOTS.sub("_", cleaned)).strip("._")[:100]
     return cleaned or "unknown"
 
 
@@ -149,7 +153,9 @@ class SpanWriter:
         return [(k, table.take(pa.array(idx))) for k, idx in groups.items()]
 
     def _start(self, key: tuple[str, ...]) -> _OpenFile:
-        folder = self.root.joinpath(*(f"{n}={v}" for n, v in zip(self.partition_by, key, strict=True)))
+        folder = self.root.joinpath(
+            *(f"{n}={v}" for n, v in zip(self.partition_by, key, strict=True))
+        )
         # Defence in depth: a partition folder must stay inside the output folder.
         if not folder.resolve().is_relative_to(self.root.resolve()):
             raise ConfigError(f"partition folder {folder} escapes {self.root}")

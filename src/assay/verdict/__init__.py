@@ -7,6 +7,13 @@ from assay.verdict._regression import (
     regression_test,
     score_regression_test,
 )
+from assay.verdict._results import (
+    AnalysisResult,
+    DurationSummary,
+    TestResult,
+    Usage,
+    exit_code,
+)
 from assay.verdict._threshold import (
     ThresholdResult,
     Verdict,
@@ -18,12 +25,17 @@ from assay.verdict._threshold import (
 from assay.verdict._variance import VarianceCheck, variance_checks
 
 __all__ = [
+    "AnalysisResult",
+    "DurationSummary",
     "RegressionResult",
     "ScoreRegressionResult",
+    "TestResult",
     "ThresholdResult",
+    "Usage",
     "VarianceCheck",
     "Verdict",
     "decide_regression",
+    "exit_code",
     "more_trials_needed",
     "regression_test",
     "score_regression_test",
