@@ -42,9 +42,36 @@ def test_finds_separating_features_with_holm_adjusted_exact_tests() -> None:
     calls = next(f for f in found if f.feature == "search calls")
     ratio = features["search calls"][failed].mean() / features["search calls"][passed].mean()
     assert calls.effect == pytest.approx(ratio)
-    assert f"{ratio:.1f}×" in calls.detail and "`search calls`" in calls.detail
+    assert f"{ratio:.1f}× as many `search calls`" in calls.detail
     model = next(f for f in found if f.feature == "model")
-    assert model.level == "m2" and "10 of 20 failing" in model.detail
+    assert model.level == "m2" and "50% of failing trials have `model` = `m2` (10 of 20)" in (
+        model.detail
+    )
+    error = next(f for f in found if f.feature == "error span")
+    assert error.effect == pytest.approx(12 / 20 - 1 / 20)
+    assert error.detail.startswith("60% of failing trials have `error span` (12 of 20) vs 5%")
+
+
+def test_labels_make_the_sentences() -> None:
+    passed, features = make_trials()
+    labels = {
+        "search calls": "calls to `search`",
+        "error span": "have error spans",
+        "model": "use model",
+    }
+    found = {f.feature: f.detail for f in explain_failures(passed, features, labels=labels)}
+    assert "as many calls to `search` as passing trials" in found["search calls"]
+    assert found["error span"].startswith("60% of failing trials have error spans (12 of 20)")
+    assert "of failing trials use model `m2`" in found["model"]
+    assert found["search calls"].endswith("p < 0.001")
+
+
+def test_float_binary_features_with_given_kinds() -> None:
+    passed, features = make_trials()
+    as_float = {"error span": features["error span"].astype(float)}
+    found = explain_failures(passed, as_float, kinds={"error span": "binary"})
+    assert [f.test for f in found] == ["fisher"]
+    assert found[0].p_value == pytest.approx(sps.fisher_exact([[12, 8], [1, 19]]).pvalue)
 
 
 def test_nothing_to_explain_when_all_pass() -> None:

@@ -67,6 +67,7 @@ def _share_factor(
     kind: str,
     has: npt.NDArray[np.bool_],
     failed: npt.NDArray[np.bool_],
+    label: str | None = None,
 ) -> tuple[float, FailureFactor]:
     a = int((has & failed).sum())
     b = int((~has & failed).sum())
@@ -74,10 +75,15 @@ def _share_factor(
     d = int((~has & ~failed).sum())
     p = float(sps.fisher_exact([[a, b], [c, d]]).pvalue)
     share_fail, share_pass = a / (a + b), c / (c + d)
-    what = f"`{feature}`" if level is None else f"`{feature}` = `{level}`"
+    if label is not None:
+        what = label if level is None else f"{label} `{level}`"
+    elif level is None:
+        what = f"have `{feature}`"
+    else:
+        what = f"have `{feature}` = `{level}`"
     detail = (
-        f"{what} in {a} of {a + b} failing trials ({share_fail:.0%}) vs {c} of {c + d} "
-        f"passing ({share_pass:.0%}), {{p}}"
+        f"{share_fail:.0%} of failing trials {what} ({a} of {a + b}) vs {share_pass:.0%} of "
+        f"passing trials ({c} of {c + d}), {{p}}"
     )
     factor = FailureFactor(
         feature,
@@ -95,8 +101,13 @@ def _share_factor(
 
 
 def _numeric_factor(
-    feature: str, kind: str, x: npt.NDArray[np.float64], failed: npt.NDArray[np.bool_]
+    feature: str,
+    kind: str,
+    x: npt.NDArray[np.float64],
+    failed: npt.NDArray[np.bool_],
+    label: str | None = None,
 ) -> tuple[float, FailureFactor] | None:
+    what = label if label is not None else f"`{feature}`"
     keep = np.isfinite(x)
     fail_x, pass_x = x[keep & failed], x[keep & ~failed]
     if fail_x.size == 0 or pass_x.size == 0 or np.ptp(x[keep]) == 0:
@@ -106,19 +117,18 @@ def _numeric_factor(
         fail_v, pass_v = float(fail_x.mean()), float(pass_x.mean())
         effect = fail_v / pass_v if pass_v else math.inf
         if pass_v == 0:
-            how = f"failing trials average {fail_v:.3g} `{feature}`, passing trials none"
+            how = f"failing trials average {fail_v:.3g} {what}, passing trials none"
         elif effect >= 1:
-            how = f"failing trials have {effect:.1f}× the `{feature}` of passing trials"
+            how = f"failing trials have {effect:.1f}× as many {what} as passing trials"
         else:
-            how = f"failing trials have {1 / effect:.1f}× fewer `{feature}` than passing trials"
+            how = f"failing trials have {1 / effect:.1f}× fewer {what} than passing trials"
         detail = f"{how} (mean {fail_v:.3g} vs {pass_v:.3g}), {{p}}"
     else:
         fail_v, pass_v = float(np.median(fail_x)), float(np.median(pass_x))
         effect = fail_v - pass_v
-        direction = "higher" if effect > 0 else "lower"
+        direction = "higher" if effect > 0 else "lower" if effect < 0 else "differently spread"
         detail = (
-            f"failing trials have {direction} `{feature}` (median {fail_v:.3g} vs "
-            f"{pass_v:.3g}), {{p}}"
+            f"failing trials have {direction} {what} (median {fail_v:.3g} vs {pass_v:.3g}), {{p}}"
         )
     return p, FailureFactor(
         feature, None, kind, "mannwhitney", effect, fail_v, pass_v, p, p, detail
@@ -131,6 +141,7 @@ def explain_failures(
     kinds: Mapping[str, str] | None = None,
     alpha: float = 0.05,
     adjust: str = "holm",
+    labels: Mapping[str, str] | None = None,
 ) -> list[FailureFactor]:
     """Find the trace features that separate failing from passing trials.
 
@@ -152,6 +163,10 @@ def explain_failures(
         kinds: Optional name → one of :data:`FEATURE_KINDS`.
         alpha: Significance level for the adjusted p-values.
         adjust: ``"holm"``, ``"bh"`` or ``"none"``.
+        labels: Optional name → words for a person, fitting "failing trials {label}" for a
+            binary feature (``"use `search`"``, ``"have error spans"``) and "failing trials
+            have 3× as many {label}" for a count (``"calls to `search`"``); the name in
+            backticks otherwise.
 
     Returns:
         The significant findings, most significant first; empty when all trials passed or
@@ -163,6 +178,7 @@ def explain_failures(
     failed = ~ok
     n = ok.size
     kinds = kinds or {}
+    labels = labels or {}
     found: list[FailureFactor] = []
     if not failed.any() or failed.all():
         return []
@@ -174,29 +190,33 @@ def explain_failures(
         if kind not in FEATURE_KINDS:
             raise ConfigError(f"feature {name!r}: unknown kind {kind!r}")
         if kind == "binary":
-            found.append(_share_factor(name, None, kind, values.astype(bool), failed)[1])
+            found.append(
+                _share_factor(name, None, kind, values.astype(bool), failed, labels.get(name))[1]
+            )
         elif kind == "categorical":
             known = np.array([v is not None for v in values.tolist()], dtype=bool)
-            labels = np.array([str(v) for v in values.tolist()], dtype=object)
+            names = np.array([str(v) for v in values.tolist()], dtype=object)
             sub_failed = failed[known]
             if sub_failed.all() or not sub_failed.any():
                 continue
-            levels = sorted(set(labels[known].tolist()))
+            levels = sorted(set(names[known].tolist()))
             if len(levels) < 2:
                 continue
             if len(levels) == 2:
                 # Two levels are one hypothesis: report the one over-represented in failures.
-                lab = labels[known]
+                lab = names[known]
                 gap = [
                     float((lab[sub_failed] == lv).mean() - (lab[~sub_failed] == lv).mean())
                     for lv in levels
                 ]
                 levels = [levels[int(np.argmax(gap))]]
             for level in levels:
-                has = labels[known] == level
-                found.append(_share_factor(name, level, kind, has, sub_failed)[1])
+                has = names[known] == level
+                found.append(_share_factor(name, level, kind, has, sub_failed, labels.get(name))[1])
         else:
-            result = _numeric_factor(name, kind, values.astype(np.float64), failed)
+            result = _numeric_factor(
+                name, kind, values.astype(np.float64), failed, labels.get(name)
+            )
             if result is not None:
                 found.append(result[1])
     if not found:
