@@ -146,9 +146,14 @@ def test_a_suite_of_200_tests_with_200_trials_per_arm_takes_seconds() -> None:
     from assay.stats import _exact2x2
     from assay.verdict import regression_test
 
-    _exact2x2._ordering.cache_clear()
-    _exact2x2._region.cache_clear()
-    _exact2x2._refined_p_value.cache_clear()
+    for cached in (
+        _exact2x2._ordering,
+        _exact2x2._region,
+        _exact2x2._sup_probability,
+        _exact2x2._coarse_probability,
+        _exact2x2._grid_pmfs,
+    ):
+        cached.cache_clear()
     rng = np.random.default_rng(2)
     rates = rng.uniform(0.5, 0.98, 200)
     x1 = rng.binomial(200, rates)
@@ -164,3 +169,44 @@ def test_an_empty_group_is_insufficient_data() -> None:
 
     with pytest.raises(InsufficientDataError):
         regression_p_value(0, 0, 3, 4)
+
+
+@pytest.mark.parametrize(("n1", "n2"), [(37, 150), (120, 120), (200, 200)])
+def test_fisher_statistic_equals_scipy_hypergeom(n1: int, n2: int) -> None:
+    from assay.stats import _exact2x2
+
+    x1 = np.arange(n1 + 1)[:, None]
+    x2 = np.arange(n2 + 1)[None, :]
+    expected = sps.hypergeom.cdf(x2, n1 + n2, x1 + x2, n2)
+    np.testing.assert_allclose(_exact2x2._fisher_statistic(n1, n2), expected, rtol=1e-11)
+
+
+def test_p_values_equal_scipy_on_random_tables() -> None:
+    rng = np.random.default_rng(123)
+    for _ in range(12):
+        n1, n2 = (int(v) for v in rng.integers(10, 80, 2))
+        rate = rng.uniform(0.3, 0.95)
+        x1 = int(rng.binomial(n1, rate))
+        x2 = int(rng.binomial(n2, max(rate - rng.uniform(0, 0.3), 0)))
+        for test in ("boschloo", "barnard"):
+            assert regression_p_value(x1, n1, x2, n2, test) == pytest.approx(
+                scipy_p(x1, n1, x2, n2, test), rel=1e-7
+            ), (test, x1, n1, x2, n2)
+
+
+def test_a_suite_with_varied_group_sizes_takes_seconds() -> None:
+    # Error exclusion leaves each test with its own n: every (n1, n2) needs its own region.
+    import time
+
+    from assay.verdict import regression_test
+
+    rng = np.random.default_rng(0)
+    n1 = rng.integers(185, 201, 200)
+    n2 = rng.integers(185, 201, 200)
+    rates = rng.uniform(0.5, 0.98, 200)
+    x1 = rng.binomial(n1, rates)
+    x2 = rng.binomial(n2, np.clip(rates - rng.choice([0, 0.1], 200), 0, 1))
+    start = time.perf_counter()
+    for a, b, c, d in zip(x1, n1, x2, n2, strict=True):
+        regression_test(int(a), int(b), int(c), int(d), test="boschloo")
+    assert time.perf_counter() - start < 15.0

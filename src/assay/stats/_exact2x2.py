@@ -12,13 +12,16 @@ sizes, so a suite of tests with equal sizes shares one computation:
 * ``barnard`` — Barnard's unconditional test (Barnard 1945, Nature 156:177) with the pooled
   Wald statistic as ordering, as ``scipy.stats.barnard_exact``.
 
-For the unconditional tests, the p-value of *every* table comes out of one pass: tables sorted
-by the statistic, cumulative sums of their probabilities on a grid of π values (Chebyshev
-points, dense near 0 and 1 where the binomial peaks are narrow), and the maximum over the grid;
-the maximising grid point is then refined by three rounds of local zooming. The results equal
-``scipy.stats.boschloo_exact`` / ``barnard_exact`` (whose table has the two samples as
-*columns*: ``[[x1, x2], [n1 - x1, n2 - x2]]``, ``alternative="greater"``), which the tests
-check on a grid of tables.
+For the unconditional tests, a p-value is the largest probability, over the common pass rate
+π, of the set of tables at least as extreme as the observed one. These sets are nested along
+the sorted order and (checked per size) are row by row prefixes x2 < c(x1), so the
+probability of one set at many π values is a sum of binomial CDFs: cheap. It is evaluated on a
+grid of 400 π values (Chebyshev points, dense near 0 and 1 where the binomial peaks are
+narrow) and the highest peaks are refined by three rounds of zooming. The rejection region at
+alpha is a prefix of the sorted order, found by bisection (first with grid values, which are
+lower bounds, then with refined ones). The results equal ``scipy.stats.boschloo_exact`` /
+``barnard_exact`` (whose table has the two samples as *columns*: ``[[x1, x2], [n1 - x1,
+n2 - x2]]``, ``alternative="greater"``), which the tests check on a grid of tables.
 """
 
 from __future__ import annotations
@@ -42,7 +45,6 @@ _ZOOM_POINTS: Final = 33
 _ZOOM_ROUNDS: Final = 3
 # scipy.stats.boschloo_exact treats Fisher p-values within a relative 1e-13 as ties (gh-14178).
 _BOSCHLOO_TIE_RTOL: Final = 1e-13
-_BLOCK_CELLS: Final = 4_000_000
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -98,33 +100,48 @@ class _Ordering:
 
     n1: int
     n2: int
-    a: IntArray
-    """Baseline passes of the sorted tables."""
-    b: IntArray
-    """Current passes of the sorted tables."""
     ends: IntArray
     """For sorted position k, how many tables are at least as extreme (ties included)."""
     position: IntArray
     """(n1 + 1, n2 + 1): the sorted position of each table."""
-    coarse: FloatArray
-    """Per sorted position: the p-value maximised over the coarse grid (a lower bound)."""
-    best: IntArray
-    """Per sorted position: the index of the maximising grid point."""
     statistic: FloatArray
     """(n1 + 1, n2 + 1): the ordering statistic (Fisher's p-value for fisher and boschloo)."""
     rows_are_prefixes: bool
     """True when, for each x1, more current passes are never more extreme: then every region
-    is, row by row, a prefix x2 <= c(x1), and its probability is a sum of binomial CDFs."""
+    is, row by row, a prefix x2 < c(x1), and its probability is a sum of binomial CDFs."""
+
+
+def _fisher_statistic(n1: int, n2: int) -> FloatArray:
+    """P(X2 <= x2 | x1 + x2) for every table: Fisher's one-sided p-value for a drop.
+
+    The hypergeometric weights C(n1, x1) C(n2, x2) are laid out by total passes, summed from
+    the most extreme end (so small tails keep their relative precision) and divided by their
+    total (so the last one is exactly 1). With equal group sizes, table (x1, x2) and its mirror
+    (n - x2, n - x1) have the same p-value in exact arithmetic; they are made equal in floating
+    point too, as scipy's tie tolerance would. Equals ``scipy.stats.hypergeom.cdf(x2, n1 + n2,
+    x1 + x2, n2)`` to about 1e-12 (tested).
+    """
+    x1 = np.arange(n1 + 1)[:, None]
+    x2 = np.broadcast_to(np.arange(n2 + 1)[None, :], (n1 + 1, n2 + 1))
+    total = x1 + x2
+    log_weight = _log_comb(n1)[x1] + _log_comb(n2)[x2]
+    log_weight = log_weight - _log_comb(n1 + n2)[total]  # keeps exp() in range
+    by_total = np.zeros((n1 + n2 + 1, n2 + 1))
+    by_total[total, x2] = np.exp(log_weight)
+    cumulative = np.cumsum(by_total, axis=1)
+    cdf: FloatArray = np.minimum(cumulative[total, x2] / cumulative[total, -1], 1.0)
+    if n1 == n2:
+        cdf = np.minimum(cdf, cdf[::-1, ::-1].T)
+    return cdf
 
 
 def _statistic(n1: int, n2: int, test: str) -> tuple[FloatArray, float]:
     """The ordering statistic (small = evidence of a drop) and its relative tie tolerance."""
+    if test in ("fisher", "boschloo"):
+        return _fisher_statistic(n1, n2), _BOSCHLOO_TIE_RTOL
+    # Barnard: the pooled Wald statistic exactly as scipy.stats.barnard_exact computes it.
     x1 = np.arange(n1 + 1, dtype=np.int64)[:, None]
     x2 = np.arange(n2 + 1, dtype=np.int64)[None, :]
-    if test in ("fisher", "boschloo"):
-        s: FloatArray = sps.hypergeom.cdf(x2, n1 + n2, x1 + x2, n2)
-        return s, _BOSCHLOO_TIE_RTOL
-    # Barnard: the pooled Wald statistic exactly as scipy.stats.barnard_exact computes it.
     p1, p2 = x1 / n1, x2 / n2
     p = (x1 + x2) / (n1 + n2)
     variances = p * (1 - p) * (1 / n1 + 1 / n2)
@@ -134,74 +151,92 @@ def _statistic(n1: int, n2: int, test: str) -> tuple[FloatArray, float]:
     return -wald, 0.0
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=64)
 def _ordering(n1: int, n2: int, test: str) -> _Ordering:
     s, rtol = _statistic(n1, n2, test)
     flat = s.ravel()
     order = np.argsort(flat, kind="stable")
     sorted_s = flat[order]
     ends = np.searchsorted(sorted_s, sorted_s + rtol * np.abs(sorted_s), side="right")
-    a = (order // (n2 + 1)).astype(np.int64)
-    b = (order % (n2 + 1)).astype(np.int64)
-    position = np.empty(flat.size, dtype=np.int64)
-    position[order] = np.arange(flat.size)
-    coarse = np.zeros(flat.size)
-    best = np.zeros(flat.size, dtype=np.int64)
-    if test != "fisher":
-        grid = _grid()
-        block = max(1, _BLOCK_CELLS // flat.size)
-        for start in range(0, grid.size, block):
-            pis = grid[start : start + block]
-            probs = _pmfs(n1, pis)[:, a] * _pmfs(n2, pis)[:, b]
-            values = np.cumsum(probs, axis=1)[:, ends - 1]
-            top = values.argmax(axis=0)
-            top_values = values[top, np.arange(flat.size)]
-            better = top_values > coarse
-            coarse[better] = top_values[better]
-            best[better] = top[better] + start
-    return _Ordering(
-        n1,
-        n2,
-        a,
-        b,
-        ends.astype(np.int64),
-        position.reshape(n1 + 1, n2 + 1),
-        coarse,
-        best,
-        s,
-        bool(np.all(np.diff(position.reshape(n1 + 1, n2 + 1), axis=1) > 0)),
-    )
+    flat_position = np.empty(flat.size, dtype=np.int64)
+    flat_position[order] = np.arange(flat.size)
+    position: IntArray = flat_position.reshape(n1 + 1, n2 + 1)
+    # Regions are unions of whole tie groups; each is a row prefix iff the group boundary
+    # of a table never falls as x2 grows.
+    prefixes = bool(np.all(np.diff(ends[position], axis=1) >= 0))
+    return _Ordering(n1, n2, ends.astype(np.int64), position, s, prefixes)
 
 
-def _region_probability(ordering: _Ordering, count: int, pis: FloatArray) -> FloatArray:
-    """P(one of the ``count`` most extreme tables) at each common pass rate in ``pis``."""
+@functools.lru_cache(maxsize=64)
+def _grid_pmfs(n: int) -> tuple[FloatArray, FloatArray]:
+    """Binomial(n, π) pmfs on the coarse grid, and their CDFs with a leading 0 column."""
+    pmf = _pmfs(n, _grid())
+    cdf = np.concatenate([np.zeros((pmf.shape[0], 1)), np.cumsum(pmf, axis=1)], axis=1)
+    return pmf, cdf
+
+
+def _region_probability(
+    ordering: _Ordering,
+    count: int,
+    pis: FloatArray | None = None,
+) -> FloatArray:
+    """P(one of the ``count`` most extreme tables) at each common pass rate in ``pis``.
+
+    ``pis=None`` means the coarse grid, whose pmfs are cached.
+    """
     inside = ordering.position < count
-    pmf1, pmf2 = _pmfs(ordering.n1, pis), _pmfs(ordering.n2, pis)
+    if pis is None:
+        pmf1, _ = _grid_pmfs(ordering.n1)
+        pmf2, cdf2 = _grid_pmfs(ordering.n2)
+    else:
+        pmf1, pmf2 = _pmfs(ordering.n1, pis), _pmfs(ordering.n2, pis)
+        cdf2 = np.concatenate([np.zeros((pis.size, 1)), np.cumsum(pmf2, axis=1)], axis=1)
     if ordering.rows_are_prefixes:
         # Row x1 of the region is x2 < c(x1): P = Σ_x1 Bin(x1) · CDF2(c(x1) - 1).
-        cdf2 = np.concatenate([np.zeros((pis.size, 1)), np.cumsum(pmf2, axis=1)], axis=1)
         values: FloatArray = (pmf1 * cdf2[:, inside.sum(axis=1)]).sum(axis=1)
     else:
         values = ((pmf1 @ inside.astype(np.float64)) * pmf2).sum(axis=1)
     return values
 
 
-@functools.lru_cache(maxsize=4096)
-def _refined_p_value(n1: int, n2: int, test: str, k: int) -> float:
-    """The unconditional p-value of sorted position ``k``: sup over π, zoomed in."""
+@functools.lru_cache(maxsize=8192)
+def _coarse_probability(n1: int, n2: int, test: str, count: int) -> float:
+    """Max over the coarse grid of P(one of the ``count`` most extreme tables).
+
+    A lower bound of the unconditional p-value, and close to it.
+    """
+    return float(_region_probability(_ordering(n1, n2, test), count).max())
+
+
+@functools.lru_cache(maxsize=8192)
+def _sup_probability(n1: int, n2: int, test: str, count: int) -> float:
+    """Sup over π of P(one of the ``count`` most extreme tables): an unconditional p-value.
+
+    The coarse grid finds the peaks; those within 1% of the highest are refined by zooming
+    (a lower peak cannot overtake it: the grid's error is far smaller).
+    """
     ordering = _ordering(n1, n2, test)
-    count = int(ordering.ends[k])
     grid = _grid()
-    g = int(ordering.best[k])
-    best_value = float(ordering.coarse[k])
-    lo, hi = grid[max(g - 1, 0)], grid[min(g + 1, grid.size - 1)]
-    for _ in range(_ZOOM_ROUNDS):
-        pis = np.linspace(lo, hi, _ZOOM_POINTS)
-        values = _region_probability(ordering, count, pis)
-        i = int(values.argmax())
-        best_value = max(best_value, float(values[i]))
-        lo, hi = pis[max(i - 1, 0)], pis[min(i + 1, pis.size - 1)]
-    return min(best_value, 1.0)
+    values = _region_probability(ordering, count)
+    best = float(values.max())
+    padded = np.concatenate([[-1.0], values, [-1.0]])
+    peaks = np.flatnonzero(
+        (values >= padded[:-2]) & (values >= padded[2:]) & (values >= 0.99 * best)
+    )
+    for g in (int(i) for i in peaks):
+        lo, hi = grid[max(g - 1, 0)], grid[min(g + 1, grid.size - 1)]
+        for _ in range(_ZOOM_ROUNDS):
+            pis = np.linspace(lo, hi, _ZOOM_POINTS)
+            zoom = _region_probability(ordering, count, pis)
+            i = int(zoom.argmax())
+            best = max(best, float(zoom[i]))
+            lo, hi = pis[max(i - 1, 0)], pis[min(i + 1, pis.size - 1)]
+    return min(best, 1.0)
+
+
+def _refined_p_value(n1: int, n2: int, test: str, k: int) -> float:
+    """The unconditional p-value of the table at sorted position ``k``."""
+    return _sup_probability(n1, n2, test, int(_ordering(n1, n2, test).ends[k]))
 
 
 def _p_value_at(ordering: _Ordering, test: str, x1: int, x2: int) -> float:
@@ -261,15 +296,36 @@ def _region(n1: int, n2: int, test: str, alpha: float) -> BoolArray:
     if test == "fisher":
         region: BoolArray = ordering.statistic < alpha
     else:
-        # p-values grow along the sorted order, and the coarse grid gives lower bounds: the
-        # region is a prefix inside {coarse < alpha}; bisect it with refined p-values.
-        lo, hi = 0, int(np.searchsorted(ordering.coarse, alpha, side="left"))
+        # "At least as extreme" sets are nested, so p-values grow along the sorted order and
+        # the region is a prefix of it. Coarse-grid values are cheap lower bounds: bisect with
+        # them first, then walk back from that end with refined p-values.
+        def coarse_in(k: int) -> bool:
+            return _coarse_probability(n1, n2, test, int(ordering.ends[k])) < alpha
+
+        def refined_in(k: int) -> bool:
+            return _refined_p_value(n1, n2, test, k) < alpha
+
+        lo, hi = 0, ordering.ends.size
         while lo < hi:
             mid = (lo + hi) // 2
-            if _refined_p_value(n1, n2, test, mid) < alpha:
+            if coarse_in(mid):
                 lo = mid + 1
             else:
                 hi = mid
+        end = lo  # every position >= end is outside the region
+        inside, outside, step = end - 1, end, 1
+        while inside >= 0 and not refined_in(inside):
+            outside = inside
+            inside = end - 1 - step
+            step *= 2
+        inside = max(inside, -1)
+        while outside - inside > 1:
+            mid = (inside + outside) // 2
+            if refined_in(mid):
+                inside = mid
+            else:
+                outside = mid
+        lo = outside
         region = ordering.position < lo
     region.setflags(write=False)
     return region
