@@ -2,6 +2,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as sps
 
 from assay.errors import ConfigError
@@ -210,3 +212,23 @@ def test_a_suite_with_varied_group_sizes_takes_seconds() -> None:
     for a, b, c, d in zip(x1, n1, x2, n2, strict=True):
         regression_test(int(a), int(b), int(c), int(d), test="boschloo")
     assert time.perf_counter() - start < 15.0
+
+
+def test_boschloo_region_equals_scipy_p_below_alpha() -> None:
+    n1, n2, alpha = 11, 11, 0.05
+    region = rejection_region(n1, n2, alpha, "boschloo")
+    for x1 in range(n1 + 1):
+        for x2 in range(n2 + 1):
+            assert region[x1, x2] == (scipy_p(x1, n1, x2, n2, "boschloo") < alpha), (x1, x2)
+
+
+@given(n1=st.integers(1, 40), n2=st.integers(1, 40), data=st.data())
+@settings(max_examples=60, deadline=None)
+def test_p_value_properties(n1: int, n2: int, data: st.DataObject) -> None:
+    x1 = data.draw(st.integers(0, n1))
+    x2 = data.draw(st.integers(0, n2 - 1)) if n2 > 1 else 0
+    for test in ("fisher", "boschloo", "barnard"):
+        p = regression_p_value(x1, n1, x2, n2, test)
+        assert 0.0 <= p <= 1.0
+        if n2 > 1:  # one more current pass is weaker evidence of a drop
+            assert regression_p_value(x1, n1, x2 + 1, n2, test) >= p - 1e-12
