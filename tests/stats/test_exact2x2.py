@@ -145,12 +145,12 @@ def test_row_prefix_shortcut_equals_the_general_sum(test: str) -> None:
 def test_a_suite_of_200_tests_with_200_trials_per_arm_takes_seconds() -> None:
     import time
 
-    from assay.stats import _exact2x2
+    from assay.stats import _exact2x2, _power
     from assay.verdict import regression_test
 
     for cached in (
         _exact2x2._ordering,
-        _exact2x2._region,
+        _power._region,
         _exact2x2._sup_probability,
         _exact2x2._coarse_probability,
         _exact2x2._grid_pmfs,

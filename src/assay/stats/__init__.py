@@ -6,13 +6,7 @@ from assay.stats._consistency import (
     sequence_similarity,
     tool_consistency,
 )
-from assay.stats._exact2x2 import (
-    TESTS,
-    regression_p_value,
-    regression_power,
-    rejection_probability,
-    rejection_region,
-)
+from assay.stats._exact2x2 import TESTS, regression_p_value
 from assay.stats._explain import FEATURE_KINDS, FailureFactor, explain_failures
 from assay.stats._flakiness import CATEGORIES, WEIGHTS, Factor, Flakiness, category, flakiness
 from assay.stats._intervals import (
@@ -37,6 +31,7 @@ from assay.stats._planning import (
     plan_regression,
     plan_threshold,
 )
+from assay.stats._power import regression_power, rejection_probability, rejection_region
 from assay.stats._scores import (
     SCORE_CI_METHODS,
     ScoreShift,

@@ -9,8 +9,9 @@ import numpy.typing as npt
 from scipy import stats as sps
 
 from assay.errors import ConfigError
-from assay.stats._exact2x2 import _check_alpha, _check_test, regression_power
+from assay.stats._exact2x2 import _check_alpha, _check_test
 from assay.stats._intervals import proportion_bounds
+from assay.stats._power import regression_power
 
 
 @dataclass(frozen=True, slots=True)
