@@ -49,3 +49,12 @@ def test_bad_method() -> None:
         adjust_p_values([0.1], "bonferroni")
     with pytest.raises(ConfigError):
         adjust_p_values(np.array([1.5]), "holm")
+
+
+def test_simultaneous_confidence_is_bonferroni() -> None:
+    from assay.stats import simultaneous_confidence
+
+    assert simultaneous_confidence(0.95, 10) == pytest.approx(0.995)
+    assert simultaneous_confidence(0.95, 1) == pytest.approx(0.95)
+    with pytest.raises(ConfigError):
+        simultaneous_confidence(0.95, 0)

@@ -86,3 +86,22 @@ def test_score_regression_matches_scipy_and_direction() -> None:
 def test_bad_power() -> None:
     with pytest.raises(ConfigError):
         regression_test(1, 2, 1, 2, power=1.0)
+
+
+def test_adjust_regressions_redecides_on_holm_p_values() -> None:
+    from assay.stats import adjust_p_values
+    from assay.verdict import adjust_regressions
+
+    results = [
+        regression_test(27, 30, 20, 30, test="fisher"),
+        regression_test(180, 200, 178, 200, test="fisher"),
+        regression_test(28, 30, 10, 30, test="fisher"),
+        regression_test(90, 100, 82, 100, test="fisher"),
+    ]
+    adjusted = adjust_regressions(results, "holm")
+    expected = adjust_p_values([r.p_value for r in results], "holm")
+    for before, after, p in zip(results, adjusted, expected, strict=True):
+        assert after.p_value == before.p_value and after.p_adjusted == pytest.approx(p)
+        assert after.verdict is decide_regression(p, before.power, 0.05, 0.8)
+    assert results[0].verdict is Verdict.FAIL and adjusted[0].verdict is not Verdict.FAIL
+    assert adjust_regressions(results, "none") == results

@@ -22,6 +22,7 @@ from assay.stats._multiple import (
     FalseVerdictRisk,
     adjust_p_values,
     false_verdict_risk,
+    simultaneous_confidence,
 )
 from assay.stats._passk import DEFAULT_KS, PassAtK, pass_at_k, pass_at_ks, pass_hat_k, pass_hat_ks
 from assay.stats._planning import (
@@ -83,6 +84,7 @@ __all__ = [
     "score_shift_test",
     "score_summary",
     "sequence_similarity",
+    "simultaneous_confidence",
     "tool_consistency",
     "wilson_interval",
 ]

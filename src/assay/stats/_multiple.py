@@ -108,3 +108,25 @@ def false_verdict_risk(n_tests: int, alpha: float = 0.05, method: str = "none") 
             f"if nothing regressed"
         )
     return FalseVerdictRisk(n_tests, alpha, method, float(expected), float(chance), note)
+
+
+def simultaneous_confidence(confidence: float, n_tests: int) -> float:
+    """Per-test confidence level so that all ``n_tests`` intervals hold at once (Bonferroni).
+
+    1 − (1 − confidence) / n_tests (Dunn 1961, JASA 56:52): with it, the chance that any of the
+    suite's intervals misses its true rate is at most 1 − confidence. Use it to make
+    interval-based threshold verdicts family-wise when ``--adjust holm`` is asked for (Holm's
+    step-down has no interval counterpart; Bonferroni is its conservative bound).
+
+    Args:
+        confidence: The family-wise confidence wanted, in (0, 1).
+        n_tests: Number of intervals (≥ 1).
+
+    Returns:
+        The per-test confidence level.
+    """
+    if not 0 < confidence < 1:
+        raise ConfigError(f"confidence must lie strictly between 0 and 1 (got {confidence})")
+    if n_tests < 1:
+        raise ConfigError(f"n_tests must be at least 1 (got {n_tests})")
+    return 1 - (1 - confidence) / n_tests

@@ -3,6 +3,7 @@
 from assay.verdict._regression import (
     RegressionResult,
     ScoreRegressionResult,
+    adjust_regressions,
     decide_regression,
     regression_test,
     score_regression_test,
@@ -34,6 +35,7 @@ __all__ = [
     "Usage",
     "VarianceCheck",
     "Verdict",
+    "adjust_regressions",
     "decide_regression",
     "exit_code",
     "more_trials_needed",

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy.typing as npt
 
 from assay.errors import ConfigError
-from assay.stats import ScoreShift, regression_p_value, regression_power, score_shift_test
+from assay.stats import (
+    ScoreShift,
+    adjust_p_values,
+    regression_p_value,
+    regression_power,
+    score_shift_test,
+)
 from assay.verdict._threshold import Verdict
 
 
@@ -38,6 +46,9 @@ class RegressionResult:
     """FAIL if p < alpha; PASS if not and power ≥ the required power; else INCONCLUSIVE."""
     required_power: float = 0.80
     """The power a PASS needs."""
+    p_adjusted: float | None = None
+    """The p-value adjusted across the suite (see :func:`adjust_regressions`); None if not
+    adjusted. When set, the verdict rests on it instead of ``p_value``."""
 
 
 def decide_regression(
@@ -105,6 +116,36 @@ def regression_test(
         decide_regression(p, achieved, alpha, power),
         power,
     )
+
+
+def adjust_regressions(
+    results: Sequence[RegressionResult], method: str = "holm"
+) -> list[RegressionResult]:
+    """Re-decide a suite's regression verdicts on p-values adjusted for testing many at once.
+
+    The p-values of all results are adjusted together (:func:`assay.stats.adjust_p_values`:
+    ``holm`` keeps the chance of any false FAIL at alpha, ``bh`` the expected share of false
+    FAILs among FAILs); each verdict is then decided again with the same rule, power
+    unchanged. With ``none`` the results come back as they were.
+
+    Args:
+        results: One result per test of the suite.
+        method: ``none``, ``holm`` or ``bh``.
+
+    Returns:
+        New results, in the same order, with ``p_adjusted`` set (except for ``none``).
+    """
+    adjusted = adjust_p_values([r.p_value for r in results], method)
+    if method == "none":
+        return list(results)
+    return [
+        dataclasses.replace(
+            r,
+            p_adjusted=float(p),
+            verdict=decide_regression(float(p), r.power, r.alpha, r.required_power),
+        )
+        for r, p in zip(results, adjusted, strict=True)
+    ]
 
 
 @dataclass(frozen=True, slots=True)
