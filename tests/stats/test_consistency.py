@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from assay.stats import levenshtein, sequence_similarity, tool_consistency
 
-TOOLS = st.lists(st.sampled_from(["search", "read", "write"]), max_size=5).map(tuple)
+TOOLS = st.lists(st.sampled_from(["search", "read", "write"]), max_size=9).map(tuple)
 
 
 def test_known_values() -> None:

@@ -104,3 +104,16 @@ def test_figures_quoted_in_the_prose_match_the_library() -> None:
     ):
         assert figure in reading, figure
     assert f"`min_trials_for_pass(0.9)` = {min_trials_for_pass(0.9)} trials" in text
+
+
+def test_flakiness_table_in_docs_matches_the_code() -> None:
+    from assay.stats import CATEGORIES, WEIGHTS
+
+    text = DOC.read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `(\w+)` \| ([0-9.]+) \|", text, re.M))
+    assert {name: float(w) for name, w in rows.items()} == WEIGHTS
+    limits = [f"below {limit:.2f} `{name}`" for limit, name in CATEGORIES[:-1]]
+    flat = " ".join(text.split())
+    for limit in limits:
+        assert limit in flat, limit
+    assert f"else `{CATEGORIES[-1][1]}`" in flat

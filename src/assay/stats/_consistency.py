@@ -6,6 +6,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 
 @dataclass(frozen=True, slots=True)
 class ToolConsistency:
@@ -68,9 +71,47 @@ def tool_consistency(sequences: Sequence[Sequence[str]], top: int = 3) -> ToolCo
         return ToolConsistency(n, None, None, len(counts), most_common)
     pairs = n * (n - 1)
     agreement = sum(c * (c - 1) for c in counts.values()) / pairs
-    distinct = list(counts.items())
-    total = sum(c * (c - 1) / 2 for c in counts.values())  # identical pairs: similarity 1
-    for i, (a, ca) in enumerate(distinct):
-        for b, cb in distinct[i + 1 :]:
-            total += ca * cb * sequence_similarity(a, b)
+    distinct = list(counts)
+    weights = np.array([counts[s] for s in distinct], dtype=np.float64)
+    total = float((weights * (weights - 1) / 2).sum())  # identical pairs: similarity 1
+    if len(distinct) > 1:
+        first, second = np.triu_indices(len(distinct), k=1)
+        similarity = _pairwise_similarity(distinct, first, second)
+        total += float((weights[first] * weights[second] * similarity).sum())
     return ToolConsistency(n, agreement, total / (pairs / 2), len(counts), most_common)
+
+
+def _pairwise_similarity(
+    sequences: list[tuple[str, ...]], first: npt.NDArray[np.intp], second: npt.NDArray[np.intp]
+) -> npt.NDArray[np.float64]:
+    """:func:`sequence_similarity` of the pairs (first[k], second[k]), vectorised over pairs.
+
+    The Wagner–Fischer programme runs once, its rows and columns advancing for all pairs at
+    once; each pair's distance is read off where its own lengths end.
+    """
+    codes: dict[str, int] = {}
+    lengths = np.array([len(s) for s in sequences], dtype=np.intp)
+    width = max(int(lengths.max()), 1)
+    encoded = np.full((len(sequences), width), -1, dtype=np.intp)
+    for row, sequence in enumerate(sequences):
+        encoded[row, : len(sequence)] = [codes.setdefault(t, len(codes)) for t in sequence]
+    a, b = encoded[first], encoded[second]
+    len_a, len_b = lengths[first], lengths[second]
+    pairs = first.size
+    distance = np.where(len_a == 0, len_b, 0).astype(np.float64)
+    previous = np.broadcast_to(np.arange(width + 1, dtype=np.float64), (pairs, width + 1)).copy()
+    rows = np.arange(pairs)
+    for i in range(1, width + 1):
+        current = np.empty_like(previous)
+        current[:, 0] = i
+        for j in range(1, width + 1):
+            substitute = previous[:, j - 1] + (a[:, i - 1] != b[:, j - 1])
+            current[:, j] = np.minimum(
+                np.minimum(previous[:, j], current[:, j - 1]) + 1, substitute
+            )
+        done = len_a == i
+        distance[done] = current[rows[done], len_b[done]]
+        previous = current
+    longest = np.maximum(np.maximum(len_a, len_b), 1)
+    similarity: npt.NDArray[np.float64] = 1.0 - distance / longest
+    return similarity
