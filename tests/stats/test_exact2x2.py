@@ -148,9 +148,9 @@ def test_a_suite_of_200_tests_with_200_trials_per_arm_takes_seconds() -> None:
     from assay.stats import _exact2x2, _power
     from assay.verdict import regression_test
 
+    _exact2x2._ORDERINGS.clear()
+    _power._REGIONS.clear()
     for cached in (
-        _exact2x2._ordering,
-        _power._region,
         _exact2x2._sup_probability,
         _exact2x2._coarse_probability,
         _exact2x2._grid_pmfs,
@@ -232,3 +232,17 @@ def test_p_value_properties(n1: int, n2: int, data: st.DataObject) -> None:
         assert 0.0 <= p <= 1.0
         if n2 > 1:  # one more current pass is weaker evidence of a drop
             assert regression_p_value(x1, n1, x2 + 1, n2, test) >= p - 1e-12
+
+
+def test_table_cache_is_bounded_by_tables_and_least_recently_used() -> None:
+    from assay.stats._exact2x2 import _TableCache
+
+    cache = _TableCache(100)
+    cache.put(("a",), 60, "A")
+    cache.put(("b",), 30, "B")
+    assert cache.get(("a",)) == "A"  # "a" is now the most recent
+    cache.put(("c",), 30, "C")  # over budget: drops "b", the least recently used
+    assert cache.get(("b",)) is None and cache.get(("a",)) == "A" and cache.get(("c",)) == "C"
+    assert cache.tables == 90
+    cache.put(("huge",), 500, "H")  # a lone entry may exceed the budget
+    assert cache.get(("huge",)) == "H" and len(cache.entries) == 1

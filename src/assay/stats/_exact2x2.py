@@ -26,6 +26,7 @@ n2 - x2]]``, ``alternative="greater"``), which the tests check on a grid of tabl
 
 from __future__ import annotations
 
+import collections
 import functools
 from dataclasses import dataclass
 from typing import Final
@@ -39,6 +40,9 @@ from assay.errors import ConfigError, InsufficientDataError
 TESTS: Final = ("boschloo", "fisher", "barnard")
 """The exact two-sample tests of pass rates, by CLI name."""
 
+MAX_TABLES: Final = 5_000_000
+"""Largest number of outcome tables (n1 + 1)(n2 + 1) enumerated (memory stays < ~0.5 GB)."""
+
 _GRID_POINTS: Final = 400
 _ZOOM_POINTS: Final = 33
 _ZOOM_ROUNDS: Final = 3
@@ -50,11 +54,53 @@ IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 
+class _TableCache:
+    """A least-recently-used cache of per-size arrays, bounded by the tables they hold.
+
+    ``functools.lru_cache`` bounds the number of entries, but one entry for 2,000 trials per
+    version holds ~100 MB; this bounds the sum of (n1 + 1)(n2 + 1) over the entries instead.
+    """
+
+    def __init__(self, max_tables: int) -> None:
+        self.max_tables = max_tables
+        self.entries: collections.OrderedDict[tuple[object, ...], tuple[int, object]] = (
+            collections.OrderedDict()
+        )
+        self.tables = 0
+
+    def get(self, key: tuple[object, ...]) -> object | None:
+        found = self.entries.get(key)
+        if found is None:
+            return None
+        self.entries.move_to_end(key)
+        return found[1]
+
+    def put(self, key: tuple[object, ...], tables: int, value: object) -> None:
+        self.entries[key] = (tables, value)
+        self.tables += tables
+        while self.tables > self.max_tables and len(self.entries) > 1:
+            _, (dropped, _) = self.entries.popitem(last=False)
+            self.tables -= dropped
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.tables = 0
+
+
+# About 25 MB per million tables for an ordering: keep at most ~0.5 GB of them.
+_ORDERINGS = _TableCache(20_000_000)
+
+
 def _check_sizes(n1: int, n2: int) -> None:
     if n1 < 0 or n2 < 0:
         raise ConfigError(f"group sizes cannot be negative (got {n1} and {n2})")
     if n1 == 0 or n2 == 0:
         raise InsufficientDataError(f"both groups need at least one trial (got {n1} and {n2})")
+    if (n1 + 1) * (n2 + 1) > MAX_TABLES:
+        raise ConfigError(
+            f"an exact regression test enumerates (n1 + 1)(n2 + 1) outcome tables, at most "
+            f"{MAX_TABLES:,} (about 2,200 trials per version); got {n1} and {n2} trials"
+        )
 
 
 def _check_test(test: str) -> None:
@@ -150,8 +196,17 @@ def _statistic(n1: int, n2: int, test: str) -> tuple[FloatArray, float]:
     return -wald, 0.0
 
 
-@functools.lru_cache(maxsize=64)
 def _ordering(n1: int, n2: int, test: str) -> _Ordering:
+    key = (n1, n2, test)
+    cached = _ORDERINGS.get(key)
+    if isinstance(cached, _Ordering):
+        return cached
+    ordering = _make_ordering(n1, n2, test)
+    _ORDERINGS.put(key, (n1 + 1) * (n2 + 1), ordering)
+    return ordering
+
+
+def _make_ordering(n1: int, n2: int, test: str) -> _Ordering:
     s, rtol = _statistic(n1, n2, test)
     flat = s.ravel()
     order = np.argsort(flat, kind="stable")
@@ -166,7 +221,7 @@ def _ordering(n1: int, n2: int, test: str) -> _Ordering:
     return _Ordering(n1, n2, ends.astype(np.int64), position, s, prefixes)
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=32)  # ~13 MB per entry at n = 2,000
 def _grid_pmfs(n: int) -> tuple[FloatArray, FloatArray]:
     """Binomial(n, π) pmfs on the coarse grid, and their CDFs with a leading 0 column."""
     pmf = _pmfs(n, _grid())

@@ -8,8 +8,6 @@ difference.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from scipy import stats as sps
 
@@ -22,11 +20,24 @@ from assay.stats._exact2x2 import (
     _coarse_probability,
     _ordering,
     _refined_p_value,
+    _TableCache,
 )
 
+# A region is one byte per table: keep at most ~50 MB of them.
+_REGIONS = _TableCache(50_000_000)
 
-@functools.lru_cache(maxsize=256)
+
 def _region(n1: int, n2: int, test: str, alpha: float) -> BoolArray:
+    key = (n1, n2, test, alpha)
+    cached = _REGIONS.get(key)
+    if isinstance(cached, np.ndarray):
+        return cached
+    region = _make_region(n1, n2, test, alpha)
+    _REGIONS.put(key, (n1 + 1) * (n2 + 1), region)
+    return region
+
+
+def _make_region(n1: int, n2: int, test: str, alpha: float) -> BoolArray:
     ordering = _ordering(n1, n2, test)
     if test == "fisher":
         region: BoolArray = ordering.statistic < alpha
