@@ -55,6 +55,20 @@ def main() -> None:
                 f"({took / baseline:6.1f}x baseline)  {counts}"
             )
 
+    # Error exclusion gives every test its own sizes: one rejection region per (n1, n2).
+    rng = np.random.default_rng(args.seed + 1)
+    sizes = [(int(a), int(b)) for a, b in rng.integers(n - 15, n + 1, (len(suite), 2))]
+    varied = [(min(x1, a), a, min(x2, b), b) for (x1, x2), (a, b) in zip(suite, sizes, strict=True)]
+    start = time.perf_counter()
+    for x1, n1, x2, n2 in varied:
+        regression_test(x1, n1, x2, n2, test="boschloo")
+    took = time.perf_counter() - start
+    distinct = len(set(sizes))
+    print(
+        f"assay     regression_test boschloo, sizes varied in [{n - 15}, {n}] "
+        f"({distinct} distinct pairs), cold: {took:8.3f} s ({took / baseline:6.1f}x baseline)"
+    )
+
     k = args.scipy_boschloo_sample
     if k:
         start = time.perf_counter()

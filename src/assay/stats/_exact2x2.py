@@ -154,6 +154,9 @@ class _Ordering:
     rows_are_prefixes: bool
     """True when, for each x1, more current passes are never more extreme: then every region
     is, row by row, a prefix x2 < c(x1), and its probability is a sum of binomial CDFs."""
+    row_keys: IntArray
+    """Flattened ``ends[position] + x1 · (T + 1)``: sorted when rows are prefixes, so c(x1) for
+    every row is one vectorised ``searchsorted``."""
 
 
 def _fisher_statistic(n1: int, n2: int) -> FloatArray:
@@ -217,8 +220,10 @@ def _make_ordering(n1: int, n2: int, test: str) -> _Ordering:
     position: IntArray = flat_position.reshape(n1 + 1, n2 + 1)
     # Regions are unions of whole tie groups; each is a row prefix iff the group boundary
     # of a table never falls as x2 grows.
-    prefixes = bool(np.all(np.diff(ends[position], axis=1) >= 0))
-    return _Ordering(n1, n2, ends.astype(np.int64), position, s, prefixes)
+    group_end = ends[position]
+    prefixes = bool(np.all(np.diff(group_end, axis=1) >= 0))
+    row_keys = (group_end + np.arange(n1 + 1)[:, None] * (flat.size + 1)).ravel()
+    return _Ordering(n1, n2, ends.astype(np.int64), position, s, prefixes, row_keys)
 
 
 @functools.lru_cache(maxsize=32)  # ~13 MB per entry at n = 2,000
@@ -236,9 +241,10 @@ def _region_probability(
 ) -> FloatArray:
     """P(one of the ``count`` most extreme tables) at each common pass rate in ``pis``.
 
+    ``count`` must be a tie-group boundary (a value of ``ordering.ends``), as every region is.
+
     ``pis=None`` means the coarse grid, whose pmfs are cached.
     """
-    inside = ordering.position < count
     if pis is None:
         pmf1, _ = _grid_pmfs(ordering.n1)
         pmf2, cdf2 = _grid_pmfs(ordering.n2)
@@ -247,9 +253,13 @@ def _region_probability(
         cdf2 = np.concatenate([np.zeros((pis.size, 1)), np.cumsum(pmf2, axis=1)], axis=1)
     if ordering.rows_are_prefixes:
         # Row x1 of the region is x2 < c(x1): P = Σ_x1 Bin(x1) · CDF2(c(x1) - 1).
-        values: FloatArray = (pmf1 * cdf2[:, inside.sum(axis=1)]).sum(axis=1)
+        rows = np.arange(ordering.n1 + 1)
+        offsets = rows * (ordering.position.size + 1)
+        ends = np.searchsorted(ordering.row_keys, count + offsets, side="right")
+        values: FloatArray = (pmf1 * cdf2[:, ends - rows * (ordering.n2 + 1)]).sum(axis=1)
     else:
-        values = ((pmf1 @ inside.astype(np.float64)) * pmf2).sum(axis=1)
+        inside = (ordering.position < count).astype(np.float64)
+        values = ((pmf1 @ inside) * pmf2).sum(axis=1)
     return values
 
 
