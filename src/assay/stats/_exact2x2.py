@@ -276,7 +276,7 @@ def _coarse_probability(n1: int, n2: int, test: str, count: int) -> float:
 def _sup_probability(n1: int, n2: int, test: str, count: int) -> float:
     """Sup over π of P(one of the ``count`` most extreme tables): an unconditional p-value.
 
-    The coarse grid finds the peaks; those within 1% of the highest are refined by zooming
+    The coarse grid finds the peaks; those within 5% of the highest are refined by zooming
     (a lower peak cannot overtake it: the grid's error is far smaller).
     """
     ordering = _ordering(n1, n2, test)
@@ -285,7 +285,7 @@ def _sup_probability(n1: int, n2: int, test: str, count: int) -> float:
     best = float(values.max())
     padded = np.concatenate([[-1.0], values, [-1.0]])
     peaks = np.flatnonzero(
-        (values >= padded[:-2]) & (values >= padded[2:]) & (values >= 0.99 * best)
+        (values >= padded[:-2]) & (values >= padded[2:]) & (values >= 0.95 * best)
     )
     for g in (int(i) for i in peaks):
         lo, hi = grid[max(g - 1, 0)], grid[min(g + 1, grid.size - 1)]
