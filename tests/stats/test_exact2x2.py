@@ -212,7 +212,7 @@ def test_a_suite_with_varied_group_sizes_takes_seconds() -> None:
     start = time.perf_counter()
     for a, b, c, d in zip(x1, n1, x2, n2, strict=True):
         regression_test(int(a), int(b), int(c), int(d), test="boschloo")
-    assert time.perf_counter() - start < 15.0
+    assert time.perf_counter() - start < 20.0  # ~2 s unloaded; margin for shared CI
 
 
 def test_boschloo_region_equals_scipy_p_below_alpha() -> None:
