@@ -134,7 +134,8 @@ def flakiness(
     if 0 < n_pass < n:
         detail = f"outcome varies: {n_pass} of {n} trials passed ({rate:.0%})"
     else:
-        detail = f"outcome is steady: {'all' if n_pass else 'none'} of {n} trials passed"
+        trials = "trial" if n == 1 else "trials"
+        detail = f"outcome is steady: {'all' if n_pass else 'none'} of {n} {trials} passed"
     factors.append(Factor("outcome_instability", instability, detail))
 
     if tool_sequences is not None:
