@@ -54,7 +54,7 @@ def test_decide_rule() -> None:
     assert decide_regression(0.05, 0.9, alpha=0.05) is Verdict.PASS  # p < alpha is strict
 
 
-@pytest.mark.parametrize("test", ["fisher", "boschloo"])
+@pytest.mark.parametrize("test", ["fisher", "boschloo", "barnard"])
 def test_false_pass_rate_at_a_true_drop_of_delta_is_at_most_one_minus_power(test: str) -> None:
     rng = np.random.default_rng(11)
     n, reps = 200, 400
