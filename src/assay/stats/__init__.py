@@ -1,4 +1,20 @@
-"""Statistics on numbers and arrays: pure functions, numpy and scipy only, no Polars, no I/O."""
+"""Statistics on numbers and arrays: pure functions, numpy and scipy only, no Polars, no I/O.
+
+One idea per private module, all re-exported here:
+
+* ``_intervals`` — pass-rate confidence intervals (five methods), fewest trials for a PASS.
+* ``_exact2x2`` — one-sided exact Fisher / Boschloo / Barnard p-values for a drop.
+* ``_power`` — their rejection regions and exact power, cached per group sizes.
+* ``_planning`` — trials needed for a threshold or a regression check.
+* ``_passk`` — unbiased pass@k and pass^k.
+* ``_scores`` — score summaries (t or bootstrap interval) and the Mann–Whitney score test.
+* ``_consistency`` — tool-choice agreement and Levenshtein similarity.
+* ``_flakiness`` — the flakiness score and its explained factors.
+* ``_explain`` — which trace features separate failing from passing trials.
+* ``_multiple`` — p-value adjustment and false-verdict risk across a suite.
+
+See docs/statistics.md for the methods, their sources and defaults.
+"""
 
 from assay.stats._consistency import (
     ToolConsistency,
