@@ -17,6 +17,7 @@ from assay.stats import (
     pass_hat_k,
     plan_regression,
     plan_threshold,
+    regression_p_value,
     regression_power,
 )
 from assay.verdict import regression_test, threshold_test
@@ -104,6 +105,8 @@ def test_figures_quoted_in_the_prose_match_the_library() -> None:
     ):
         assert figure in reading, figure
     assert f"`min_trials_for_pass(0.9)` = {min_trials_for_pass(0.9)} trials" in text
+    barnard = regression_p_value(142, 169, 114, 138, "barnard")
+    assert f"instead of {barnard:.3f} for 142/169 → 114/138" in " ".join(text.split())
 
 
 def test_flakiness_table_in_docs_matches_the_code() -> None:
