@@ -3,5 +3,11 @@
 from assay.analysis import _columns as columns
 from assay.analysis._ownership import assign_trials
 from assay.analysis._trials import trials_from_spans
+from assay.analysis._variants import tool_variants
 
-__all__ = ["assign_trials", "columns", "trials_from_spans"]
+__all__ = [
+    "assign_trials",
+    "columns",
+    "tool_variants",
+    "trials_from_spans",
+]
