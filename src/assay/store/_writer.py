@@ -149,7 +149,9 @@ class SpanWriter:
         return [(k, table.take(pa.array(idx))) for k, idx in groups.items()]
 
     def _start(self, key: tuple[str, ...]) -> _OpenFile:
-        folder = self.root.joinpath(*(f"{n}={v}" for n, v in zip(self.partition_by, key, strict=True)))
+        folder = self.root.joinpath(
+            *(f"{n}={v}" for n, v in zip(self.partition_by, key, strict=True))
+        )
         # Defence in depth: a partition folder must stay inside the output folder.
         if not folder.resolve().is_relative_to(self.root.resolve()):
             raise ConfigError(f"partition folder {folder} escapes {self.root}")
