@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import json
 import os
 import signal
 import socket
@@ -167,6 +168,20 @@ def load(port: int, bodies: list[bytes], seconds: float, connections: int) -> di
     }
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        found.extend(int(c) for c in text)
+    return found
+
+
 def peak_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -219,11 +234,19 @@ def main() -> None:
             wait_ready(port)
             result = load(port, bodies, args.seconds, args.connections)
             drain_started = time.monotonic()
+            workers = children(proc.pid)
+            while True:  # wait until everything acknowledged is converted
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health") as response:
+                    health = json.loads(response.read())
+                if health["queue_records"] == 0 and health["queue_bytes"] == 0:
+                    break
+                time.sleep(0.1)
             rss = peak_rss_mb(proc.pid)
+            cpu_main = cpu_seconds(proc.pid)
+            cpu_workers = sum(cpu_seconds(w) for w in workers)
             os.kill(proc.pid, signal.SIGTERM)
             proc.wait(timeout=600)
             drain = time.monotonic() - drain_started
-            rss = max(rss, 0.0)
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -252,7 +275,12 @@ def main() -> None:
         f"{end_to_end:,.0f} spans/s; {written:,} spans in {files} files"
     )
     print(f"floor / collector ratio: {floor['spans_per_s'] / result['spans_per_s']:.2f}x")
-    print(f"collector peak RSS: {rss:.0f} MiB")
+    print(f"collector peak RSS: {rss:.0f} MiB (main process; plus {len(workers)} decode workers)")
+    per = 100_000 / max(written, 1)
+    print(
+        f"CPU per 100k spans: {cpu_main * per:.2f} s in the receiver/writer process, "
+        f"{cpu_workers * per:.2f} s in decode workers ({len(workers)})"
+    )
     if written != result["spans"]:
         print(f"MISMATCH: {result['spans']} acknowledged, {written} written", file=sys.stderr)
         sys.exit(1)

@@ -66,10 +66,14 @@ def collect(
     ] = 64,
     max_queue_mb: Annotated[
         int, typer.Option(help="Request MB waiting to be converted before pushing back.")
-    ] = 256,
+    ] = 128,
     fsync: Annotated[
         bool, typer.Option(help="fsync the write-ahead log before acknowledging.")
     ] = True,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="Decoding processes (default: one per core, at most 4; 0: none)."),
+    ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every request.")] = False,
 ) -> None:
     """Receive OTLP (HTTP and gRPC) and write the spans table; SIGTERM drains and stops."""
@@ -97,6 +101,7 @@ def collect(
             max_decompressed_bytes=max_decompressed_mb * mb,
             max_queue_bytes=max_queue_mb * mb,
             fsync=fsync,
+            workers=workers,
         )
         run_collector(config)
     except AssayError as exc:

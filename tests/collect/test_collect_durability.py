@@ -57,6 +57,22 @@ class Senders:
                 return
 
 
+def _children(pid: int) -> list[int]:
+    return [
+        int(c)
+        for task in Path(f"/proc/{pid}/task").iterdir()
+        for c in (task / "children").read_text().split()
+    ]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 @pytest.mark.slow
 def test_concurrent_senders_then_sigterm(
     tmp_path: Path, collector_factory: type[CollectorProcess]
@@ -89,10 +105,17 @@ def test_kill_9_mid_stream_then_restart_recovers_every_acknowledged_span(
     senders = Senders(first.http_port, count=6, batch=100)
     senders.start()
     time.sleep(2.5)
+    assert first.proc is not None
+    workers = _children(first.proc.pid)
+    assert workers, "the collector decodes in worker processes"
     first.kill()  # SIGKILL: no drain, no flush
     senders.stop.set()
     senders.join()
     assert senders.acknowledged
+    deadline = time.monotonic() + 5
+    while any(Path(f"/proc/{w}").exists() for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(w) for w in workers), "decode workers outlived the collector"
     # whatever is visible after the crash is complete and readable
     if list(out.rglob("*.parquet")):
         trace_set = open_trace_set(out)

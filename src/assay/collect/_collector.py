@@ -10,6 +10,7 @@ from types import FrameType
 from assay.collect._config import CollectorConfig
 from assay.collect._converter import Converter, recover
 from assay.collect._counters import Counters
+from assay.collect._decoding import default_workers
 from assay.collect._grpc import GrpcReceiver
 from assay.collect._http import HttpReceiver
 from assay.collect._intake import Intake
@@ -75,6 +76,7 @@ class Collector:
             self.counters,
             request_rotation=lambda: wal.request_rotation(),
             release=lambda size: intake_ref[0].release(size),
+            workers=default_workers() if config.workers is None else config.workers,
         )
         wal = WriteAheadLog(
             config.wal_path,

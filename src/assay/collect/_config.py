@@ -36,7 +36,7 @@ class CollectorConfig:
     """Largest request body accepted as sent (compressed or not); larger gets 413."""
     max_decompressed_bytes: int = 64 * 1024 * 1024
     """Largest request once decompressed; a gzip bomb is refused with 413, not inflated."""
-    max_queue_bytes: int = 256 * 1024 * 1024
+    max_queue_bytes: int = 128 * 1024 * 1024
     """Request bytes waiting to be logged or converted; beyond it senders get 429."""
     roll_bytes: int = 128 * 1024 * 1024
     """Roll output files (and checkpoint the log) after this many request bytes."""
@@ -48,6 +48,8 @@ class CollectorConfig:
     """Seconds senders are told to wait when pushed back."""
     max_connections: int = 512
     """Concurrent HTTP connections; more are answered 503 and closed."""
+    workers: int | None = None
+    """Processes decoding OTLP into columns; None = one per core (at most 4), 0 = none."""
 
     def __post_init__(self) -> None:
         for name in ("max_body_bytes", "max_decompressed_bytes", "max_queue_bytes", "roll_bytes"):
@@ -61,6 +63,8 @@ class CollectorConfig:
             port = getattr(self, name)
             if port is not None and not 0 <= port <= 65535:
                 raise ConfigError(f"{name} {port} is not a TCP port")
+        if self.workers is not None and not 0 <= self.workers <= 64:
+            raise ConfigError(f"workers must be between 0 and 64, not {self.workers}")
         if self.token is not None and not self.token.strip():
             raise ConfigError("the token must not be empty")
 

@@ -29,9 +29,9 @@ from pathlib import Path
 
 from assay.collect._config import CollectorConfig
 from assay.collect._counters import Counters
-from assay.collect._wal import KIND_LOGS, KIND_TRACES, list_segments, read_segment
+from assay.collect._decoding import DecodePool, decode_record
+from assay.collect._wal import list_segments, read_segment
 from assay.errors import InputError
-from assay.ingest import logs_to_table, parse_logs_protobuf, parse_traces_protobuf, traces_to_table
 from assay.store import SpanWriter, fsync_dir
 
 __all__ = ["Converter", "recover"]
@@ -39,6 +39,9 @@ __all__ = ["Converter", "recover"]
 _log = logging.getLogger("assay.collect")
 STAGING = "_staging"
 COMMIT = "COMMIT"
+#: Rows buffered per open file before a row group is written: bounds the converter's memory
+#: (about 1 KiB per span with ten attributes, per partition being written).
+ROW_GROUP_ROWS = 32 * 1024
 
 
 def _staging(config: CollectorConfig) -> Path:
@@ -58,12 +61,7 @@ class _Staged:
 def _convert(writer: SpanWriter, kind: int, payload: bytes, counters: Counters | None) -> int:
     """Decode one logged request into the writer; return the spans written (0 if broken)."""
     try:
-        if kind == KIND_TRACES:
-            table = traces_to_table(parse_traces_protobuf(payload)).table
-        elif kind == KIND_LOGS:
-            table = logs_to_table(parse_logs_protobuf(payload)).table
-        else:
-            raise InputError(f"unknown record kind {kind}")
+        table = decode_record(kind, payload)
     except InputError as exc:
         # Receivers validate before logging, so this means a bug; never die on it.
         _log.error("skipping a logged request that cannot be converted: %s", exc)
@@ -153,6 +151,7 @@ def recover(config: CollectorConfig, counters: Counters | None = None) -> int:
         staging,
         partition_by=config.partition_by,
         max_file_bytes=config.roll_bytes,
+        row_group_rows=ROW_GROUP_ROWS,
         on_roll=staged,
     )
     spans = 0
@@ -172,6 +171,7 @@ class Converter:
         counters: Where to count files and spans written.
         request_rotation: Asks the log to seal its current segment (see ``WriteAheadLog``).
         release: Called with a record's size once it is converted (frees queue budget).
+        workers: Decode worker processes (see ``_decoding``); 0 decodes in this thread.
     """
 
     def __init__(
@@ -180,8 +180,10 @@ class Converter:
         counters: Counters,
         request_rotation: Callable[[], None],
         release: Callable[[int], None],
+        workers: int = 0,
     ) -> None:
         self._config = config
+        self._pool = DecodePool(workers)
         self._counters = counters
         self._request_rotation = request_rotation
         self._release = release
@@ -193,6 +195,7 @@ class Converter:
             _staging(config),
             partition_by=config.partition_by,
             max_file_bytes=config.roll_bytes,
+            row_group_rows=ROW_GROUP_ROWS,
             on_roll=self._staged,
         )
         self._pending_bytes = 0
@@ -233,6 +236,7 @@ class Converter:
     def _run(self) -> None:
         try:
             self._loop()
+            self._pool.close()
         except BaseException as exc:  # pragma: no cover - disk full and the like
             self.failed = exc
             _log.exception("converter failed; the log keeps every acknowledged span")
@@ -240,30 +244,44 @@ class Converter:
 
     def _loop(self) -> None:
         config = self._config
+        pool = self._pool
         while True:
             with self._cond:
-                while not self._queue and not self._stopping:
+                while not self._queue and not self._stopping and not pool:
                     self._cond.wait(timeout=min(1.0, config.roll_age_s / 4))
                     if self._due():
                         break
                 item = self._queue.popleft() if self._queue else None
-                if item is None and self._stopping:
+                if item is None and not pool and self._stopping:
                     return
             if isinstance(item, int):
+                while pool:
+                    self._write_next()
                 self._rotation_requested = False
                 _commit(config, self._writer, self._staged, item, self._counters)
                 self._pending_bytes = 0
                 self._first_uncommitted = None
             elif item is not None:
                 _, kind, payload = item
-                _convert(self._writer, kind, payload, self._counters)
-                self._release(len(payload))
-                self._pending_bytes += len(payload)
-                if self._first_uncommitted is None:
-                    self._first_uncommitted = time.monotonic()
+                pool.submit(kind, payload)
+                if len(pool) > pool.depth:
+                    self._write_next()
+            elif pool:
+                self._write_next()  # nothing new queued: finish what is being decoded
             if self._due() and not self._rotation_requested:
                 self._rotation_requested = True
                 self._request_rotation()
+
+    def _write_next(self) -> None:
+        table, size = self._pool.next()
+        if table is None:
+            self._counters.add("conversion_errors")
+        else:
+            self._writer.write(table)
+        self._release(size)
+        self._pending_bytes += size
+        if self._first_uncommitted is None:
+            self._first_uncommitted = time.monotonic()
 
     def _due(self) -> bool:
         if self._rotation_requested or self._first_uncommitted is None:

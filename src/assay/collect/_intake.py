@@ -75,6 +75,22 @@ class Intake:
         with self._lock:
             self._queued_bytes -= size
 
+    def check_room(self, size: int) -> None:
+        """Refuse early, before decoding, when a request of ``size`` bytes would not fit.
+
+        Raises:
+            OverloadedError: The queue is full.
+            UnavailableError: The collector is shutting down.
+        """
+        if self.draining:
+            raise UnavailableError("the collector is shutting down; retry against another")
+        with self._lock:
+            full = self._queued_bytes > 0 and (
+                self._queued_bytes + size > self._config.max_queue_bytes
+            )
+        if full:
+            raise OverloadedError("queue full; retry later")
+
     def _reserve(self, size: int) -> None:
         with self._lock:
             if self._queued_bytes > 0 and self._queued_bytes + size > self._config.max_queue_bytes:
@@ -104,6 +120,7 @@ class Intake:
             OverloadedError: The queue is full.
             UnavailableError: Shutting down, or the log cannot be written.
         """
+        self.check_room(len(body))
         request = parse_traces_json(body) if json else parse_traces_protobuf(body)
         valid, invalid = count_spans(request)
         self._counters.add("spans_received", valid + invalid)
@@ -124,6 +141,7 @@ class Intake:
             OverloadedError: The queue is full.
             UnavailableError: Shutting down, or the log cannot be written.
         """
+        self.check_room(len(body))
         request = parse_logs_json(body) if json else parse_logs_protobuf(body)
         stored, refused = count_log_records(request)
         if stored:

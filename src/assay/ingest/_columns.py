@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from assay.store import _schema as s
@@ -35,125 +36,96 @@ def any_value_to_python(value: Any) -> Any:
 
 
 def _kind_name(kind: int) -> str:
-    return _KINDS[kind] if 0 <= kind < len(_KINDS) else "INTERNAL"
+    return _KINDS[kind] if 0 <= kind < 6 else "INTERNAL"
 
 
 def _status_name(code: int) -> str:
-    return _STATUS[code] if 0 <= code < len(_STATUS) else "UNSET"
+    return _STATUS[code] if 0 <= code < 3 else "UNSET"
 
 
 class _AttributeColumns:
-    """Flat columns of a list of attribute structs, plus the offsets of each list."""
+    """Flat columns of lists of attribute structs, plus the offsets of each list.
 
-    __slots__ = (
-        "bools",
-        "bytes_",
-        "doubles",
-        "ints",
-        "jsons",
-        "keys",
-        "offsets",
-        "strings",
-        "types",
-    )
+    Each value is appended to the list of its own type together with its position; the struct
+    fields are scattered into full-length arrays with numpy at the end. This keeps the per-
+    attribute Python work (the hot loop of the collector) to a few appends.
+    """
+
+    __slots__ = ("keys", "offsets", "pos", "types", "vals")
 
     def __init__(self) -> None:
         self.offsets: list[int] = [0]
         self.keys: list[str] = []
         self.types: list[str] = []
-        self.strings: list[str | None] = []
-        self.bools: list[bool | None] = []
-        self.ints: list[int | None] = []
-        self.doubles: list[float | None] = []
-        self.bytes_: list[bytes | None] = []
-        self.jsons: list[str | None] = []
-
-    def add(self, key: str, value: Any) -> tuple[str, Any] | None:
-        """Append one attribute from an ``AnyValue``; return ``(type, value)`` for promotion."""
-        which = value.WhichOneof("value")
-        self.keys.append(key)
-        if which == "string_value":
-            v: Any = value.string_value
-            self.types.append("string")
-            self.strings.append(v)
-            self.bools.append(None)
-            self.ints.append(None)
-            self.doubles.append(None)
-            self.bytes_.append(None)
-            self.jsons.append(None)
-            return None if key not in _PROMOTED else ("string", v)
-        self.strings.append(None)
-        if which == "int_value":
-            v = value.int_value
-            self.types.append("int")
-            self.bools.append(None)
-            self.ints.append(v)
-            self.doubles.append(None)
-            self.bytes_.append(None)
-            self.jsons.append(None)
-            return None if key not in _PROMOTED else ("int", v)
-        self.ints.append(None)
-        if which == "bool_value":
-            self.types.append("bool")
-            self.bools.append(value.bool_value)
-            self.doubles.append(None)
-            self.bytes_.append(None)
-            self.jsons.append(None)
-            return None if key not in _PROMOTED else ("bool", value.bool_value)
-        self.bools.append(None)
-        if which == "double_value":
-            self.types.append("double")
-            self.doubles.append(value.double_value)
-            self.bytes_.append(None)
-            self.jsons.append(None)
-            return None if key not in _PROMOTED else ("double", value.double_value)
-        self.doubles.append(None)
-        if which == "bytes_value":
-            self.types.append("bytes")
-            self.bytes_.append(value.bytes_value)
-            self.jsons.append(None)
-            return None
-        self.bytes_.append(None)
-        if which is None:
-            self.types.append("empty")
-            self.jsons.append(None)
-            return None
-        # Arrays and kvlists are rare: encode them exactly as the store's own encoder does.
-        encoded = encode_value(key, any_value_to_python(value))
-        self.types.append(encoded["type"])
-        self.jsons.append(encoded["json_value"])
-        return None
+        #: per field (string, bool, int, double, bytes, json): positions and values
+        self.pos: tuple[list[int], ...] = ([], [], [], [], [], [])
+        self.vals: tuple[list[Any], ...] = ([], [], [], [], [], [])
 
     def add_all(self, attributes: Any) -> dict[str, Any] | None:
         """Append a repeated ``KeyValue`` as one list; return promoted column values, if any."""
+        keys = self.keys
+        types = self.types
+        pos_s, pos_b, pos_i, pos_d, pos_y, pos_j = self.pos
+        val_s, val_b, val_i, val_d, val_y, val_j = self.vals
+        position = len(keys)
         promoted: dict[str, Any] | None = None
         for kv in attributes:
-            hit = self.add(kv.key, kv.value)
-            if hit is not None:
-                column, target = _PROMOTED[kv.key]
-                encoded = {"type": hit[0], f"{hit[0]}_value": hit[1]}
+            key = kv.key
+            value = kv.value
+            which = value.WhichOneof("value")
+            keys.append(key)
+            if which == "string_value":
+                v: Any = value.string_value
+                types.append("string")
+                pos_s.append(position)
+                val_s.append(v)
+            elif which == "int_value":
+                v = value.int_value
+                types.append("int")
+                pos_i.append(position)
+                val_i.append(v)
+            elif which == "double_value":
+                v = value.double_value
+                types.append("double")
+                pos_d.append(position)
+                val_d.append(v)
+            elif which == "bool_value":
+                v = value.bool_value
+                types.append("bool")
+                pos_b.append(position)
+                val_b.append(v)
+            elif which == "bytes_value":
+                v = value.bytes_value
+                types.append("bytes")
+                pos_y.append(position)
+                val_y.append(v)
+            elif which is None:
+                v = None
+                types.append("empty")
+            else:
+                # Arrays and kvlists are rare: encode them exactly as the store's encoder does.
+                encoded = encode_value(key, any_value_to_python(value))
+                v = None
+                types.append(encoded["type"])
+                pos_j.append(position)
+                val_j.append(encoded["json_value"])
+            position += 1
+            target = _PROMOTED.get(key)
+            if target is not None:
                 if promoted is None:
                     promoted = {}
-                promoted[column] = _coerce(encoded, target)
-        self.offsets.append(len(self.keys))
+                promoted[target[0]] = _promote(which, v, target[1])
+        self.offsets.append(position)
         return promoted
 
-    def end_list(self) -> None:
-        """Close an empty or externally-filled list."""
-        self.offsets.append(len(self.keys))
-
     def values(self) -> pa.StructArray:
+        n = len(self.keys)
+        fields = [
+            _scatter(n, pos, val, t)
+            for pos, val, t in zip(self.pos, self.vals, _FIELD_TYPES, strict=True)
+        ]
         return pa.StructArray.from_arrays(
-            [
-                pa.array(self.keys, pa.string()),
-                pa.array(self.types, pa.string()),
-                pa.array(self.strings, pa.string()),
-                pa.array(self.bools, pa.bool_()),
-                pa.array(self.ints, pa.int64()),
-                pa.array(self.doubles, pa.float64()),
-                pa.array(self.bytes_, pa.binary()),
-                pa.array(self.jsons, pa.string()),
-            ],
+            [pa.array(self.keys, pa.string()), pa.array(self.types, pa.string()), *fields],
             fields=list(s.ATTRIBUTE_TYPE),
         )
 
@@ -163,10 +135,47 @@ class _AttributeColumns:
         )
 
 
+_FIELD_TYPES = (pa.string(), pa.bool_(), pa.int64(), pa.float64(), pa.binary(), pa.string())
+_WHICH_TYPE = {
+    "string_value": "string",
+    "int_value": "int",
+    "double_value": "double",
+    "bool_value": "bool",
+}
+
+
+def _promote(which: str | None, value: Any, target: pa.DataType) -> Any:
+    """The promoted-column value of an attribute, by the store's rules (``_coerce``)."""
+    # The common cases, decided without building the encoded dict: same type in and out.
+    if which == "string_value" and target == pa.string():
+        return value
+    if which == "int_value" and target == pa.int64():
+        return value
+    type_ = _WHICH_TYPE.get(which or "")
+    if type_ is None:
+        return None
+    return _coerce({"type": type_, f"{type_}_value": value}, target)
+
+
+def _scatter(n: int, positions: list[int], values: list[Any], type_: pa.DataType) -> pa.Array:
+    """A length-``n`` array holding ``values`` at ``positions`` and nulls elsewhere."""
+    if not positions:
+        return pa.nulls(n, type_)
+    dense = pa.array(values, type_)
+    if len(positions) == n:
+        return dense
+    indices = np.zeros(n, dtype=np.int32)
+    mask = np.ones(n, dtype=np.bool_)
+    where = np.asarray(positions, dtype=np.int64)
+    indices[where] = np.arange(len(positions), dtype=np.int32)
+    mask[where] = False
+    return dense.take(pa.array(indices, mask=mask))
+
+
 class SpanColumns:
     """Spans-table columns built from OTLP protobuf messages.
 
-    Call :meth:`add_resource` for each resource, then :meth:`add_span` for each of its spans;
+    Call :meth:`add_resource` for each resource, then :meth:`add_spans` for each of its scopes;
     :meth:`to_table` returns a table with exactly :data:`assay.store.SPANS_SCHEMA`.
     """
 
@@ -214,45 +223,76 @@ class SpanColumns:
                 self._service = py if isinstance(py, str) else str(py)
         self._resource_count += 1
 
-    def add_span(self, span: Any, scope_name: str | None, scope_version: str | None) -> bool:
-        """Add one span (a ``Span`` message); return False if its IDs are invalid."""
-        trace_id = span.trace_id
-        span_id = span.span_id
-        if len(trace_id) != 16 or len(span_id) != 8 or not any(trace_id) or not any(span_id):
-            return False
-        parent = span.parent_span_id
-        row = len(self._trace_ids)
-        self._trace_ids.append(trace_id.hex())
-        self._span_ids.append(span_id.hex())
-        self._parents.append(parent.hex() if len(parent) == 8 and any(parent) else None)
-        self._states.append(span.trace_state or None)
-        self._names.append(span.name)
-        self._kinds.append(_kind_name(span.kind))
-        self._starts.append(span.start_time_unix_nano)
-        self._ends.append(span.end_time_unix_nano)
-        status = span.status
-        self._status.append(_status_name(status.code))
-        self._messages.append(status.message or None)
-        self._services.append(self._service)
-        self._scope_names.append(scope_name)
-        self._scope_versions.append(scope_version)
-        self._resource_of_span.append(self._resource_count - 1)
-        promoted = self._attributes.add_all(span.attributes)
-        if promoted:
-            for column, value in promoted.items():
-                self._promoted[column][row] = value
-        for event in span.events:
-            self._event_times.append(event.time_unix_nano)
-            self._event_names.append(event.name)
-            self._event_attributes.add_all(event.attributes)
-        self._event_offsets.append(len(self._event_times))
-        for link in span.links:
+    def add_spans(self, spans: Any, scope_name: str | None, scope_version: str | None) -> int:
+        """Add the ``Span`` messages of one scope; return how many had invalid IDs (skipped)."""
+        rejected = 0
+        trace_ids = self._trace_ids
+        span_ids = self._span_ids
+        parents = self._parents
+        states = self._states
+        names = self._names
+        kinds = self._kinds
+        starts = self._starts
+        ends = self._ends
+        statuses = self._status
+        messages = self._messages
+        services = self._services
+        scope_names = self._scope_names
+        scope_versions = self._scope_versions
+        resource_of_span = self._resource_of_span
+        add_attributes = self._attributes.add_all
+        promoted_columns = self._promoted
+        event_times = self._event_times
+        event_names = self._event_names
+        event_offsets = self._event_offsets
+        add_event_attributes = self._event_attributes.add_all
+        link_offsets = self._link_offsets
+        service = self._service
+        resource = self._resource_count - 1
+        for span in spans:
+            trace_id = span.trace_id
+            span_id = span.span_id
+            if len(trace_id) != 16 or len(span_id) != 8 or not any(trace_id) or not any(span_id):
+                rejected += 1
+                continue
+            row = len(trace_ids)
+            trace_ids.append(trace_id.hex())
+            span_ids.append(span_id.hex())
+            parent = span.parent_span_id
+            parents.append(parent.hex() if len(parent) == 8 and any(parent) else None)
+            states.append(span.trace_state or None)
+            names.append(span.name)
+            kinds.append(_kind_name(span.kind))
+            starts.append(span.start_time_unix_nano)
+            ends.append(span.end_time_unix_nano)
+            status = span.status
+            statuses.append(_status_name(status.code))
+            messages.append(status.message or None)
+            services.append(service)
+            scope_names.append(scope_name)
+            scope_versions.append(scope_version)
+            resource_of_span.append(resource)
+            promoted = add_attributes(span.attributes)
+            if promoted:
+                for column, value in promoted.items():
+                    promoted_columns[column][row] = value
+            if span.events:
+                for event in span.events:
+                    event_times.append(event.time_unix_nano)
+                    event_names.append(event.name)
+                    add_event_attributes(event.attributes)
+            event_offsets.append(len(event_times))
+            if span.links:
+                self._add_links(span.links)
+            link_offsets.append(len(self._link_traces))
+        return rejected
+
+    def _add_links(self, links: Any) -> None:
+        for link in links:
             self._link_traces.append(link.trace_id.hex())
             self._link_spans.append(link.span_id.hex())
             self._link_states.append(link.trace_state or None)
             self._link_attributes.add_all(link.attributes)
-        self._link_offsets.append(len(self._link_traces))
-        return True
 
     def add_row(self, **fields: Any) -> None:
         """Add one span from plain values (used for synthetic spans; see ``_logs``)."""

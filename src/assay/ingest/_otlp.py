@@ -99,7 +99,5 @@ def traces_to_table(request: ExportTraceServiceRequest) -> DecodedSpans:
             scope = scope_spans.scope
             name = scope.name or None
             version = scope.version or None
-            for span in scope_spans.spans:
-                if not columns.add_span(span, name, version):
-                    rejected += 1
+            rejected += columns.add_spans(scope_spans.spans, name, version)
     return DecodedSpans(columns.to_table(), rejected)
