@@ -205,3 +205,44 @@ def test_empty_request_is_fine(collector: CollectorProcess) -> None:
         text = response.read().decode()
     assert "assay_collector_requests 1" in text
     assert "# TYPE assay_collector_queue_bytes gauge" in text
+
+
+def test_draining_collector_answers_503_and_unavailable(tmp_path: Path) -> None:
+    """While draining (between SIGTERM and exit) new requests are pushed back, not lost."""
+    from conftest import free_port
+
+    from assay.collect import Collector, CollectorConfig
+
+    config = CollectorConfig(
+        out=tmp_path / "traces", http_port=free_port(), grpc_port=free_port(), workers=0
+    )
+    collector = Collector(config)
+    collector.start()
+    try:
+        request, _ = make_request(2)
+        assert collector.http_port is not None
+        status, _, _ = post(
+            collector.http_port,
+            "/v1/traces",
+            request.SerializeToString(),
+            {"Content-Type": "application/x-protobuf"},
+        )
+        assert status == 200
+        collector._intake.draining = True  # type: ignore[union-attr]  # the first step of stop()
+        status, headers, body = post(
+            collector.http_port,
+            "/v1/traces",
+            request.SerializeToString(),
+            {"Content-Type": "application/x-protobuf"},
+        )
+        assert status == 503
+        assert headers["Retry-After"] == "1"
+        assert "shutting down" in _status(body).message
+        channel = grpc.insecure_channel(f"127.0.0.1:{collector.grpc_port}")
+        with pytest.raises(grpc.RpcError) as caught:
+            channel.unary_unary(TRACES)(request.SerializeToString(), timeout=10)
+        assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+        channel.close()
+    finally:
+        collector.stop()
+    assert read_spans(config.out).height == 2

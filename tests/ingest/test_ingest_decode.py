@@ -181,3 +181,8 @@ def test_malformed_protobuf_is_an_input_error(data: bytes) -> None:
 def test_malformed_json_is_an_input_error(text: str) -> None:
     with pytest.raises(InputError):
         parse_traces_json(text)
+
+
+def test_deeply_nested_json_is_an_input_error_not_a_crash() -> None:
+    with pytest.raises(InputError):
+        parse_traces_json("[" * 100_000)

@@ -89,6 +89,10 @@ class _Handler(grpc.GenericRpcHandler):  # type: ignore[misc]
         except UnavailableError as exc:
             counters.add("requests_throttled")
             context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
+        except Exception as exc:  # a bug must cost one call, never the collector
+            _log.exception("unexpected error handling an export call")
+            counters.add("requests_refused")
+            context.abort(grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}")
         raise AssertionError("unreachable")  # pragma: no cover - abort raises
 
 

@@ -37,7 +37,7 @@ _log = logging.getLogger("assay.collect")
 _PROTOBUF = "application/x-protobuf"
 _JSON = "application/json"
 # google.rpc.Code numbers for error bodies
-_RPC_CODE = {400: 3, 401: 16, 404: 5, 405: 12, 411: 3, 413: 8, 415: 3, 429: 8, 503: 14}
+_RPC_CODE = {500: 13, 400: 3, 401: 16, 404: 5, 405: 12, 411: 3, 413: 8, 415: 3, 429: 8, 503: 14}
 
 
 class _Server(ThreadingHTTPServer):
@@ -150,6 +150,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._post()
         except (TimeoutError, ConnectionError):
             self.close_connection = True
+        except Exception as exc:  # a bug must cost one request, never the collector
+            _log.exception("unexpected error handling %s", self.path)
+            self.close_connection = True
+            try:
+                self._error(500, f"internal error: {type(exc).__name__}", json_body=False)
+            except OSError:
+                pass
         finally:
             with server.idle:
                 server.active -= 1

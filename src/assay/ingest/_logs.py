@@ -61,7 +61,7 @@ def parse_logs_protobuf(data: bytes) -> ExportLogsServiceRequest:
     request = ExportLogsServiceRequest()
     try:
         request.ParseFromString(data)
-    except (DecodeError, RuntimeError, ValueError) as exc:
+    except (DecodeError, RuntimeError, ValueError, RecursionError) as exc:
         raise InputError(f"not an OTLP protobuf ExportLogsServiceRequest ({exc})") from exc
     return request
 
@@ -74,7 +74,7 @@ def parse_logs_json(data: bytes | str) -> ExportLogsServiceRequest:
     """
     try:
         document = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise InputError(f"not valid JSON ({exc})") from exc
     if not isinstance(document, dict):
         raise InputError("OTLP/JSON request must be a JSON object")
@@ -82,7 +82,7 @@ def parse_logs_json(data: bytes | str) -> ExportLogsServiceRequest:
     try:
         fix_json_ids(document, "resourceLogs", "resource_logs")
         json_format.ParseDict(document, request, ignore_unknown_fields=True)
-    except (json_format.ParseError, ValueError, TypeError, AttributeError) as exc:
+    except (json_format.ParseError, ValueError, TypeError, AttributeError, RecursionError) as exc:
         raise InputError(f"not an OTLP/JSON ExportLogsServiceRequest ({exc})") from exc
     return request
 

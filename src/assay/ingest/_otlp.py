@@ -43,7 +43,7 @@ def parse_traces_protobuf(data: bytes) -> ExportTraceServiceRequest:
     request = ExportTraceServiceRequest()
     try:
         request.ParseFromString(data)
-    except (DecodeError, RuntimeError, ValueError) as exc:
+    except (DecodeError, RuntimeError, ValueError, RecursionError) as exc:
         raise InputError(f"not an OTLP protobuf ExportTraceServiceRequest ({exc})") from exc
     return request
 
@@ -62,7 +62,7 @@ def parse_traces_json(data: bytes | str | dict[str, Any]) -> ExportTraceServiceR
     else:
         try:
             document = json.loads(data)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             raise InputError(f"not valid JSON ({exc})") from exc
     if not isinstance(document, dict):
         raise InputError("OTLP/JSON request must be a JSON object")
@@ -70,7 +70,7 @@ def parse_traces_json(data: bytes | str | dict[str, Any]) -> ExportTraceServiceR
     try:
         fix_json_ids(document, "resourceSpans", "resource_spans")
         json_format.ParseDict(document, request, ignore_unknown_fields=True)
-    except (json_format.ParseError, ValueError, TypeError, AttributeError) as exc:
+    except (json_format.ParseError, ValueError, TypeError, AttributeError, RecursionError) as exc:
         raise InputError(f"not an OTLP/JSON ExportTraceServiceRequest ({exc})") from exc
     return request
 
