@@ -186,3 +186,43 @@ def test_malformed_json_is_an_input_error(text: str) -> None:
 def test_deeply_nested_json_is_an_input_error_not_a_crash() -> None:
     with pytest.raises(InputError):
         parse_traces_json("[" * 100_000)
+
+
+def test_duplicate_and_cross_typed_promoted_keys_follow_span_rows() -> None:
+    request = encode_spans(_sdk_spans())
+    span = request.resource_spans[0].scope_spans[0].spans[0]
+    del span.attributes[:]
+    pairs = [
+        ("assay.trial.index", AnyValue(int_value=1)),
+        ("assay.trial.index", AnyValue(string_value="x")),  # last wins: not an int → null
+        ("assay.test.id", AnyValue(double_value=2.5)),
+        ("gen_ai.usage.input_tokens", AnyValue(int_value=3)),
+        ("gen_ai.usage.input_tokens", AnyValue(int_value=4)),
+        ("gen_ai.agent.name", AnyValue(bool_value=True)),
+    ]
+    for key, value in pairs:
+        span.attributes.append(KeyValue(key=key, value=value))
+    (row,) = [
+        r for r in traces_to_table(request).table.to_pylist() if r["span_id"] == span.span_id.hex()
+    ]
+    rows = SpanRows()
+    rows.append(
+        trace_id="0" * 31 + "1",
+        span_id="0" * 15 + "1",
+        name="x",
+        start_time=0,
+        end_time=0,
+        attributes=[encode_value(k, v) for k, v in [(k, _py(v)) for k, v in pairs]],
+    )
+    (expected,) = rows.to_table().to_pylist()
+    for column in ("assay_trial_index", "assay_test_id", "gen_ai_usage_input_tokens"):
+        assert row[column] == expected[column], column
+    assert row["gen_ai_agent_name"] is expected["gen_ai_agent_name"] is None
+    assert row["assay_test_id"] == "2.5"
+    assert row["gen_ai_usage_input_tokens"] == 4
+
+
+def _py(value: AnyValue) -> object:
+    from assay.ingest import any_value_to_python
+
+    return any_value_to_python(value)

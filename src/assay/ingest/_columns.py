@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from assay.store import _schema as s
 from assay.store._rows import _coerce, encode_value
@@ -48,7 +49,8 @@ class _AttributeColumns:
 
     Each value is appended to the list of its own type together with its position; the struct
     fields are scattered into full-length arrays with numpy at the end. This keeps the per-
-    attribute Python work (the hot loop of the collector) to a few appends.
+    attribute Python work (the hot loop of the collector) to a few appends; promotion happens
+    afterwards, column-wise (:func:`_promoted_columns`).
     """
 
     __slots__ = ("keys", "offsets", "pos", "types", "vals")
@@ -61,62 +63,47 @@ class _AttributeColumns:
         self.pos: tuple[list[int], ...] = ([], [], [], [], [], [])
         self.vals: tuple[list[Any], ...] = ([], [], [], [], [], [])
 
-    def add_all(self, attributes: Any) -> dict[str, Any] | None:
-        """Append a repeated ``KeyValue`` as one list; return promoted column values, if any."""
+    def add_all(self, attributes: Any) -> None:
+        """Append a repeated ``KeyValue`` message field as one list."""
         keys = self.keys
         types = self.types
         pos_s, pos_b, pos_i, pos_d, pos_y, pos_j = self.pos
         val_s, val_b, val_i, val_d, val_y, val_j = self.vals
         position = len(keys)
-        promoted: dict[str, Any] | None = None
         for kv in attributes:
-            key = kv.key
             value = kv.value
             which = value.WhichOneof("value")
-            keys.append(key)
+            keys.append(kv.key)
             if which == "string_value":
-                v: Any = value.string_value
                 types.append("string")
                 pos_s.append(position)
-                val_s.append(v)
+                val_s.append(value.string_value)
             elif which == "int_value":
-                v = value.int_value
                 types.append("int")
                 pos_i.append(position)
-                val_i.append(v)
+                val_i.append(value.int_value)
             elif which == "double_value":
-                v = value.double_value
                 types.append("double")
                 pos_d.append(position)
-                val_d.append(v)
+                val_d.append(value.double_value)
             elif which == "bool_value":
-                v = value.bool_value
                 types.append("bool")
                 pos_b.append(position)
-                val_b.append(v)
+                val_b.append(value.bool_value)
             elif which == "bytes_value":
-                v = value.bytes_value
                 types.append("bytes")
                 pos_y.append(position)
-                val_y.append(v)
+                val_y.append(value.bytes_value)
             elif which is None:
-                v = None
                 types.append("empty")
             else:
                 # Arrays and kvlists are rare: encode them exactly as the store's encoder does.
-                encoded = encode_value(key, any_value_to_python(value))
-                v = None
+                encoded = encode_value(kv.key, any_value_to_python(value))
                 types.append(encoded["type"])
                 pos_j.append(position)
                 val_j.append(encoded["json_value"])
             position += 1
-            target = _PROMOTED.get(key)
-            if target is not None:
-                if promoted is None:
-                    promoted = {}
-                promoted[target[0]] = _promote(which, v, target[1])
         self.offsets.append(position)
-        return promoted
 
     def values(self) -> pa.StructArray:
         n = len(self.keys)
@@ -136,40 +123,51 @@ class _AttributeColumns:
 
 
 _FIELD_TYPES = (pa.string(), pa.bool_(), pa.int64(), pa.float64(), pa.binary(), pa.string())
-_WHICH_TYPE = {
-    "string_value": "string",
-    "int_value": "int",
-    "double_value": "double",
-    "bool_value": "bool",
-}
+#: The attribute type a promoted column takes as is; any other type goes through ``_coerce``.
+_NATIVE = {pa.string(): ("string", "string_value"), pa.int64(): ("int", "int_value")}
 
 
-def _promote(which: str | None, value: Any, target: pa.DataType) -> Any:
-    """The promoted-column value of an attribute, by the store's rules (``_coerce``)."""
-    # The common cases, decided without building the encoded dict: same type in and out.
-    if which == "string_value" and target == pa.string():
-        return value
-    if which == "int_value" and target == pa.int64():
-        return value
-    type_ = _WHICH_TYPE.get(which or "")
-    if type_ is None:
-        return None
-    return _coerce({"type": type_, f"{type_}_value": value}, target)
+def _promoted_columns(attributes: pa.ListArray, n: int) -> dict[str, pa.Array]:
+    """The promoted columns of ``n`` spans, from their attribute lists.
+
+    Same rule as :class:`assay.store.SpanRows`: for each promoted attribute, the last occurrence
+    in a span wins, and its value is ``_coerce``-d to the column type. Done column-wise with
+    Arrow kernels; only attributes whose type differs from the column's go through Python.
+    """
+    flat = attributes.flatten()
+    keys = flat.field("key")
+    rows_of = pc.list_parent_indices(attributes).to_numpy()
+    out: dict[str, pa.Array] = {}
+    present = set(pc.unique(keys).to_pylist()) if len(keys) else set()
+    for attribute, (column, target) in _PROMOTED.items():
+        if attribute not in present:
+            out[column] = pa.nulls(n, target)
+            continue
+        where = np.flatnonzero(pc.equal(keys, attribute).to_numpy(zero_copy_only=False))
+        rows = rows_of[where]
+        last = np.append(rows[1:] != rows[:-1], True)  # the last occurrence in each span wins
+        where, rows = where[last], rows[last]
+        picked = flat.take(pa.array(where))
+        native = _NATIVE.get(target)
+        if native is not None and pc.all(pc.equal(picked.field("type"), native[0])).as_py():
+            values = picked.field(native[1])
+        else:
+            values = pa.array([_coerce(a, target) for a in picked.to_pylist()], target)
+        out[column] = _scatter(n, rows, values, target)
+    return out
 
 
-def _scatter(n: int, positions: list[int], values: list[Any], type_: pa.DataType) -> pa.Array:
+def _scatter(n: int, positions: Any, values: list[Any] | pa.Array, type_: pa.DataType) -> pa.Array:
     """A length-``n`` array holding ``values`` at ``positions`` and nulls elsewhere."""
-    if not positions:
+    count = len(positions)
+    if count == 0:
         return pa.nulls(n, type_)
-    dense = pa.array(values, type_)
-    if len(positions) == n:
+    dense = values if isinstance(values, pa.Array) else pa.array(values, type_)
+    if count == n:
         return dense
-    indices = np.zeros(n, dtype=np.int32)
-    mask = np.ones(n, dtype=np.bool_)
-    where = np.asarray(positions, dtype=np.int64)
-    indices[where] = np.arange(len(positions), dtype=np.int32)
-    mask[where] = False
-    return dense.take(pa.array(indices, mask=mask))
+    indices = np.full(n, -1, dtype=np.int64)
+    indices[np.asarray(positions, dtype=np.int64)] = np.arange(count, dtype=np.int64)
+    return dense.take(pa.array(indices, mask=indices < 0))
 
 
 class SpanColumns:
@@ -193,7 +191,6 @@ class SpanColumns:
         self._services: list[str | None] = []
         self._scope_names: list[str | None] = []
         self._scope_versions: list[str | None] = []
-        self._promoted: dict[str, dict[int, Any]] = {c: {} for c, _ in _PROMOTED.values()}
         self._attributes = _AttributeColumns()
         self._resource_attributes = _AttributeColumns()
         self._resource_of_span: list[int] = []
@@ -241,7 +238,6 @@ class SpanColumns:
         scope_versions = self._scope_versions
         resource_of_span = self._resource_of_span
         add_attributes = self._attributes.add_all
-        promoted_columns = self._promoted
         event_times = self._event_times
         event_names = self._event_names
         event_offsets = self._event_offsets
@@ -255,7 +251,6 @@ class SpanColumns:
             if len(trace_id) != 16 or len(span_id) != 8 or not any(trace_id) or not any(span_id):
                 rejected += 1
                 continue
-            row = len(trace_ids)
             trace_ids.append(trace_id.hex())
             span_ids.append(span_id.hex())
             parent = span.parent_span_id
@@ -272,10 +267,7 @@ class SpanColumns:
             scope_names.append(scope_name)
             scope_versions.append(scope_version)
             resource_of_span.append(resource)
-            promoted = add_attributes(span.attributes)
-            if promoted:
-                for column, value in promoted.items():
-                    promoted_columns[column][row] = value
+            add_attributes(span.attributes)
             if span.events:
                 for event in span.events:
                     event_times.append(event.time_unix_nano)
@@ -296,7 +288,6 @@ class SpanColumns:
 
     def add_row(self, **fields: Any) -> None:
         """Add one span from plain values (used for synthetic spans; see ``_logs``)."""
-        row = len(self._trace_ids)
         self._trace_ids.append(fields["trace_id"])
         self._span_ids.append(fields["span_id"])
         self._parents.append(fields.get("parent_span_id"))
@@ -311,10 +302,7 @@ class SpanColumns:
         self._scope_names.append(fields.get("scope_name"))
         self._scope_versions.append(fields.get("scope_version"))
         self._resource_of_span.append(self._resource_count - 1)
-        promoted = self._attributes.add_all(fields.get("attributes", ()))
-        if promoted:
-            for column, value in promoted.items():
-                self._promoted[column][row] = value
+        self._attributes.add_all(fields.get("attributes", ()))
         for time_unix_nano, name, attributes in fields.get("events", ()):
             self._event_times.append(time_unix_nano)
             self._event_names.append(name)
@@ -340,16 +328,9 @@ class SpanColumns:
             s.SCOPE_NAME: pa.array(self._scope_names, pa.string()),
             s.SCOPE_VERSION: pa.array(self._scope_versions, pa.string()),
         }
-        for column, target in _PROMOTED.values():
-            values = self._promoted[column]
-            if values:
-                dense: list[Any] = [None] * n
-                for i, v in values.items():
-                    dense[i] = v
-                columns[column] = pa.array(dense, target)
-            else:
-                columns[column] = pa.nulls(n, target)
-        columns[s.ATTRIBUTES] = self._attributes.lists()
+        attributes = self._attributes.lists()
+        columns.update(_promoted_columns(attributes, n))
+        columns[s.ATTRIBUTES] = attributes
         resource_lists = self._resource_attributes.lists()
         columns[s.RESOURCE_ATTRIBUTES] = resource_lists.take(
             pa.array(self._resource_of_span, pa.int32())
