@@ -130,9 +130,14 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         counters = self.server.counters
         if path in ("/health", "/healthz", "/"):
-            draining = self.server.intake.draining
-            document = {"status": "draining" if draining else "ok", **counters.snapshot()}
-            self._send(503 if draining else 200, json.dumps(document).encode(), _JSON)
+            snapshot = counters.snapshot()
+            status = "ok"
+            if snapshot.get("converter_failed"):
+                status = "failed"  # the log still holds every acknowledged span
+            elif self.server.intake.draining:
+                status = "draining"
+            document = {"status": status, **snapshot}
+            self._send(200 if status == "ok" else 503, json.dumps(document).encode(), _JSON)
         elif path == "/metrics":
             self._send(200, counters.prometheus().encode(), "text/plain; version=0.0.4")
         else:
