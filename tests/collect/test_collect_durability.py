@@ -188,3 +188,24 @@ def test_torn_log_tail_is_ignored_and_an_interrupted_commit_is_finished(
     spans = read_spans(out)["span_id"].to_list()
     assert sorted(spans) == sorted(ids + ids2)
     assert not (out / "_staging" / "COMMIT").exists()
+
+
+def test_two_collectors_cannot_share_one_log(
+    tmp_path: Path, collector_factory: type[CollectorProcess]
+) -> None:
+    import subprocess
+
+    from conftest import ASSAY, free_port
+
+    collector_factory(tmp_path / "traces", []).start()
+    result = subprocess.run(
+        [ASSAY, "collect", "--out", str(tmp_path / "traces"), "--http-port", str(free_port())]
+        + ["--grpc-port", str(free_port())],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "another collector is using this write-ahead log" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import logging
+import os
 import signal
 import threading
 from types import FrameType
@@ -20,6 +22,7 @@ from assay.errors import ConfigError
 __all__ = ["Collector", "run_collector"]
 
 _log = logging.getLogger("assay.collect")
+LOCK_FILE = "LOCK"
 
 
 class Collector:
@@ -44,6 +47,7 @@ class Collector:
         self._converter: Converter | None = None
         self._intake: Intake | None = None
         self._stopped = False
+        self._lock_fd: int | None = None
 
     @property
     def http_port(self) -> int | None:
@@ -67,6 +71,7 @@ class Collector:
             config.wal_path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ConfigError(f"{config.out}: cannot create the output folder ({exc})") from exc
+        self._lock_out()
         recovered = recover(config, self.counters)
         if recovered:
             _log.info("recovered %d acknowledged spans from the write-ahead log", recovered)
@@ -107,6 +112,26 @@ class Collector:
             _log.info("OTLP/gRPC listening on %s:%d", config.host, self._grpc.port)
         _log.info("writing spans to %s", config.out)
 
+    def _lock_out(self) -> None:
+        """Hold an exclusive lock on the log folder: two collectors must not share one."""
+        path = self.config.wal_path / LOCK_FILE
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            os.close(fd)
+            raise ConfigError(
+                f"{self.config.wal_path}: another collector is using this write-ahead log; "
+                "give each collector its own --out or --wal-dir"
+            ) from exc
+        self._lock_fd = fd
+
+    def _unlock_out(self) -> None:
+        if self._lock_fd is not None:
+            (self.config.wal_path / LOCK_FILE).unlink(missing_ok=True)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
     def stop(self) -> None:
         """Drain: refuse new requests (503), finish those in progress, flush everything."""
         if self._stopped:
@@ -122,6 +147,7 @@ class Collector:
             self._wal.close()
         if self._converter is not None:
             self._converter.stop()
+        self._unlock_out()
         _log.info("stopped: %s", self.counters.summary())
 
 
