@@ -12,7 +12,7 @@ from types import FrameType
 from assay.collect._config import CollectorConfig
 from assay.collect._converter import Converter, recover
 from assay.collect._counters import Counters
-from assay.collect._decoding import default_workers
+from assay.collect._decoding import default_workers, remember_missing_imports
 from assay.collect._grpc import GrpcReceiver
 from assay.collect._http import HttpReceiver
 from assay.collect._intake import Intake
@@ -158,6 +158,7 @@ def run_collector(config: CollectorConfig, *, ready: threading.Event | None = No
         config: The settings.
         ready: Set once the receivers listen (for embedding).
     """
+    remember_missing_imports()
     stop = threading.Event()
 
     def _on_signal(signum: int, frame: FrameType | None) -> None:
