@@ -174,11 +174,13 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def children(pid: int) -> list[int]:
+def decode_workers(pid: int) -> list[int]:
+    """The collector's decode worker processes (not multiprocessing's resource tracker)."""
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
-        text = (task / "children").read_text().split()
-        found.extend(int(c) for c in text)
+        for child in (task / "children").read_text().split():
+            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.append(int(child))
     return found
 
 
@@ -234,7 +236,7 @@ def main() -> None:
             wait_ready(port)
             result = load(port, bodies, args.seconds, args.connections)
             drain_started = time.monotonic()
-            workers = children(proc.pid)
+            workers = decode_workers(proc.pid)
             while True:  # wait until everything acknowledged is converted
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/health") as response:
                     health = json.loads(response.read())
