@@ -178,41 +178,28 @@ class _Handler(BaseHTTPRequestHandler):
             length = int(length_header) if length_header is not None else -1
         except ValueError:
             length = -2
-        # Anything refused before the body is read closes the connection: the unread body
-        # would otherwise be taken for the next request.
+        # A request refused before its body is read closes the connection (the unread body
+        # would otherwise be taken for the next request). A body of bounded size is read and
+        # dropped first, so that the sender, still writing it, gets to read the answer.
+        refusal: tuple[int, str, dict[str, str] | None] | None = None
         if path not in ("/v1/traces", "/v1/logs"):
+            refusal = (404, f"no OTLP endpoint at {path}", None)
+        elif not intake.authorized(self.headers.get("Authorization")):
+            challenge = {"WWW-Authenticate": 'Bearer realm="assay"'}
+            refusal = (401, "missing or wrong bearer token", challenge)
+        elif media not in (_PROTOBUF, _JSON):
+            allowed = f"use {_PROTOBUF} or {_JSON}"
+            refusal = (415, f"unsupported content type {media or '(none)'!r}; {allowed}", None)
+        elif length < 0:
+            refusal = (411 if length == -1 else 400, "a Content-Length header is required", None)
+        elif length > config.max_body_bytes:
+            limit = config.max_body_bytes
+            refusal = (413, f"body of {length} bytes exceeds the limit of {limit}", None)
+        if refusal is not None:
+            status, message, headers = refusal
             self.close_connection = True
-            self._error(404, f"no OTLP endpoint at {path}", json_body=json_body)
-            return
-        if not intake.authorized(self.headers.get("Authorization")):
-            self.close_connection = True
-            self._error(
-                401,
-                "missing or wrong bearer token",
-                json_body=json_body,
-                headers={"WWW-Authenticate": 'Bearer realm="assay"'},
-            )
-            return
-        if media not in (_PROTOBUF, _JSON):
-            self.close_connection = True
-            self._error(
-                415,
-                f"unsupported content type {media or '(none)'!r}; use {_PROTOBUF} or {_JSON}",
-                json_body=False,
-            )
-            return
-        if length < 0:
-            self.close_connection = True
-            status = 411 if length == -1 else 400
-            self._error(status, "a Content-Length header is required", json_body=json_body)
-            return
-        if length > config.max_body_bytes:
-            self.close_connection = True
-            self._error(
-                413,
-                f"body of {length} bytes exceeds the limit of {config.max_body_bytes}",
-                json_body=json_body,
-            )
+            self._discard(length, 4 * config.max_body_bytes)
+            self._error(status, message, json_body=json_body and status != 415, headers=headers)
             return
         body = self.rfile.read(length)
         if len(body) < length:
@@ -245,6 +232,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(503, str(exc), json_body=json_body, headers={"Retry-After": retry})
         else:
             self._ok(path, result, json_body)
+
+    def _discard(self, length: int, limit: int) -> None:
+        """Read and drop a body of at most ``limit`` bytes (larger ones are left unread)."""
+        if not 0 < length <= limit:
+            return
+        remaining = length
+        while remaining:
+            chunk = self.rfile.read(min(remaining, 1 << 16))
+            if not chunk:
+                return
+            remaining -= len(chunk)
 
     def _ok(self, path: str, result: Accepted, json_body: bool) -> None:
         response: ExportTraceServiceResponse | ExportLogsServiceResponse
