@@ -65,6 +65,7 @@ def test_import_json_lines_plain_gzip_zstd_and_protobuf(tmp_path: Path) -> None:
     inputs = tmp_path / "in"
     inputs.mkdir()
     lines = "\n".join(_json_line(_request(i * 10 + 1, 10)) for i in range(3)) + "\n"
+    lines += '{"resourceMetrics": []}\n'  # the file exporter may mix signals: skipped
     (inputs / "plain.jsonl").write_text(lines)
     (inputs / "compressed.json.gz").write_bytes(
         gzip.compress(_json_line(_request(100, 5)).encode())
@@ -113,3 +114,28 @@ def test_import_missing_path_is_exit_2(tmp_path: Path) -> None:
     result = _run(str(tmp_path / "nope"), "--out", str(tmp_path / "out"))
     assert result.returncode == 2
     assert "no such file or folder" in result.stderr
+
+
+def test_import_evaluation_logs_become_child_spans(tmp_path: Path) -> None:
+    trace_id, span_id = "5b8efff798038103d269b633813fc60c", "eee19b7ec3c1b174"
+    record = {
+        "timeUnixNano": "1764000002000000000",
+        "eventName": "gen_ai.evaluation.result",
+        "traceId": trace_id,
+        "spanId": span_id,
+        "attributes": [{"key": "gen_ai.evaluation.score.value", "value": {"doubleValue": 0.5}}],
+    }
+    document = {"resourceLogs": [{"scopeLogs": [{"logRecords": [record]}]}]}
+    (tmp_path / "logs.jsonl").write_text(json.dumps(document) + "\n")
+    result = _run(str(tmp_path / "logs.jsonl"), "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    (row,) = read_spans(tmp_path / "out").to_dicts()
+    assert (row["trace_id"], row["parent_span_id"]) == (trace_id, span_id)
+    assert row["events"][0]["name"] == "gen_ai.evaluation.result"
+
+
+def test_import_json_that_is_not_otlp_is_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "other.json").write_text('{"hello": "world"}\n')
+    result = _run(str(tmp_path / "other.json"), "--out", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert "other.json:1: not an OTLP/JSON request" in result.stderr

@@ -9,6 +9,7 @@ decompresses, so no extra dependency is needed.
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 from collections.abc import Iterator, Sequence
@@ -18,6 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from assay.errors import InputError
+from assay.ingest._logs import logs_to_table, parse_logs_json
 from assay.ingest._otlp import (
     DecodedSpans,
     parse_traces_json,
@@ -80,8 +82,34 @@ def _framed(data: bytes) -> list[bytes] | None:
     return frames or None
 
 
+def _json_document(text: bytes) -> DecodedSpans | None:
+    """Decode one OTLP/JSON document: traces, or logs (evaluation results); None for metrics.
+
+    Raises:
+        InputError: Not JSON, or not an OTLP traces, logs or metrics request.
+    """
+    try:
+        document = json.loads(text)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise InputError(f"not valid JSON ({exc})") from exc
+    if not isinstance(document, dict):
+        raise InputError("not an OTLP/JSON request (not a JSON object)")
+    if "resourceSpans" in document or "resource_spans" in document:
+        return traces_to_table(parse_traces_json(document))
+    if "resourceLogs" in document or "resource_logs" in document:
+        logs = logs_to_table(parse_logs_json(document))
+        return DecodedSpans(logs.table, 0)
+    if "resourceMetrics" in document or "resource_metrics" in document:
+        return None  # the file exporter may mix signals; metrics are not spans
+    raise InputError("not an OTLP/JSON request (no resourceSpans, resourceLogs or resourceMetrics)")
+
+
 def read_otlp_file(path: str | os.PathLike[str]) -> Iterator[DecodedSpans]:
     """Yield decoded spans-table batches from one recorded OTLP file (JSON lines or protobuf).
+
+    JSON lines may mix signals, as the file exporter writes them: trace requests become spans,
+    log requests their GenAI evaluation results (as in the collector), metric requests are
+    skipped.
 
     Raises:
         InputError: The file cannot be read or holds something else; the message names the
@@ -90,22 +118,25 @@ def read_otlp_file(path: str | os.PathLike[str]) -> Iterator[DecodedSpans]:
     p = Path(path)
     data = _read_bytes(p)
     if data.lstrip()[:1] in (b"{", b""):
-        for number, line in enumerate(data.splitlines(), start=1):
+        lines = data.splitlines()
+        for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             try:
-                request = parse_traces_json(line)
+                decoded = _json_document(line)
             except InputError as exc:
-                if number == 1 and len(data.splitlines()) > 1:
+                if number == 1 and len(lines) > 1:
                     # Perhaps one pretty-printed document rather than JSON lines.
                     try:
-                        request = parse_traces_json(data)
+                        decoded = _json_document(data)
                     except InputError:
                         raise InputError(f"{p}:{number}: {exc}") from exc
-                    yield traces_to_table(request)
+                    if decoded is not None:
+                        yield decoded
                     return
                 raise InputError(f"{p}:{number}: {exc}") from exc
-            yield traces_to_table(request)
+            if decoded is not None:
+                yield decoded
         return
     frames = _framed(data)
     if frames is not None:

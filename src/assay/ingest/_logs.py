@@ -66,16 +66,19 @@ def parse_logs_protobuf(data: bytes) -> ExportLogsServiceRequest:
     return request
 
 
-def parse_logs_json(data: bytes | str) -> ExportLogsServiceRequest:
+def parse_logs_json(data: bytes | str | dict[str, Any]) -> ExportLogsServiceRequest:
     """Parse an ``ExportLogsServiceRequest`` in OTLP/JSON encoding (hex or base64 IDs).
 
     Raises:
         InputError: The text is not an OTLP/JSON logs request.
     """
-    try:
-        document = json.loads(data)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise InputError(f"not valid JSON ({exc})") from exc
+    if isinstance(data, dict):
+        document: Any = data
+    else:
+        try:
+            document = json.loads(data)
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            raise InputError(f"not valid JSON ({exc})") from exc
     if not isinstance(document, dict):
         raise InputError("OTLP/JSON request must be a JSON object")
     request = ExportLogsServiceRequest()
