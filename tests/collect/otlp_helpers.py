@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import http.client
 import itertools
-from collections.abc import Sequence
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
@@ -67,7 +66,3 @@ def post_protobuf(port: int, request: ExportTraceServiceRequest, **headers: str)
         {"Content-Type": "application/x-protobuf", **headers},
     )
     return status
-
-
-def span_ids(frame_ids: Sequence[str]) -> set[str]:
-    return set(frame_ids)

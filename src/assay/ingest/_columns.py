@@ -1,10 +1,11 @@
 """A fast columnar builder: OTLP protobuf spans straight into spans-table columns.
 
 :class:`assay.store.SpanRows` builds one dict per attribute, which is clear but too slow for a
-collector taking tens of thousands of spans a second. This builder keeps one flat Python list per
-struct field and assembles the nested arrow arrays from offsets, so that an attribute costs a
-handful of list appends. Promotion of hot attributes reuses the store's rules
-(``assay.store._rows._coerce``), so both builders fill the promoted columns identically.
+collector taking tens of thousands of spans a second. This builder appends each value to a flat
+list of its type (with its position) and assembles the nested Arrow arrays from offsets, so that
+an attribute costs a few list appends. Hot attributes are promoted afterwards, column-wise, by
+the store's own rule (``assay.store._rows._coerce`` for any value whose type differs from the
+column's), so both builders fill the promoted columns identically — a test compares them.
 """
 
 from __future__ import annotations
