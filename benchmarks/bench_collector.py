@@ -234,7 +234,9 @@ def main() -> None:
             )
         try:
             wait_ready(port)
+            generator_cpu = time.process_time()
             result = load(port, bodies, args.seconds, args.connections)
+            generator_cpu = time.process_time() - generator_cpu
             drain_started = time.monotonic()
             workers = decode_workers(proc.pid)
             while True:  # wait until everything acknowledged is converted
@@ -281,7 +283,14 @@ def main() -> None:
     per = 100_000 / max(written, 1)
     print(
         f"CPU per 100k spans: {cpu_main * per:.2f} s in the receiver/writer process, "
-        f"{cpu_workers * per:.2f} s in decode workers ({len(workers)})"
+        f"{cpu_workers * per:.2f} s in decode workers ({len(workers)}), "
+        f"{generator_cpu * per:.2f} s in the load generator"
+    )
+    cores = os.cpu_count() or 1
+    capacity = cores / ((cpu_main + cpu_workers + generator_cpu) / max(written, 1))
+    print(
+        f"CPU-bound capacity on {cores} otherwise idle cores (load generator included): "
+        f"~{capacity:,.0f} spans/s; load average now {os.getloadavg()[0]:.1f}"
     )
     if written != result["spans"]:
         print(f"MISMATCH: {result['spans']} acknowledged, {written} written", file=sys.stderr)
