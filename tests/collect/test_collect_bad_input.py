@@ -246,3 +246,20 @@ def test_draining_collector_answers_503_and_unavailable(tmp_path: Path) -> None:
     finally:
         collector.stop()
     assert read_spans(config.out).height == 2
+
+
+def test_grpc_gzip_bomb_is_refused(guarded: CollectorProcess) -> None:
+    channel = grpc.insecure_channel(
+        f"127.0.0.1:{guarded.grpc_port}",
+        options=[("grpc.max_send_message_length", 64 * 1024 * 1024)],
+        compression=grpc.Compression.Gzip,
+    )
+    export = channel.unary_unary(TRACES)
+    bomb = b"\x0a\x80\x80\x80\x0a" + b"\0" * (20 * 1024 * 1024)  # inflates to 20 MiB > 2 MiB
+    with pytest.raises(grpc.RpcError) as caught:
+        export(bomb, metadata=(("authorization", f"Bearer {TOKEN}"),), timeout=30)
+    assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    good, _ = make_request(2)
+    export(good.SerializeToString(), metadata=(("authorization", f"Bearer {TOKEN}"),), timeout=10)
+    channel.close()
+    assert guarded.health()["status"] == "ok"
