@@ -94,6 +94,7 @@ class Collector:
         self.counters.add_gauge("queue_records", converter.queued)
         self.counters.add_gauge("queue_bytes", intake.queued_bytes)
         self.counters.add_gauge("converter_failed", lambda: int(converter.failed is not None))
+        self.counters.add_gauge("wal_failed", lambda: int(wal.failed))
         self._wal, self._converter, self._intake = wal, converter, intake
         converter.start()
         try:

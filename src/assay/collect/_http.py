@@ -132,7 +132,7 @@ class _Handler(BaseHTTPRequestHandler):
         if path in ("/health", "/healthz", "/"):
             snapshot = counters.snapshot()
             status = "ok"
-            if snapshot.get("converter_failed"):
+            if snapshot.get("converter_failed") or snapshot.get("wal_failed"):
                 status = "failed"  # the log still holds every acknowledged span
             elif self.server.intake.draining:
                 status = "draining"

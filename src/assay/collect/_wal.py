@@ -120,6 +120,11 @@ class WriteAheadLog:
         fsync_dir(self.folder)
         return fd
 
+    @property
+    def failed(self) -> bool:
+        """Whether a write or fsync failed (the log then refuses every append)."""
+        return self._broken is not None
+
     def append(self, kind: int, payload: bytes) -> None:
         """Append one record and return once it is durable.
 
