@@ -172,6 +172,8 @@ class _Handler(BaseHTTPRequestHandler):
         intake = self.server.intake
         path = self.path.split("?", 1)[0].rstrip("/")
         media = (self.headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
+        if media == "application/protobuf":  # some senders use the unprefixed name
+            media = _PROTOBUF
         json_body = media == _JSON
         length_header = self.headers.get("Content-Length")
         try:
