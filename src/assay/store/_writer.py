@@ -102,7 +102,8 @@ class SpanWriter:
         """Buffer a spans-table batch; full row groups and full files are written as they fill."""
         if table.num_rows == 0:
             return
-        table = table.select(s.SPANS_SCHEMA.names).cast(s.SPANS_SCHEMA)
+        if not table.schema.equals(s.SPANS_SCHEMA, check_metadata=True):
+            table = table.select(s.SPANS_SCHEMA.names).cast(s.SPANS_SCHEMA)
         for key, part in self._split(table):
             handle = self._open.get(key) or self._start(key)
             handle.pending.append(part)
