@@ -1,7 +1,31 @@
-"""assay: statistical verdicts for AI agents, read natively from OpenTelemetry traces."""
+"""assay: statistical verdicts for AI agents, read natively from OpenTelemetry traces.
+
+::
+
+    import assay
+
+    analysis = assay.analyze("traces/")
+    analysis.tests        # Polars DataFrame: one row per test, with its verdict
+    analysis.trials       # Polars DataFrame: one row per trial
+    print(analysis.to_json())
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+__all__ = ["Analysis", "AnalyzeOptions", "__version__", "analyze"]
+
+if TYPE_CHECKING:
+    from assay._api import Analysis, AnalyzeOptions, analyze
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: `import assay` (and `assay --help`) must not pay for Polars and SciPy.
+    if name in ("Analysis", "AnalyzeOptions", "analyze"):
+        from assay import _api
+
+        return getattr(_api, name)
+    raise AttributeError(f"module 'assay' has no attribute {name!r}")

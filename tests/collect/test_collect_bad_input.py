@@ -10,7 +10,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from conftest import CollectorProcess
+from collector_process import CollectorProcess
 from google.rpc import error_details_pb2, status_pb2
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -209,7 +209,7 @@ def test_empty_request_is_fine(collector: CollectorProcess) -> None:
 
 def test_draining_collector_answers_503_and_unavailable(tmp_path: Path) -> None:
     """While draining (between SIGTERM and exit) new requests are pushed back, not lost."""
-    from conftest import free_port
+    from collector_process import free_port
 
     from assay.collect import Collector, CollectorConfig
 

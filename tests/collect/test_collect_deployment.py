@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import yaml
-from conftest import CollectorProcess
+from collector_process import CollectorProcess
 
 from assay.store import read_spans
 

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CollectorProcess
+from collector_process import CollectorProcess
 from otlp_helpers import make_request, post
 
 from assay.store import open_trace_set, read_spans
@@ -195,7 +195,7 @@ def test_two_collectors_cannot_share_one_log(
 ) -> None:
     import subprocess
 
-    from conftest import ASSAY, free_port
+    from collector_process import ASSAY, free_port
 
     collector_factory(tmp_path / "traces", []).start()
     result = subprocess.run(

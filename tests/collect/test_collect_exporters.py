@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import CollectorProcess
+from collector_process import CollectorProcess
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
     OTLPSpanExporter as GrpcSpanExporter,
 )

@@ -26,15 +26,19 @@ PARTITION_KEYS = ("date", "service")
 _DAY_NS = 86_400 * 10**9
 TEMP_SUFFIX = ".tmp"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_DOTS = re.compile(r"\.{2,}")
+_UNDERSCORES = re.compile(r"_{2,}")
 
 
 def sanitize_partition_value(value: str | None) -> str:
     """Make a value safe as one folder name: no separators, no ``..``, never empty.
 
-    Anything outside ``[A-Za-z0-9._-]`` becomes ``_`` and leading dots are dropped, so no value
-    can name a parent folder, a hidden file or a path outside the output folder.
+    Anything outside ``[A-Za-z0-9._-]`` and any run of dots becomes ``_``, runs of ``_`` shrink
+    to one, and leading or trailing dots and underscores go, so no value can name a parent
+    folder, a hidden file or a path outside the output folder.
     """
-    cleaned = _UNSAFE.sub("_", value or "").lstrip(".")[:100]
+    cleaned = _UNSAFE.sub("_", value or "")
+    cleaned = _UNDERSCORES.sub("_", _DOTS.sub("_", cleaned)).strip("._")[:100]
     return cleaned or "unknown"
 
 

@@ -1,0 +1,42 @@
+"""Column names of the trials table (one row per trial) built from the spans table."""
+
+from __future__ import annotations
+
+from typing import Final
+
+TEST_ID: Final = "test_id"
+SUITE: Final = "suite"
+RUN_ID: Final = "run_id"
+AGENT_VERSION: Final = "agent_version"
+TRIAL_INDEX: Final = "trial_index"
+TRACE_ID: Final = "trace_id"
+SPAN_ID: Final = "span_id"
+OUTCOME: Final = "outcome"
+PASSED: Final = "passed"
+ERROR: Final = "error"
+STATUS_MESSAGE: Final = "status_message"
+SCORES: Final = "scores"
+"""list of {name, value}: every score recorded in the trial, in order."""
+CHECKS: Final = "checks"
+"""list of {name, passed}: every check recorded on the trial span."""
+FAILED_CHECKS: Final = "failed_checks"
+TOOL_SEQUENCE: Final = "tool_sequence"
+"""list of tool names in start-time order."""
+TOOL_CALLS: Final = "tool_calls"
+LLM_CALLS: Final = "llm_calls"
+INPUT_TOKENS: Final = "input_tokens"
+OUTPUT_TOKENS: Final = "output_tokens"
+ERROR_SPANS: Final = "error_spans"
+"""Spans with status ERROR inside the trial, the trial span itself excluded."""
+SPAN_COUNT: Final = "span_count"
+MODELS: Final = "models"
+START_TIME: Final = "start_time_unix_nano"
+DURATION_S: Final = "duration_s"
+
+#: Internal helper columns while building.
+TRIAL_SPAN_ID: Final = "_trial_span_id"
+TOOL: Final = "_tool"
+IS_LLM: Final = "_is_llm"
+MODEL: Final = "_model"
+IN_TOK: Final = "_in_tokens"
+OUT_TOK: Final = "_out_tokens"

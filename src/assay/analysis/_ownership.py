@@ -1,0 +1,103 @@
+"""Which trial does each span belong to? Its nearest ancestor-or-self carrying a test id.
+
+Most traces hold one trial at their root; then every span of the trace is that trial's, and a
+join on ``trace_id`` answers (fast path). Otherwise — trials nested under a run span, several
+trials in one trace — ancestors are resolved by pointer jumping: each round, every unresolved
+span looks at its current ancestor; if that ancestor knows its trial the span takes it, else
+the span jumps to the ancestor's ancestor. Path lengths halve each round, so a chain of depth d
+takes about log2(d) joins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from assay.analysis import _columns as tc
+from assay.conventions import TEST_ID
+from assay.store import promoted_column
+
+_IS_TRIAL = pl.col(promoted_column(TEST_ID)).is_not_null()
+_MAX_ROUNDS = 64  # 2**64 levels: far beyond any real trace; also stops on a parent cycle
+
+
+@dataclass(frozen=True, slots=True)
+class TraceShapes:
+    """How the traces that hold trials are shaped."""
+
+    simple: pl.DataFrame
+    """``trace_id`` → ``_trial_span_id`` for traces whose single trial is the root."""
+    nested: pl.Series
+    """Trace ids holding several trials, or a trial below a parent span."""
+
+
+def classify_traces(trial_spans: pl.DataFrame) -> TraceShapes:
+    """Split the traces holding trial spans into simple and nested ones."""
+    per_trace = trial_spans.group_by("trace_id").agg(
+        pl.len().alias("_trials"),
+        pl.col("span_id").first().alias(tc.TRIAL_SPAN_ID),
+        pl.col("parent_span_id").first().is_null().alias("_root"),
+    )
+    is_simple = (pl.col("_trials") == 1) & pl.col("_root")
+    return TraceShapes(
+        simple=per_trace.filter(is_simple).select("trace_id", tc.TRIAL_SPAN_ID),
+        nested=per_trace.filter(~is_simple)["trace_id"],
+    )
+
+
+def assign_trials(spans: pl.DataFrame) -> pl.DataFrame:
+    """Add ``_trial_span_id`` (the owning trial's span id) to spans; drop spans of no trial.
+
+    Args:
+        spans: Spans with ``trace_id``, ``span_id``, ``parent_span_id`` and the test-id column.
+
+    Returns:
+        The spans that belong to a trial, with the trial's span id. Spans whose parent chain
+        is broken (a missing parent) belong to the trial only when it is the single root trial
+        of their trace.
+    """
+    shapes = classify_traces(spans.filter(_IS_TRIAL))
+    owned = spans.join(shapes.simple, on="trace_id", how="inner")
+    if shapes.nested.len() == 0:
+        return owned
+    nested = spans.filter(pl.col("trace_id").is_in(shapes.nested.implode()))
+    return pl.concat([owned, resolve_nested(nested)], how="vertical_relaxed")
+
+
+def resolve_nested(spans: pl.DataFrame) -> pl.DataFrame:
+    """Add ``_trial_span_id`` to the spans of nested traces by pointer jumping."""
+    links = spans.select(
+        "trace_id",
+        "span_id",
+        pl.when(_IS_TRIAL).then(pl.col("span_id")).alias("_owner"),
+        pl.col("parent_span_id").alias("_anc"),
+    )
+    for _ in range(_MAX_ROUNDS):
+        pending = links["_owner"].is_null() & links["_anc"].is_not_null()
+        if not pending.any():
+            break
+        ancestors = links.select(
+            "trace_id",
+            pl.col("span_id").alias("_anc"),
+            pl.col("_owner").alias("_anc_owner"),
+            pl.col("_anc").alias("_anc_anc"),
+        )
+        links = (
+            links.join(ancestors, on=["trace_id", "_anc"], how="left")
+            .with_columns(
+                pl.when(pl.col("_owner").is_not_null())
+                .then(pl.col("_owner"))
+                .otherwise(pl.col("_anc_owner"))
+                .alias("_owner"),
+                pl.when(pl.col("_owner").is_not_null() | pl.col("_anc_owner").is_not_null())
+                .then(pl.col("_anc"))
+                .otherwise(pl.col("_anc_anc"))
+                .alias("_anc"),
+            )
+            .drop("_anc_owner", "_anc_anc")
+        )
+    owners = links.filter(pl.col("_owner").is_not_null()).select(
+        "trace_id", "span_id", pl.col("_owner").alias(tc.TRIAL_SPAN_ID)
+    )
+    return spans.join(owners, on=["trace_id", "span_id"], how="inner")

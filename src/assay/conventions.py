@@ -1,0 +1,65 @@
+"""Attribute and event names: the trial contract of assay and the conventions it reads.
+
+Every name that appears in a span, an event or a Polars expression is defined here once.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- the trial contract (DESIGN.md) -----------------------------------------------------------
+TEST_ID: Final = "assay.test.id"
+SUITE: Final = "assay.suite"
+RUN_ID: Final = "assay.run.id"
+AGENT_VERSION: Final = "assay.agent.version"
+TRIAL_INDEX: Final = "assay.trial.index"
+TRIAL_OUTCOME: Final = "assay.trial.outcome"
+TEST_DIFFICULTY: Final = "assay.test.difficulty"
+TEST_TAGS: Final = "assay.test.tags"
+
+OUTCOME_PASS: Final = "pass"
+OUTCOME_FAIL: Final = "fail"
+OUTCOME_ERROR: Final = "error"
+OUTCOMES: Final = (OUTCOME_PASS, OUTCOME_FAIL, OUTCOME_ERROR)
+
+SCORE_EVENT: Final = "assay.score"
+SCORE_NAME: Final = "assay.score.name"
+SCORE_VALUE: Final = "assay.score.value"
+CHECK_EVENT: Final = "assay.check"
+CHECK_NAME: Final = "assay.check.name"
+CHECK_PASSED: Final = "assay.check.passed"
+
+# --- OpenTelemetry GenAI semantic conventions -------------------------------------------------
+GENAI_OPERATION: Final = "gen_ai.operation.name"
+GENAI_TOOL_NAME: Final = "gen_ai.tool.name"
+GENAI_TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+GENAI_AGENT_NAME: Final = "gen_ai.agent.name"
+GENAI_SYSTEM: Final = "gen_ai.system"
+GENAI_PROVIDER: Final = "gen_ai.provider.name"
+GENAI_REQUEST_MODEL: Final = "gen_ai.request.model"
+GENAI_RESPONSE_MODEL: Final = "gen_ai.response.model"
+GENAI_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
+GENAI_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+GENAI_EXECUTE_TOOL: Final = "execute_tool"
+GENAI_LLM_OPERATIONS: Final = ("chat", "text_completion", "generate_content")
+EVALUATION_EVENT: Final = "gen_ai.evaluation.result"
+EVALUATION_NAME: Final = "gen_ai.evaluation.name"
+EVALUATION_SCORE: Final = "gen_ai.evaluation.score.value"
+EVALUATION_LABEL: Final = "gen_ai.evaluation.score.label"
+
+# --- OpenInference ----------------------------------------------------------------------------
+OPENINFERENCE_KIND: Final = "openinference.span.kind"
+OPENINFERENCE_TOOL_NAME: Final = "tool.name"
+OPENINFERENCE_MODEL: Final = "llm.model_name"
+OPENINFERENCE_PROMPT_TOKENS: Final = "llm.token_count.prompt"
+OPENINFERENCE_COMPLETION_TOKENS: Final = "llm.token_count.completion"
+OPENINFERENCE_TOOL: Final = "TOOL"
+OPENINFERENCE_LLM: Final = "LLM"
+
+# --- OpenLLMetry (Traceloop) ------------------------------------------------------------------
+TRACELOOP_KIND: Final = "traceloop.span.kind"
+TRACELOOP_ENTITY: Final = "traceloop.entity.name"
+TRACELOOP_TOOL: Final = "tool"
+LLM_REQUEST_TYPE: Final = "llm.request.type"
+LEGACY_PROMPT_TOKENS: Final = "gen_ai.usage.prompt_tokens"
+LEGACY_COMPLETION_TOKENS: Final = "gen_ai.usage.completion_tokens"

@@ -1,0 +1,336 @@
+"""The HTML report: one self-contained file (inline CSS and SVG charts), readable offline.
+
+It answers three questions at a glance: which tests fail (the summary and the pass-rate chart),
+why they are flaky (flakiness factors, score distributions, tool-sequence variants) and which
+trials to open (failing trials first, each with its trace id). It renders the analysis result,
+the trials table and the tool-sequence variants (:func:`assay.analysis.tool_variants`) as
+given; it computes no statistic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from assay.report import _charts as ch
+from assay.report import _text as tx
+from assay.report._json import analysis_to_dict
+from assay.verdict import AnalysisResult
+
+Rows = Sequence[Mapping[str, Any]]
+
+MAX_TRIAL_ROWS = 200
+"""Trials listed per test (failing ones first); the rest are counted, not listed."""
+TRIALS_TO_OPEN = 8
+MAX_VARIANTS = 8
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#24292f;margin:0;
+ background:#f6f8fa}
+main{max-width:1180px;margin:0 auto;padding:24px}
+h1{margin:0 0 4px}h2{margin:0 0 8px;font-size:20px}h3{font-size:15px;margin:16px 0 6px}
+.muted{color:#57606a}.cards{display:flex;gap:12px;margin:16px 0}
+.card{background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:10px 18px;
+ min-width:110px}.card b{font-size:26px;display:block}
+section.test{background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:16px 20px;
+ margin:18px 0;border-left:8px solid #57606a}
+section.FAIL{border-left-color:#cf222e}section.PASS{border-left-color:#1a7f37}
+section.INCONCLUSIVE{border-left-color:#bf8700}
+.badge{display:inline-block;padding:1px 9px;border-radius:12px;color:#fff;font-size:12px;
+ font-weight:600;vertical-align:middle}
+.badge.FAIL{background:#cf222e}.badge.PASS{background:#1a7f37}
+.badge.INCONCLUSIVE{background:#9a6700}
+table{border-collapse:collapse;width:100%;margin:6px 0;background:#fff}
+th,td{border-bottom:1px solid #d8dee4;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#f6f8fa;font-weight:600}td.num{text-align:right}
+tr.fail td{background:#fff5f5}code{font:12px ui-monospace,monospace}
+.charts{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
+svg.chart{max-width:100%;height:auto}
+ul.reasons li{margin:2px 0}.open li{margin:3px 0}
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _anchor(test_id: str) -> str:
+    """The element id of a test's section: ``test-<id>``.
+
+    An id with characters outside ``[A-Za-z0-9_-]`` gets a hash suffix, so that ids differing
+    only in those characters keep distinct anchors.
+    """
+    slug = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "-" for c in test_id)
+    if slug != test_id:
+        slug += "-" + hashlib.sha1(test_id.encode("utf-8")).hexdigest()[:8]
+    return f"test-{slug}"
+
+
+def _index(row: Mapping[str, Any]) -> str:
+    index = row.get("trial_index")
+    return "?" if index is None else str(index)
+
+
+def _trace_cell(trace_id: Any, trace_url: str | None) -> str:
+    if not trace_id:
+        return "—"
+    code = f"<code>{_e(trace_id)}</code>"
+    if trace_url:
+        return f'<a href="{_e(trace_url.replace("{trace_id}", str(trace_id)))}">{code}</a>'
+    return code
+
+
+def _scores_text(row: Mapping[str, Any]) -> str:
+    return ", ".join(
+        f"{s['name']} {tx.num(s['value'])}" for s in row.get("scores") or () if s is not None
+    )
+
+
+def _failed_checks(row: Mapping[str, Any]) -> str:
+    return ", ".join(str(c["name"]) for c in row.get("checks") or () if c and not c["passed"])
+
+
+def _trial_status(row: Mapping[str, Any]) -> str:
+    if row.get("error"):
+        return "error"
+    return "pass" if row.get("passed") else "fail"
+
+
+def _ordered_trials(rows: Rows) -> list[Mapping[str, Any]]:
+    """Error and failing trials first (the ones to open), then by trial index."""
+    rank = {"error": 0, "fail": 1, "pass": 2}
+    return sorted(
+        rows, key=lambda r: (rank[_trial_status(r)], r.get("trial_index") or 0, r["trace_id"])
+    )
+
+
+class _Charts:
+    """Numbers the inline SVGs so that their ids stay unique in one document."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def svg(self, fig: Any, name: str) -> str:
+        self.count += 1
+        return ch.to_svg(fig, name, f"assay-{self.count}")
+
+
+def _overview(document: Mapping[str, Any], tests: Rows, charts: _Charts) -> str:
+    summary = document["summary"]
+    cards = "".join(
+        f'<div class="card"><b style="color:{ch.COLOURS[v]}">{summary.get(v, 0)}</b>{v}</div>'
+        for v in ("FAIL", "INCONCLUSIVE", "PASS")
+    )
+    rows = "".join(
+        f'<tr class="{"fail" if t["verdict"] == "FAIL" else ""}">'
+        f'<td><a href="#{_anchor(t["test_id"])}">{_e(t["test_id"])}</a></td>'
+        f'<td><span class="badge {_e(t["verdict"])}">{_e(t["verdict"])}</span></td>'
+        f'<td class="num">{t["passed"]}/{t["n"]}</td><td class="num">{tx.pct(t["pass_rate"])}</td>'
+        f"<td>{_e(tx.ci_text(t))}</td><td class=num>{tx.pct(t['threshold'], 0)}</td>"
+        f'<td class="num">{t["errors"]}</td>'
+        f"<td>{_e(tx.flakiness_headline(t.get('flakiness')) or '—')}</td></tr>"
+        for t in tests
+    )
+    chart = charts.svg(ch.overview_chart(tests), "pass-rates") if tests else ""
+    return (
+        f'<div class="cards"><div class="card"><b>{summary["tests"]}</b>tests</div>{cards}</div>'
+        f"<h2>Pass rates against the threshold</h2>{chart}"
+        "<table><tr><th>test</th><th>verdict</th><th>passed</th><th>rate</th><th>interval</th>"
+        f"<th>threshold</th><th>errors</th><th>flakiness</th></tr>{rows}</table>"
+    )
+
+
+def _figures(test: Mapping[str, Any]) -> str:
+    items = []
+    for key, symbol in (("pass_at_k", "pass@"), ("pass_hat_k", "pass^")):
+        text = tx.passk_text(test.get(key), symbol)
+        if text:
+            items.append(text)
+    for name, summary in tx.score_summaries(test).items():
+        items.append(f"{_e(tx.score_label(name))}: {_e(tx.score_text(summary))}")
+    tools = tx.tool_consistency_text(test.get("tool_consistency"))
+    if tools:
+        items.append(f"tools: {_e(tools)}")
+    regression = tx.regression_text(test)
+    if regression:
+        items.append(_e(regression))
+    items += [_e(note) for note in test.get("notes") or ()]
+    return "<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>" if items else ""
+
+
+def _flakiness(test: Mapping[str, Any], charts: _Charts | None) -> tuple[str, str]:
+    """Why the test is flaky (factors, in words and as a chart) and what failures do."""
+    flakiness = test.get("flakiness")
+    headline = tx.flakiness_headline(flakiness)
+    text = chart = ""
+    if headline and isinstance(flakiness, Mapping):
+        reasons = "".join(f"<li>{_e(r)}</li>" for r in tx.flakiness_reasons(flakiness, limit=10))
+        text = f"<h3>Why it is flaky: {_e(headline)}</h3><ul class=reasons>{reasons}</ul>"
+        factors = [f for f in flakiness.get("factors") or () if isinstance(f, Mapping)]
+        if factors and charts is not None:
+            chart = charts.svg(ch.factors_chart(factors), "flakiness")
+    explanations = tx.failure_explanations(test, limit=6)
+    if explanations:
+        items = "".join(f"<li>{_e(line)}</li>" for line in explanations)
+        text += f"<h3>What failing trials do differently</h3><ul class=reasons>{items}</ul>"
+    return text, chart
+
+
+def _score_charts(test: Mapping[str, Any], trials: Rows, charts: _Charts) -> list[str]:
+    by_name: dict[str, tuple[list[float], list[float]]] = {}
+    for row in trials:
+        for score in row.get("scores") or ():
+            if score and score.get("value") is not None:
+                passing, failing = by_name.setdefault(str(score["name"]), ([], []))
+                (passing if row.get("passed") else failing).append(float(score["value"]))
+    summaries = tx.score_summaries(test)
+    return [
+        charts.svg(ch.score_chart(name, p, f, summaries.get(name, summaries.get(""))), "score")
+        for name, (p, f) in sorted(by_name.items())
+    ]
+
+
+def _variants(variants: Rows, charts: _Charts) -> str:
+    if not variants:
+        return ""
+    shown = list(variants)[:MAX_VARIANTS]
+    labels = [tx.sequence_text(v["sequence"] or []) for v in shown]
+    rows = "".join(
+        f'<tr class="{"fail" if v["pass_rate"] < 0.5 else ""}"><td>V{i + 1}</td>'
+        f"<td><code>{_e(label)}</code></td><td class=num>{v['count']}</td>"
+        f"<td class=num>{v['passes']}</td><td class=num>{tx.pct(v['pass_rate'], 0)}</td></tr>"
+        for i, (v, label) in enumerate(zip(shown, labels, strict=True))
+    )
+    # One path for every trial needs no chart: the table says it.
+    chart = charts.svg(ch.variants_chart(shown, labels), "variants") if len(shown) > 1 else ""
+    more = len(variants) - len(shown)
+    note = f"<p class=muted>{more} rarer variants not shown.</p>" if more > 0 else ""
+    return (
+        "<h3>Tool-sequence variants</h3>"
+        f'<div class="charts">{chart}'
+        '<div style="flex:1;min-width:380px"><table><tr><th></th><th>tool sequence</th>'
+        f"<th>trials</th><th>passed</th><th>pass rate</th></tr>{rows}</table>{note}</div></div>"
+    )
+
+
+def _trials(test: Mapping[str, Any], trials: Rows, variants: Rows, trace_url: str | None) -> str:
+    if not trials:
+        return ""
+    label = {tuple(v["sequence"] or ()): f" (V{i + 1})" for i, v in enumerate(variants)}
+    ordered = _ordered_trials(trials)
+    to_open = [r for r in ordered if _trial_status(r) != "pass"][:TRIALS_TO_OPEN]
+    out = ""
+    if to_open:
+        items = "".join(
+            f"<li>{_trace_cell(r['trace_id'], trace_url)} — trial {_index(r)}"
+            f" ({_e(r.get('agent_version') or '')}) <b>{_trial_status(r)}</b>"
+            + (f"; failed: {_e(_failed_checks(r))}" if _failed_checks(r) else "")
+            + (f"; {_e(r['status_message'])}" if r.get("status_message") else "")
+            + f"; tools <code>{_e(tx.sequence_text(r.get('tool_sequence') or []))}</code>"
+            + label.get(tuple(r.get("tool_sequence") or ()), "")
+            + (f"; {_e(_scores_text(r))}" if _scores_text(r) else "")
+            + "</li>"
+            for r in to_open
+        )
+        out += f"<h3>Trials to open</h3><ul class=open>{items}</ul>"
+    shown = ordered[:MAX_TRIAL_ROWS]
+    rows = "".join(
+        f'<tr class="{"fail" if _trial_status(r) != "pass" else ""}">'
+        f"<td class=num>{_index(r)}</td>"
+        f"<td>{_e(r.get('agent_version') or '')}</td><td>{_trial_status(r)}</td>"
+        f"<td>{_e(_scores_text(r))}</td><td>{_e(_failed_checks(r))}</td>"
+        f"<td><code>{_e(tx.sequence_text(r.get('tool_sequence') or []))}</code></td>"
+        f"<td class=num>{tx.num(r.get('duration_s'))}</td>"
+        f"<td>{_trace_cell(r['trace_id'], trace_url)}</td></tr>"
+        for r in shown
+    )
+    more = f" (first {len(shown)} shown, failing first)" if len(ordered) > len(shown) else ""
+    return (
+        out + f"<details><summary>All {len(ordered)} trials{more}</summary>"
+        "<table><tr><th>#</th><th>version</th><th>result</th><th>scores</th>"
+        "<th>failed checks</th><th>tools</th><th>seconds</th><th>trace id</th></tr>"
+        f"{rows}</table></details>"
+    )
+
+
+def _section(
+    test: Mapping[str, Any], trials: Rows, variants: Rows, trace_url: str | None, charts: _Charts
+) -> str:
+    verdict = _e(test["verdict"])
+    reason = tx.verdict_reason(test, with_regression=False).split(": ", 1)[-1]
+    # A PASS needs fewer pictures: its factors and pass@k stay in words (and the page fast).
+    full = test["verdict"] != "PASS"
+    flaky_text, flaky_chart = _flakiness(test, charts if full else None)
+    chart_list = _score_charts(test, trials, charts)
+    if full and (test.get("pass_at_k") or test.get("pass_hat_k")):
+        chart_list.append(
+            charts.svg(ch.passk_chart(test.get("pass_at_k"), test.get("pass_hat_k")), "passk")
+        )
+    regression = test.get("regression")
+    if isinstance(regression, Mapping) and regression.get("baseline_n"):
+        chart_list.append(charts.svg(ch.regression_chart(test), "regression"))
+    if flaky_chart:
+        chart_list.insert(0, flaky_chart)
+    return (
+        f'<section class="test {verdict}" id="{_anchor(test["test_id"])}">'
+        f'<h2>{_e(test["test_id"])} <span class="badge {verdict}">{verdict}</span></h2>'
+        f"<p>{_e(reason)}</p>{_figures(test)}{flaky_text}"
+        f'<div class="charts">{"".join(chart_list)}</div>'
+        f"{_variants(variants, charts)}{_trials(test, trials, variants, trace_url)}</section>"
+    )
+
+
+def render_html(
+    result: AnalysisResult,
+    *,
+    trials: Rows | None = None,
+    variants: Rows | None = None,
+    trace_url: str | None = None,
+    title: str = "assay report",
+) -> str:
+    """The self-contained HTML report.
+
+    Args:
+        result: The analysis result.
+        trials: The trials table as rows (``Analysis.trials.to_dicts()``): score distributions
+            and the trials list. Optional; without it those parts are left out.
+        variants: :func:`assay.analysis.tool_variants` as rows. Optional.
+        trace_url: A link template for trace ids, e.g.
+            ``https://jaeger.example/trace/{trace_id}``; without it ids are shown as text.
+        title: The page title.
+
+    Returns:
+        One HTML document with inline CSS and SVG, no scripts and no external resources.
+    """
+    document = analysis_to_dict(result)
+    tests = tx.by_severity(document["tests"])
+    charts = _Charts()
+    trials_by: dict[str, list[Mapping[str, Any]]] = {}
+    for row in trials or ():
+        trials_by.setdefault(str(row["test_id"]), []).append(row)
+    variants_by: dict[str, list[Mapping[str, Any]]] = {}
+    for row in variants or ():
+        variants_by.setdefault(str(row["test_id"]), []).append(row)
+    options = document["options"]
+    settings = ", ".join(f"{k} {v}" for k, v in options.items() if v is not None)
+    skipped = "".join(
+        f"<li>skipped <code>{_e(s['path'])}</code>: {_e(s['reason'])}</li>"
+        for s in document.get("skipped_files") or ()
+    ) + "".join(f"<li>{_e(note)}</li>" for note in document.get("notes") or ())
+    sections = "".join(
+        _section(
+            t, trials_by.get(t["test_id"], []), variants_by.get(t["test_id"], []), trace_url, charts
+        )
+        for t in tests
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body><main>"
+        f'<h1>{_e(title)}</h1><p class="muted">{_e(document["schema"])} · {_e(settings)}</p>'
+        f"{_overview(document, tests, charts)}"
+        + (f"<ul>{skipped}</ul>" if skipped else "")
+        + f"{sections}</main></body></html>\n"
+    )

@@ -1,0 +1,81 @@
+"""The ``assay.analysis/v1`` JSON document: a stable contract for programs (DESIGN.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import math
+from typing import Any
+
+from assay.verdict import AnalysisResult, TestResult
+
+SCHEMA = "assay.analysis/v1"
+
+
+def _plain(value: Any) -> Any:
+    """Dataclasses, enums and tuples as JSON-ready values; NaN/inf as null."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return _plain(value.item())
+    return value
+
+
+def test_to_dict(test: TestResult) -> dict[str, Any]:
+    """One test's object of the ``assay.analysis/v1`` document."""
+    interval = test.interval
+    out: dict[str, Any] = {
+        "test_id": test.test_id,
+        "n": test.n,
+        "passed": test.passed,
+        "errors": test.errors,
+        "pass_rate": test.pass_rate,
+        "ci": {
+            "method": interval.method if interval else None,
+            "confidence": interval.confidence if interval else None,
+            "low": interval.low if interval else None,
+            "high": interval.high if interval else None,
+        },
+        "threshold": test.threshold,
+        "verdict": test.verdict.value,
+        "pass_at_k": _plain(test.pass_at_k),
+        "pass_hat_k": _plain(test.pass_hat_k),
+        "score": _plain(test.score),
+        "tool_consistency": _plain(test.tool_consistency),
+        "flakiness": _plain(test.flakiness),
+        "usage": _plain(test.usage),
+        "duration_s": _plain(test.duration_s),
+        "regression": _plain(test.regression),
+        "notes": list(test.notes),
+    }
+    out.update({k: _plain(v) for k, v in test.extra.items()})
+    return out
+
+
+test_to_dict.__test__ = False  # type: ignore[attr-defined]
+
+
+def analysis_to_dict(result: AnalysisResult) -> dict[str, Any]:
+    """The whole ``assay.analysis/v1`` document as a dict."""
+    return {
+        "schema": SCHEMA,
+        "options": _plain(result.options),
+        "tests": [test_to_dict(t) for t in result.tests],
+        "summary": {"tests": len(result.tests), **result.counts},
+        "skipped_files": [{"path": p, "reason": r} for p, r in result.skipped_files],
+        "notes": list(result.notes),
+    }
+
+
+def render_json(result: AnalysisResult) -> str:
+    """The ``assay.analysis/v1`` document as JSON text (what ``--format json`` prints)."""
+    return json.dumps(analysis_to_dict(result), indent=2, allow_nan=False) + "\n"

@@ -1,0 +1,136 @@
+"""JUnit XML: the report every CI system (GitHub, GitLab, Jenkins, Azure) reads.
+
+Layout, valid against Jenkins' ``junit-10.xsd`` (the schema the common readers accept)::
+
+    <testsuites name="assay" tests= failures= errors="0">
+      <testsuite name="<test id>" tests="1" failures= errors="0" skipped=>
+        <properties> every statistic of the test, flattened: pass_rate, ci.low, ... </properties>
+        <testcase classname="assay" name="<test id>">
+          <failure message="FAIL: ...">figures, reasons</failure> | <skipped message=.../>
+          <system-out> (when not failed) the figures and reasons in words </system-out>
+        </testcase>
+      </testsuite>
+    </testsuites>
+
+One ``<testsuite>`` per test because the schema allows ``<properties>`` on a testsuite but not
+on a testcase; that keeps each test's statistics next to it and the file valid.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from typing import Any
+
+from assay.report import _text as tx
+from assay.report._json import SCHEMA, analysis_to_dict
+from assay.verdict import AnalysisResult
+
+_SKIP_KEYS = {"test_id", "notes"}
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _flatten(value: Any, prefix: str, out: dict[str, str]) -> None:
+    """Nested dicts as dotted names; lists as JSON; nulls left out."""
+    if value is None:
+        return
+    if isinstance(value, Mapping):
+        for key, inner in value.items():
+            _flatten(inner, f"{prefix}.{key}" if prefix else str(key), out)
+    elif isinstance(value, list | tuple):
+        if value:
+            out[prefix] = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    elif isinstance(value, bool):
+        out[prefix] = "true" if value else "false"
+    elif isinstance(value, float):
+        out[prefix] = repr(value)
+    else:
+        out[prefix] = str(value)
+
+
+def test_properties(test: Mapping[str, Any]) -> dict[str, str]:
+    """A test's figures as JUnit property name → value (``ci.low``, ``flakiness.score``, ...)."""
+    out: dict[str, str] = {}
+    for key, value in test.items():
+        if key not in _SKIP_KEYS:
+            _flatten(value, key, out)
+    return out
+
+
+test_properties.__test__ = False  # type: ignore[attr-defined]
+
+
+def _details(test: Mapping[str, Any]) -> str:
+    lines = [tx.verdict_reason(test)]
+    for key, symbol in (("pass_at_k", "pass@"), ("pass_hat_k", "pass^")):
+        text = tx.passk_text(test.get(key), symbol)
+        if text:
+            lines.append(text)
+    for name, summary in tx.score_summaries(test).items():
+        lines.append(f"{tx.score_label(name)}: {tx.score_text(summary)}")
+    tools = tx.tool_consistency_text(test.get("tool_consistency"))
+    if tools:
+        lines.append(f"tools: {tools}")
+    headline = tx.flakiness_headline(test.get("flakiness"))
+    if headline:
+        lines.append(f"flakiness {headline}")
+        lines.extend(f"  - {reason}" for reason in tx.flakiness_reasons(test["flakiness"]))
+    explanations = tx.failure_explanations(test)
+    if explanations:
+        lines.append("failing trials differ:")
+        lines.extend(f"  - {line}" for line in explanations)
+    lines.extend(test.get("notes") or ())
+    return "\n".join(lines) + "\n"
+
+
+def render_junit(result: AnalysisResult, *, inconclusive_ok: bool = False) -> str:
+    """The analysis as JUnit XML text.
+
+    Args:
+        result: The analysis result.
+        inconclusive_ok: Report INCONCLUSIVE tests as ``<skipped>`` (the build stays green, as
+            with ``--inconclusive-ok``) instead of ``<failure>``.
+
+    Returns:
+        The XML document, UTF-8, with declaration and a trailing newline.
+    """
+    document = analysis_to_dict(result)
+    root = ET.Element("testsuites", name="assay")
+    total_failures = 0
+    for test in document["tests"]:
+        verdict = test["verdict"]
+        failed = verdict == "FAIL" or (verdict == "INCONCLUSIVE" and not inconclusive_ok)
+        skipped = verdict == "INCONCLUSIVE" and inconclusive_ok
+        total_failures += failed
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=test["test_id"],
+            tests="1",
+            failures=str(int(failed)),
+            errors="0",
+            skipped=str(int(skipped)),
+        )
+        properties = ET.SubElement(suite, "properties")
+        ET.SubElement(properties, "property", name="schema", value=SCHEMA)
+        for name, value in test_properties(test).items():
+            ET.SubElement(properties, "property", name=name, value=value)
+        case = ET.SubElement(suite, "testcase", classname="assay", name=test["test_id"])
+        message = tx.verdict_reason(test)
+        if failed:
+            ET.SubElement(
+                case, "failure", message=message, type=f"assay.{verdict}"
+            ).text = _details(test)
+        else:
+            if skipped:
+                ET.SubElement(case, "skipped", message=message)
+            ET.SubElement(case, "system-out").text = _details(test)
+    root.set("tests", str(len(document["tests"])))
+    root.set("failures", str(total_failures))
+    root.set("errors", "0")
+    ET.indent(root)
+    # Characters XML 1.0 cannot carry at all (e.g. a stray \x07 in a status message).
+    body = _NOT_XML.sub("", ET.tostring(root, encoding="unicode"))
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + body + "\n"

@@ -1,0 +1,107 @@
+"""Shared fixtures.
+
+OpenTelemetry allows one global tracer provider per process, so the tests install one real SDK
+provider once and route its spans, per test, to whichever exporter the test wants.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from assay.instrument import ParquetSpanExporter
+
+
+class RoutingExporter(SpanExporter):
+    """Forwards spans to the exporter the current test chose."""
+
+    def __init__(self) -> None:
+        self.targets: list[SpanExporter] = []
+        self._lock = threading.Lock()
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        with self._lock:
+            for target in self.targets:
+                target.export(spans)
+        return SpanExportResult.SUCCESS
+
+
+_ROUTER = RoutingExporter()
+
+
+@pytest.fixture(scope="session")
+def provider() -> TracerProvider:
+    current = trace.get_tracer_provider()
+    if isinstance(current, TracerProvider):
+        return current
+    sdk = TracerProvider(resource=Resource.create({"service.name": "assay-tests"}))
+    sdk.add_span_processor(SimpleSpanProcessor(_ROUTER))
+    trace.set_tracer_provider(sdk)
+    return sdk
+
+
+@pytest.fixture()
+def memory_spans(provider: TracerProvider) -> Iterator[InMemorySpanExporter]:
+    """Every span finished during the test, in memory."""
+    exporter = InMemorySpanExporter()
+    _ROUTER.targets.append(exporter)
+    yield exporter
+    _ROUTER.targets.remove(exporter)
+
+
+class ParquetSink:
+    """A Parquet trace set the test's spans go to."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.exporter = ParquetSpanExporter(path)
+
+    def flush(self) -> Path:
+        self.exporter.force_flush()
+        return self.path
+
+
+@pytest.fixture()
+def parquet_sink(provider: TracerProvider, tmp_path: Path) -> Iterator[ParquetSink]:
+    """Spans finished during the test are written to ``tmp_path / "traces"``."""
+    sink = ParquetSink(tmp_path / "traces")
+    _ROUTER.targets.append(sink.exporter)
+    yield sink
+    _ROUTER.targets.remove(sink.exporter)
+    sink.exporter.shutdown()
+
+
+@pytest.fixture()
+def tracer(provider: TracerProvider) -> trace.Tracer:
+    """A tracer of the real SDK provider (for spans written without assay's helpers)."""
+    return provider.get_tracer("tests")
+
+
+@pytest.fixture()
+def switch_sink(parquet_sink: ParquetSink, tmp_path: Path) -> Iterator[object]:
+    """A function ``switch_sink(name)``: from now on, spans go to ``tmp_path / name`` only."""
+    made: list[ParquetSink] = []
+
+    def switch(name: str) -> ParquetSink:
+        sink = ParquetSink(tmp_path / name)
+        for target in [parquet_sink.exporter, *(m.exporter for m in made)]:
+            if target in _ROUTER.targets:
+                _ROUTER.targets.remove(target)
+        _ROUTER.targets.append(sink.exporter)
+        made.append(sink)
+        return sink
+
+    yield switch
+    for sink in made:
+        if sink.exporter in _ROUTER.targets:
+            _ROUTER.targets.remove(sink.exporter)
+    if parquet_sink.exporter not in _ROUTER.targets:
+        _ROUTER.targets.append(parquet_sink.exporter)

@@ -1,0 +1,62 @@
+"""Fixtures of the report tests: the hand-built result of ``sample_result.py``."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sample_result import build_result
+
+from assay.verdict import AnalysisResult
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture()
+def result() -> AnalysisResult:
+    return build_result()
+
+
+@pytest.fixture()
+def empty_result() -> AnalysisResult:
+    """The same tests with every nested figure null (as before the statistics are wired)."""
+    built = build_result()
+    bare = tuple(
+        dataclasses.replace(
+            t,
+            pass_at_k=None,
+            pass_hat_k=None,
+            score=None,
+            tool_consistency=None,
+            flakiness=None,
+            regression=None,
+            extra={},
+        )
+        for t in built.tests
+    )
+    return dataclasses.replace(built, tests=bare)
+
+
+@pytest.fixture(scope="session")
+def traces(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example agent's trace set: 30 trials × 4 cases (PASS, FAIL and INCONCLUSIVE)."""
+    out = tmp_path_factory.mktemp("example") / "traces"
+    subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "agent.py"), "--out", str(out), "--trials", "30"],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    return out
+
+
+@pytest.fixture(autouse=True)
+def _not_on_github(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.delenv("ASSAY_TRACE_URL", raising=False)
+    yield

@@ -1,0 +1,86 @@
+"""The console report: readable without colour, --quiet, and both null and filled figures."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from sample_result import ESCAPED_ID, build_trials, check_golden
+
+from assay.report import pass_rate_bar, render_console, sparkline
+from assay.verdict import AnalysisResult
+
+
+def _render(result: AnalysisResult, **kwargs: object) -> str:
+    buffer = io.StringIO()
+    render_console(result, Console(file=buffer, width=120, no_color=True), **kwargs)  # type: ignore[arg-type]
+    return buffer.getvalue()
+
+
+def test_golden(result: AnalysisResult) -> None:
+    check_golden("console.txt", _render(result, trials=build_trials()))
+
+
+def test_plain_text_has_no_escape_codes(result: AnalysisResult) -> None:
+    text = _render(result, trials=build_trials())
+    assert "\x1b[" not in text
+    for expected in (
+        "checkout-flow",
+        "FAIL",
+        "INCONCLUSIVE",
+        "pass@1 40%",
+        "tool path varies: 4 distinct sequences in 30 trials",
+        "failures call `search` twice as often",
+        "0.52 (flaky)",
+        "regression FAIL",
+        "4 tests: 1 PASS · 1 FAIL · 2 INCONCLUSIVE",
+        "[outcome instability 0.96]",  # brackets in the words are text, not rich markup
+        ESCAPED_ID,
+    ):
+        assert expected in text, expected
+
+
+def test_no_color_env_is_honoured(result: AnalysisResult, monkeypatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    buffer = io.StringIO()
+    render_console(result, Console(file=buffer, width=120, force_terminal=True))
+    text = buffer.getvalue()
+    # Bold and the like may stay, but no colour codes (30-37, 38;5, 90-97).
+    assert "\x1b[31" not in text and "\x1b[32" not in text and "\x1b[33" not in text
+
+
+def test_without_statistics(empty_result: AnalysisResult) -> None:
+    text = _render(empty_result)
+    assert "checkout-flow" in text and "flakiness" not in text and "pass@" not in text
+
+
+def test_quiet_prints_the_summary_only(result: AnalysisResult) -> None:
+    text = _render(result, quiet=True)
+    assert "assay summary" in text
+    assert "4 tests: 1 PASS · 1 FAIL · 2 INCONCLUSIVE" in text
+    assert "FAIL         checkout-flow" in text
+    assert "assay verdicts" not in text and "tool path varies" not in text
+
+
+def test_pass_rate_bar_marks() -> None:
+    bar = pass_rate_bar(0.5, 0.4, 0.6, 0.8, width=10).plain
+    assert bar == "0 ····━●━·┃· 100%"
+    # A threshold of 100% sits on the last cell; no interval without n.
+    assert pass_rate_bar(None, None, None, 1.0, width=4).plain == "0 ···┃ 100%"
+
+
+def test_sparkline() -> None:
+    assert sparkline([]) == ""
+    assert sparkline([3.0, 3.0]) == "█"
+    line = sparkline([1, 1, 1, 1, 10], bins=3)
+    assert len(line) == 3 and line[1] == " " and line[0] > line[2]
+
+
+def test_narrow_terminal_moves_the_bar_into_the_details(result: AnalysisResult) -> None:
+    buffer = io.StringIO()
+    render_console(result, Console(file=buffer, width=80, no_color=True))
+    text = buffer.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    table = text[: text.index("FAIL         checkout-flow")]
+    assert "checkout-flow" in table and "┃ threshold" not in table  # ids kept, bar moved
+    assert "pass rate  0 " in text and "(━ interval ● rate ┃ threshold)" in text

@@ -1,0 +1,149 @@
+"""The HTML report: self-contained, escaped, charts present; opened in headless Chromium."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sample_result import ESCAPED_ID, build_result, build_trials, build_variants
+
+from assay.report import render_html
+from assay.verdict import AnalysisResult
+
+
+def _charts(document: str) -> list[str]:
+    return re.findall(r'<svg class="chart" data-chart="([a-z-]+)"', document)
+
+
+def _full(result: AnalysisResult, **kwargs: object) -> str:
+    return render_html(result, trials=build_trials(), variants=build_variants(), **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def document() -> str:
+    """The report of the hand-built result, rendered once for the module (~0.7 s)."""
+    return _full(build_result())
+
+
+def test_self_contained(document: str) -> None:
+    assert document.startswith("<!DOCTYPE html>")
+    lowered = document.lower()
+    for forbidden in ("<script", "<link", "@import", " src=", "url(http", "<iframe"):
+        assert forbidden not in lowered, forbidden
+    # The only absolute URLs are XML namespaces inside the inline SVGs.
+    urls = set(re.findall(r"https?://[^\s\"'<>)]+", document))
+    assert urls <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}, urls
+
+
+def test_charts_and_sections(document: str) -> None:
+    charts = _charts(document)
+    assert charts[0] == "pass-rates"
+    for expected in ("flakiness", "score", "passk", "regression", "variants"):
+        assert expected in charts, expected
+    # Failing tests come first; each has an anchor that the summary table links to.
+    order = [document.index(f'id="test-{name}"') for name in ("checkout-flow", "greeting")]
+    assert order == sorted(order)
+    assert 'href="#test-checkout-flow"' in document
+    assert "tool path varies: 4 distinct sequences in 30 trials" in document
+    assert "Trials to open" in document
+    # The failing and error trials are listed with their trace ids, errors first.
+    to_open = document[document.index("Trials to open") :]
+    assert to_open.index(f"{7:032x}") < to_open.index(f"{1:032x}")
+    assert "payment API timed out" in to_open
+    assert "search ×2 → pay</code> (V1)" in to_open  # each trial names its variant
+
+
+def test_escaping(document: str) -> None:
+    assert ESCAPED_ID not in document
+    assert "search|answers &lt;v2&gt; &amp; &quot;co&quot; [red]" in document
+
+
+def test_trace_links(result: AnalysisResult) -> None:
+    document = _full(result, trace_url="http://localhost:16686/trace/{trace_id}")
+    assert f'href="http://localhost:16686/trace/{7:032x}"' in document
+
+
+def test_without_statistics_or_trials(empty_result: AnalysisResult) -> None:
+    document = render_html(empty_result)
+    assert _charts(document) == ["pass-rates"]
+    assert "Trials to open" not in document and "checkout-flow" in document
+
+
+def test_deterministic(document: str) -> None:
+    assert _full(build_result()) == document
+    ids = re.findall(r'\bid="([^"]+)"', document)
+    assert len(ids) == len(set(ids)), "element ids clash between inline charts"
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.skip(
+        "Chromium is not installed here and could not be: `make test` installs the Debian "
+        "package `chromium` with apt-get (needs root and network)"
+    )
+
+
+def _headless(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
+    ]
+    return subprocess.run(
+        [binary, *flags, *args], capture_output=True, text=True, timeout=120, check=True
+    )
+
+
+@pytest.mark.slow
+def test_opens_in_headless_chromium(document: str, tmp_path: Path) -> None:
+    from matplotlib.image import imread
+
+    binary = _chromium()
+    page = tmp_path / "report.html"
+    page.write_text(document, encoding="utf-8")
+    shot = tmp_path / "shot.png"
+    _headless(
+        binary,
+        tmp_path / "profile",
+        f"--screenshot={shot}",
+        "--window-size=1280,2000",
+        page.as_uri(),
+    )
+    pixels = imread(str(shot))[..., :3]
+    assert pixels.shape[:2] == (2000, 1280)
+    background = np.median(pixels.reshape(-1, 3), axis=0)
+    painted = np.abs(pixels - background).sum(axis=2) > 0.1
+    assert painted.mean() > 0.05, "the screenshot is (almost) blank"
+    # The FAIL colour (#cf222e) is on screen: the failing test is visible, not just text.
+    red = (pixels[..., 0] > 0.7) & (pixels[..., 1] < 0.3) & (pixels[..., 2] < 0.35)
+    assert red.sum() > 200
+
+    dom = _headless(binary, tmp_path / "profile", "--dump-dom", page.as_uri()).stdout
+    charts = _charts(dom)
+    assert charts[0] == "pass-rates" and {"score", "variants", "flakiness"} <= set(charts)
+    # The SVGs were parsed as SVG (their drawing survived into the DOM), not dropped.
+    assert dom.count("<path") > 50
+    assert "checkout-flow" in dom and f"{7:032x}" in dom
+
+
+def test_anchors_stay_distinct(result: AnalysisResult) -> None:
+    import dataclasses
+
+    twins = tuple(dataclasses.replace(result.tests[2], test_id=name) for name in ("a b", "a-b"))
+    document = render_html(dataclasses.replace(result, tests=twins))
+    anchors = re.findall(r'<section class="test [A-Z]+" id="([^"]+)"', document)
+    assert len(anchors) == 2 and len(set(anchors)) == 2 and "test-a-b" in anchors

@@ -1,0 +1,51 @@
+"""Markdown step summary and GitHub workflow annotations."""
+
+from __future__ import annotations
+
+from sample_result import check_golden
+
+from assay.report import render_annotations, render_markdown
+from assay.verdict import AnalysisResult
+
+
+def test_golden(result: AnalysisResult) -> None:
+    check_golden("summary.md", render_markdown(result))
+
+
+def test_golden_without_statistics(empty_result: AnalysisResult) -> None:
+    check_golden("summary_bare.md", render_markdown(empty_result))
+
+
+def test_annotations_golden(result: AnalysisResult) -> None:
+    check_golden("annotations.txt", render_annotations(result))
+
+
+def test_table_is_well_formed(result: AnalysisResult) -> None:
+    lines = render_markdown(result).splitlines()
+    table = [line for line in lines if line.startswith("|")]
+    assert len(table) == 2 + len(result.tests)
+    # Every row has the header's number of cells: an escaped pipe does not split a cell.
+    widths = {len(line.replace("\\|", "").split("|")) for line in table}
+    assert len(widths) == 1
+    verdicts = [row.replace("\\|", "").split("|")[3].strip() for row in table[2:]]
+    assert verdicts == ["**FAIL**", "**INCONCLUSIVE**", "**INCONCLUSIVE**", "**PASS**"]
+    assert lines[0] == "## assay: 1 FAIL, 2 INCONCLUSIVE, 1 PASS (4 tests)"
+
+
+def test_annotation_levels_and_escaping(result: AnalysisResult) -> None:
+    lines = render_annotations(result).splitlines()
+    assert [line.split(" ", 1)[0] for line in lines] == ["::error", "::warning", "::warning"]
+    for line in lines:
+        title, message = line.split("::", 2)[1:]
+        # Properties escape ':' and ','; messages escape '%' and line breaks.
+        assert ":" not in title.removeprefix("error title=").removeprefix("warning title=")
+        assert "\n" not in message and "%" not in message.replace("%25", "").replace("%0A", "")
+    assert "%0A- tool path varies" in lines[0]
+    relaxed = render_annotations(result, inconclusive_ok=True).splitlines()
+    assert [line.split(" ", 1)[0] for line in relaxed] == ["::error", "::notice", "::notice"]
+
+
+def test_all_pass_has_no_annotations(result: AnalysisResult) -> None:
+    passing = type(result)(tests=(result.tests[2],), options=result.options)
+    assert render_annotations(passing) == ""
+    assert "## assay: 1 PASS (1 tests)" in render_markdown(passing)

@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import assay
+import assay.instrument as ai
+from assay.cli import run
+
+
+def _record(counts: dict[str, tuple[int, int]]) -> None:
+    """counts: test id -> (passes, trials)."""
+    for test_id, (passes, trials) in counts.items():
+        for i in range(trials):
+            with ai.trial(test_id, index=i) as t:
+                t.check("ok", i < passes)
+
+
+@pytest.fixture()
+def mixed(parquet_sink) -> Path:
+    _record({"good": (30, 30), "bad": (15, 30), "border": (28, 30)})
+    return parquet_sink.flush()
+
+
+def test_exit_codes(parquet_sink, switch_sink, capsys) -> None:
+    _record({"good": (30, 30)})
+    assert run(["analyze", str(parquet_sink.flush())]) == 0
+    sink = switch_sink("inconclusive")
+    _record({"border": (28, 30)})
+    assert run(["analyze", str(sink.flush())]) == 3
+    assert run(["analyze", str(sink.flush()), "--inconclusive-ok"]) == 0
+    sink = switch_sink("failing")
+    _record({"bad": (15, 30), "border": (28, 30)})
+    assert run(["analyze", str(sink.flush()), "--inconclusive-ok"]) == 1
+    assert "1 FAIL" in capsys.readouterr().out
+
+
+def test_threshold_and_confidence_flags(parquet_sink) -> None:
+    _record({"t": (29, 30)})
+    path = str(parquet_sink.flush())
+    assert run(["analyze", path, "--threshold", "0.7"]) == 0
+    assert run(["analyze", path, "--threshold", "0.9"]) == 3
+
+
+def test_console_table(mixed: Path, capsys) -> None:
+    assert run(["analyze", str(mixed)]) == 1
+    out = capsys.readouterr().out
+    for expected in ("good", "PASS", "bad", "FAIL", "border", "INCONCLUSIVE", "28/30"):
+        assert expected in out
+
+
+def test_json_output_is_the_python_api_document(mixed: Path, capsys, tmp_path: Path) -> None:
+    assert run(["analyze", str(mixed), "--format", "json"]) == 1
+    printed = capsys.readouterr().out
+    assert printed == assay.analyze(mixed).to_json()
+    document = json.loads(printed)
+    assert document["schema"] == "assay.analysis/v1"
+    assert document["summary"] == {"tests": 3, "PASS": 1, "FAIL": 1, "INCONCLUSIVE": 1}
+    required = {
+        "test_id",
+        "n",
+        "passed",
+        "errors",
+        "pass_rate",
+        "ci",
+        "threshold",
+        "verdict",
+        "pass_at_k",
+        "pass_hat_k",
+        "score",
+        "tool_consistency",
+        "flakiness",
+        "usage",
+        "duration_s",
+        "regression",
+    }
+    for test in document["tests"]:
+        assert required <= set(test)
+        assert set(test["ci"]) == {"method", "confidence", "low", "high"}
+        assert set(test["usage"]) == {"llm_calls", "input_tokens", "output_tokens"}
+        assert set(test["duration_s"]) == {"mean", "p90"}
+    out_file = tmp_path / "verdicts.json"
+    assert run(["analyze", str(mixed), "--format", "json", "--output", str(out_file)]) == 1
+    assert out_file.read_text() == printed
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["analyze", "{tmp}/missing"], "missing: no such file or folder"),
+        (["analyze", "{tmp}/empty"], "empty: folder holds no .parquet files"),
+        (["analyze", "{tmp}/junk.parquet"], "junk.parquet: not a readable Parquet file"),
+        (["analyze", "{traces}", "--format", "xml"], "Invalid value for '--format'"),
+        (["analyze", "{traces}", "--threshold", "1.5"], "--threshold must lie in [0, 1]"),
+        (["analyze", "{traces}", "--confidence", "abc"], "Invalid value for '--confidence'"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    argv: list[str], message: str, parquet_sink, tmp_path: Path, capsys
+) -> None:
+    _record({"t": (1, 1)})
+    traces = parquet_sink.flush()
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "junk.parquet").write_text("hello")
+    args = [a.format(tmp=tmp_path, traces=traces) for a in argv]
+    assert run(args) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def test_corrupt_file_among_good_ones(mixed: Path, capsys) -> None:
+    good = next(mixed.rglob("*.parquet"))
+    broken = good.parent / "broken.parquet"
+    broken.write_bytes(good.read_bytes()[:100])
+    assert run(["analyze", str(mixed)]) == 2
+    assert "broken.parquet" in capsys.readouterr().err
+    assert run(["analyze", str(mixed), "--skip-bad-files", "--format", "json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert [Path(s["path"]).name for s in document["skipped_files"]] == ["broken.parquet"]
+    assert document["summary"]["tests"] == 3
+
+
+def test_console_script_prints_no_traceback(tmp_path: Path) -> None:
+    exe = shutil.which("assay", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    result = subprocess.run(
+        [exe, "analyze", str(tmp_path / "nowhere")], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"assay: error: {tmp_path / 'nowhere'}: no such file or folder"
+    ]
