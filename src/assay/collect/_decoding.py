@@ -103,12 +103,15 @@ class DecodePool:
     def __init__(self, workers: int) -> None:
         self._pool: ProcessPoolExecutor | None = None
         if workers > 0:
-            self._pool = ProcessPoolExecutor(
-                max_workers=workers,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_worker_init,
-                initargs=(os.getpid(),),
-            )
+            try:
+                self._pool = ProcessPoolExecutor(
+                    max_workers=workers,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_worker_init,
+                    initargs=(os.getpid(),),
+                )
+            except (OSError, ImportError) as exc:  # e.g. no working semaphores in a sandbox
+                _log.warning("cannot start decode workers (%s); decoding in one thread", exc)
         self.depth = 2 * workers + 1
         self._inflight: deque[tuple[Future[bytes | str] | None, int, bytes]] = deque()
 
