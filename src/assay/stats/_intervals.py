@@ -1,13 +1,26 @@
-"""Confidence intervals for a binomial proportion (a pass rate)."""
+"""Confidence intervals for a binomial proportion (a pass rate).
+
+Two entry points share one set of formulas: :func:`proportion_interval` for one count (it calls
+scipy where scipy has the method, so the figures are scipy's), and :func:`proportion_bounds`,
+vectorised over numpy arrays, for planning and search loops that need thousands of intervals.
+"""
 
 from __future__ import annotations
 
-import math
+import functools
 from dataclasses import dataclass
+from typing import Final
 
+import numpy as np
+import numpy.typing as npt
 from scipy import stats as sps
 
-from assay.errors import ConfigError
+from assay.errors import ConfigError, InsufficientDataError
+
+METHODS: Final = ("wilson", "wilson-cc", "clopper-pearson", "jeffreys", "agresti-coull")
+"""The interval methods assay knows, by the names the CLI and the JSON use."""
+
+_SCIPY_NAMES: Final = {"wilson": "wilson", "wilson-cc": "wilsoncc", "clopper-pearson": "exact"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,24 +34,78 @@ class Interval:
     confidence: float
     """Confidence level, e.g. 0.95."""
     method: str
-    """How it was computed, e.g. ``"wilson"``."""
+    """How it was computed, one of :data:`METHODS`, e.g. ``"wilson"``."""
 
 
 def _check(successes: int, n: int, confidence: float) -> None:
-    if n < 1:
-        raise ConfigError(f"an interval needs at least one trial (n = {n})")
-    if not 0 <= successes <= n:
+    if n < 0 or not 0 <= successes <= n:
         raise ConfigError(f"successes must lie in [0, n] (got {successes} of {n})")
+    _check_confidence(confidence)
+    if n == 0:
+        raise InsufficientDataError("an interval needs at least one trial (n = 0)")
+
+
+def _check_confidence(confidence: float) -> None:
     if not 0 < confidence < 1:
         raise ConfigError(f"confidence must lie strictly between 0 and 1 (got {confidence})")
+
+
+def _check_method(method: str) -> None:
+    if method not in METHODS:
+        raise ConfigError(f"unknown interval method {method!r}; choose one of {', '.join(METHODS)}")
+
+
+def proportion_interval(
+    successes: int, n: int, confidence: float = 0.95, method: str = "wilson"
+) -> Interval:
+    """A two-sided confidence interval for ``successes`` out of ``n``.
+
+    Methods and sources:
+
+    * ``wilson`` — Wilson (1927), JASA 22:209–212; the score interval. Default: it stays
+      inside [0, 1] and keeps close to nominal coverage for small n and rates near 0 or 1,
+      where the normal (Wald) interval fails (Brown, Cai & DasGupta 2001, Stat. Sci. 16:101).
+    * ``wilson-cc`` — Wilson with continuity correction, Newcombe (1998), Stat. Med. 17:857.
+    * ``clopper-pearson`` — the "exact" interval from inverting two one-sided binomial tests,
+      Clopper & Pearson (1934), Biometrika 26:404; coverage is never below nominal.
+    * ``jeffreys`` — equal-tailed Beta(x + ½, n − x + ½) posterior interval, with the usual
+      boundary rule: lower bound 0 at x = 0, upper bound 1 at x = n (Brown et al. 2001).
+    * ``agresti-coull`` — Wald interval around (x + z²/2)/(n + z²), Agresti & Coull (1998),
+      Am. Stat. 52:119; clipped to [0, 1].
+
+    The first three are computed by ``scipy.stats.binomtest(successes, n).proportion_ci``
+    (methods ``wilson``, ``wilsoncc``, ``exact``) and equal it.
+
+    Args:
+        successes: Number of passing trials, in [0, n].
+        n: Number of trials (≥ 1).
+        confidence: Two-sided confidence level in (0, 1).
+        method: One of :data:`METHODS`.
+
+    Returns:
+        The interval, its bounds in [0, 1] with ``low <= successes / n <= high``.
+
+    Raises:
+        ConfigError: For an unknown method, a confidence outside (0, 1) or successes outside
+            [0, n].
+        InsufficientDataError: For n = 0.
+    """
+    _check_method(method)
+    _check(successes, n, confidence)
+    if method in _SCIPY_NAMES:
+        ci = sps.binomtest(successes, n).proportion_ci(confidence, _SCIPY_NAMES[method])
+        low, high = float(ci.low), float(ci.high)
+    else:
+        lows, highs = proportion_bounds(successes, n, confidence, method)
+        low, high = float(lows), float(highs)
+    return Interval(min(max(low, 0.0), 1.0), min(max(high, 0.0), 1.0), confidence, method)
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
     """The Wilson score interval for ``successes`` out of ``n``, two-sided.
 
     Wilson (1927), "Probable inference, the law of succession, and statistical inference",
-    JASA 22:209–212. Unlike the normal-approximation (Wald) interval it stays inside [0, 1] and
-    keeps close to its nominal coverage for small n and rates near 0 or 1.
+    JASA 22:209–212. Same as ``proportion_interval(successes, n, confidence, "wilson")``.
 
     Args:
         successes: Number of passing trials.
@@ -49,13 +116,125 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interva
         The interval; equal to ``scipy.stats.binomtest(successes, n).proportion_ci(confidence,
         "wilson")``.
     """
-    _check(successes, n, confidence)
-    z = float(sps.norm.isf((1 - confidence) / 2))
-    p = successes / n
+    return proportion_interval(successes, n, confidence, "wilson")
+
+
+def proportion_bounds(
+    successes: npt.ArrayLike,
+    n: npt.ArrayLike,
+    confidence: float = 0.95,
+    method: str = "wilson",
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Vectorised lower and upper bounds of :func:`proportion_interval` (same formulas).
+
+    Used where thousands of intervals are needed (planning, searches). Arrays broadcast; no
+    range checks beyond the method and confidence, so callers pass valid counts (n ≥ 1,
+    0 ≤ successes ≤ n). Agrees with :func:`proportion_interval` to floating-point accuracy.
+
+    Args:
+        successes: Passing trials, an integer array.
+        n: Trials, an integer array broadcastable with ``successes``.
+        confidence: Two-sided confidence level in (0, 1).
+        method: One of :data:`METHODS`.
+
+    Returns:
+        ``(low, high)`` as float arrays of the broadcast shape.
+    """
+    _check_method(method)
+    _check_confidence(confidence)
+    x = np.asarray(successes, dtype=np.float64)
+    nn = np.asarray(n, dtype=np.float64)
+    x, nn = np.broadcast_arrays(x, nn)
+    alpha = 1.0 - confidence
+    z = float(sps.norm.isf(alpha / 2))
     z2 = z * z
-    denominator = 1 + z2 / n
-    centre = (p + z2 / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denominator
-    low = 0.0 if successes == 0 else max(0.0, centre - half)
-    high = 1.0 if successes == n else min(1.0, centre + half)
-    return Interval(low, high, confidence, "wilson")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if method in ("wilson", "wilson-cc"):
+            # Newcombe (1998), as in scipy.stats._binomtest._binom_wilson_conf_int.
+            p = x / nn
+            q = 1 - p
+            denom = 2 * (nn + z2)
+            centre = (2 * nn * p + z2) / denom
+            if method == "wilson":
+                half = z / denom * np.sqrt(4 * nn * p * q + z2)
+                low, high = centre - half, centre + half
+            else:
+                low = centre - (1 + z * np.sqrt(z2 - 2 - 1 / nn + 4 * p * (nn * q + 1))) / denom
+                high = centre + (1 + z * np.sqrt(z2 + 2 - 1 / nn + 4 * p * (nn * q - 1))) / denom
+        elif method == "clopper-pearson":
+            low = sps.beta.ppf(alpha / 2, x, nn - x + 1)
+            high = sps.beta.isf(alpha / 2, x + 1, nn - x)
+        elif method == "jeffreys":
+            low = sps.beta.ppf(alpha / 2, x + 0.5, nn - x + 0.5)
+            high = sps.beta.isf(alpha / 2, x + 0.5, nn - x + 0.5)
+        else:  # agresti-coull
+            n_tilde = nn + z2
+            p_tilde = (x + z2 / 2) / n_tilde
+            half = z * np.sqrt(p_tilde * (1 - p_tilde) / n_tilde)
+            low, high = p_tilde - half, p_tilde + half
+    low = np.where(x == 0, 0.0, np.clip(low, 0.0, 1.0))
+    high = np.where(x == nn, 1.0, np.clip(high, 0.0, 1.0))
+    return low.astype(np.float64), high.astype(np.float64)
+
+
+def min_trials_for_pass(
+    threshold: float,
+    confidence: float = 0.95,
+    method: str = "wilson",
+    max_n: int = 1_000_000,
+) -> int | None:
+    """The fewest trials for which all-pass (n of n) can give a PASS at ``threshold``.
+
+    PASS needs the interval's lower bound to reach the threshold; with fewer trials even a
+    perfect record is INCONCLUSIVE. The lower bound of n/n grows with n for every method, so
+    this is found by doubling then bisection, with :func:`proportion_interval` itself.
+
+    Args:
+        threshold: Required pass rate in [0, 1).
+        confidence: Two-sided confidence level in (0, 1).
+        method: One of :data:`METHODS`.
+        max_n: Give up beyond this many trials.
+
+    Returns:
+        The smallest such n, or None if no n ≤ ``max_n`` suffices.
+
+    Raises:
+        ConfigError: For a threshold outside [0, 1] or a bad method or confidence.
+    """
+    _check_method(method)
+    _check_confidence(confidence)
+    if not 0 <= threshold <= 1:
+        raise ConfigError(f"threshold must lie in [0, 1] (got {threshold})")
+    return _min_trials_for_pass(float(threshold), float(confidence), method, int(max_n))
+
+
+@functools.lru_cache(maxsize=256)
+def _min_trials_for_pass(
+    threshold: float, confidence: float, method: str, max_n: int
+) -> int | None:
+    def passes(n: int) -> bool:
+        return proportion_interval(n, n, confidence, method).low >= threshold
+
+    hi = 1
+    while not passes(hi):
+        if hi >= max_n:
+            return None
+        hi = min(hi * 2, max_n)
+    lo = hi // 2  # passes(lo) is False (or lo == 0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if passes(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+__all__ = [
+    "METHODS",
+    "Interval",
+    "min_trials_for_pass",
+    "proportion_bounds",
+    "proportion_interval",
+    "wilson_interval",
+]

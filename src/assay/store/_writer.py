@@ -23,6 +23,7 @@ from assay.errors import ConfigError
 from assay.store import _schema as s
 
 PARTITION_KEYS = ("date", "service")
+_DAY_NS = 86_400 * 10**9
 TEMP_SUFFIX = ".tmp"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _DOTS = re.compile(r"\.{2,}")
@@ -105,7 +106,8 @@ class SpanWriter:
         """Buffer a spans-table batch; full row groups and full files are written as they fill."""
         if table.num_rows == 0:
             return
-        table = table.select(s.SPANS_SCHEMA.names).cast(s.SPANS_SCHEMA)
+        if not table.schema.equals(s.SPANS_SCHEMA, check_metadata=True):
+            table = table.select(s.SPANS_SCHEMA.names).cast(s.SPANS_SCHEMA)
         for key, part in self._split(table):
             handle = self._open.get(key) or self._start(key)
             handle.pending.append(part)
@@ -136,6 +138,9 @@ class SpanWriter:
     def _split(self, table: pa.Table) -> list[tuple[tuple[str, ...], pa.Table]]:
         if not self.partition_by:
             return [((), table)]
+        single = self._single_key(table)
+        if single is not None:
+            return [(single, table)]
         columns: list[pa.Array] = []
         for key in self.partition_by:
             if key == "date":
@@ -151,6 +156,27 @@ class SpanWriter:
         for i, k in enumerate(keys):
             groups.setdefault(tuple(k), []).append(i)
         return [(k, table.take(pa.array(idx))) for k, idx in groups.items()]
+
+    def _single_key(self, table: pa.Table) -> tuple[str, ...] | None:
+        """The partition key when the whole batch shares one (the common case), else None.
+
+        Decided from the min/max start time and the distinct service names, so a batch from one
+        service on one day is not split row by row.
+        """
+        key: list[str] = []
+        for name in self.partition_by:
+            if name == "date":
+                bounds = pc.min_max(table[s.START_TIME])
+                low, high = bounds["min"].as_py(), bounds["max"].as_py()
+                if low // _DAY_NS != high // _DAY_NS:
+                    return None
+                key.append(datetime.fromtimestamp(low // 10**9, UTC).strftime("%Y-%m-%d"))
+            else:
+                services = pc.unique(table[s.SERVICE_NAME])
+                if len(services) != 1:
+                    return None
+                key.append(sanitize_partition_value(services[0].as_py()))
+        return tuple(key)
 
     def _start(self, key: tuple[str, ...]) -> _OpenFile:
         folder = self.root.joinpath(

@@ -5,8 +5,11 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+import numpy as np
+from scipy import stats as sps
+
 from assay.errors import ConfigError
-from assay.stats import Interval
+from assay.stats import Interval, min_trials_for_pass, proportion_bounds, proportion_interval
 
 
 class Verdict(enum.StrEnum):
@@ -30,20 +33,170 @@ class ThresholdResult:
     """The confidence interval of the pass rate."""
     threshold: float
     """The required pass rate."""
+    more_trials_needed: int | None = None
+    """For INCONCLUSIVE: further trials that would likely settle it at the observed rate (see
+    :func:`more_trials_needed`); None otherwise, or if it would not settle."""
+    min_trials_for_pass: int | None = None
+    """Fewest trials with which PASS is possible at all (all passing); None if unknown."""
+    note: str | None = None
+    """A warning for the reader, e.g. that PASS is impossible with this few trials."""
+
+
+def _decide(low: float, high: float, threshold: float) -> Verdict:
+    if low >= threshold:
+        return Verdict.PASS
+    if high < threshold:
+        return Verdict.FAIL
+    return Verdict.INCONCLUSIVE
+
+
+def _check_threshold(threshold: float) -> None:
+    if not 0 <= threshold <= 1:
+        raise ConfigError(f"threshold must lie in [0, 1] (got {threshold})")
 
 
 def threshold_verdict(interval: Interval, threshold: float) -> ThresholdResult:
     """Decide PASS / FAIL / INCONCLUSIVE for a pass-rate interval against ``threshold``.
 
     PASS if ``interval.low >= threshold``; FAIL if ``interval.high < threshold``; otherwise
-    INCONCLUSIVE (the interval straddles the threshold).
+    INCONCLUSIVE (the interval straddles the threshold). Use :func:`threshold_test` to also
+    get the number of further trials and the small-n warning.
     """
-    if not 0 <= threshold <= 1:
-        raise ConfigError(f"threshold must lie in [0, 1] (got {threshold})")
-    if interval.low >= threshold:
-        verdict = Verdict.PASS
-    elif interval.high < threshold:
-        verdict = Verdict.FAIL
-    else:
-        verdict = Verdict.INCONCLUSIVE
-    return ThresholdResult(verdict, interval, threshold)
+    _check_threshold(threshold)
+    return ThresholdResult(_decide(interval.low, interval.high, threshold), interval, threshold)
+
+
+def settle_probability(
+    successes: int,
+    n: int,
+    additional: int,
+    threshold: float,
+    confidence: float = 0.95,
+    method: str = "wilson",
+) -> float:
+    """P(the verdict is PASS or FAIL after ``additional`` more trials), at the observed rate.
+
+    Future passes are Binomial(additional, successes / n); the probability is the exact sum
+    over those outcomes whose interval (of all n + additional trials) lies wholly on one side
+    of the threshold.
+
+    Args:
+        successes: Passing trials so far.
+        n: Trials so far (≥ 1).
+        additional: Further trials (≥ 0).
+        threshold: Required pass rate in [0, 1].
+        confidence: Two-sided confidence level.
+        method: Interval method.
+
+    Returns:
+        The probability in [0, 1].
+    """
+    _check_threshold(threshold)
+    if n < 1 or not 0 <= successes <= n or additional < 0:
+        raise ConfigError(
+            f"need n >= 1, 0 <= successes <= n and additional >= 0 "
+            f"(got {successes}, {n}, {additional})"
+        )
+    rate = successes / n
+    # Outcomes beyond 10 standard deviations carry < 1e-20 of probability: skip them.
+    spread = 10 * np.sqrt(additional * rate * (1 - rate)) + 5
+    first = max(0, int(additional * rate - spread))
+    last = min(additional, int(additional * rate + spread) + 1)
+    future = np.arange(first, last + 1)
+    low, high = proportion_bounds(successes + future, n + additional, confidence, method)
+    settled = (low >= threshold) | (high < threshold)
+    pmf = sps.binom.pmf(future, additional, rate)
+    return float(min(pmf[settled].sum(), 1.0))
+
+
+def more_trials_needed(
+    successes: int,
+    n: int,
+    threshold: float,
+    confidence: float = 0.95,
+    method: str = "wilson",
+    max_additional: int = 100_000,
+    probability: float = 0.5,
+) -> int | None:
+    """Further trials that would likely settle an INCONCLUSIVE threshold verdict.
+
+    Rule: assume the true pass rate equals the observed one, p̂ = successes / n. The answer is
+    the smallest number m of further trials for which the verdict on all n + m trials is
+    settled (PASS or FAIL) with probability ≥ ``probability`` (default ½; see
+    :func:`settle_probability`, an exact binomial sum). m is found by doubling and then
+    bisection, since that probability rises with m apart from small saw-teeth. A guide for the
+    next run, not a promise: the true rate may differ from p̂. None when nothing up to
+    ``max_additional`` reaches the probability (e.g. p̂ sits on the threshold).
+
+    Args:
+        successes: Passing trials so far.
+        n: Trials so far (≥ 1).
+        threshold: Required pass rate in [0, 1].
+        confidence: Two-sided confidence level.
+        method: Interval method.
+        max_additional: Largest number of further trials considered.
+        probability: How likely settling must be, in (0, 1).
+
+    Returns:
+        The number of further trials, 0 if already settled, or None.
+    """
+    _check_threshold(threshold)
+    if not 0 < probability < 1:
+        raise ConfigError(f"probability must lie strictly between 0 and 1 (got {probability})")
+    current = proportion_interval(successes, n, confidence, method)
+    if _decide(current.low, current.high, threshold) is not Verdict.INCONCLUSIVE:
+        return 0
+
+    def settles(m: int) -> bool:
+        return settle_probability(successes, n, m, threshold, confidence, method) >= probability
+
+    hi = 1
+    while not settles(hi):
+        if hi >= max_additional:
+            return None
+        hi = min(2 * hi, max_additional)
+    lo = hi // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if settles(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def threshold_test(
+    successes: int,
+    n: int,
+    threshold: float = 0.80,
+    confidence: float = 0.95,
+    method: str = "wilson",
+) -> ThresholdResult:
+    """The full threshold check from counts: interval, verdict, further trials, warning.
+
+    Args:
+        successes: Passing trials.
+        n: Trials (≥ 1).
+        threshold: Required pass rate in [0, 1].
+        confidence: Two-sided confidence level.
+        method: Interval method (see :func:`assay.stats.proportion_interval`).
+
+    Returns:
+        The result; ``note`` warns when n is too small for PASS to be possible at all.
+    """
+    _check_threshold(threshold)
+    interval = proportion_interval(successes, n, confidence, method)
+    verdict = _decide(interval.low, interval.high, threshold)
+    needed = min_trials_for_pass(threshold, confidence, method)
+    more = None
+    if verdict is Verdict.INCONCLUSIVE:
+        more = more_trials_needed(successes, n, threshold, confidence, method)
+    note = None
+    if needed is None:
+        note = f"PASS at {threshold:g} is impossible with a {method} interval at any n"
+    elif n < needed:
+        note = (
+            f"PASS at {threshold:g} is impossible with {n} trials even if all pass; "
+            f"it needs at least {needed} ({method}, {confidence:g} confidence)"
+        )
+    return ThresholdResult(verdict, interval, threshold, more, needed, note)

@@ -1,0 +1,180 @@
+"""The collector: receivers → write-ahead log → converter → Parquet, started and drained."""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import signal
+import threading
+from types import FrameType
+
+from assay.collect._config import CollectorConfig
+from assay.collect._converter import Converter, recover
+from assay.collect._counters import Counters
+from assay.collect._decoding import default_workers, remember_missing_imports
+from assay.collect._grpc import GrpcReceiver
+from assay.collect._http import HttpReceiver
+from assay.collect._intake import Intake
+from assay.collect._wal import WriteAheadLog
+from assay.errors import ConfigError
+
+__all__ = ["Collector", "run_collector"]
+
+_log = logging.getLogger("assay.collect")
+LOCK_FILE = "LOCK"
+
+
+class Collector:
+    """An OTLP → Parquet collector, as a library object.
+
+    ``start()`` first recovers whatever a previous run left in the write-ahead log, then opens
+    the receivers; ``stop()`` refuses new requests, answers those in progress, writes every
+    acknowledged span into visible files and empties the log.
+
+    Example:
+        >>> collector = Collector(CollectorConfig(out=Path("traces"), grpc_port=None))
+        >>> collector.start()   # doctest: +SKIP
+        >>> collector.stop()    # doctest: +SKIP
+    """
+
+    def __init__(self, config: CollectorConfig) -> None:
+        self.config = config
+        self.counters = Counters()
+        self._http: HttpReceiver | None = None
+        self._grpc: GrpcReceiver | None = None
+        self._wal: WriteAheadLog | None = None
+        self._converter: Converter | None = None
+        self._intake: Intake | None = None
+        self._stopped = False
+        self._lock_fd: int | None = None
+
+    @property
+    def http_port(self) -> int | None:
+        """The bound OTLP/HTTP port, once started."""
+        return self._http.port if self._http is not None else None
+
+    @property
+    def grpc_port(self) -> int | None:
+        """The bound OTLP/gRPC port, once started."""
+        return self._grpc.port if self._grpc is not None else None
+
+    def start(self) -> None:
+        """Recover the log, then start the converter and the receivers.
+
+        Raises:
+            ConfigError: The output folder cannot be written or a port cannot be bound.
+        """
+        config = self.config
+        try:
+            config.out.mkdir(parents=True, exist_ok=True)
+            config.wal_path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"{config.out}: cannot create the output folder ({exc})") from exc
+        self._lock_out()
+        recovered = recover(config, self.counters)
+        if recovered:
+            _log.info("recovered %d acknowledged spans from the write-ahead log", recovered)
+        intake_ref: list[Intake] = []
+        converter = Converter(
+            config,
+            self.counters,
+            request_rotation=lambda: wal.request_rotation(),
+            release=lambda size: intake_ref[0].release(size),
+            workers=default_workers() if config.workers is None else config.workers,
+        )
+        wal = WriteAheadLog(
+            config.wal_path,
+            on_durable=converter.on_durable,
+            on_sealed=converter.on_sealed,
+            fsync=config.fsync,
+        )
+        intake = Intake(config, wal, self.counters)
+        intake_ref.append(intake)
+        self.counters.add_gauge("queue_records", converter.queued)
+        self.counters.add_gauge("queue_bytes", intake.queued_bytes)
+        self.counters.add_gauge("converter_failed", lambda: int(converter.failed is not None))
+        self.counters.add_gauge("wal_failed", lambda: int(wal.failed))
+        self._wal, self._converter, self._intake = wal, converter, intake
+        converter.start()
+        try:
+            if config.http_port is not None:
+                self._http = HttpReceiver(config, intake, self.counters)
+            if config.grpc_port is not None:
+                self._grpc = GrpcReceiver(config, intake, self.counters)
+        except (OSError, RuntimeError) as exc:
+            self.stop()
+            raise ConfigError(f"cannot listen on {config.host}: {exc}") from exc
+        if self._http is not None:
+            self._http.start()
+            _log.info("OTLP/HTTP listening on http://%s:%d", config.host, self._http.port)
+        if self._grpc is not None:
+            self._grpc.start()
+            _log.info("OTLP/gRPC listening on %s:%d", config.host, self._grpc.port)
+        _log.info("writing spans to %s", config.out)
+
+    def _lock_out(self) -> None:
+        """Hold an exclusive lock on the log folder: two collectors must not share one."""
+        path = self.config.wal_path / LOCK_FILE
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            os.close(fd)
+            raise ConfigError(
+                f"{self.config.wal_path}: another collector is using this write-ahead log; "
+                "give each collector its own --out or --wal-dir"
+            ) from exc
+        self._lock_fd = fd
+
+    def _unlock_out(self) -> None:
+        if self._lock_fd is not None:
+            (self.config.wal_path / LOCK_FILE).unlink(missing_ok=True)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def stop(self) -> None:
+        """Drain: refuse new requests (503), finish those in progress, flush everything."""
+        if self._stopped:
+            return
+        self._stopped = True
+        if self._intake is not None:
+            self._intake.draining = True
+        if self._http is not None:
+            self._http.stop()
+        if self._grpc is not None:
+            self._grpc.stop()
+        if self._wal is not None:
+            self._wal.close()
+        if self._converter is not None:
+            self._converter.stop()
+        self._unlock_out()
+        _log.info("stopped: %s", self.counters.summary())
+
+
+def run_collector(config: CollectorConfig, *, ready: threading.Event | None = None) -> None:
+    """Run a collector until SIGTERM or SIGINT, then drain it.
+
+    Args:
+        config: The settings.
+        ready: Set once the receivers listen (for embedding).
+    """
+    remember_missing_imports()
+    stop = threading.Event()
+
+    def _on_signal(signum: int, frame: FrameType | None) -> None:
+        _log.info("received %s, draining", signal.Signals(signum).name)
+        stop.set()
+
+    previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    collector = Collector(config)
+    try:
+        collector.start()
+        if ready is not None:
+            ready.set()
+        while not stop.wait(0.5):
+            pass
+    finally:
+        collector.stop()
+        for s, handler in previous.items():
+            signal.signal(s, handler)

@@ -1,0 +1,108 @@
+"""The collector's settings, and the limits that keep it safe in front of untrusted senders."""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from assay.errors import ConfigError
+
+__all__ = ["CollectorConfig", "DecompressionError", "TooLargeError", "gunzip_bounded"]
+
+
+@dataclass(frozen=True, slots=True)
+class CollectorConfig:
+    """Everything ``assay collect`` can be told.
+
+    The defaults are safe for a laptop: loopback only, fsync on, bounded memory.
+    """
+
+    out: Path
+    """Output folder of the spans table (Hive-partitioned Parquet files)."""
+    host: str = "127.0.0.1"
+    """Interface to bind; ``0.0.0.0`` exposes the collector to the network."""
+    http_port: int | None = 4318
+    """OTLP/HTTP port (``0`` picks a free port, ``None`` disables the receiver)."""
+    grpc_port: int | None = 4317
+    """OTLP/gRPC port (``0`` picks a free port, ``None`` disables the receiver)."""
+    token: str | None = None
+    """Bearer token every request must carry (``Authorization: Bearer …``); None = no auth."""
+    wal_dir: Path | None = None
+    """Write-ahead log folder; default ``OUT/_wal`` (hidden from readers)."""
+    partition_by: tuple[str, ...] = ("date", "service")
+    """Hive partition keys of the output."""
+    max_body_bytes: int = 16 * 1024 * 1024
+    """Largest request body accepted as sent (compressed or not); larger gets 413."""
+    max_decompressed_bytes: int = 64 * 1024 * 1024
+    """Largest request once decompressed; a gzip bomb is refused with 413, not inflated."""
+    max_queue_bytes: int = 128 * 1024 * 1024
+    """Request bytes waiting to be logged or converted; beyond it senders get 429."""
+    roll_bytes: int = 128 * 1024 * 1024
+    """Roll output files (and checkpoint the log) after this many request bytes."""
+    roll_age_s: float = 60.0
+    """Roll output files (and checkpoint the log) at least this often while data arrives."""
+    fsync: bool = True
+    """fsync the write-ahead log before acknowledging (turning it off loses durability)."""
+    retry_after_s: int = 1
+    """Seconds senders are told to wait when pushed back."""
+    max_connections: int = 512
+    """Concurrent HTTP connections; more are answered 503 and closed."""
+    workers: int | None = None
+    """Processes decoding OTLP into columns; None = one per core (at most 4), 0 = none."""
+
+    def __post_init__(self) -> None:
+        for name in ("max_body_bytes", "max_decompressed_bytes", "max_queue_bytes", "roll_bytes"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be positive")
+        if self.roll_age_s <= 0:
+            raise ConfigError("roll_age_s must be positive")
+        if self.http_port is None and self.grpc_port is None:
+            raise ConfigError("enable at least one receiver (an HTTP or a gRPC port)")
+        for name in ("http_port", "grpc_port"):
+            port = getattr(self, name)
+            if port is not None and not 0 <= port <= 65535:
+                raise ConfigError(f"{name} {port} is not a TCP port")
+        if self.workers is not None and not 0 <= self.workers <= 64:
+            raise ConfigError(f"workers must be between 0 and 64, not {self.workers}")
+        if self.token is not None and not self.token.strip():
+            raise ConfigError("the token must not be empty")
+
+    @property
+    def wal_path(self) -> Path:
+        """The write-ahead log folder actually used."""
+        return self.wal_dir if self.wal_dir is not None else self.out / "_wal"
+
+
+class TooLargeError(Exception):
+    """A body that exceeds a size limit (answered 413 / RESOURCE_EXHAUSTED)."""
+
+
+class DecompressionError(Exception):
+    """A body that claims a compression it does not have (answered 400)."""
+
+
+def gunzip_bounded(data: bytes, limit: int) -> bytes:
+    """Decompress gzip ``data`` without ever inflating more than ``limit`` bytes.
+
+    Raises:
+        TooLargeError: The data inflates beyond ``limit`` (a gzip bomb stops here).
+        DecompressionError: The data is not valid gzip.
+    """
+    out: list[bytes] = []
+    size = 0
+    rest = data
+    try:
+        while rest:
+            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            chunk = inflater.decompress(rest, limit - size + 1)
+            size += len(chunk)
+            if size > limit or inflater.unconsumed_tail:
+                raise TooLargeError(f"decompressed body exceeds {limit} bytes")
+            if not inflater.eof:
+                raise DecompressionError("truncated gzip data")
+            out.append(chunk)
+            rest = inflater.unused_data  # concatenated gzip members
+    except zlib.error as exc:
+        raise DecompressionError(f"invalid gzip data ({exc})") from exc
+    return b"".join(out)

@@ -1,0 +1,290 @@
+"""The converter: write-ahead log records → Parquet files, checkpointed exactly once.
+
+Records are decoded and handed to a :class:`assay.store.SpanWriter` that writes into a hidden
+staging folder (``OUT/_staging``; readers skip folders starting with ``_``). At a checkpoint —
+when enough bytes or enough time have passed — the converter asks the log to seal its segment,
+and once it has converted every record of the sealed segments it commits:
+
+1. flush the writer: every staged file is complete, fsynced and renamed inside staging;
+2. write ``_staging/COMMIT`` (fsynced) listing those files and the last sealed segment;
+3. move each staged file to its final place in ``OUT`` (one line logged per file);
+4. delete the sealed log segments, then the ``COMMIT`` marker.
+
+A crash before step 2 leaves staged files that recovery deletes (the log still holds their
+spans); after it, recovery finishes steps 3–4. So every acknowledged span reaches a visible file
+exactly once, and no visible file is ever half-written.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+
+from assay.collect._config import CollectorConfig
+from assay.collect._counters import Counters
+from assay.collect._decoding import DecodePool, decode_record
+from assay.collect._wal import list_segments, read_segment
+from assay.errors import InputError
+from assay.store import SpanWriter, fsync_dir
+
+__all__ = ["Converter", "recover"]
+
+_log = logging.getLogger("assay.collect")
+STAGING = "_staging"
+COMMIT = "COMMIT"
+#: Rows buffered per open file before a row group is written: bounds the converter's memory
+#: (about 1 KiB per span with ten attributes, per partition being written).
+ROW_GROUP_ROWS = 32 * 1024
+
+
+def _staging(config: CollectorConfig) -> Path:
+    return config.out / STAGING
+
+
+class _Staged:
+    """The files a writer made visible in staging, with their row counts (its ``on_roll``)."""
+
+    def __init__(self) -> None:
+        self.files: dict[Path, int] = {}
+
+    def __call__(self, path: Path, rows: int) -> None:
+        self.files[path] = rows
+
+
+def _convert(writer: SpanWriter, kind: int, payload: bytes, counters: Counters | None) -> int:
+    """Decode one logged request into the writer; return the spans written (0 if broken)."""
+    try:
+        table = decode_record(kind, payload)
+    except InputError as exc:
+        # Receivers validate before logging, so this means a bug; never die on it.
+        _log.error("skipping a logged request that cannot be converted: %s", exc)
+        if counters is not None:
+            counters.add("conversion_errors")
+        return 0
+    writer.write(table)
+    return int(table.num_rows)
+
+
+def _publish(config: CollectorConfig, counters: Counters | None) -> None:
+    """Steps 3–4 of a commit whose ``COMMIT`` marker is on disk (idempotent)."""
+    staging = _staging(config)
+    marker = staging / COMMIT
+    document = json.loads(marker.read_text())
+    folders: set[Path] = set()
+    for relative in document["files"]:
+        source = staging / relative
+        target = config.out / relative
+        if not source.exists():
+            continue  # moved before a crash
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(source, target)
+        folders.add(target.parent)
+        rows = int(document["rows"].get(relative, 0))
+        _log.info("wrote %s (%d spans)", target, rows)
+        if counters is not None:
+            counters.add("files_written")
+            counters.add("spans_written", rows)
+    for folder in folders:
+        fsync_dir(folder)
+    for number, path in list_segments(config.wal_path):
+        if number <= int(document["sealed"]):
+            path.unlink()
+    fsync_dir(config.wal_path)
+    marker.unlink()
+    fsync_dir(staging)
+    for folder in sorted((p for p in staging.rglob("*") if p.is_dir()), reverse=True):
+        try:
+            folder.rmdir()  # empty partition folders only
+        except OSError:
+            pass
+
+
+def _commit(
+    config: CollectorConfig,
+    writer: SpanWriter,
+    staged: _Staged,
+    sealed: int,
+    counters: Counters | None,
+) -> None:
+    writer.flush()
+    staging = _staging(config)
+    staging.mkdir(parents=True, exist_ok=True)
+    document = {
+        "sealed": sealed,
+        "files": [str(p.relative_to(staging)) for p in staged.files],
+        "rows": {str(p.relative_to(staging)): n for p, n in staged.files.items()},
+    }
+    temp = staging / f".{COMMIT}.tmp"
+    with temp.open("w") as handle:
+        json.dump(document, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temp, staging / COMMIT)
+    fsync_dir(staging)
+    staged.files.clear()
+    _publish(config, counters)
+
+
+def recover(config: CollectorConfig, counters: Counters | None = None) -> int:
+    """Finish an interrupted commit and convert every record left in the log.
+
+    Run before the receivers start. Returns the number of spans recovered from the log.
+    """
+    staging = _staging(config)
+    if (staging / COMMIT).exists():
+        _log.info("finishing a checkpoint interrupted by a crash")
+        _publish(config, counters)
+    if staging.exists():
+        shutil.rmtree(staging)  # files never committed: the log still holds their spans
+    segments = list_segments(config.wal_path)
+    if not segments:
+        return 0
+    staged = _Staged()
+    writer = SpanWriter(
+        staging,
+        partition_by=config.partition_by,
+        max_file_bytes=config.roll_bytes,
+        row_group_rows=ROW_GROUP_ROWS,
+        on_roll=staged,
+    )
+    spans = 0
+    for _, path in segments:
+        for kind, payload in read_segment(path):
+            spans += _convert(writer, kind, payload, counters)
+    _commit(config, writer, staged, segments[-1][0], counters)
+    _log.info("recovered %d spans from %d log segment(s)", spans, len(segments))
+    return spans
+
+
+class Converter:
+    """The background thread that turns logged requests into Parquet files.
+
+    Args:
+        config: The collector settings (output folder, roll size and age).
+        counters: Where to count files and spans written.
+        request_rotation: Asks the log to seal its current segment (see ``WriteAheadLog``).
+        release: Called with a record's size once it is converted (frees queue budget).
+        workers: Decode worker processes (see ``_decoding``); 0 decodes in this thread.
+    """
+
+    def __init__(
+        self,
+        config: CollectorConfig,
+        counters: Counters,
+        request_rotation: Callable[[], None],
+        release: Callable[[int], None],
+        workers: int = 0,
+    ) -> None:
+        self._config = config
+        self._pool = DecodePool(workers)
+        self._counters = counters
+        self._request_rotation = request_rotation
+        self._release = release
+        self._cond = threading.Condition()
+        self._queue: deque[tuple[int, int, bytes] | int] = deque()
+        self._stopping = False
+        self._staged = _Staged()
+        self._writer = SpanWriter(
+            _staging(config),
+            partition_by=config.partition_by,
+            max_file_bytes=config.roll_bytes,
+            row_group_rows=ROW_GROUP_ROWS,
+            on_roll=self._staged,
+        )
+        self._pending_bytes = 0
+        self._rotation_requested = False
+        self._first_uncommitted: float | None = None
+        self._thread = threading.Thread(target=self._run, name="assay-converter", daemon=True)
+        self.failed: BaseException | None = None
+
+    def start(self) -> None:
+        """Start the thread."""
+        self._thread.start()
+
+    def queued(self) -> int:
+        """Records waiting to be converted."""
+        with self._cond:
+            return len(self._queue)
+
+    def on_durable(self, segment: int, records: list[tuple[int, bytes]]) -> None:
+        """Queue records the log made durable (called by the log's flusher)."""
+        with self._cond:
+            for kind, payload in records:
+                self._queue.append((segment, kind, payload))
+            self._cond.notify_all()
+
+    def on_sealed(self, segment: int) -> None:
+        """Queue the mark that ``segment`` is complete (called by the log's flusher)."""
+        with self._cond:
+            self._queue.append(segment)
+            self._cond.notify_all()
+
+    def stop(self) -> None:
+        """Convert and commit everything queued (the log must be closed first), then stop."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            self._loop()
+            self._pool.close()
+        except BaseException as exc:  # pragma: no cover - disk full and the like
+            self.failed = exc
+            _log.exception("converter failed; the log keeps every acknowledged span")
+            raise
+
+    def _loop(self) -> None:
+        config = self._config
+        pool = self._pool
+        while True:
+            with self._cond:
+                while not self._queue and not self._stopping and not pool:
+                    self._cond.wait(timeout=min(1.0, config.roll_age_s / 4))
+                    if self._due():
+                        break
+                item = self._queue.popleft() if self._queue else None
+                if item is None and not pool and self._stopping:
+                    return
+            if isinstance(item, int):
+                while pool:
+                    self._write_next()
+                self._rotation_requested = False
+                _commit(config, self._writer, self._staged, item, self._counters)
+                self._pending_bytes = 0
+                self._first_uncommitted = None
+            elif item is not None:
+                _, kind, payload = item
+                pool.submit(kind, payload)
+                if len(pool) > pool.depth:
+                    self._write_next()
+            elif pool:
+                self._write_next()  # nothing new queued: finish what is being decoded
+            if self._due() and not self._rotation_requested:
+                self._rotation_requested = True
+                self._request_rotation()
+
+    def _write_next(self) -> None:
+        table, size = self._pool.next()
+        if table is None:
+            self._counters.add("conversion_errors")
+        else:
+            self._writer.write(table)
+        self._release(size)
+        self._pending_bytes += size
+        if self._first_uncommitted is None:
+            self._first_uncommitted = time.monotonic()
+
+    def _due(self) -> bool:
+        if self._rotation_requested or self._first_uncommitted is None:
+            return False
+        age = time.monotonic() - self._first_uncommitted
+        return age >= self._config.roll_age_s or self._pending_bytes >= self._config.roll_bytes

@@ -1,0 +1,299 @@
+"""The OTLP/HTTP receiver (``POST /v1/traces``, ``POST /v1/logs``), health and metrics.
+
+Status codes follow the OTLP/HTTP specification: 200 with an ``Export*ServiceResponse`` in the
+request's encoding (``partial_success`` when some items were refused); 400 for undecodable
+data; 401 for a missing or wrong token; 413 for a body (or its decompressed form) over the
+limit; 415 for an unsupported content type or encoding; 429 with ``Retry-After`` when the queue
+is full and 503 with ``Retry-After`` while shutting down. Error bodies are a ``google.rpc.Status``
+in the request's encoding.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from google.protobuf import json_format
+from google.rpc import status_pb2
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+from assay.collect._config import (
+    CollectorConfig,
+    DecompressionError,
+    TooLargeError,
+    gunzip_bounded,
+)
+from assay.collect._counters import Counters
+from assay.collect._intake import Accepted, Intake, OverloadedError, UnavailableError
+from assay.errors import InputError
+
+__all__ = ["HttpReceiver"]
+
+_log = logging.getLogger("assay.collect")
+_PROTOBUF = "application/x-protobuf"
+_JSON = "application/json"
+# google.rpc.Code numbers for error bodies
+_RPC_CODE = {500: 13, 400: 3, 401: 16, 404: 5, 405: 12, 411: 3, 413: 8, 415: 3, 429: 8, 503: 14}
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(
+        self, address: tuple[str, int], intake: Intake, config: CollectorConfig, counters: Counters
+    ) -> None:
+        self.intake = intake
+        self.config = config
+        self.counters = counters
+        self.connections = threading.BoundedSemaphore(config.max_connections)
+        self.active = 0
+        self.idle = threading.Condition()
+        super().__init__(address, _Handler)
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no POST is being handled; return False on timeout."""
+        with self.idle:
+            return self.idle.wait_for(lambda: self.active == 0, timeout=timeout)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.connections.acquire(blocking=False):
+            try:
+                request.sendall(
+                    b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\n"
+                    b"Content-Length: 0\r\nConnection: close\r\n\r\n"
+                )
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.connections.release()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+    server_version = "assay-collector"
+    timeout = 60  # an idle or stalled connection cannot pin a thread forever
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        _log.debug("%s " + format, self.address_string(), *args)
+
+    # --- responses ----------------------------------------------------------------------------
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _error(
+        self, status: int, message: str, *, json_body: bool, headers: dict[str, str] | None = None
+    ) -> None:
+        counters = self.server.counters
+        counters.add("requests")
+        if status in (429, 503):
+            counters.add("requests_throttled")
+        else:
+            counters.add("requests_refused")
+        rpc = status_pb2.Status(code=_RPC_CODE.get(status, 2), message=message)
+        if json_body:
+            body = json.dumps(json_format.MessageToDict(rpc)).encode()
+            self._send(status, body, _JSON, headers)
+        else:
+            self._send(status, rpc.SerializeToString(), _PROTOBUF, headers)
+
+    # --- GET: health and metrics --------------------------------------------------------------
+    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+        """Serve ``/health`` (JSON, with counters) and ``/metrics`` (Prometheus text)."""
+        path = self.path.split("?", 1)[0]
+        counters = self.server.counters
+        if path in ("/health", "/healthz", "/"):
+            snapshot = counters.snapshot()
+            status = "ok"
+            if snapshot.get("converter_failed") or snapshot.get("wal_failed"):
+                status = "failed"  # the log still holds every acknowledged span
+            elif self.server.intake.draining:
+                status = "draining"
+            document = {"status": status, **snapshot}
+            self._send(200 if status == "ok" else 503, json.dumps(document).encode(), _JSON)
+        elif path == "/metrics":
+            self._send(200, counters.prometheus().encode(), "text/plain; version=0.0.4")
+        else:
+            self._send(404, b"not found\n", "text/plain")
+
+    # --- POST: OTLP ---------------------------------------------------------------------------
+    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+        """Receive one OTLP export request."""
+        server = self.server
+        with server.idle:
+            server.active += 1
+        try:
+            if server.intake.draining:
+                self.close_connection = True
+            self._post()
+        except (TimeoutError, ConnectionError):
+            self.close_connection = True
+        except Exception as exc:  # a bug must cost one request, never the collector
+            _log.exception("unexpected error handling %s", self.path)
+            self.close_connection = True
+            try:
+                self._error(500, f"internal error: {type(exc).__name__}", json_body=False)
+            except OSError:
+                pass
+        finally:
+            with server.idle:
+                server.active -= 1
+                server.idle.notify_all()
+
+    def _post(self) -> None:
+        config = self.server.config
+        intake = self.server.intake
+        path = self.path.split("?", 1)[0].rstrip("/")
+        media = (self.headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
+        if media == "application/protobuf":  # some senders use the unprefixed name
+            media = _PROTOBUF
+        json_body = media == _JSON
+        length_header = self.headers.get("Content-Length")
+        try:
+            length = int(length_header) if length_header is not None else -1
+        except ValueError:
+            length = -2
+        # A request refused before its body is read closes the connection (the unread body
+        # would otherwise be taken for the next request). A body of bounded size is read and
+        # dropped first, so that the sender, still writing it, gets to read the answer.
+        refusal: tuple[int, str, dict[str, str] | None] | None = None
+        if path not in ("/v1/traces", "/v1/logs"):
+            refusal = (404, f"no OTLP endpoint at {path}", None)
+        elif not intake.authorized(self.headers.get("Authorization")):
+            challenge = {"WWW-Authenticate": 'Bearer realm="assay"'}
+            refusal = (401, "missing or wrong bearer token", challenge)
+        elif media not in (_PROTOBUF, _JSON):
+            allowed = f"use {_PROTOBUF} or {_JSON}"
+            refusal = (415, f"unsupported content type {media or '(none)'!r}; {allowed}", None)
+        elif length < 0:
+            refusal = (411 if length == -1 else 400, "a Content-Length header is required", None)
+        elif length > config.max_body_bytes:
+            limit = config.max_body_bytes
+            refusal = (413, f"body of {length} bytes exceeds the limit of {limit}", None)
+        if refusal is not None:
+            status, message, headers = refusal
+            self.close_connection = True
+            self._discard(length, 4 * config.max_body_bytes)
+            self._error(status, message, json_body=json_body and status != 415, headers=headers)
+            return
+        body = self.rfile.read(length)
+        if len(body) < length:
+            self.close_connection = True
+            return
+        encoding = (self.headers.get("Content-Encoding") or "identity").strip().lower()
+        try:
+            if encoding == "gzip":
+                body = gunzip_bounded(body, config.max_decompressed_bytes)
+            elif encoding != "identity":
+                self._error(
+                    415, f"unsupported content encoding {encoding!r}; use gzip", json_body=json_body
+                )
+                return
+            if len(body) > config.max_decompressed_bytes:
+                raise TooLargeError(f"body exceeds {config.max_decompressed_bytes} bytes")
+            if path == "/v1/traces":
+                result = intake.traces(body, json=json_body)
+            else:
+                result = intake.logs(body, json=json_body)
+        except TooLargeError as exc:
+            self._error(413, str(exc), json_body=json_body)
+        except (DecompressionError, InputError) as exc:
+            self._error(400, str(exc), json_body=json_body)
+        except OverloadedError as exc:
+            retry = str(config.retry_after_s)
+            self._error(429, str(exc), json_body=json_body, headers={"Retry-After": retry})
+        except UnavailableError as exc:
+            retry = str(config.retry_after_s)
+            self._error(503, str(exc), json_body=json_body, headers={"Retry-After": retry})
+        else:
+            self._ok(path, result, json_body)
+
+    def _discard(self, length: int, limit: int) -> None:
+        """Read and drop a body of at most ``limit`` bytes (larger ones are left unread)."""
+        if not 0 < length <= limit:
+            return
+        remaining = length
+        while remaining:
+            chunk = self.rfile.read(min(remaining, 1 << 16))
+            if not chunk:
+                return
+            remaining -= len(chunk)
+
+    def _ok(self, path: str, result: Accepted, json_body: bool) -> None:
+        response: ExportTraceServiceResponse | ExportLogsServiceResponse
+        if path == "/v1/traces":
+            response = ExportTraceServiceResponse()
+            if result.rejected:
+                response.partial_success.rejected_spans = result.rejected
+                response.partial_success.error_message = result.message
+        else:
+            response = ExportLogsServiceResponse()
+            if result.rejected:
+                response.partial_success.rejected_log_records = result.rejected
+                response.partial_success.error_message = result.message
+        self.server.counters.add("requests")
+        if json_body:
+            self._send(200, json.dumps(json_format.MessageToDict(response)).encode(), _JSON)
+        else:
+            self._send(200, response.SerializeToString(), _PROTOBUF)
+
+
+class HttpReceiver:
+    """The OTLP/HTTP server, run on its own thread.
+
+    Args:
+        config: Host, port and limits.
+        intake: Where requests go.
+        counters: Served on ``/health`` and ``/metrics``.
+    """
+
+    def __init__(self, config: CollectorConfig, intake: Intake, counters: Counters) -> None:
+        assert config.http_port is not None
+        self._server = _Server((config.host, config.http_port), intake, config, counters)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.2}, name="assay-http"
+        )
+
+    @property
+    def port(self) -> int:
+        """The bound port (useful when 0 was asked for)."""
+        return int(self._server.server_address[1])
+
+    def start(self) -> None:
+        """Serve in the background."""
+        self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop accepting connections and wait for requests in progress to be answered."""
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+        if not self._server.wait_idle(timeout):
+            _log.warning("HTTP requests still in progress after %.0f s; stopping anyway", timeout)

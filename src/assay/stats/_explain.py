@@ -1,0 +1,242 @@
+"""Explain failures: which per-trial features separate failing from passing trials."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats as sps
+
+from assay.errors import ConfigError
+from assay.stats._multiple import adjust_p_values
+
+FEATURE_KINDS: Final = ("binary", "count", "continuous", "categorical")
+"""How a feature is tested: Fisher's exact test (binary, each categorical level against the
+rest) or the Mann–Whitney U test (count, continuous)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FailureFactor:
+    """A trace feature that differs significantly between failing and passing trials."""
+
+    feature: str
+    """Feature name as given, e.g. ``"calls:search"``."""
+    level: str | None
+    """For a categorical feature, the level tested against all others (e.g. a model name)."""
+    kind: str
+    """One of :data:`FEATURE_KINDS`."""
+    test: str
+    """``"fisher"`` (two-sided Fisher exact) or ``"mannwhitney"`` (two-sided U test)."""
+    effect: float
+    """Effect size: for binary/categorical the share among failing minus the share among
+    passing trials; for counts the ratio of means failing/passing (inf if passing mean is 0);
+    for continuous features the difference of medians failing − passing."""
+    fail_value: float
+    """Share (binary) / mean (count) / median (continuous) among failing trials."""
+    pass_value: float
+    """The same among passing trials."""
+    p_value: float
+    """Unadjusted two-sided p-value."""
+    p_adjusted: float
+    """p-value adjusted over every feature (and level) tested for this test case."""
+    detail: str
+    """The finding in a sentence, e.g. "failing trials call `search` 3.1× as often"."""
+
+
+def _kind(values: npt.NDArray[np.generic]) -> str:
+    if values.dtype == np.bool_:
+        return "binary"
+    if np.issubdtype(values.dtype, np.integer):
+        return "count"
+    if np.issubdtype(values.dtype, np.floating):
+        return "continuous"
+    return "categorical"
+
+
+def _p(p: float) -> str:
+    return f"p = {p:.2g}" if p >= 0.001 else "p < 0.001"
+
+
+def _share_factor(
+    feature: str,
+    level: str | None,
+    kind: str,
+    has: npt.NDArray[np.bool_],
+    failed: npt.NDArray[np.bool_],
+    label: str | None = None,
+) -> tuple[float, FailureFactor]:
+    a = int((has & failed).sum())
+    b = int((~has & failed).sum())
+    c = int((has & ~failed).sum())
+    d = int((~has & ~failed).sum())
+    p = float(sps.fisher_exact([[a, b], [c, d]]).pvalue)
+    share_fail, share_pass = a / (a + b), c / (c + d)
+    if label is not None:
+        what = label if level is None else f"{label} `{level}`"
+    elif level is None:
+        what = f"have `{feature}`"
+    else:
+        what = f"have `{feature}` = `{level}`"
+    detail = (
+        f"{share_fail:.0%} of failing trials {what} ({a} of {a + b}) vs {share_pass:.0%} of "
+        f"passing trials ({c} of {c + d}), {{p}}"
+    )
+    factor = FailureFactor(
+        feature,
+        level,
+        kind,
+        "fisher",
+        share_fail - share_pass,
+        share_fail,
+        share_pass,
+        p,
+        p,
+        detail,
+    )
+    return p, factor
+
+
+def _numeric_factor(
+    feature: str,
+    kind: str,
+    x: npt.NDArray[np.float64],
+    failed: npt.NDArray[np.bool_],
+    label: str | None = None,
+) -> tuple[float, FailureFactor] | None:
+    what = label if label is not None else f"`{feature}`"
+    keep = np.isfinite(x)
+    fail_x, pass_x = x[keep & failed], x[keep & ~failed]
+    if fail_x.size == 0 or pass_x.size == 0 or np.ptp(x[keep]) == 0:
+        return None
+    p = float(sps.mannwhitneyu(fail_x, pass_x, alternative="two-sided").pvalue)
+    if kind == "count":
+        fail_v, pass_v = float(fail_x.mean()), float(pass_x.mean())
+        effect = fail_v / pass_v if pass_v else math.inf
+        if pass_v == 0:
+            how = f"failing trials average {fail_v:.3g} {what}, passing trials none"
+        elif effect >= 1:
+            how = f"failing trials have {effect:.1f}× as many {what} as passing trials"
+        else:
+            how = f"failing trials have {1 / effect:.1f}× fewer {what} than passing trials"
+        detail = f"{how} (mean {fail_v:.3g} vs {pass_v:.3g}), {{p}}"
+    else:
+        fail_v, pass_v = float(np.median(fail_x)), float(np.median(pass_x))
+        effect = fail_v - pass_v
+        direction = "higher" if effect > 0 else "lower" if effect < 0 else "differently spread"
+        detail = (
+            f"failing trials have {direction} {what} (median {fail_v:.3g} vs {pass_v:.3g}), {{p}}"
+        )
+    return p, FailureFactor(
+        feature, None, kind, "mannwhitney", effect, fail_v, pass_v, p, p, detail
+    )
+
+
+def explain_failures(
+    passed: npt.ArrayLike,
+    features: Mapping[str, npt.ArrayLike],
+    kinds: Mapping[str, str] | None = None,
+    alpha: float = 0.05,
+    adjust: str = "holm",
+    labels: Mapping[str, str] | None = None,
+) -> list[FailureFactor]:
+    """Find the trace features that separate failing from passing trials.
+
+    For each feature, failing trials are compared with passing ones: a binary feature (a tool
+    used or not, an error span present) by Fisher's exact test on the 2×2 table; a
+    categorical one (the model, the first step where paths diverge) level by level, each level
+    against the rest, by Fisher's exact test; a count (a tool's calls, steps) or continuous
+    feature (latency) by the two-sided Mann–Whitney U test (Mann & Whitney 1947), since such
+    features are rarely normal. All p-values of the test case are then adjusted together
+    (Holm 1979 by default, or Benjamini–Hochberg), and only those below ``alpha`` are kept.
+
+    The kind of a feature is taken from ``kinds`` or else its dtype: bool → binary, integer →
+    count, float → continuous, anything else → categorical. NaN (float) or None (categorical)
+    marks a trial where the feature is unknown; it is left out of that feature's test.
+
+    Args:
+        passed: One bool per trial.
+        features: Name → one value per trial.
+        kinds: Optional name → one of :data:`FEATURE_KINDS`.
+        alpha: Significance level for the adjusted p-values.
+        adjust: ``"holm"``, ``"bh"`` or ``"none"``.
+        labels: Optional name → words for a person, fitting "failing trials {label}" for a
+            binary feature (``"use `search`"``, ``"have error spans"``) and "failing trials
+            have 3× as many {label}" for a count (``"calls to `search`"``); the name in
+            backticks otherwise.
+
+    Returns:
+        The significant findings, most significant first; empty when all trials passed or
+        all failed.
+    """
+    if not 0 < alpha < 1:
+        raise ConfigError(f"alpha must lie strictly between 0 and 1 (got {alpha})")
+    ok = np.asarray(passed, dtype=bool).ravel()
+    failed = ~ok
+    n = ok.size
+    kinds = kinds or {}
+    labels = labels or {}
+    found: list[FailureFactor] = []
+    if not failed.any() or failed.all():
+        return []
+    for name, raw in features.items():
+        values = np.asarray(raw)
+        if values.ndim != 1 or values.size != n:
+            raise ConfigError(f"feature {name!r} has {values.size} values for {n} trials")
+        kind = kinds.get(name) or _kind(values)
+        if kind not in FEATURE_KINDS:
+            raise ConfigError(f"feature {name!r}: unknown kind {kind!r}")
+        if kind == "binary":
+            found.append(
+                _share_factor(name, None, kind, values.astype(bool), failed, labels.get(name))[1]
+            )
+        elif kind == "categorical":
+            known = np.array([v is not None for v in values.tolist()], dtype=bool)
+            names = np.array([str(v) for v in values.tolist()], dtype=object)
+            sub_failed = failed[known]
+            if sub_failed.all() or not sub_failed.any():
+                continue
+            levels = sorted(set(names[known].tolist()))
+            if len(levels) < 2:
+                continue
+            if len(levels) == 2:
+                # Two levels are one hypothesis: report the one over-represented in failures.
+                lab = names[known]
+                gap = [
+                    float((lab[sub_failed] == lv).mean() - (lab[~sub_failed] == lv).mean())
+                    for lv in levels
+                ]
+                levels = [levels[int(np.argmax(gap))]]
+            for level in levels:
+                has = names[known] == level
+                found.append(_share_factor(name, level, kind, has, sub_failed, labels.get(name))[1])
+        else:
+            result = _numeric_factor(
+                name, kind, values.astype(np.float64), failed, labels.get(name)
+            )
+            if result is not None:
+                found.append(result[1])
+    if not found:
+        return []
+    adjusted = adjust_p_values([f.p_value for f in found], adjust)
+    out = []
+    for factor, p_adj in zip(found, adjusted, strict=True):
+        if p_adj < alpha:
+            out.append(
+                FailureFactor(
+                    factor.feature,
+                    factor.level,
+                    factor.kind,
+                    factor.test,
+                    factor.effect,
+                    factor.fail_value,
+                    factor.pass_value,
+                    factor.p_value,
+                    float(p_adj),
+                    factor.detail.replace("{p}", _p(float(p_adj))),
+                )
+            )
+    return sorted(out, key=lambda f: (f.p_adjusted, f.feature, f.level or ""))

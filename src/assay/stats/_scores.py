@@ -1,0 +1,194 @@
+"""Summaries of a named score (e.g. 0–100) across trials, and a one-sided test for a drop."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats as sps
+
+from assay.errors import ConfigError, InsufficientDataError
+
+SCORE_CI_METHODS = ("t", "bootstrap")
+"""How the interval of a mean score can be computed."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreSummary:
+    """Descriptive statistics of one score over a test's trials."""
+
+    n: int
+    """Number of values."""
+    mean: float
+    """Arithmetic mean."""
+    std: float | None
+    """Sample standard deviation (ddof = 1); None for a single value."""
+    min: float
+    """Smallest value."""
+    max: float
+    """Largest value."""
+    p50: float
+    """Median (numpy's linear interpolation)."""
+    p90: float
+    """90th percentile (numpy's linear interpolation)."""
+    ci_low: float | None
+    """Lower bound of the confidence interval of the mean; None for a single value."""
+    ci_high: float | None
+    """Upper bound of the confidence interval of the mean; None for a single value."""
+    ci_method: str
+    """``"t"`` (Student t) or ``"bootstrap"`` (BCa)."""
+    confidence: float
+    """Two-sided confidence level of the interval."""
+
+
+def _values(values: npt.ArrayLike, what: str = "scores") -> npt.NDArray[np.float64]:
+    array = np.asarray(values, dtype=np.float64).ravel()
+    if array.size == 0:
+        raise InsufficientDataError(f"no {what} to summarise")
+    if not np.all(np.isfinite(array)):
+        raise ConfigError(f"{what} must be finite numbers (found NaN or infinity)")
+    return array
+
+
+def score_summary(
+    values: npt.ArrayLike,
+    confidence: float = 0.95,
+    ci: str = "t",
+    seed: int | None = 0,
+    n_resamples: int = 9999,
+) -> ScoreSummary:
+    """Mean, spread, percentiles and a confidence interval for the mean of ``values``.
+
+    The ``t`` interval is mean ± t_{n−1, (1+confidence)/2} · s/√n (Student 1908; via
+    ``scipy.stats.t``). The ``bootstrap`` interval is scipy's bias-corrected and accelerated
+    (BCa) bootstrap of the mean (Efron 1987, JASA 82:171; ``scipy.stats.bootstrap``), seeded
+    so that a report is reproducible. When all values are equal, both intervals collapse to the
+    value itself.
+
+    Args:
+        values: The score of each trial.
+        confidence: Two-sided confidence level in (0, 1).
+        ci: ``"t"`` or ``"bootstrap"``.
+        seed: Seed of the bootstrap's random numbers.
+        n_resamples: Bootstrap resamples.
+
+    Returns:
+        The summary; with one value, ``std`` and the interval are None.
+
+    Raises:
+        InsufficientDataError: For no values.
+        ConfigError: For a bad ``ci``, ``confidence`` or a non-finite value.
+    """
+    if ci not in SCORE_CI_METHODS:
+        raise ConfigError(f"unknown score interval {ci!r}; choose t or bootstrap")
+    if not 0 < confidence < 1:
+        raise ConfigError(f"confidence must lie strictly between 0 and 1 (got {confidence})")
+    x = _values(values)
+    n = int(x.size)
+    mean = float(x.mean())
+    p50, p90 = (float(v) for v in np.percentile(x, [50, 90]))
+    std: float | None = None
+    low: float | None = None
+    high: float | None = None
+    if n >= 2:
+        std = float(x.std(ddof=1))
+        if std == 0.0:
+            low = high = mean
+        elif ci == "t":
+            sem = std / math.sqrt(n)
+            t_low, t_high = sps.t.interval(confidence, n - 1, loc=mean, scale=sem)
+            low, high = float(t_low), float(t_high)
+        else:
+            low, high = _bootstrap(x, confidence, seed, n_resamples)
+    return ScoreSummary(
+        n, mean, std, float(x.min()), float(x.max()), p50, p90, low, high, ci, confidence
+    )
+
+
+def _bootstrap(
+    x: npt.NDArray[np.float64], confidence: float, seed: int | None, n_resamples: int
+) -> tuple[float, float]:
+    rng = np.random.default_rng(seed)
+    with warnings.catch_warnings():
+        # BCa warns and returns NaN on nearly-degenerate samples; fall back to percentile.
+        warnings.simplefilter("ignore")
+        result = sps.bootstrap(
+            (x,),
+            np.mean,
+            confidence_level=confidence,
+            n_resamples=n_resamples,
+            method="BCa",
+            rng=rng,
+        )
+        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+        if not (math.isfinite(low) and math.isfinite(high)):
+            result = sps.bootstrap(
+                (x,),
+                np.mean,
+                confidence_level=confidence,
+                n_resamples=n_resamples,
+                method="percentile",
+                rng=np.random.default_rng(seed),
+            )
+            low = float(result.confidence_interval.low)
+            high = float(result.confidence_interval.high)
+    return low, high
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreShift:
+    """A one-sided Mann–Whitney U test that current scores are lower than the baseline's."""
+
+    baseline_n: int
+    """Number of baseline scores."""
+    current_n: int
+    """Number of current scores."""
+    baseline_median: float
+    """Median baseline score."""
+    current_median: float
+    """Median current score."""
+    u_statistic: float
+    """U of the baseline sample, as returned by ``scipy.stats.mannwhitneyu(baseline, current)``."""
+    superiority: float
+    """P(baseline score > current score) + ½ P(tie) = U / (n1 · n2); 0.5 means no shift."""
+    p_value: float
+    """One-sided p-value for "baseline scores tend to be higher"."""
+
+
+def score_shift_test(baseline: npt.ArrayLike, current: npt.ArrayLike) -> ScoreShift:
+    """Test whether scores went down: one-sided Mann–Whitney U (Mann & Whitney 1947).
+
+    ``scipy.stats.mannwhitneyu(baseline, current, alternative="greater")``: the alternative is
+    that a baseline score tends to exceed a current one. Makes no normality assumption; scores
+    with ties use scipy's tie-corrected asymptotic or exact method as scipy chooses.
+
+    Args:
+        baseline: Scores of the baseline trials.
+        current: Scores of the current trials.
+
+    Returns:
+        The test result; ``superiority`` is the effect size (common-language effect size).
+
+    Raises:
+        InsufficientDataError: If either sample is empty.
+    """
+    x = _values(baseline, "baseline scores")
+    y = _values(current, "current scores")
+    if np.ptp(np.concatenate([x, y])) == 0:
+        # All scores equal: no evidence of any shift (scipy would divide by zero).
+        u, p = x.size * y.size / 2, 1.0
+    else:
+        result = sps.mannwhitneyu(x, y, alternative="greater")
+        u, p = float(result.statistic), float(result.pvalue)
+    return ScoreShift(
+        int(x.size),
+        int(y.size),
+        float(np.median(x)),
+        float(np.median(y)),
+        float(u),
+        float(u) / (x.size * y.size),
+        float(p),
+    )

@@ -1,0 +1,183 @@
+"""The three-valued regression verdict: is the current version worse than the baseline?"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy.typing as npt
+
+from assay.errors import ConfigError
+from assay.stats import (
+    ScoreShift,
+    adjust_p_values,
+    regression_p_value,
+    regression_power,
+    score_shift_test,
+)
+from assay.verdict._threshold import Verdict
+
+
+@dataclass(frozen=True, slots=True)
+class RegressionResult:
+    """A pass-rate regression verdict with the test and the power it rests on."""
+
+    test: str
+    """``boschloo``, ``fisher`` or ``barnard``."""
+    baseline_n: int
+    """Baseline trials."""
+    baseline_passed: int
+    """Passing baseline trials."""
+    current_n: int
+    """Current trials."""
+    current_passed: int
+    """Passing current trials."""
+    p_value: float
+    """One-sided exact p-value for "current pass rate < baseline pass rate"."""
+    power: float
+    """Exact power of this test, at these group sizes, to detect a drop of ``delta`` from the
+    observed baseline rate — computed without looking at the current result."""
+    delta: float
+    """The drop the power refers to."""
+    alpha: float
+    """Significance level."""
+    verdict: Verdict
+    """FAIL if p < alpha; PASS if not and power ≥ the required power; else INCONCLUSIVE."""
+    required_power: float = 0.80
+    """The power a PASS needs."""
+    p_adjusted: float | None = None
+    """The p-value adjusted across the suite (see :func:`adjust_regressions`); None if not
+    adjusted. When set, the verdict rests on it instead of ``p_value``."""
+
+
+def decide_regression(
+    p_value: float, power: float, alpha: float = 0.05, required_power: float = 0.80
+) -> Verdict:
+    """The regression rule: FAIL if p < alpha; PASS if power ≥ required; else INCONCLUSIVE.
+
+    Use it to re-decide with p-values adjusted across a suite (``adjust_p_values``).
+    """
+    if p_value < alpha:
+        return Verdict.FAIL
+    if power >= required_power:
+        return Verdict.PASS
+    return Verdict.INCONCLUSIVE
+
+
+def regression_test(
+    baseline_passed: int,
+    baseline_n: int,
+    current_passed: int,
+    current_n: int,
+    test: str = "boschloo",
+    alpha: float = 0.05,
+    delta: float = 0.10,
+    power: float = 0.80,
+) -> RegressionResult:
+    """Did the pass rate drop from baseline to current? One-sided exact test, exact power.
+
+    The p-value comes from :func:`assay.stats.regression_p_value` (Boschloo by default:
+    uniformly more powerful than Fisher's test at the same level). "Not significant" alone
+    would be no evidence of "no regression" with few trials, so a PASS also needs the test's
+    exact power to detect a drop of ``delta`` from the observed baseline rate to be at least
+    ``power`` (:func:`assay.stats.regression_power`: all outcomes of both groups enumerated,
+    rejection region cached per group sizes); otherwise the verdict is INCONCLUSIVE.
+
+    Args:
+        baseline_passed: Passing baseline trials.
+        baseline_n: Baseline trials (≥ 1).
+        current_passed: Passing current trials.
+        current_n: Current trials (≥ 1).
+        test: ``boschloo``, ``fisher`` or ``barnard``.
+        alpha: One-sided significance level.
+        delta: Smallest drop worth detecting, in (0, 1].
+        power: Power a PASS requires, in (0, 1).
+
+    Returns:
+        The result.
+    """
+    if not 0 < power < 1:
+        raise ConfigError(f"power must lie strictly between 0 and 1 (got {power})")
+    p = regression_p_value(baseline_passed, baseline_n, current_passed, current_n, test)
+    achieved = regression_power(
+        baseline_n, current_n, baseline_passed / baseline_n, delta, alpha, test
+    )
+    return RegressionResult(
+        test,
+        baseline_n,
+        baseline_passed,
+        current_n,
+        current_passed,
+        p,
+        achieved,
+        delta,
+        alpha,
+        decide_regression(p, achieved, alpha, power),
+        power,
+    )
+
+
+def adjust_regressions(
+    results: Sequence[RegressionResult], method: str = "holm"
+) -> list[RegressionResult]:
+    """Re-decide a suite's regression verdicts on p-values adjusted for testing many at once.
+
+    The p-values of all results are adjusted together (:func:`assay.stats.adjust_p_values`:
+    ``holm`` keeps the chance of any false FAIL at alpha, ``bh`` the expected share of false
+    FAILs among FAILs); each verdict is then decided again with the same rule, power
+    unchanged. With ``none`` the results come back as they were.
+
+    Args:
+        results: One result per test of the suite.
+        method: ``none``, ``holm`` or ``bh``.
+
+    Returns:
+        New results, in the same order, with ``p_adjusted`` set (except for ``none``).
+    """
+    adjusted = adjust_p_values([r.p_value for r in results], method)
+    if method == "none":
+        return list(results)
+    return [
+        dataclasses.replace(
+            r,
+            p_adjusted=float(p),
+            verdict=decide_regression(float(p), r.power, r.alpha, r.required_power),
+        )
+        for r, p in zip(results, adjusted, strict=True)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreRegressionResult:
+    """A score regression verdict: did a named score drop?"""
+
+    shift: ScoreShift
+    """The Mann–Whitney U test and its effect size."""
+    alpha: float
+    """Significance level."""
+    verdict: Verdict
+    """FAIL if p < alpha, else PASS ("no significant drop"; no power guarantee for scores)."""
+
+
+def score_regression_test(
+    baseline: npt.ArrayLike, current: npt.ArrayLike, alpha: float = 0.05
+) -> ScoreRegressionResult:
+    """Did a score drop? One-sided Mann–Whitney U test (see ``assay.stats.score_shift_test``).
+
+    Unlike the pass-rate check there is no delta and no power here, so PASS only means "no
+    significant drop"; the pass-rate regression verdict carries the power guarantee.
+
+    Args:
+        baseline: Baseline scores.
+        current: Current scores.
+        alpha: One-sided significance level.
+
+    Returns:
+        The result.
+    """
+    if not 0 < alpha < 1:
+        raise ConfigError(f"alpha must lie strictly between 0 and 1 (got {alpha})")
+    shift = score_shift_test(baseline, current)
+    verdict = Verdict.FAIL if shift.p_value < alpha else Verdict.PASS
+    return ScoreRegressionResult(shift, alpha, verdict)

@@ -1,0 +1,91 @@
+import numpy as np
+import pytest
+from scipy.stats import binom, binomtest
+
+from assay.stats import min_trials_for_pass, proportion_interval
+from assay.verdict import (
+    Verdict,
+    more_trials_needed,
+    settle_probability,
+    threshold_test,
+    threshold_verdict,
+)
+
+
+def test_threshold_verdict_keeps_its_signature() -> None:
+    interval = proportion_interval(28, 30)
+    result = threshold_verdict(interval, 0.8)
+    assert result.verdict is Verdict.INCONCLUSIVE and result.more_trials_needed is None
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "t"), [(28, 30, 0.8), (30, 30, 0.8), (10, 30, 0.8), (1, 1, 0.5)]
+)
+def test_threshold_test_matches_scipy_interval(k: int, n: int, t: float) -> None:
+    ci = binomtest(k, n).proportion_ci(0.95, "wilson")
+    result = threshold_test(k, n, t)
+    expected = (
+        Verdict.PASS if ci.low >= t else Verdict.FAIL if ci.high < t else Verdict.INCONCLUSIVE
+    )
+    assert result.verdict is expected
+
+
+def test_more_trials_follows_its_rule() -> None:
+    k, n, t = 28, 30, 0.8
+    extra = more_trials_needed(k, n, t)
+    assert extra is not None and extra > 0
+    assert settle_probability(k, n, extra, t) >= 0.5
+    assert settle_probability(k, n, extra - 1, t) < 0.5
+
+
+def test_settle_probability_equals_brute_force() -> None:
+    k, n, t, m = 21, 25, 0.75, 40
+    expected = 0.0
+    for x in range(m + 1):
+        ci = proportion_interval(k + x, n + m)
+        if ci.low >= t or ci.high < t:
+            expected += binom.pmf(x, m, k / n)
+    assert settle_probability(k, n, m, t) == pytest.approx(expected, abs=1e-12)
+
+
+def test_more_trials_none_when_rate_equals_threshold() -> None:
+    assert more_trials_needed(8, 10, 0.8) is None
+    assert threshold_test(8, 10, 0.8).more_trials_needed is None
+
+
+def test_more_trials_zero_when_settled() -> None:
+    assert more_trials_needed(30, 30, 0.5) == 0
+
+
+def test_warning_when_pass_is_impossible() -> None:
+    needed = min_trials_for_pass(0.9)
+    assert needed is not None
+    result = threshold_test(needed - 1, needed - 1, 0.9)
+    assert result.verdict is Verdict.INCONCLUSIVE
+    assert result.note is not None and str(needed) in result.note
+    assert result.min_trials_for_pass == needed
+    assert threshold_test(needed, needed, 0.9).verdict is Verdict.PASS
+    assert threshold_test(needed, needed, 0.9).note is None
+
+
+def test_following_the_advice_settles_about_half_the_time_or_more() -> None:
+    rng = np.random.default_rng(5)
+    k, n, t = 27, 30, 0.75
+    extra = more_trials_needed(k, n, t)
+    assert extra is not None
+    settled = 0
+    for _ in range(2000):
+        more = int(rng.binomial(extra, k / n))
+        ci = proportion_interval(k + more, n + extra)
+        settled += ci.low >= t or ci.high < t
+    assert settled / 2000 >= 0.5 - 3 * np.sqrt(0.25 / 2000)
+
+
+def test_settle_probability_with_many_further_trials_equals_the_full_sum() -> None:
+    from assay.stats import proportion_bounds
+
+    k, n, t, m = 85, 100, 0.83, 3000
+    future = np.arange(m + 1)
+    low, high = proportion_bounds(k + future, n + m)
+    full = binom.pmf(future, m, k / n)[(low >= t) | (high < t)].sum()
+    assert settle_probability(k, n, m, t) == pytest.approx(full, abs=1e-12)
