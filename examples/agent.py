@@ -44,6 +44,9 @@ CASES: dict[str, Case] = {
     "multi-step-research": Case(0.45, ("search_kb", "summarise"), "search_kb", "hard"),
 }
 
+#: What changes in other agent versions: "v2" breaks the refund-policy case (for `assay compare`).
+VERSION_RATES: dict[str, dict[str, float]] = {"v2": {"refund-policy": 0.70}}
+
 _rng_lock = threading.Lock()
 _rng = random.Random(7)
 
@@ -63,7 +66,7 @@ def run(input: dict[str, Any]) -> dict[str, Any]:
     """Answer one request, recording tool and LLM spans in the current trace.
 
     Args:
-        input: ``{"case": <name in CASES>, ...}``.
+        input: ``{"case": <name in CASES>, "version": optional agent version}``.
 
     Returns:
         ``{"answer": str, "resolved": bool, "quality": float}``.
@@ -73,7 +76,8 @@ def run(input: dict[str, Any]) -> dict[str, Any]:
     if case is None:
         raise ValueError(f"unknown case {name!r}; known: {', '.join(CASES)}")
     rng = _draw()
-    success = rng.random() < case.success_rate
+    rate = VERSION_RATES.get(str(input.get("version", "")), {}).get(name, case.success_rate)
+    success = rng.random() < rate
     with ai.llm("sim-model-small") as call:
         call.usage(input_tokens=rng.randint(300, 500), output_tokens=rng.randint(20, 60))
     for tool_name in case.tools:
@@ -103,7 +107,7 @@ def record(out: str, trials: int, version: str, seed_value: int) -> None:
                 difficulty=case.difficulty,
                 tags=["support"],
             ) as trial:
-                output = run({"case": name})
+                output = run({"case": name, "version": version})
                 trial.score("quality", output["quality"])
                 trial.check("request resolved", output["resolved"])
     handle.flush()

@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["Analysis", "AnalyzeOptions", "__version__", "analyze"]
+__all__ = ["Analysis", "AnalyzeOptions", "__version__", "analyze", "compare"]
 
 if TYPE_CHECKING:
-    from assay._api import Analysis, AnalyzeOptions, analyze
+    from assay._api import Analysis, AnalyzeOptions, analyze, compare
 
 
 def __getattr__(name: str) -> Any:
     # Lazy: `import assay` (and `assay --help`) must not pay for Polars and SciPy.
-    if name in ("Analysis", "AnalyzeOptions", "analyze"):
+    if name in ("Analysis", "AnalyzeOptions", "analyze", "compare"):
         from assay import _api
 
         return getattr(_api, name)

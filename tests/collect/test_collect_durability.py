@@ -58,11 +58,13 @@ class Senders:
 
 
 def _children(pid: int) -> list[int]:
-    return [
-        int(c)
-        for task in Path(f"/proc/{pid}/task").iterdir()
-        for c in (task / "children").read_text().split()
-    ]
+    children: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            children.extend(int(c) for c in (task / "children").read_text().split())
+        except FileNotFoundError:  # a thread that ended while we looked
+            continue
+    return children
 
 
 def _alive(pid: int) -> bool:

@@ -90,10 +90,11 @@ def test_read_by_junitparser(result: AnalysisResult) -> None:
     (failure,) = fail_case.result
     assert isinstance(failure, Failure)
     assert failure.type == "assay.FAIL"
-    assert failure.message.startswith("FAIL: pass rate 40.0% (12/30), 95% CI [24.6%, 57.7%]")
+    assert failure.message.startswith("FAIL: pass rate dropped, 90.0% (27/30) → 40.0% (12/30)")
+    assert "95% CI [24.6%, 57.7%] against the threshold 80.0%" in failure.message
     assert "threshold 80.0%" in failure.message
     assert "2 error trials" in failure.message
-    assert "regression FAIL" in failure.message
+    assert "one-sided boschloo p = 0.0003" in failure.message
     assert "tool path varies: 4 distinct sequences in 30 trials" in (failure.text or "")
 
     properties = {p.name: p.value for p in suites["checkout-flow"].properties()}

@@ -83,3 +83,11 @@ def test_wrong_length() -> None:
     passed, _ = make_trials()
     with pytest.raises(ConfigError):
         explain_failures(passed, {"x": np.arange(3)})
+
+
+def test_count_feature_absent_from_every_failing_trial() -> None:
+    passed = np.array([True] * 12 + [False] * 12)
+    calls = np.array([2.0] * 12 + [0.0] * 12)
+    (factor,) = explain_failures(passed, {"calls": calls}, kinds={"calls": "count"})
+    assert "failing trials have no" in factor.detail
+    assert factor.fail_value == 0 and factor.pass_value == 2

@@ -68,6 +68,9 @@ def verdict_reason(test: Mapping[str, Any], *, with_regression: bool = True) -> 
         with_regression: Append the comparison with the baseline, when there is one.
     """
     verdict = str(test["verdict"])
+    regression = test.get("regression")
+    if isinstance(regression, Mapping) and regression.get("verdict") is not None:
+        return _regression_reason(test, regression)
     threshold = pct(test.get("threshold"))
     ci = test.get("ci") or {}
     if ci.get("low") is None:
@@ -93,6 +96,50 @@ def verdict_reason(test: Mapping[str, Any], *, with_regression: bool = True) -> 
     regression = regression_text(test) if with_regression else None
     if regression:
         reason += f"; {regression}"
+    return reason
+
+
+def _regression_reason(test: Mapping[str, Any], regression: Mapping[str, Any]) -> str:
+    """With a baseline the verdict answers "did it get worse?": say why, in one sentence."""
+    verdict = str(test["verdict"])
+    p, alpha = regression.get("p_value"), regression.get("alpha")
+    power, delta = regression.get("power"), regression.get("delta")
+    required = regression.get("required_power")
+    p_adjusted = regression.get("p_adjusted")
+    p_text = f"p = {num(p, 2)}" + (
+        f" (adjusted {num(p_adjusted, 2)})" if _is_number(p_adjusted) else ""
+    )
+    base_n, base_passed = regression.get("baseline_n"), regression.get("baseline_passed")
+    change = ""
+    if _is_number(base_n) and _is_number(base_passed) and base_n:
+        change = f"{pct(base_passed / base_n)} ({base_passed}/{base_n}) → {rate_text(test)}"
+    test_name = regression.get("test") or "exact test"
+    if str(regression.get("verdict")) == "FAIL":
+        reason = (
+            f"FAIL: pass rate dropped, {change}; one-sided {test_name} {p_text} < {num(alpha, 2)}"
+        )
+    elif str(regression.get("verdict")) == "PASS":
+        reason = (
+            f"PASS: no drop, {change} ({test_name} {p_text}), and the check had "
+            f"{pct(power, 0)} power to detect a {pct(delta, 0)} drop"
+        )
+    else:
+        needed = f" (needs {pct(required, 0)})" if _is_number(required) else ""
+        reason = (
+            f"INCONCLUSIVE: no significant drop, {change} ({test_name} {p_text}), but only "
+            f"{pct(power, 0)} power to detect a {pct(delta, 0)} drop{needed}; more trials "
+            "per version would settle it (assay plan)"
+        )
+    if verdict != str(regression.get("verdict")):
+        reason = f"{verdict} (scores dropped) — " + reason.split(": ", 1)[1]
+    errors = int(test.get("errors") or 0)
+    if errors:
+        reason += f"; {errors} error trial{'s' if errors != 1 else ''}"
+    if (test.get("ci") or {}).get("low") is not None:
+        against = test.get("threshold_verdict")
+        reason += f"; now {ci_text(test)} against the threshold {pct(test.get('threshold'))}" + (
+            f" ({against})" if against else ""
+        )
     return reason
 
 

@@ -118,6 +118,8 @@ def _numeric_factor(
         effect = fail_v / pass_v if pass_v else math.inf
         if pass_v == 0:
             how = f"failing trials average {fail_v:.3g} {what}, passing trials none"
+        elif fail_v == 0:
+            how = f"failing trials have no {what}, passing trials {pass_v:.3g} on average"
         elif effect >= 1:
             how = f"failing trials have {effect:.1f}× as many {what} as passing trials"
         else:

@@ -1,0 +1,1 @@
+"""The commands of ``assay``, one module per family; ``assay.cli`` registers them."""

@@ -1,0 +1,146 @@
+"""What every command shares: the one-line error, and the options of an analysis."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+EXIT_USAGE = 2
+
+
+def fail(message: str) -> NoReturn:
+    """Print one line to stderr and exit with the usage/input error code."""
+    print(f"assay: error: {message}", file=sys.stderr)
+    raise SystemExit(EXIT_USAGE)
+
+
+def write_text(path: Path, text: str, *, append: bool = False) -> None:
+    """Write (or append) ``text`` to ``path``; a failure is one line and exit 2."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a" if append else "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        fail(f"{path}: cannot write ({exc.strerror})")
+
+
+class ErrorsPolicy(StrEnum):
+    """How error trials count."""
+
+    COUNT = "count"
+    EXCLUDE = "exclude"
+
+
+class CIMethod(StrEnum):
+    """Interval methods of a pass rate."""
+
+    WILSON = "wilson"
+    WILSON_CC = "wilson-cc"
+    CLOPPER_PEARSON = "clopper-pearson"
+    JEFFREYS = "jeffreys"
+    AGRESTI_COULL = "agresti-coull"
+
+
+class ScoreCI(StrEnum):
+    """Interval methods of a mean score."""
+
+    T = "t"
+    BOOTSTRAP = "bootstrap"
+
+
+class ExactTest(StrEnum):
+    """Exact tests of a regression."""
+
+    BOSCHLOO = "boschloo"
+    FISHER = "fisher"
+    BARNARD = "barnard"
+
+
+class Adjust(StrEnum):
+    """Multiple-comparison adjustments across a suite."""
+
+    NONE = "none"
+    HOLM = "holm"
+    BH = "bh"
+
+
+Paths = Annotated[list[str], typer.Argument(help="Trace set(s): folders, globs or Parquet files.")]
+Threshold = Annotated[float, typer.Option(help="Required pass rate.")]
+Confidence = Annotated[float, typer.Option(help="Two-sided confidence level of intervals.")]
+CIMethodOpt = Annotated[CIMethod, typer.Option("--ci-method", help="Pass-rate interval method.")]
+Errors = Annotated[
+    ErrorsPolicy, typer.Option(help="Count error trials as failures, or exclude them from n.")
+]
+MinScore = Annotated[
+    float | None, typer.Option(help="A score below this fails a trial without an outcome.")
+]
+TestAttribute = Annotated[
+    str,
+    typer.Option(help="Span attribute naming the test (e.g. gen_ai.agent.name for production)."),
+]
+Ks = Annotated[str, typer.Option("--k", help="The k of pass@k and pass^k, e.g. 1,5,10.")]
+ScoreCIOpt = Annotated[ScoreCI, typer.Option("--score-ci", help="Interval of mean scores.")]
+MinMeanScore = Annotated[
+    float | None, typer.Option(help="Variance check: the mean score must reach this.")
+]
+MaxStdDev = Annotated[
+    float | None, typer.Option(help="Variance check: score standard deviation at most this.")
+]
+Test = Annotated[ExactTest, typer.Option("--test", help="Exact test of a regression.")]
+Alpha = Annotated[float, typer.Option(help="Significance level of regression tests.")]
+Delta = Annotated[float, typer.Option(help="Smallest drop in pass rate that must be detected.")]
+Power = Annotated[float, typer.Option(help="Power needed to call 'no regression' a PASS.")]
+AdjustOpt = Annotated[
+    Adjust, typer.Option("--adjust", help="Adjust verdicts for testing many tests at once.")
+]
+InconclusiveOk = Annotated[
+    bool, typer.Option("--inconclusive-ok", help="Exit 0 instead of 3 on INCONCLUSIVE.")
+]
+SkipBadFiles = Annotated[
+    bool,
+    typer.Option("--skip-bad-files", help="Skip unreadable files (listed) instead of failing."),
+]
+
+
+def analysis_options(
+    *,
+    threshold: float,
+    confidence: float,
+    ci_method: CIMethod,
+    errors: ErrorsPolicy,
+    min_score: float | None,
+    test_attribute: str,
+    k: str,
+    score_ci: ScoreCI,
+    min_mean_score: float | None,
+    max_std_dev: float | None,
+    test: ExactTest,
+    alpha: float,
+    delta: float,
+    power: float,
+    adjust: Adjust,
+) -> dict[str, Any]:
+    """The keyword arguments of :func:`assay.analyze` from the shared flags."""
+    from assay._options import parse_ks
+
+    return {
+        "threshold": threshold,
+        "confidence": confidence,
+        "ci_method": ci_method.value,
+        "errors": errors.value,
+        "min_score": min_score,
+        "test_attribute": test_attribute,
+        "ks": parse_ks(k),
+        "score_ci": score_ci.value,
+        "min_mean_score": min_mean_score,
+        "max_std_dev": max_std_dev,
+        "regression_test": test.value,
+        "alpha": alpha,
+        "delta": delta,
+        "power": power,
+        "adjust": adjust.value,
+    }

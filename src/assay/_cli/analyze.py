@@ -1,0 +1,202 @@
+"""``assay analyze``, ``assay compare`` and ``assay report``: verdicts from trace sets."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from assay._cli import _common as o
+from assay._cli._emit import emit, parse_formats
+
+Formats = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--format",
+        help="Output format, repeatable: NAME or NAME:PATH, NAME one of console, json, "
+        "junit, markdown, github (annotations), html. Default: console.",
+    ),
+]
+Output = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", help="Write the one format given without a PATH here."),
+]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Console: the summary box only.")]
+TraceUrl = Annotated[
+    str | None,
+    typer.Option(
+        envvar="ASSAY_TRACE_URL",
+        help="Link trace ids to a trace viewer, e.g. http://localhost:16686/trace/{trace_id}.",
+    ),
+]
+
+
+def analyze(
+    paths: o.Paths,
+    threshold: o.Threshold = 0.80,
+    confidence: o.Confidence = 0.95,
+    ci_method: o.CIMethodOpt = o.CIMethod.WILSON,
+    format: Formats = None,
+    output: Output = None,
+    quiet: Quiet = False,
+    errors: o.Errors = o.ErrorsPolicy.COUNT,
+    min_score: o.MinScore = None,
+    test_attribute: o.TestAttribute = "assay.test.id",
+    k: o.Ks = "1,5,10",
+    score_ci: o.ScoreCIOpt = o.ScoreCI.T,
+    min_mean_score: o.MinMeanScore = None,
+    max_std_dev: o.MaxStdDev = None,
+    baseline_version: Annotated[
+        str | None,
+        typer.Option(help="Judge regressions against this assay.agent.version in the same set."),
+    ] = None,
+    current_version: Annotated[
+        str | None, typer.Option(help="The version under test (when the set holds several).")
+    ] = None,
+    test: o.Test = o.ExactTest.BOSCHLOO,
+    alpha: o.Alpha = 0.05,
+    delta: o.Delta = 0.10,
+    power: o.Power = 0.80,
+    adjust: o.AdjustOpt = o.Adjust.NONE,
+    inconclusive_ok: o.InconclusiveOk = False,
+    skip_bad_files: o.SkipBadFiles = False,
+) -> None:
+    """Read a trace set and give every test a verdict (the CI entry point)."""
+    from assay import analyze as run_analysis
+
+    targets = parse_formats(format, output)
+    analysis = run_analysis(
+        paths,
+        skip_bad_files=skip_bad_files,
+        baseline_version=baseline_version,
+        current_version=current_version,
+        **o.analysis_options(
+            threshold=threshold,
+            confidence=confidence,
+            ci_method=ci_method,
+            errors=errors,
+            min_score=min_score,
+            test_attribute=test_attribute,
+            k=k,
+            score_ci=score_ci,
+            min_mean_score=min_mean_score,
+            max_std_dev=max_std_dev,
+            test=test,
+            alpha=alpha,
+            delta=delta,
+            power=power,
+            adjust=adjust,
+        ),
+    )
+    emit(analysis, targets, quiet=quiet, inconclusive_ok=inconclusive_ok)
+    raise SystemExit(analysis.exit_code(inconclusive_ok))
+
+
+def compare(
+    baseline: Annotated[str, typer.Argument(help="The baseline trace set.")],
+    current: Annotated[str, typer.Argument(help="The trace set under test.")],
+    test: o.Test = o.ExactTest.BOSCHLOO,
+    alpha: o.Alpha = 0.05,
+    delta: o.Delta = 0.10,
+    power: o.Power = 0.80,
+    adjust: o.AdjustOpt = o.Adjust.NONE,
+    threshold: o.Threshold = 0.80,
+    confidence: o.Confidence = 0.95,
+    ci_method: o.CIMethodOpt = o.CIMethod.WILSON,
+    format: Formats = None,
+    output: Output = None,
+    quiet: Quiet = False,
+    errors: o.Errors = o.ErrorsPolicy.COUNT,
+    min_score: o.MinScore = None,
+    test_attribute: o.TestAttribute = "assay.test.id",
+    k: o.Ks = "1,5,10",
+    score_ci: o.ScoreCIOpt = o.ScoreCI.T,
+    inconclusive_ok: o.InconclusiveOk = False,
+    skip_bad_files: o.SkipBadFiles = False,
+) -> None:
+    """Regression verdicts: did CURRENT get worse than BASELINE? (one exact test per test)."""
+    from assay import compare as run_compare
+
+    targets = parse_formats(format, output)
+    analysis = run_compare(
+        baseline,
+        current,
+        skip_bad_files=skip_bad_files,
+        **o.analysis_options(
+            threshold=threshold,
+            confidence=confidence,
+            ci_method=ci_method,
+            errors=errors,
+            min_score=min_score,
+            test_attribute=test_attribute,
+            k=k,
+            score_ci=score_ci,
+            min_mean_score=None,
+            max_std_dev=None,
+            test=test,
+            alpha=alpha,
+            delta=delta,
+            power=power,
+            adjust=adjust,
+        ),
+    )
+    emit(analysis, targets, quiet=quiet, inconclusive_ok=inconclusive_ok)
+    raise SystemExit(analysis.exit_code(inconclusive_ok))
+
+
+def report(
+    paths: o.Paths,
+    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")] = Path(
+        "assay-report.html"
+    ),
+    threshold: o.Threshold = 0.80,
+    confidence: o.Confidence = 0.95,
+    ci_method: o.CIMethodOpt = o.CIMethod.WILSON,
+    errors: o.Errors = o.ErrorsPolicy.COUNT,
+    min_score: o.MinScore = None,
+    test_attribute: o.TestAttribute = "assay.test.id",
+    k: o.Ks = "1,5,10",
+    baseline_version: Annotated[
+        str | None, typer.Option(help="Show regressions against this assay.agent.version.")
+    ] = None,
+    current_version: Annotated[
+        str | None, typer.Option(help="The version under test (when the set holds several).")
+    ] = None,
+    test: o.Test = o.ExactTest.BOSCHLOO,
+    delta: o.Delta = 0.10,
+    inconclusive_ok: o.InconclusiveOk = False,
+    skip_bad_files: o.SkipBadFiles = False,
+    trace_url: TraceUrl = None,
+) -> None:
+    """Write the HTML report of a trace set (exit code as for analyze)."""
+    from assay import analyze as run_analysis
+
+    analysis = run_analysis(
+        paths,
+        skip_bad_files=skip_bad_files,
+        baseline_version=baseline_version,
+        current_version=current_version,
+        **o.analysis_options(
+            threshold=threshold,
+            confidence=confidence,
+            ci_method=ci_method,
+            errors=errors,
+            min_score=min_score,
+            test_attribute=test_attribute,
+            k=k,
+            score_ci=o.ScoreCI.T,
+            min_mean_score=None,
+            max_std_dev=None,
+            test=test,
+            alpha=0.05,
+            delta=delta,
+            power=0.80,
+            adjust=o.Adjust.NONE,
+        ),
+    )
+    emit(analysis, [("html", output)], trace_url=trace_url)
+    counts = ", ".join(f"{n} {v}" for v, n in analysis.result.counts.items())
+    print(f"wrote {output} ({len(analysis.result.tests)} tests: {counts})", file=sys.stderr)
+    raise SystemExit(analysis.exit_code(inconclusive_ok))

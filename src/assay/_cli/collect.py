@@ -1,0 +1,103 @@
+"""``assay collect`` and ``assay import``: OTLP in, the spans table out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from assay._cli._common import fail
+
+
+def collect(
+    out: Annotated[Path, typer.Option("--out", help="Output folder of the spans table.")] = Path(
+        "traces"
+    ),
+    host: Annotated[
+        str, typer.Option(help="Interface to bind (0.0.0.0 exposes it to the network).")
+    ] = "127.0.0.1",
+    http_port: Annotated[
+        int, typer.Option(help="OTLP/HTTP port (0: any free port, -1: disabled).")
+    ] = 4318,
+    grpc_port: Annotated[
+        int, typer.Option(help="OTLP/gRPC port (0: any free port, -1: disabled).")
+    ] = 4317,
+    token: Annotated[
+        str | None,
+        typer.Option(envvar="ASSAY_COLLECT_TOKEN", help="Bearer token senders must present."),
+    ] = None,
+    wal_dir: Annotated[
+        Path | None, typer.Option(help="Write-ahead log folder (default: OUT/_wal).")
+    ] = None,
+    roll_age: Annotated[
+        float, typer.Option(help="Seconds after which a Parquet file is rolled.")
+    ] = 60.0,
+    roll_mb: Annotated[int, typer.Option(help="Roll a Parquet file after this many MB.")] = 128,
+    max_body_mb: Annotated[int, typer.Option(help="Largest request body accepted.")] = 16,
+    max_decompressed_mb: Annotated[
+        int, typer.Option(help="Largest request once decompressed.")
+    ] = 64,
+    max_queue_mb: Annotated[
+        int, typer.Option(help="Request MB waiting to be converted before pushing back.")
+    ] = 128,
+    fsync: Annotated[
+        bool, typer.Option(help="fsync the write-ahead log before acknowledging.")
+    ] = True,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="Decoding processes (default: one per core, at most 4; 0: none)."),
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every request.")] = False,
+) -> None:
+    """Receive OTLP (HTTP and gRPC) and write the spans table; SIGTERM drains and stops."""
+    import logging
+
+    from assay.collect import CollectorConfig, run_collector
+    from assay.errors import AssayError
+
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    mb = 1024 * 1024
+    try:
+        config = CollectorConfig(
+            out=out,
+            host=host,
+            http_port=None if http_port < 0 else http_port,
+            grpc_port=None if grpc_port < 0 else grpc_port,
+            token=token,
+            wal_dir=wal_dir,
+            roll_age_s=roll_age,
+            roll_bytes=roll_mb * mb,
+            max_body_bytes=max_body_mb * mb,
+            max_decompressed_bytes=max_decompressed_mb * mb,
+            max_queue_bytes=max_queue_mb * mb,
+            fsync=fsync,
+            workers=workers,
+        )
+        run_collector(config)
+    except AssayError as exc:
+        fail(str(exc))
+
+
+def import_(
+    paths: Annotated[
+        list[Path], typer.Argument(help="OTLP files or folders (JSON lines or protobuf).")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Output folder of the spans table.")],
+) -> None:
+    """Import recorded OTLP files (JSON lines or protobuf, optionally gzip/zstd) into Parquet."""
+    from assay.errors import AssayError
+    from assay.ingest import import_files
+
+    try:
+        result = import_files(paths, out)
+    except AssayError as exc:
+        fail(str(exc))
+    rejected = f", {result.rejected} rejected (invalid IDs)" if result.rejected else ""
+    typer.echo(
+        f"imported {result.spans} spans from {result.files_read} file(s) into "
+        f"{len(result.written)} Parquet file(s) in {out}{rejected}"
+    )

@@ -1,0 +1,156 @@
+"""``assay run``: run an agent's test suite many times (adaptively, within budgets).
+
+The library side is :mod:`assay.run`; this module parses options, calls it and picks the exit
+code (0 all PASS, 1 any FAIL, 2 usage or input error, 3 INCONCLUSIVE and no FAIL, 130 Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from assay._cli._common import fail
+from assay.errors import AssayError
+
+
+def run_command(
+    suite: Annotated[Path, typer.Argument(help="Suite: a YAML file or a folder of them.")],
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Python callable module:function.")
+    ] = None,
+    command: Annotated[
+        str | None, typer.Option("--command", help="Command: JSON on stdin, JSON on stdout.")
+    ] = None,
+    url: Annotated[str | None, typer.Option("--url", help="HTTP endpoint: POST JSON.")] = None,
+    runs: Annotated[
+        int | None, typer.Option("--runs", help="Maximum trials per test (default: suite, 30).")
+    ] = None,
+    pass_rate: Annotated[
+        float | None, typer.Option("--pass-rate", help="Required pass rate (default: suite, 0.8).")
+    ] = None,
+    difficulty: Annotated[
+        str | None, typer.Option("--difficulty", help="Only tests of this difficulty.")
+    ] = None,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option("--tag", metavar="TAG", help="Only tests with this tag (repeatable)."),
+    ] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", help="Trials at once.")] = 4,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds before a trial becomes an error.")
+    ] = 300.0,
+    out: Annotated[Path, typer.Option("--out", help="Trace set folder.")] = Path("traces"),
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Base seed; each trial gets a derived seed.")
+    ] = None,
+    fixed: Annotated[
+        bool, typer.Option("--fixed", help="Run every test to its maximum (no adaptive stop).")
+    ] = False,
+    sequential: Annotated[
+        str, typer.Option("--sequential", help="Adaptive method: sprt | confidence-sequence.")
+    ] = "sprt",
+    delta: Annotated[
+        float, typer.Option("--delta", help="Indifference zone: [threshold, threshold+delta].")
+    ] = 0.1,
+    alpha: Annotated[
+        float | None,
+        typer.Option("--alpha", help="P(PASS) bound at the threshold (default 1-confidence)."),
+    ] = None,
+    beta: Annotated[
+        float, typer.Option("--beta", help="P(FAIL) bound at threshold + delta.")
+    ] = 0.2,
+    errors: Annotated[
+        str, typer.Option("--errors", help="Error trials: count (as failures) or exclude.")
+    ] = "count",
+    max_trials: Annotated[
+        int | None, typer.Option("--max-trials", help="Budget: trials in the whole run.")
+    ] = None,
+    max_cost: Annotated[
+        float | None, typer.Option("--max-cost", help="Budget: USD (needs --prices).")
+    ] = None,
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="Budget: tokens.")] = None,
+    max_time: Annotated[
+        float | None, typer.Option("--max-time", help="Budget: seconds of wall time.")
+    ] = None,
+    prices: Annotated[
+        Path | None, typer.Option("--prices", help="Price table (YAML/JSON), USD per 1M tokens.")
+    ] = None,
+    agent_version: Annotated[
+        str | None, typer.Option("--agent-version", help="assay.agent.version of the trials.")
+    ] = None,
+    run_id: Annotated[
+        str | None, typer.Option("--run-id", help="assay.run.id (default ASSAY_RUN_ID, random).")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the plan (trials, cost) and run nothing.")
+    ] = False,
+    inconclusive_ok: Annotated[
+        bool, typer.Option("--inconclusive-ok", help="Exit 0 instead of 3 on INCONCLUSIVE.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress display.")] = False,
+    output_format: Annotated[
+        str, typer.Option("--format", help="console, or json (the assay.analysis/v1 document).")
+    ] = "console",
+) -> None:
+    """Run an agent's test suite many times (adaptively, within budgets) and record traces.
+
+    Exit codes: 0 all PASS, 1 any FAIL, 2 usage or input error, 3 INCONCLUSIVE and no FAIL,
+    130 interrupted.
+    """
+    from rich.console import Console
+
+    stdout = Console()
+    stderr = Console(stderr=True)
+    try:
+        from assay import run as r
+        from assay.errors import ConfigError
+        from assay.run._suite_load import filter_error
+
+        if output_format not in ("console", "json"):
+            raise ConfigError(f"--format must be console or json (got {output_format!r})")
+
+        loaded = r.load_suite(suite)
+        tests = loaded.select(difficulty=difficulty, tags=tag or ())
+        if not tests:
+            raise filter_error(difficulty, tag or ())
+        price_table = r.load_prices(prices) if prices is not None else None
+        options = r.RunOptions(
+            runs=runs,
+            pass_rate=pass_rate,
+            adaptive=not fixed,
+            method=sequential,
+            delta=delta,
+            alpha=alpha,
+            beta=beta,
+            errors=errors,
+            concurrency=concurrency,
+            timeout=timeout,
+            out=str(out),
+            seed=seed,
+            budget=r.Budget(max_trials, max_tokens, max_cost, max_time),
+            prices=price_table,
+            agent_version=agent_version,
+            run_id=run_id,
+        )
+        rows = r.plan(tests, options)  # validates the sequential design of every test
+        the_agent = r.load_agent(agent=agent, command=command, url=url)
+        if dry_run:
+            r.render_plan(rows, options, the_agent.description, stdout, price_table)
+            raise SystemExit(0)
+        progress = None if quiet else r.RichProgress(stderr)
+        result = r.run_suite(loaded, the_agent, options, tests=tests, progress=progress)
+    except AssayError as exc:
+        fail(str(exc))
+    if output_format == "json":
+        from assay.report import render_json
+
+        sys.stdout.write(render_json(result.to_analysis()))
+        r.render_summary(result, stderr)
+    else:
+        r.render_result(result, stdout if sys.stdout.isatty() else Console(width=140))
+    if result.interrupted:
+        raise SystemExit(130)
+    raise SystemExit(result.exit_code(inconclusive_ok))

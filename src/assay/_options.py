@@ -1,0 +1,89 @@
+"""Options of an analysis, checked in one place (each one a flag of ``assay analyze``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from assay.errors import ConfigError
+from assay.stats import ADJUST_METHODS, METHODS, SCORE_CI_METHODS, TESTS
+
+ErrorsPolicy = Literal["count", "exclude"]
+
+
+@dataclass(frozen=True, slots=True)
+class AnalyzeOptions:
+    """Every option of an analysis, with the defaults of DESIGN.md."""
+
+    threshold: float = 0.80
+    """Required pass rate."""
+    confidence: float = 0.95
+    """Two-sided confidence level of the pass-rate interval."""
+    ci_method: str = "wilson"
+    """Interval method: wilson, wilson-cc, clopper-pearson, jeffreys, agresti-coull."""
+    errors: ErrorsPolicy = "count"
+    """``count`` error trials as failures, or ``exclude`` them from n."""
+    min_score: float | None = None
+    """A score below this fails a trial that has no explicit outcome."""
+    test_attribute: str = "assay.test.id"
+    """The span attribute that names the test (another one maps production traces)."""
+    ks: tuple[int, ...] = (1, 5, 10)
+    """The k of pass@k and pass^k."""
+    score_ci: str = "t"
+    """Interval of a mean score: ``t`` or ``bootstrap``."""
+    min_mean_score: float | None = None
+    """Variance check: the mean score must reach this."""
+    max_std_dev: float | None = None
+    """Variance check: the scores' standard deviation must not exceed this."""
+    regression_test: str = "boschloo"
+    """Exact test of a regression: boschloo, fisher or barnard."""
+    alpha: float = 0.05
+    """Significance level of regression tests."""
+    delta: float = 0.10
+    """The smallest drop in pass rate a regression check must detect."""
+    power: float = 0.80
+    """The power a regression check needs for PASS."""
+    adjust: str = "none"
+    """Multiple-comparison adjustment across the suite: none, holm or bh."""
+    seed: int = 0
+    """Seed of bootstrap resampling (results are reproducible)."""
+
+    def validate(self) -> None:
+        """Raise :class:`ConfigError` naming the first bad option."""
+        if not 0 <= self.threshold <= 1:
+            raise ConfigError(f"--threshold must lie in [0, 1] (got {self.threshold})")
+        for flag, value in (
+            ("--confidence", self.confidence),
+            ("--alpha", self.alpha),
+            ("--power", self.power),
+        ):
+            if not 0 < value < 1:
+                raise ConfigError(f"{flag} must lie strictly between 0 and 1 (got {value})")
+        if not 0 < self.delta <= 1:
+            raise ConfigError(f"--delta must lie in (0, 1] (got {self.delta})")
+        if self.errors not in ("count", "exclude"):
+            raise ConfigError(f"--errors must be 'count' or 'exclude' (got {self.errors!r})")
+        choices = (
+            ("--ci-method", self.ci_method, METHODS),
+            ("--score-ci", self.score_ci, SCORE_CI_METHODS),
+            ("--test", self.regression_test, TESTS),
+            ("--adjust", self.adjust, ADJUST_METHODS),
+        )
+        for flag, choice, allowed in choices:
+            if choice not in allowed:
+                raise ConfigError(f"{flag} must be one of {', '.join(allowed)} (got {choice!r})")
+        if not self.ks or any(k < 1 for k in self.ks):
+            raise ConfigError(f"--k needs whole numbers ≥ 1 (got {list(self.ks)})")
+        if self.max_std_dev is not None and self.max_std_dev < 0:
+            raise ConfigError(f"--max-std-dev must be ≥ 0 (got {self.max_std_dev})")
+
+
+def parse_ks(text: str) -> tuple[int, ...]:
+    """Parse ``--k 1,5,10`` into ``(1, 5, 10)``."""
+    try:
+        ks = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+    except ValueError:
+        raise ConfigError(f"--k must be whole numbers separated by commas (got {text!r})") from None
+    if not ks or ks[0] < 1:
+        raise ConfigError(f"--k needs whole numbers ≥ 1 (got {text!r})")
+    return ks

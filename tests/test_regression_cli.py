@@ -1,0 +1,128 @@
+"""assay compare, analyze --baseline-version and assay plan, end to end."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from scipy.stats import boschloo_exact
+
+import assay
+import assay.instrument as ai
+from assay.cli import run
+from assay.stats import plan_regression, plan_threshold
+
+
+def _record(version: str, counts: dict[str, tuple[int, int]]) -> None:
+    for test_id, (passes, trials) in counts.items():
+        for i in range(trials):
+            with ai.trial(test_id, index=i, agent_version=version) as t:
+                with ai.tool("search"):
+                    pass
+                t.score("quality", 50.0 + (30 if i < passes else 0) + i % 7)
+                t.check("ok", i < passes)
+
+
+@pytest.fixture()
+def two_versions(parquet_sink, switch_sink):
+    _record("v1", {"stable": (150, 150), "broken": (148, 150), "noisy": (20, 30)})
+    baseline = parquet_sink.flush()
+    sink = switch_sink("current")
+    _record("v2", {"stable": (150, 150), "broken": (105, 150), "noisy": (19, 30)})
+    return baseline, sink.flush()
+
+
+def test_compare_verdicts_and_p_values(two_versions, capsys) -> None:
+    baseline, current = two_versions
+    assert run(["compare", str(baseline), str(current), "--format", "json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    tests = {t["test_id"]: t for t in document["tests"]}
+    assert {k: t["verdict"] for k, t in tests.items()} == {
+        "broken": "FAIL",
+        "noisy": "INCONCLUSIVE",
+        "stable": "PASS",
+    }
+    broken = tests["broken"]["regression"]
+    # scipy's layout: the two samples are the table's columns (passes, failures per version)
+    expected = boschloo_exact([[105, 148], [45, 2]], alternative="less").pvalue
+    assert broken["p_value"] == pytest.approx(expected, rel=1e-6)
+    assert set(broken) >= {
+        "test",
+        "baseline_n",
+        "baseline_passed",
+        "p_value",
+        "power",
+        "delta",
+        "alpha",
+        "verdict",
+    }
+    assert (broken["baseline_n"], broken["baseline_passed"], broken["test"]) == (
+        150,
+        148,
+        "boschloo",
+    )
+    assert tests["broken"]["threshold_verdict"] == "FAIL"
+    assert tests["noisy"]["regression"]["power"] < 0.8
+
+
+def test_baseline_version_in_one_set_equals_compare(two_versions) -> None:
+    baseline, current = two_versions
+    one_set = assay.analyze([baseline, current], baseline_version="v1")
+    two_sets = assay.compare(baseline, current)
+    assert one_set.tests.equals(two_sets.tests)
+    with pytest.raises(assay.errors.ConfigError, match="versions in the set: v1, v2"):
+        assay.analyze([baseline, current], baseline_version="v3")
+
+
+def test_every_figure_is_filled(two_versions) -> None:
+    _, current = two_versions
+    document = assay.analyze(current, ks=(1, 5, 200)).to_dict()
+    noisy = next(t for t in document["tests"] if t["test_id"] == "noisy")
+    assert set(noisy["pass_at_k"]) == {"1", "5", "200"}
+    assert noisy["pass_at_k"]["1"] == pytest.approx(19 / 30)
+    assert noisy["pass_at_k"]["200"] is None and any(
+        "k > n" in n or "200" in n for n in noisy["notes"]
+    )
+    assert set(noisy["score"]) >= {"mean", "std", "min", "max", "p50", "p90", "ci_low", "ci_high"}
+    assert noisy["tool_consistency"]["agreement"] == 1.0
+    assert noisy["flakiness"]["category"] in {
+        "stable",
+        "low_variance",
+        "moderate_variance",
+        "high_variance",
+        "flaky",
+    }
+    assert all({"name", "value", "detail"} <= set(f) for f in noisy["flakiness"]["factors"])
+
+
+def test_plan_matches_the_library(capsys) -> None:
+    assert run(["plan", "--threshold", "0.8", "--expected", "0.9", "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["n"] == plan_threshold(0.8, 0.9, 0.8).n
+    args = [
+        "plan",
+        "--baseline-rate",
+        "0.9",
+        "--delta",
+        "0.1",
+        "--test",
+        "fisher",
+        "--format",
+        "json",
+    ]
+    assert run(args) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["n_per_arm"] == plan_regression(0.9, 0.1, 0.05, 0.8, "fisher").n_per_arm
+    assert run(["plan", "--threshold", "0.8"]) == 2
+    assert "needs both --threshold and --expected" in capsys.readouterr().err
+
+
+def test_adjust_and_ci_method_flags(two_versions, capsys) -> None:
+    _, current = two_versions
+    assert run(["analyze", str(current), "--format", "json", "--ci-method", "jeffreys"]) in (1, 3)
+    document = json.loads(capsys.readouterr().out)
+    assert {t["ci"]["method"] for t in document["tests"]} == {"jeffreys"}
+    assert run(["analyze", str(current), "--format", "json", "--adjust", "holm"]) in (1, 3)
+    document = json.loads(capsys.readouterr().out)
+    assert document["tests"][0]["ci"]["confidence"] == pytest.approx(1 - 0.05 / 3)
+    assert run(["analyze", str(current), "--k", "0"]) == 2
