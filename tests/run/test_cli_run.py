@@ -266,6 +266,10 @@ def test_format_json_is_the_analysis_document(
     assert tests["good"]["verdict"] == "PASS" and tests["good"]["decided_at"] == 26
     assert tests["bad"]["verdict"] == "FAIL" and tests["bad"]["method"] == "sprt"
     assert document["options"]["run_id"] == "ci-42"
+    # the figures of `assay analyze`, from this run's trials
+    assert tests["good"]["pass_at_k"]["1"] == 1.0 and tests["bad"]["pass_hat_k"]["1"] == 0.0
+    assert tests["good"]["tool_consistency"]["agreement"] == 1.0
+    assert tests["bad"]["flakiness"]["score"] is not None
     anytime = tests["good"]["anytime_ci"]
     assert 0.8 < anytime["low"] < tests["good"]["ci"]["low"] and anytime["high"] == 1.0
     assert "adaptive stopping saved" in err

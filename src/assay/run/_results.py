@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from assay.stats import Interval
+from assay.stats import (
+    Interval,
+    flakiness,
+    pass_at_ks,
+    pass_hat_ks,
+    score_summary,
+    tool_consistency,
+)
 from assay.verdict import AnalysisResult, DurationSummary, Usage, Verdict, exit_code
 from assay.verdict import TestResult as AnalysisTestResult
 
@@ -38,6 +46,8 @@ class TrialRecord:
     """Names of the checks that failed."""
     error: str | None
     """What went wrong, for an ``error`` trial."""
+    tools: tuple[str, ...] = ()
+    """The trial's tool calls in start-time order."""
 
     @property
     def passed(self) -> bool:
@@ -129,6 +139,36 @@ class RunResult:
         """0 all passed, 1 any FAIL, 3 any INCONCLUSIVE and no FAIL (0 if ``inconclusive_ok``)."""
         return exit_code((t.verdict for t in self.tests), inconclusive_ok=inconclusive_ok)
 
+    def _figures(self, records: list[TrialRecord], test: TestResult) -> dict[str, Any]:
+        """pass@k, pass^k, score summary, tool consistency and flakiness of a test's trials."""
+        counted = [
+            r for r in records if not (self.errors_policy == "exclude" and r.outcome == "error")
+        ]
+        n, c = len(counted), sum(r.passed for r in counted)
+        values = [statistics.fmean(r.scores) for r in counted if r.scores]
+        confidence = test.interval.confidence if test.interval else 0.95
+        figures: dict[str, Any] = {
+            "pass_at_k": {str(k): v.value for k, v in pass_at_ks(n, c).items()} if n else None,
+            "pass_hat_k": {str(k): v.value for k, v in pass_hat_ks(n, c).items()} if n else None,
+            "score": score_summary(values, confidence) if values else None,
+            "tool_consistency": tool_consistency([r.tools for r in records])
+            if len(records) >= 2
+            else None,
+            "flakiness": None,
+        }
+        if records:
+            figures["flakiness"] = flakiness(
+                np.array([r.passed for r in records]),
+                errors=np.array([r.outcome == "error" for r in records]),
+                scores=np.array(
+                    [statistics.fmean(r.scores) if r.scores else np.nan for r in records]
+                ),
+                tool_sequences=[r.tools for r in records],
+                step_counts=np.array([len(r.tools) for r in records]),
+                latencies=np.array([r.duration_s for r in records]),
+            )
+        return figures
+
     def to_analysis(self) -> AnalysisResult:
         """The run as an analysis result, for the reports of ``assay analyze``.
 
@@ -140,9 +180,10 @@ class RunResult:
             by_test[record.test_id].append(record)
         results = []
         for t in self.tests:
-            records = by_test[t.test_id]
+            records = sorted(by_test[t.test_id], key=lambda r: r.index)
             durations = np.array([r.duration_s for r in records], dtype=float)
             scores = [statistics.fmean(r.scores) for r in records if r.scores]
+            figures = self._figures(records, t)
             results.append(
                 AnalysisTestResult(
                     test_id=t.test_id,
@@ -162,6 +203,11 @@ class RunResult:
                         float(durations.mean()) if durations.size else None,
                         float(np.percentile(durations, 90)) if durations.size else None,
                     ),
+                    pass_at_k=figures["pass_at_k"],
+                    pass_hat_k=figures["pass_hat_k"],
+                    score=figures["score"],
+                    tool_consistency=figures["tool_consistency"],
+                    flakiness=figures["flakiness"],
                     notes=(t.reason,)
                     + ((f"first error, {t.first_error}",) if t.first_error else ()),
                     extra={

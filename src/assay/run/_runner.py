@@ -197,6 +197,7 @@ class _Runner:
             scores,
             failed,
             error,
+            tuple(spans.tool_sequence),
         )
 
     # --- scheduling (main thread) ------------------------------------------------------------
