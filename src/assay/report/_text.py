@@ -137,9 +137,8 @@ def _regression_reason(test: Mapping[str, Any], regression: Mapping[str, Any]) -
         reason += f"; {errors} error trial{'s' if errors != 1 else ''}"
     if (test.get("ci") or {}).get("low") is not None:
         against = test.get("threshold_verdict")
-        reason += (
-            f"; now {ci_text(test)} against the threshold {pct(test.get('threshold'))}"
-            + (f" ({against})" if against else "")
+        reason += f"; now {ci_text(test)} against the threshold {pct(test.get('threshold'))}" + (
+            f" ({against})" if against else ""
         )
     return reason
 
