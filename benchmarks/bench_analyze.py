@@ -76,16 +76,26 @@ def main() -> None:
     parser.add_argument("--spans", type=int, default=2_000_000)
     parser.add_argument("--spans-per-trial", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--path-variants",
+        type=int,
+        default=6,
+        help="tool-path variants per trial (0: every trial a different random path)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         traces = Path(tmp) / "traces"
         start = time.perf_counter()
         spans = generate(
-            traces, trials=args.spans // args.spans_per_trial, spans_per_trial=args.spans_per_trial
+            traces,
+            trials=args.spans // args.spans_per_trial,
+            spans_per_trial=args.spans_per_trial,
+            path_variants=args.path_variants,
         )
         made = time.perf_counter() - start
         size = sum(f.stat().st_size for f in traces.rglob("*.parquet")) / 2**20
-        print(f"trace set: {spans:,} spans, {size:.0f} MiB, generated in {made:.1f} s")
+        paths = f"{args.path_variants} path variants" if args.path_variants else "random paths"
+        print(f"trace set: {spans:,} spans ({paths}), {size:.0f} MiB, generated in {made:.1f} s")
         floor_s, floor_kib = _timed(FLOOR, str(traces), repeat=args.repeat)
         out = Path(tmp) / "verdicts.json"
         analyze_s, analyze_kib = _timed(ANALYZE, str(traces), str(out), repeat=args.repeat)

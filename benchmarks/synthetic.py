@@ -2,6 +2,10 @@
 
 Each trial is the root span of its own trace, with ``spans_per_trial - 1`` child spans that
 alternate between tool calls (GenAI conventions) and LLM calls with token usage.
+
+Tool paths are drawn from ``path_variants`` variants per trial, skewed towards the first, as an
+agent's paths are; ``path_variants=0`` makes every call a random tool instead, so that every
+trial takes a different path (the worst case for tool-consistency figures).
 """
 
 from __future__ import annotations
@@ -36,7 +40,13 @@ def _attributes(keys: np.ndarray, values: np.ndarray, per_row: int, rows: int) -
 
 
 def generate(
-    out: Path, *, trials: int, spans_per_trial: int, tests: int = 50, seed: int = 0
+    out: Path,
+    *,
+    trials: int,
+    spans_per_trial: int,
+    tests: int = 50,
+    seed: int = 0,
+    path_variants: int = 6,
 ) -> int:
     """Write ``trials × spans_per_trial`` spans into ``out``; return the number of spans."""
     rng = np.random.default_rng(seed)
@@ -61,7 +71,13 @@ def generate(
             < np.linspace(0.5, 1.0, tests)[np.arange(first, first + count) % tests]
         )
         outcome = np.where(passed, "pass", "fail")
-        tool_names = np.char.mod("tool_%d", rng.integers(0, 6, rows))
+        if path_variants > 0:
+            weights = 0.5 ** np.arange(path_variants)
+            variant = rng.choice(path_variants, count, p=weights / weights.sum())
+            shift = np.repeat(variant, spans_per_trial) * (position % 5 == 0)
+            tool_names = np.char.mod("tool_%d", (position + shift) % 6)
+        else:
+            tool_names = np.char.mod("tool_%d", rng.integers(0, 6, rows))
         columns: dict[str, pa.Array] = {
             "trace_id": pa.array(trace_ids),
             "span_id": pa.array(span_ids),

@@ -119,7 +119,7 @@ def test_result(test_id: str, trials: pl.DataFrame, options: AnalyzeOptions) -> 
     verdict = decided.verdict
 
     scores = per_trial_scores(trials)
-    counted_scores = per_trial_scores(counted)
+    counted_scores = scores if counted is trials else per_trial_scores(counted)
     primary = primary_score(counted_scores)
     summaries = {
         name: score_summary(

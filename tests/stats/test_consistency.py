@@ -34,3 +34,17 @@ def test_agreement_and_similarity_equal_pairwise_definitions(seqs: list[tuple[st
     assert result.agreement == pytest.approx(same)
     assert result.mean_similarity == pytest.approx(sim)
     assert 0 <= result.agreement <= result.mean_similarity + 1e-12 <= 1 + 1e-12
+
+
+def test_mean_similarity_is_sampled_for_many_distinct_paths_and_stays_close() -> None:
+    import random
+
+    rng = random.Random(3)
+    sequences = [tuple(rng.choice("abcdef") for _ in range(rng.randint(1, 12))) for _ in range(150)]
+    exact = tool_consistency(sequences, max_pairs=10**9)
+    sampled = tool_consistency(sequences, max_pairs=3000)
+    assert exact.similarity_pairs is None and sampled.similarity_pairs == 3000
+    assert sampled.mean_similarity == pytest.approx(exact.mean_similarity, abs=0.02)
+    assert sampled.agreement == exact.agreement
+    again = tool_consistency(sequences, max_pairs=3000)
+    assert again.mean_similarity == sampled.mean_similarity  # seeded: repeatable

@@ -24,6 +24,9 @@ class ToolConsistency:
     """Number of distinct tool sequences."""
     most_common: tuple[tuple[tuple[str, ...], int], ...]
     """The most common sequences with their counts, most frequent first."""
+    similarity_pairs: int | None = None
+    """None when ``mean_similarity`` is exact over all pairs; else the number of trial pairs,
+    drawn at random with a fixed seed, whose mean it is (an unbiased estimate)."""
 
 
 def levenshtein(a: Sequence[str], b: Sequence[str]) -> int:
@@ -48,7 +51,18 @@ def sequence_similarity(a: Sequence[str], b: Sequence[str]) -> float:
     return 1.0 if longest == 0 else 1.0 - levenshtein(a, b) / longest
 
 
-def tool_consistency(sequences: Sequence[Sequence[str]], top: int = 3) -> ToolConsistency:
+#: Above this many pairs of distinct sequences, mean similarity is estimated from a sample.
+MAX_SIMILARITY_PAIRS = 1000
+
+
+def tool_consistency(
+    sequences: Sequence[Sequence[str]],
+    top: int = 3,
+    *,
+    similarity: bool = True,
+    max_pairs: int = MAX_SIMILARITY_PAIRS,
+    seed: int = 0,
+) -> ToolConsistency:
     """Consistency of the tool paths of N trials.
 
     ``agreement`` is Σ_j c_j (c_j − 1) / (N (N − 1)) over the distinct sequences j with counts
@@ -57,9 +71,16 @@ def tool_consistency(sequences: Sequence[Sequence[str]], top: int = 3) -> ToolCo
     N. ``mean_similarity`` credits near-misses: the mean over all trial pairs of normalised
     Levenshtein similarity.
 
+    When there are more than ``max_pairs`` pairs of distinct sequences, the mean similarity is
+    the mean over ``max_pairs`` trial pairs drawn uniformly at random (seeded, so repeatable):
+    an unbiased estimate whose standard error is at most 0.5 / sqrt(max_pairs) (0.016).
+
     Args:
         sequences: Each trial's tool names in call order.
         top: How many of the most common sequences to keep.
+        similarity: Compute ``mean_similarity`` (the costly part); else it is None.
+        max_pairs: Most pairs of distinct sequences compared exactly.
+        seed: Seed of the pair sample.
 
     Returns:
         The consistency figures.
@@ -71,14 +92,46 @@ def tool_consistency(sequences: Sequence[Sequence[str]], top: int = 3) -> ToolCo
         return ToolConsistency(n, None, None, len(counts), most_common)
     pairs = n * (n - 1)
     agreement = sum(c * (c - 1) for c in counts.values()) / pairs
+    if not similarity:
+        return ToolConsistency(n, agreement, None, len(counts), most_common)
     distinct = list(counts)
+    if len(distinct) * (len(distinct) - 1) // 2 > max_pairs:
+        return _sampled(sequences, counts, agreement, most_common, max_pairs, seed)
     weights = np.array([counts[s] for s in distinct], dtype=np.float64)
     total = float((weights * (weights - 1) / 2).sum())  # identical pairs: similarity 1
     if len(distinct) > 1:
         first, second = np.triu_indices(len(distinct), k=1)
-        similarity = _pairwise_similarity(distinct, first, second)
-        total += float((weights[first] * weights[second] * similarity).sum())
+        alike = _pairwise_similarity(distinct, first, second)
+        total += float((weights[first] * weights[second] * alike).sum())
     return ToolConsistency(n, agreement, total / (pairs / 2), len(counts), most_common)
+
+
+def _sampled(
+    sequences: Sequence[Sequence[str]],
+    counts: Counter[tuple[str, ...]],
+    agreement: float,
+    most_common: tuple[tuple[tuple[str, ...], int], ...],
+    pairs: int,
+    seed: int,
+) -> ToolConsistency:
+    """Mean similarity over ``pairs`` uniformly drawn pairs of different trials."""
+    n = len(sequences)
+    rng = np.random.default_rng(seed)
+    first = rng.integers(0, n, pairs)
+    second = (first + rng.integers(1, n, pairs)) % n  # uniform over the other n - 1 trials
+    index = {s: i for i, s in enumerate(counts)}
+    trial_to_distinct = np.array([index[tuple(s)] for s in sequences], dtype=np.intp)
+    a, b = trial_to_distinct[first], trial_to_distinct[second]
+    values = np.ones(pairs)
+    differ = a != b
+    if differ.any():
+        # Encode only the sequences the sample touches.
+        used, inverse = np.unique(np.concatenate([a[differ], b[differ]]), return_inverse=True)
+        distinct = list(counts)
+        chosen = [distinct[k] for k in used]
+        half = int(differ.sum())
+        values[differ] = _pairwise_similarity(chosen, inverse[:half], inverse[half:])
+    return ToolConsistency(n, agreement, float(values.mean()), len(counts), most_common, pairs)
 
 
 def _pairwise_similarity(
@@ -95,22 +148,27 @@ def _pairwise_similarity(
     encoded = np.full((len(sequences), width), -1, dtype=np.intp)
     for row, sequence in enumerate(sequences):
         encoded[row, : len(sequence)] = [codes.setdefault(t, len(codes)) for t in sequence]
-    a, b = encoded[first], encoded[second]
+    # Pairs run along the last (contiguous) axis, so each step is one vector operation.
+    a, b = encoded[first].T, encoded[second].T
     len_a, len_b = lengths[first], lengths[second]
     pairs = first.size
-    distance = np.where(len_a == 0, len_b, 0).astype(np.float64)
-    previous = np.broadcast_to(np.arange(width + 1, dtype=np.float64), (pairs, width + 1)).copy()
-    rows = np.arange(pairs)
-    for i in range(1, width + 1):
-        current = np.empty_like(previous)
-        current[:, 0] = i
-        for j in range(1, width + 1):
-            substitute = previous[:, j - 1] + (a[:, i - 1] != b[:, j - 1])
-            current[:, j] = np.minimum(
-                np.minimum(previous[:, j], current[:, j - 1]) + 1, substitute
-            )
+    # Distances are small integers: int32 rows keep the arithmetic exact and fast.
+    distance = np.where(len_a == 0, len_b, 0).astype(np.int32)
+    steps = np.arange(width + 1, dtype=np.int32)[:, None]
+    previous = np.broadcast_to(steps, (width + 1, pairs)).copy()
+    t = np.empty_like(previous)
+    columns = np.arange(pairs)
+    for i in range(1, int(len_a.max()) + 1):
+        # Row i of the Wagner–Fischer table for every pair at once. The left-neighbour term
+        # current[j] = min(.., current[j-1] + 1) unrolls to j + cummin(t[k] - k) over k ≤ j.
+        t[0] = i
+        np.add(previous[:-1], a[i - 1] != b, out=t[1:])
+        np.minimum(t[1:], previous[1:] + 1, out=t[1:])
+        t -= steps
+        current = np.minimum.accumulate(t, axis=0)
+        current += steps
         done = len_a == i
-        distance[done] = current[rows[done], len_b[done]]
+        distance[done] = current[len_b[done], columns[done]]
         previous = current
     longest = np.maximum(np.maximum(len_a, len_b), 1)
     similarity: npt.NDArray[np.float64] = 1.0 - distance / longest

@@ -141,7 +141,7 @@ def flakiness(
     if tool_sequences is not None:
         if len(tool_sequences) != n:
             raise ConfigError(f"tool_sequences has {len(tool_sequences)} entries for {n} trials")
-        consistency = tool_consistency(tool_sequences)
+        consistency = tool_consistency(tool_sequences, similarity=False)
         if consistency.agreement is not None:
             value = 1.0 - consistency.agreement
             if consistency.distinct == 1:
