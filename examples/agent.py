@@ -62,11 +62,13 @@ def _draw() -> random.Random:
         return random.Random(_rng.getrandbits(64))
 
 
-def run(input: dict[str, Any]) -> dict[str, Any]:
+def run(input: dict[str, Any], seed: int | None = None) -> dict[str, Any]:
     """Answer one request, recording tool and LLM spans in the current trace.
 
     Args:
         input: ``{"case": <name in CASES>, "version": optional agent version}``.
+        seed: Make this call's randomness reproducible (``assay run --seed`` passes one per
+            trial); without it, the module's seeded generator is used.
 
     Returns:
         ``{"answer": str, "resolved": bool, "quality": float}``.
@@ -75,7 +77,7 @@ def run(input: dict[str, Any]) -> dict[str, Any]:
     case = CASES.get(name)
     if case is None:
         raise ValueError(f"unknown case {name!r}; known: {', '.join(CASES)}")
-    rng = _draw()
+    rng = random.Random(seed) if seed is not None else _draw()
     rate = VERSION_RATES.get(str(input.get("version", "")), {}).get(name, case.success_rate)
     success = rng.random() < rate
     with ai.llm("sim-model-small") as call:
