@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -106,41 +107,41 @@ SkipBadFiles = Annotated[
 ]
 
 
-def analysis_options(
-    *,
-    threshold: float,
-    confidence: float,
-    ci_method: CIMethod,
-    errors: ErrorsPolicy,
-    min_score: float | None,
-    test_attribute: str,
-    k: str,
-    score_ci: ScoreCI,
-    min_mean_score: float | None,
-    max_std_dev: float | None,
-    test: ExactTest,
-    alpha: float,
-    delta: float,
-    power: float,
-    adjust: Adjust,
-) -> dict[str, Any]:
-    """The keyword arguments of :func:`assay.analyze` from the shared flags."""
+#: Flag name (as a command's parameter) → keyword of :func:`assay.analyze`.
+_ANALYSIS_KEYWORDS = {
+    "threshold": "threshold",
+    "confidence": "confidence",
+    "ci_method": "ci_method",
+    "errors": "errors",
+    "min_score": "min_score",
+    "test_attribute": "test_attribute",
+    "k": "ks",
+    "score_ci": "score_ci",
+    "min_mean_score": "min_mean_score",
+    "max_std_dev": "max_std_dev",
+    "test": "regression_test",
+    "alpha": "alpha",
+    "delta": "delta",
+    "power": "power",
+    "adjust": "adjust",
+}
+
+
+def analysis_options(flags: Mapping[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of :func:`assay.analyze` from a command's flags (its ``locals()``).
+
+    Flags a command does not offer keep the library's defaults; choices become their values.
+    """
     from assay._options import parse_ks
 
-    return {
-        "threshold": threshold,
-        "confidence": confidence,
-        "ci_method": ci_method.value,
-        "errors": errors.value,
-        "min_score": min_score,
-        "test_attribute": test_attribute,
-        "ks": parse_ks(k),
-        "score_ci": score_ci.value,
-        "min_mean_score": min_mean_score,
-        "max_std_dev": max_std_dev,
-        "regression_test": test.value,
-        "alpha": alpha,
-        "delta": delta,
-        "power": power,
-        "adjust": adjust.value,
-    }
+    options: dict[str, Any] = {}
+    for flag, keyword in _ANALYSIS_KEYWORDS.items():
+        if flag not in flags:
+            continue
+        value = flags[flag]
+        if flag == "k":
+            value = parse_ks(value)
+        elif isinstance(value, StrEnum):
+            value = value.value
+        options[keyword] = value
+    return options

@@ -66,29 +66,14 @@ def analyze(
     """Read a trace set and give every test a verdict (the CI entry point)."""
     from assay import analyze as run_analysis
 
+    flags = dict(locals())
     targets = parse_formats(format, output)
     analysis = run_analysis(
         paths,
         skip_bad_files=skip_bad_files,
         baseline_version=baseline_version,
         current_version=current_version,
-        **o.analysis_options(
-            threshold=threshold,
-            confidence=confidence,
-            ci_method=ci_method,
-            errors=errors,
-            min_score=min_score,
-            test_attribute=test_attribute,
-            k=k,
-            score_ci=score_ci,
-            min_mean_score=min_mean_score,
-            max_std_dev=max_std_dev,
-            test=test,
-            alpha=alpha,
-            delta=delta,
-            power=power,
-            adjust=adjust,
-        ),
+        **o.analysis_options(flags),
     )
     emit(analysis, targets, quiet=quiet, inconclusive_ok=inconclusive_ok)
     raise SystemExit(analysis.exit_code(inconclusive_ok))
@@ -119,28 +104,13 @@ def compare(
     """Regression verdicts: did CURRENT get worse than BASELINE? (one exact test per test)."""
     from assay import compare as run_compare
 
+    flags = dict(locals())
     targets = parse_formats(format, output)
     analysis = run_compare(
         baseline,
         current,
         skip_bad_files=skip_bad_files,
-        **o.analysis_options(
-            threshold=threshold,
-            confidence=confidence,
-            ci_method=ci_method,
-            errors=errors,
-            min_score=min_score,
-            test_attribute=test_attribute,
-            k=k,
-            score_ci=score_ci,
-            min_mean_score=None,
-            max_std_dev=None,
-            test=test,
-            alpha=alpha,
-            delta=delta,
-            power=power,
-            adjust=adjust,
-        ),
+        **o.analysis_options(flags),
     )
     emit(analysis, targets, quiet=quiet, inconclusive_ok=inconclusive_ok)
     raise SystemExit(analysis.exit_code(inconclusive_ok))
@@ -173,28 +143,13 @@ def report(
     """Write the HTML report of a trace set (exit code as for analyze)."""
     from assay import analyze as run_analysis
 
+    flags = dict(locals())
     analysis = run_analysis(
         paths,
         skip_bad_files=skip_bad_files,
         baseline_version=baseline_version,
         current_version=current_version,
-        **o.analysis_options(
-            threshold=threshold,
-            confidence=confidence,
-            ci_method=ci_method,
-            errors=errors,
-            min_score=min_score,
-            test_attribute=test_attribute,
-            k=k,
-            score_ci=o.ScoreCI.T,
-            min_mean_score=None,
-            max_std_dev=None,
-            test=test,
-            alpha=0.05,
-            delta=delta,
-            power=0.80,
-            adjust=o.Adjust.NONE,
-        ),
+        **o.analysis_options(flags),
     )
     emit(analysis, [("html", output)], trace_url=trace_url)
     counts = ", ".join(f"{n} {v}" for v, n in analysis.result.counts.items())
