@@ -156,17 +156,8 @@ def _check_counts(successes: int, n: int) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class SPRT:
-    """Wald's sequential probability ratio test of ``p1`` against ``p0`` for Bernoulli trials.
-
-    After ``s`` passes in ``n`` trials the log likelihood ratio is
-    ``s·log(p1/p0) + (n-s)·log((1-p1)/(1-p0))``. PASS when it reaches ``log(1/alpha)``, FAIL
-    when it falls to ``log(beta)``. These are the boundaries of Ville's inequality: the ratio is
-    a non-negative supermartingale for every ``p <= p0`` (and its inverse for every
-    ``p >= p1``), so the error rates hold exactly, for the composite hypotheses, truncated or
-    not — Wald's classical ``log((1-beta)/alpha)`` and ``log(beta/(1-alpha))`` only hold them
-    approximately (up to ``alpha/(1-beta)``), for a few per cent more trials here.
-    """
+class _Design:
+    """What both sequential tests are given: the threshold, its zone, error rates, a cap."""
 
     threshold: float
     """The required pass rate; the upper end ``p0`` of the failing side."""
@@ -183,11 +174,6 @@ class SPRT:
         _validate(self.threshold, self.delta, self.alpha, self.beta)
 
     @property
-    def name(self) -> str:
-        """``"sprt"``."""
-        return "sprt"
-
-    @property
     def p0(self) -> float:
         """Upper end of the failing side."""
         return _zone(self.threshold, self.delta)[0]
@@ -196,6 +182,25 @@ class SPRT:
     def p1(self) -> float:
         """Lower end of the passing side."""
         return _zone(self.threshold, self.delta)[1]
+
+
+@dataclass(frozen=True, slots=True)
+class SPRT(_Design):
+    """Wald's sequential probability ratio test of ``p1`` against ``p0`` for Bernoulli trials.
+
+    After ``s`` passes in ``n`` trials the log likelihood ratio is
+    ``s·log(p1/p0) + (n-s)·log((1-p1)/(1-p0))``. PASS when it reaches ``log(1/alpha)``, FAIL
+    when it falls to ``log(beta)``. These are the boundaries of Ville's inequality: the ratio is
+    a non-negative supermartingale for every ``p <= p0`` (and its inverse for every
+    ``p >= p1``), so the error rates hold exactly, for the composite hypotheses, truncated or
+    not — Wald's classical ``log((1-beta)/alpha)`` and ``log(beta/(1-alpha))`` only hold them
+    approximately (up to ``alpha/(1-beta)``), for a few per cent more trials here.
+    """
+
+    @property
+    def name(self) -> str:
+        """``"sprt"``."""
+        return "sprt"
 
     @property
     def upper(self) -> float:
@@ -273,7 +278,7 @@ def _mixture_bounds(
 
 
 @dataclass(frozen=True, slots=True)
-class ConfidenceSequenceTest:
+class ConfidenceSequenceTest(_Design):
     """A test read off an anytime-valid confidence sequence for the pass rate.
 
     The beta-binomial mixture ``M_n(p) = ∫ q^s (1-q)^(n-s) dBeta(a, b)(q) / (p^s (1-p)^(n-s))``
@@ -285,34 +290,10 @@ class ConfidenceSequenceTest:
     trials. Valid under any stopping rule: peeking, resuming a run later, a new maximum.
     """
 
-    threshold: float
-    """The required pass rate; the upper end ``p0`` of the failing side."""
-    delta: float = 0.1
-    """Width of the indifference zone above the threshold."""
-    alpha: float = 0.05
-    """Bound on P(PASS) when the true rate is at most ``p0``."""
-    beta: float = 0.2
-    """Bound on P(FAIL) when the true rate is at least ``p1``."""
-    max_trials: int | None = None
-    """Truncation: INCONCLUSIVE when reached unsettled."""
-
-    def __post_init__(self) -> None:
-        _validate(self.threshold, self.delta, self.alpha, self.beta)
-
     @property
     def name(self) -> str:
         """``"confidence-sequence"``."""
         return "confidence-sequence"
-
-    @property
-    def p0(self) -> float:
-        """Upper end of the failing side."""
-        return _zone(self.threshold, self.delta)[0]
-
-    @property
-    def p1(self) -> float:
-        """Lower end of the passing side."""
-        return _zone(self.threshold, self.delta)[1]
 
     def decide_many(self, successes: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.int8]:
         """Decision codes for many success counts at one ``n``: 1 PASS, -1 FAIL, 0 continue."""
