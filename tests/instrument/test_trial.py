@@ -121,3 +121,21 @@ def test_llm_records_usage(memory_spans: InMemorySpanExporter) -> None:
     span = next(s for s in memory_spans.get_finished_spans() if s.name == "chat m-1")
     assert span.attributes[c.GENAI_INPUT_TOKENS] == 10
     assert span.attributes[c.GENAI_OUTPUT_TOKENS] == 3
+
+
+def test_concurrent_decorated_calls_are_separate_trials(memory_spans: InMemorySpanExporter) -> None:
+    @ai.trial("concurrent")
+    async def agent(x: int) -> int:
+        await asyncio.sleep(0.01 * x)  # the first started finishes first (not last-in-first-out)
+        ai.check("even", x % 2 == 0)
+        return x
+
+    async def main() -> list[int]:
+        return await asyncio.gather(*(agent(i) for i in range(5)))
+
+    assert asyncio.run(main()) == [0, 1, 2, 3, 4]
+    spans = _trial_spans(memory_spans)
+    assert len(spans) == 5
+    outcomes = sorted(s.attributes[c.TRIAL_OUTCOME] for s in spans)
+    assert outcomes == ["fail", "fail", "pass", "pass", "pass"]
+    assert len({s.context.trace_id for s in spans}) == 5

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import copy
 import functools
 import inspect
 import math
@@ -223,19 +224,11 @@ class trial:  # noqa: N801 - used like a function: `with trial("t"):` and `@tria
         return wrapper
 
     def _fresh(self) -> trial:
-        return trial(
-            self.test_id,
-            suite=self.suite,
-            run_id=self.run_id,
-            agent_version=self.agent_version,
-            index=self.index,
-            difficulty=self.difficulty,
-            tags=self.tags,
-            min_score=self.min_score,
-            new_trace=self.new_trace,
-            suppress_errors=self.suppress_errors,
-            attributes=self.attributes,
-        )
+        # Each call gets its own copy, so concurrent calls (threads, async tasks) never share
+        # the stack of running trials.
+        fresh = copy.copy(self)
+        fresh._stack = []
+        return fresh
 
 
 def current_trial() -> Trial:
