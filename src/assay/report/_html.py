@@ -143,16 +143,7 @@ def _overview(document: Mapping[str, Any], tests: Rows, charts: _Charts) -> str:
 
 
 def _figures(test: Mapping[str, Any]) -> str:
-    items = []
-    for key, symbol in (("pass_at_k", "pass@"), ("pass_hat_k", "pass^")):
-        text = tx.passk_text(test.get(key), symbol)
-        if text:
-            items.append(text)
-    for name, summary in tx.score_summaries(test).items():
-        items.append(f"{_e(tx.score_label(name))}: {_e(tx.score_text(summary))}")
-    tools = tx.tool_consistency_text(test.get("tool_consistency"))
-    if tools:
-        items.append(f"tools: {_e(tools)}")
+    items = [_e(line) for line in tx.figure_lines(test)]
     regression = tx.regression_text(test)
     if regression:
         items.append(_e(regression))

@@ -63,26 +63,7 @@ test_properties.__test__ = False  # type: ignore[attr-defined]
 
 
 def _details(test: Mapping[str, Any]) -> str:
-    lines = [tx.verdict_reason(test)]
-    for key, symbol in (("pass_at_k", "pass@"), ("pass_hat_k", "pass^")):
-        text = tx.passk_text(test.get(key), symbol)
-        if text:
-            lines.append(text)
-    for name, summary in tx.score_summaries(test).items():
-        lines.append(f"{tx.score_label(name)}: {tx.score_text(summary)}")
-    tools = tx.tool_consistency_text(test.get("tool_consistency"))
-    if tools:
-        lines.append(f"tools: {tools}")
-    headline = tx.flakiness_headline(test.get("flakiness"))
-    if headline:
-        lines.append(f"flakiness {headline}")
-        lines.extend(f"  - {reason}" for reason in tx.flakiness_reasons(test["flakiness"]))
-    explanations = tx.failure_explanations(test)
-    if explanations:
-        lines.append("failing trials differ:")
-        lines.extend(f"  - {line}" for line in explanations)
-    lines.extend(test.get("notes") or ())
-    return "\n".join(lines) + "\n"
+    return "\n".join(tx.explanation_lines(test)) + "\n"
 
 
 def render_junit(result: AnalysisResult, *, inconclusive_ok: bool = False) -> str:

@@ -92,27 +92,7 @@ def render_markdown(result: AnalysisResult) -> str:
 
 
 def _explanation(test: Mapping[str, Any]) -> list[str]:
-    lines = [tx.verdict_reason(test)]
-    for key, symbol in (("pass_at_k", "pass@"), ("pass_hat_k", "pass^")):
-        text = tx.passk_text(test.get(key), symbol)
-        if text:
-            lines.append(text)
-    for name, summary in tx.score_summaries(test).items():
-        label = f"score `{name}`" if name else "score"
-        lines.append(f"{label}: {tx.score_text(summary)}")
-    tools = tx.tool_consistency_text(test.get("tool_consistency"))
-    if tools:
-        lines.append(f"tools: {tools}")
-    headline = tx.flakiness_headline(test.get("flakiness"))
-    if headline:
-        lines.append(f"flakiness {headline}")
-        lines += [f"  - {reason}" for reason in tx.flakiness_reasons(test["flakiness"])]
-    explanations = tx.failure_explanations(test)
-    if explanations:
-        lines.append("failing trials differ:")
-        lines += [f"  - {line}" for line in explanations]
-    lines += list(test.get("notes") or ())
-    return lines
+    return tx.explanation_lines(test, label=lambda name: f"score `{name}`" if name else "score")
 
 
 def _html(text: Any) -> str:

@@ -9,7 +9,7 @@ each helper returns ``None`` (or an empty list) when it has nothing to say.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeGuard
 
 VERDICT_ORDER = {"FAIL": 0, "INCONCLUSIVE": 1, "PASS": 2}
@@ -316,3 +316,41 @@ def regression_text(test: Mapping[str, Any]) -> str | None:
 def score_label(name: str) -> str:
     """``score quality`` for a named score, ``score`` for the unnamed summary."""
     return f"score {name}" if name else "score"
+
+
+def figure_lines(
+    test: Mapping[str, Any], *, label: Callable[[str], str] = score_label
+) -> list[str]:
+    """pass@k, pass^k, each score and the tool consistency, one line each (those present)."""
+    lines = []
+    for key, symbol in (("pass_at_k", "pass@"), ("pass_hat_k", "pass^")):
+        text = passk_text(test.get(key), symbol)
+        if text:
+            lines.append(text)
+    for name, summary in score_summaries(test).items():
+        lines.append(f"{label(name)}: {score_text(summary)}")
+    tools = tool_consistency_text(test.get("tool_consistency"))
+    if tools:
+        lines.append(f"tools: {tools}")
+    return lines
+
+
+def explanation_lines(
+    test: Mapping[str, Any], *, label: Callable[[str], str] = score_label
+) -> list[str]:
+    """Everything a text report says of one test, one line each.
+
+    The reason for the verdict, the figures, why it is flaky, what failing trials do
+    differently, and the notes.
+    """
+    lines = [verdict_reason(test), *figure_lines(test, label=label)]
+    headline = flakiness_headline(test.get("flakiness"))
+    if headline:
+        lines.append(f"flakiness {headline}")
+        lines += [f"  - {reason}" for reason in flakiness_reasons(test["flakiness"])]
+    explanations = failure_explanations(test)
+    if explanations:
+        lines.append("failing trials differ:")
+        lines += [f"  - {line}" for line in explanations]
+    lines += list(test.get("notes") or ())
+    return lines
