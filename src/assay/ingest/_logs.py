@@ -13,19 +13,15 @@ derived from the record's content, so replaying the same record yields the same 
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-from google.protobuf import json_format
-from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
-from assay.errors import InputError
 from assay.ingest._columns import SpanColumns
-from assay.ingest._ids import fix_json_ids
+from assay.ingest._parse import parse_json, parse_protobuf
 
 __all__ = [
     "EVALUATION_EVENT",
@@ -58,12 +54,7 @@ def parse_logs_protobuf(data: bytes) -> ExportLogsServiceRequest:
     Raises:
         InputError: The bytes are not a valid message.
     """
-    request = ExportLogsServiceRequest()
-    try:
-        request.ParseFromString(data)
-    except (DecodeError, RuntimeError, ValueError, RecursionError) as exc:
-        raise InputError(f"not an OTLP protobuf ExportLogsServiceRequest ({exc})") from exc
-    return request
+    return parse_protobuf(ExportLogsServiceRequest, data)
 
 
 def parse_logs_json(data: bytes | str | dict[str, Any]) -> ExportLogsServiceRequest:
@@ -72,22 +63,7 @@ def parse_logs_json(data: bytes | str | dict[str, Any]) -> ExportLogsServiceRequ
     Raises:
         InputError: The text is not an OTLP/JSON logs request.
     """
-    if isinstance(data, dict):
-        document: Any = data
-    else:
-        try:
-            document = json.loads(data)
-        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-            raise InputError(f"not valid JSON ({exc})") from exc
-    if not isinstance(document, dict):
-        raise InputError("OTLP/JSON request must be a JSON object")
-    request = ExportLogsServiceRequest()
-    try:
-        fix_json_ids(document, "resourceLogs", "resource_logs")
-        json_format.ParseDict(document, request, ignore_unknown_fields=True)
-    except (json_format.ParseError, ValueError, TypeError, AttributeError, RecursionError) as exc:
-        raise InputError(f"not an OTLP/JSON ExportLogsServiceRequest ({exc})") from exc
-    return request
+    return parse_json(ExportLogsServiceRequest, data, "resourceLogs", "resource_logs")
 
 
 def _event_name(record: Any) -> str:

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-from google.protobuf import json_format
-from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from assay.errors import InputError
 from assay.ingest._columns import SpanColumns
-from assay.ingest._ids import fix_json_ids
+from assay.ingest._parse import parse_json, parse_protobuf
 
 __all__ = [
     "DecodedSpans",
@@ -40,12 +36,7 @@ def parse_traces_protobuf(data: bytes) -> ExportTraceServiceRequest:
     Raises:
         InputError: The bytes are not a valid message.
     """
-    request = ExportTraceServiceRequest()
-    try:
-        request.ParseFromString(data)
-    except (DecodeError, RuntimeError, ValueError, RecursionError) as exc:
-        raise InputError(f"not an OTLP protobuf ExportTraceServiceRequest ({exc})") from exc
-    return request
+    return parse_protobuf(ExportTraceServiceRequest, data)
 
 
 def parse_traces_json(data: bytes | str | dict[str, Any]) -> ExportTraceServiceRequest:
@@ -57,22 +48,7 @@ def parse_traces_json(data: bytes | str | dict[str, Any]) -> ExportTraceServiceR
     Raises:
         InputError: The text is not JSON, or not an ``ExportTraceServiceRequest``.
     """
-    if isinstance(data, dict):
-        document: Any = data
-    else:
-        try:
-            document = json.loads(data)
-        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-            raise InputError(f"not valid JSON ({exc})") from exc
-    if not isinstance(document, dict):
-        raise InputError("OTLP/JSON request must be a JSON object")
-    request = ExportTraceServiceRequest()
-    try:
-        fix_json_ids(document, "resourceSpans", "resource_spans")
-        json_format.ParseDict(document, request, ignore_unknown_fields=True)
-    except (json_format.ParseError, ValueError, TypeError, AttributeError, RecursionError) as exc:
-        raise InputError(f"not an OTLP/JSON ExportTraceServiceRequest ({exc})") from exc
-    return request
+    return parse_json(ExportTraceServiceRequest, data, "resourceSpans", "resource_spans")
 
 
 def count_spans(request: ExportTraceServiceRequest) -> tuple[int, int]:
