@@ -85,10 +85,7 @@ def test_result(test_id: str, trials: pl.DataFrame, options: AnalyzeOptions) -> 
         input_tokens=int(trials[tc.INPUT_TOKENS].sum()),
         output_tokens=int(trials[tc.OUTPUT_TOKENS].sum()),
     )
-    duration = DurationSummary(
-        mean=float(np.mean(durations)) if durations.size else None,
-        p90=float(np.percentile(durations, 90)) if durations.size else None,
-    )
+    duration = DurationSummary.of(durations)
     if n == 0:
         return TestResult(
             test_id=test_id,

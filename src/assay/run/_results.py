@@ -199,10 +199,7 @@ class RunResult:
                         sum(r.input_tokens for r in records),
                         sum(r.output_tokens for r in records),
                     ),
-                    duration_s=DurationSummary(
-                        float(durations.mean()) if durations.size else None,
-                        float(np.percentile(durations, 90)) if durations.size else None,
-                    ),
+                    duration_s=DurationSummary.of(durations),
                     pass_at_k=figures["pass_at_k"],
                     pass_hat_k=figures["pass_hat_k"],
                     score=figures["score"],

@@ -6,6 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from assay.stats import Interval
 from assay.verdict._threshold import Verdict
 
@@ -30,6 +32,15 @@ class DurationSummary:
     """Mean duration."""
     p90: float | None
     """90th percentile (linear interpolation)."""
+
+    @classmethod
+    def of(cls, durations: Any) -> DurationSummary:
+        """Mean and p90 of durations in seconds (None for none); NaN values are left out."""
+        values = np.asarray(durations, dtype=np.float64)
+        values = values[~np.isnan(values)]
+        if values.size == 0:
+            return cls(None, None)
+        return cls(float(values.mean()), float(np.percentile(values, 90)))
 
 
 @dataclass(frozen=True, slots=True)
