@@ -126,3 +126,33 @@ def test_adjust_and_ci_method_flags(two_versions, capsys) -> None:
     document = json.loads(capsys.readouterr().out)
     assert document["tests"][0]["ci"]["confidence"] == pytest.approx(1 - 0.05 / 3)
     assert run(["analyze", str(current), "--k", "0"]) == 2
+
+
+def test_a_significant_score_drop_fails_the_regression(parquet_sink, switch_sink) -> None:
+    def record(version: str, base: float) -> None:
+        for i in range(60):
+            with ai.trial("scored", index=i, agent_version=version) as t:
+                t.score("quality", base + i % 10)
+                t.check("ok", True)
+
+    record("v1", 80.0)
+    baseline = parquet_sink.flush()
+    sink = switch_sink("current")
+    record("v2", 60.0)
+    (test,) = assay.compare(baseline, sink.flush()).result.tests
+    assert test.regression.verdict.value == "PASS"  # the pass rate did not drop
+    assert test.extra["score_regression"].verdict.value == "FAIL"
+    assert test.verdict.value == "FAIL"
+    assert any("scores dropped" in note for note in test.notes)
+
+
+def test_variance_checks_fail_a_test_and_say_why(two_versions) -> None:
+    _, current = two_versions
+    plain = {t.test_id: t for t in assay.analyze(current).result.tests}
+    assert plain["stable"].verdict.value == "PASS"
+    checked = {t.test_id: t for t in assay.analyze(current, min_mean_score=99.0).result.tests}
+    stable = checked["stable"]
+    assert stable.verdict.value == "FAIL"
+    (check,) = stable.extra["variance_checks"]
+    assert (check.name, check.passed, check.limit) == ("min_mean_score", False, 99.0)
+    assert check.reason in stable.notes
