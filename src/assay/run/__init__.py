@@ -9,9 +9,9 @@
     raise SystemExit(result.exit_code())
 """
 
+from assay.errors import AgentError
 from assay.run._agents import (
     Agent,
-    AgentError,
     CallableAgent,
     CommandAgent,
     HttpAgent,

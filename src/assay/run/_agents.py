@@ -26,11 +26,7 @@ from typing import Any, Protocol
 
 from opentelemetry import propagate
 
-from assay.errors import ConfigError
-
-
-class AgentError(Exception):
-    """One call of the agent failed (the trial becomes an ``error`` trial)."""
+from assay.errors import AgentError, ConfigError
 
 
 class Agent(Protocol):

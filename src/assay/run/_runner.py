@@ -24,9 +24,9 @@ from typing import Any, cast
 from opentelemetry.sdk.trace import ReadableSpan
 
 from assay import conventions as c
-from assay.errors import ConfigError, InputError
+from assay.errors import AgentError, ConfigError, InputError
 from assay.instrument import configure, trial
-from assay.run._agents import Agent, AgentError
+from assay.run._agents import Agent
 from assay.run._budget import Budget, Spending
 from assay.run._checks import evaluate_checks
 from assay.run._options import RunOptions, test_judgement, test_plan
