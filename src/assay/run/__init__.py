@@ -19,11 +19,11 @@ from assay.run._agents import (
 )
 from assay.run._budget import Budget, Price, PriceTable, load_prices
 from assay.run._checks import evaluate_checks, output_text
+from assay.run._live import TrialSpanCollector, TrialSpans
 from assay.run._options import RunOptions
 from assay.run._plan import PlanRow, plan
 from assay.run._results import RunResult, TrialRecord
 from assay.run._runner import run_suite
-from assay.run._spans import TrialSpanCollector, TrialSpans
 from assay.run._state import Progress, TestStatus
 from assay.run._suite import (
     Expected,

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from assay.errors import ConfigError, InputError, SchemaError
-from assay.run._spans import LLMUsage
+from assay.run._live import LLMUsage
 
 
 @dataclass(frozen=True, slots=True)

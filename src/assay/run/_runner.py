@@ -29,9 +29,9 @@ from assay.instrument import configure, trial
 from assay.run._agents import Agent
 from assay.run._budget import Budget, Spending
 from assay.run._checks import evaluate_checks
+from assay.run._live import TrialSpanCollector
 from assay.run._options import RunOptions, test_judgement, test_plan
 from assay.run._results import RunResult, TrialRecord
-from assay.run._spans import TrialSpanCollector
 from assay.run._state import Progress, TestState
 from assay.run._suite import Suite, TestCase
 from assay.run._verdicts import judge_run
