@@ -19,7 +19,6 @@ from assay.run._agents import (
 )
 from assay.run._budget import Budget, Price, PriceTable, load_prices
 from assay.run._checks import evaluate_checks, output_text
-from assay.run._live import TrialSpanCollector, TrialSpans
 from assay.run._options import RunOptions
 from assay.run._plan import PlanRow, plan
 from assay.run._results import RunResult, TrialRecord
@@ -55,8 +54,6 @@ __all__ = [
     "TestStatus",
     "Thresholds",
     "TrialRecord",
-    "TrialSpanCollector",
-    "TrialSpans",
     "Variance",
     "evaluate_checks",
     "load_agent",
