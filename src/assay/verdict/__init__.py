@@ -1,5 +1,13 @@
-"""Decisions from statistics: threshold, regression and variance-config verdicts."""
+"""Decisions from statistics: threshold, regression, variance-config and behaviour verdicts."""
 
+from assay.verdict._behaviour import (
+    BehaviourChange,
+    BehaviourResult,
+    BehaviourVerdict,
+    behaviour_diff,
+    behaviour_diffs,
+    describe_change,
+)
 from assay.verdict._regression import (
     RegressionResult,
     ScoreRegressionResult,
@@ -27,6 +35,9 @@ from assay.verdict._variance import VarianceCheck, variance_checks
 
 __all__ = [
     "AnalysisResult",
+    "BehaviourChange",
+    "BehaviourResult",
+    "BehaviourVerdict",
     "DurationSummary",
     "RegressionResult",
     "ScoreRegressionResult",
@@ -36,7 +47,10 @@ __all__ = [
     "VarianceCheck",
     "Verdict",
     "adjust_regressions",
+    "behaviour_diff",
+    "behaviour_diffs",
     "decide_regression",
+    "describe_change",
     "exit_code",
     "more_trials_needed",
     "regression_test",
