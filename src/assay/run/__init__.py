@@ -9,6 +9,7 @@
     raise SystemExit(result.exit_code())
 """
 
+from assay.analysis import Price, PriceTable, load_prices
 from assay.run._agents import (
     Agent,
     AgentError,
@@ -17,7 +18,7 @@ from assay.run._agents import (
     HttpAgent,
     load_agent,
 )
-from assay.run._budget import Budget, Price, PriceTable, load_prices
+from assay.run._budget import Budget
 from assay.run._checks import evaluate_checks, output_text
 from assay.run._display import (
     PlanRow,

@@ -11,7 +11,7 @@ from rich.progress import Progress as RichProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from assay.run._budget import PriceTable
+from assay.analysis import PriceTable
 from assay.run._options import RunOptions, build_sequential, test_plan
 from assay.run._results import RunResult
 from assay.run._state import TestStatus
