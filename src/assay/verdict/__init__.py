@@ -8,6 +8,8 @@ from assay.verdict._behaviour import (
     behaviour_diffs,
     describe_change,
 )
+from assay.verdict._cost import CostSummary
+from assay.verdict._gate import FailOn, gate_failures, parse_fail_on
 from assay.verdict._regression import (
     RegressionResult,
     ScoreRegressionResult,
@@ -38,7 +40,9 @@ __all__ = [
     "BehaviourChange",
     "BehaviourResult",
     "BehaviourVerdict",
+    "CostSummary",
     "DurationSummary",
+    "FailOn",
     "RegressionResult",
     "ScoreRegressionResult",
     "TestResult",
@@ -52,7 +56,9 @@ __all__ = [
     "decide_regression",
     "describe_change",
     "exit_code",
+    "gate_failures",
     "more_trials_needed",
+    "parse_fail_on",
     "regression_test",
     "score_regression_test",
     "settle_probability",
