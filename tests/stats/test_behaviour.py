@@ -199,3 +199,15 @@ def test_power_helpers() -> None:
         ratio_power(0.3, 10, 10, 0.9, 0.05)
     with pytest.raises(ConfigError):
         share_power(0.3, 10, 10, 0.2, 1.5)
+
+
+def test_permutations_grow_with_the_family_and_work_in_blocks() -> None:
+    from assay.stats import permutations_for
+
+    assert permutations_for(1, 0.05) == 1999
+    assert permutations_for(100, 0.05) == 20_000
+    assert permutations_for(10_000, 0.05) == 50_000
+    base = [("a",)] * 30
+    cur = [("b",)] * 30
+    result = path_shift(base, cur, n_resamples=4500, seed=3)
+    assert result.shift.p_value == pytest.approx(1 / 4501)

@@ -357,6 +357,27 @@ def _chi2_rows(
     return result
 
 
+_BLOCK = 2000
+
+
+def permutations_for(family_size: int, alpha: float) -> int:
+    """Relabellings a path test needs so that its smallest p-value can pass an adjustment.
+
+    A permutation p-value is at least 1 / (1 + R); after Holm over m features the first step
+    compares it with alpha / m. R = max(1999, 10·m / alpha), capped at 50 000, leaves that
+    comfortably reachable for families of up to about 250 features.
+
+    Args:
+        family_size: Features adjusted together (≥ 1).
+        alpha: Significance level.
+
+    Returns:
+        The number of relabellings.
+    """
+    _check_alpha(alpha)
+    return int(min(50_000, max(1999, math.ceil(10 * max(1, family_size) / alpha))))
+
+
 def path_shift(
     baseline: Sequence[Hashable],
     current: Sequence[Hashable],
@@ -399,12 +420,16 @@ def path_shift(
         p = 1.0
     else:
         rng = np.random.default_rng(seed)
-        shuffled = rng.permuted(np.tile(codes, (n_resamples, 1)), axis=1)[:, :n_b]
-        flat = (shuffled + k * np.arange(n_resamples)[:, None]).ravel()
-        counts = np.bincount(flat, minlength=k * n_resamples).reshape(n_resamples, k)
-        null = _chi2_rows(counts.astype(float), expected, expected_other)
-        # A relative tolerance keeps ties in floating point counted as ties.
-        hits = int(np.sum(null >= statistic * (1 - 1e-12)))
+        hits = 0
+        # In blocks, so that many resamples of many trials stay small in memory.
+        for start in range(0, n_resamples, _BLOCK):
+            block = min(_BLOCK, n_resamples - start)
+            shuffled = rng.permuted(np.tile(codes, (block, 1)), axis=1)[:, :n_b]
+            flat = (shuffled + k * np.arange(block)[:, None]).ravel()
+            counts = np.bincount(flat, minlength=k * block).reshape(block, k)
+            null = _chi2_rows(counts.astype(float), expected, expected_other)
+            # A relative tolerance keeps ties in floating point counted as ties.
+            hits += int(np.sum(null >= statistic * (1 - 1e-12)))
         p = (1 + hits) / (1 + n_resamples)
     share_b = observed / n_b
     share_c = (totals - observed) / n_c

@@ -40,6 +40,7 @@ from assay.stats import (
     continuous_shift,
     count_shift,
     path_shift,
+    permutations_for,
     ratio_power,
     share_power,
     trials_for_power,
@@ -149,9 +150,11 @@ class BehaviourResult:
         return tuple(f for f in self.features if f.changed)
 
 
-def _shift(pair: FeaturePair, confidence: float, seed: int) -> tuple[Shift, tuple[str, ...] | None]:
+def _shift(
+    pair: FeaturePair, confidence: float, seed: int, resamples: int
+) -> tuple[Shift, tuple[str, ...] | None]:
     if pair.kind == "path":
-        result = path_shift(pair.baseline_paths, pair.current_paths, confidence, seed=seed)
+        result = path_shift(pair.baseline_paths, pair.current_paths, confidence, resamples, seed)
         return result.shift, result.path
     if pair.kind == "binary":
         return (
@@ -256,18 +259,28 @@ def behaviour_diffs(
         raise ConfigError(f"unknown adjustment {adjust!r}; choose none, holm or bh")
     if not 0 < alpha < 1 or not 0 < power < 1:
         raise ConfigError("alpha and power must lie strictly between 0 and 1")
-    tested: dict[str, list[_Tested]] = {}
-    for test_id, sample in samples.items():
-        enough = min(len(sample.baseline_ids), len(sample.current_ids)) >= MIN_TRIALS
-        tested[test_id] = (
-            [
-                _Tested(pair, *_shift(pair, confidence, seed))
-                for pair in sample.features
-                if _informative(pair)
-            ]
-            if enough
-            else []
-        )
+    chosen = {
+        test_id: [p for p in sample.features if _informative(p)]
+        if min(len(sample.baseline_ids), len(sample.current_ids)) >= MIN_TRIALS
+        else []
+        for test_id, sample in samples.items()
+    }
+    pooled_size = sum(len(pairs) for pairs in chosen.values())
+    tested = {
+        test_id: [
+            _Tested(
+                pair,
+                *_shift(
+                    pair,
+                    confidence,
+                    seed,
+                    permutations_for(len(pairs) if adjust == "none" else pooled_size, alpha),
+                ),
+            )
+            for pair in pairs
+        ]
+        for test_id, pairs in chosen.items()
+    }
     adjusted: dict[str, list[float]] = {}
     if adjust == "none":
         family = {t: max(1, len(rows)) for t, rows in tested.items()}
