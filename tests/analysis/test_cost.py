@@ -8,6 +8,20 @@ from assay.analysis import columns as tc
 from assay.errors import SchemaError
 
 
+def _chat(tracer, model: str, tokens_in: int, tokens_out: int, extra=None) -> None:
+    from assay import conventions as c
+
+    attributes = {
+        c.GENAI_OPERATION: "chat",
+        c.GENAI_REQUEST_MODEL: model,
+        c.GENAI_INPUT_TOKENS: tokens_in,
+        c.GENAI_OUTPUT_TOKENS: tokens_out,
+        **(extra or {}),
+    }
+    with tracer.start_as_current_span("chat", attributes=attributes):
+        pass
+
+
 def _record(sink) -> pl.DataFrame:
     with ai.trial("priced", index=0):
         with ai.llm("gpt-4o-2024-08-06") as call:
@@ -60,3 +74,45 @@ def test_load_prices_reads_the_runner_format(tmp_path) -> None:
     path.write_text("models:\n  m: {input: -1}\n", encoding="utf-8")
     with pytest.raises(SchemaError, match="models.m.input"):
         load_prices(path)
+
+
+def test_with_spans_each_call_is_priced_at_its_own_model_or_its_recorded_cost(
+    parquet_sink, tracer
+) -> None:
+    from assay import conventions as c
+    from assay.store import open_trace_set
+
+    _record(parquet_sink)
+    with ai.trial("recorded", index=0):
+        _chat(tracer, "sim-model", 10, 1, {c.OPENINFERENCE_COST_TOTAL: 0.125})
+    path = parquet_sink.flush()
+    trials = assay.analyze(path).trials
+    costed, findings = with_cost(trials, spans=open_trace_set(path).scan())
+    cost = {r[tc.TEST_ID]: r[tc.COST_USD] for r in costed.to_dicts() if r[tc.TRIAL_INDEX] == 0}
+    mini = DEFAULT_PRICES.models["gpt-4o-mini"]
+    sonnet = DEFAULT_PRICES.models["claude-sonnet-4"]
+    mixed = (100 * mini.input + 10 * mini.output + 100 * sonnet.input + 10 * sonnet.output) / 1e6
+    assert cost["mixed"] == pytest.approx(mixed)  # call by call: no first-model guess
+    assert cost["recorded"] == pytest.approx(0.125)  # the instrumentation's own figure
+    assert cost["unpriced"] is None
+    assert {f.kind for f in findings} == {"unpriced_models"}
+    assert costed.columns == [*trials.columns, tc.COST_USD]
+
+
+def test_trials_sharing_a_trace_fall_back_to_their_token_totals(parquet_sink, tracer) -> None:
+    from assay import conventions as c
+    from assay.store import open_trace_set
+
+    with tracer.start_as_current_span("run"):
+        for index in range(2):
+            with tracer.start_as_current_span(
+                "trial", attributes={c.TEST_ID: "shared", c.TRIAL_INDEX: index}
+            ):
+                for model in ("gpt-4o-mini", "gpt-4o"):
+                    _chat(tracer, model, 1000, 100)
+    path = parquet_sink.flush()
+    costed, findings = with_cost(assay.analyze(path).trials, spans=open_trace_set(path).scan())
+    mini = DEFAULT_PRICES.models["gpt-4o-mini"]
+    first_model = (2000 * mini.input + 200 * mini.output) / 1e6
+    assert costed[tc.COST_USD].to_list() == pytest.approx([first_model] * 2)
+    assert [f.kind for f in findings] == ["mixed_model_prices"] and findings[0].count == 2

@@ -24,6 +24,7 @@ import polars as pl
 import yaml
 
 from assay.analysis import _columns as tc
+from assay.analysis import _conventions as conv
 from assay.errors import InputError, SchemaError
 from assay.quality import Finding
 
@@ -188,68 +189,166 @@ def load_prices(path: str | Path) -> PriceTable:
     return PriceTable(models, per, trial_tokens, source=str(file))
 
 
-def with_cost(
-    trials: pl.DataFrame, prices: PriceTable = DEFAULT_PRICES
-) -> tuple[pl.DataFrame, tuple[Finding, ...]]:
-    """Add the ``cost_usd`` column to the trials table: each trial's tokens at its model's price.
+_SPAN_COST = "_span_cost"
+_SPAN_LLM = "_span_llm_calls"
+_SPAN_TOKENS = "_span_tokens"
 
-    The trials table holds a trial's token totals and the models it used, not tokens per model,
-    so a trial that used several models at different prices is priced at its first model and a
-    finding says so. A trial with no LLM call costs 0; one whose model has no price gets null
-    (and a finding), never a guess.
+
+def _per_call_costs(spans: pl.LazyFrame, trials: pl.DataFrame, prices: PriceTable) -> pl.DataFrame:
+    """Per trace holding one trial: the sum of each LLM call's cost, call by call.
+
+    A call's cost is the one its instrumentation recorded, else its tokens at its own model's
+    price; null if neither is known. Traces holding several trials are left to the trials-table
+    estimate (their calls would need the ownership resolution of the trials table).
+    """
+    single = trials.group_by(tc.TRACE_ID).len().filter(pl.col("len") == 1).select(tc.TRACE_ID)
+    calls = (
+        spans.filter(conv.is_llm_call())
+        .join(single.lazy(), on=tc.TRACE_ID, how="semi")
+        .select(
+            tc.TRACE_ID,
+            conv.model_name().alias("_model"),
+            conv.input_tokens().fill_null(0).alias("_in"),
+            conv.output_tokens().fill_null(0).alias("_out"),
+            conv.recorded_cost().alias("_recorded"),
+        )
+        .collect()
+    )
+    models = calls["_model"].unique().to_list()
+    table = pl.DataFrame(
+        {
+            "_model": models,
+            "_price_in": [_price_of(prices, m, "input") for m in models],
+            "_price_out": [_price_of(prices, m, "output") for m in models],
+        },
+        schema={"_model": pl.String, "_price_in": pl.Float64, "_price_out": pl.Float64},
+    )
+    estimate = (pl.col("_in") * pl.col("_price_in") + pl.col("_out") * pl.col("_price_out")) / (
+        prices.per
+    )
+    return (
+        calls.join(table, on="_model", how="left", nulls_equal=True)
+        .with_columns(pl.coalesce("_recorded", estimate).alias(_SPAN_COST))
+        .group_by(tc.TRACE_ID)
+        .agg(
+            # A sum with an unknown call in it is unknown.
+            pl.when(pl.col(_SPAN_COST).null_count() == 0)
+            .then(pl.col(_SPAN_COST).sum())
+            .otherwise(None)
+            .alias(_SPAN_COST),
+            pl.len().cast(pl.Int64).alias(_SPAN_LLM),
+            (pl.col("_in") + pl.col("_out")).sum().cast(pl.Int64).alias(_SPAN_TOKENS),
+        )
+    )
+
+
+def _price_of(prices: PriceTable, model: str | None, side: str) -> float | None:
+    price = prices.price(model)
+    if price is None:
+        return None
+    return price.input if side == "input" else price.output
+
+
+def with_cost(
+    trials: pl.DataFrame,
+    prices: PriceTable = DEFAULT_PRICES,
+    spans: pl.LazyFrame | None = None,
+) -> tuple[pl.DataFrame, tuple[Finding, ...]]:
+    """Add the ``cost_usd`` column to the trials table: what each trial's LLM calls cost.
+
+    With ``spans`` (the trace set the trials came from), a trial that is alone in its trace is
+    costed call by call: the cost an instrumentation recorded on the call
+    (:data:`assay.conventions.RECORDED_COST_ATTRIBUTES`), else the call's tokens at its own
+    model's price. Otherwise — no spans, several trials in one trace, or calls that do not add
+    up to the trial's usage — the trial's token totals are priced at its model's price; a trial
+    that used several differently priced models is then priced at its first model, and a finding
+    says so. A trial with no LLM call costs 0; one with an unpriced model gets null (and a
+    finding), never a guess.
 
     Args:
         trials: The trials table.
         prices: The price table (the default table unless the user gave ``--prices``).
+        spans: A lazy scan of the spans the trials were built from.
 
     Returns:
         The table with ``cost_usd`` (Float64, nullable), and what the user must be told.
     """
+    costed = _estimated_cost(trials, prices)
+    if spans is not None:
+        usage = pl.col(tc.INPUT_TOKENS).fill_null(0) + pl.col(tc.OUTPUT_TOKENS).fill_null(0)
+        # Call by call only where the calls add up to what the trials table counted.
+        exact = (
+            (pl.col(_SPAN_LLM) == pl.col(tc.LLM_CALLS)) & (pl.col(_SPAN_TOKENS) == usage)
+        ).fill_null(False)
+        costed = (
+            costed.join(_per_call_costs(spans, trials, prices), on=tc.TRACE_ID, how="left")
+            .with_columns(
+                pl.when(exact)
+                .then(pl.col(_SPAN_COST))
+                .otherwise(pl.col(tc.COST_USD))
+                .alias(tc.COST_USD),
+                pl.when(exact).then(False).otherwise(pl.col(_MIXED)).alias(_MIXED),
+            )
+            .drop(_SPAN_COST, _SPAN_LLM, _SPAN_TOKENS)
+        )
+    findings = _findings(costed, prices)
+    return costed.drop(_UNPRICED, _MIXED), findings
+
+
+_UNPRICED = "_unpriced_models"
+_MIXED = "_mixed_prices"
+
+
+def _estimated_cost(trials: pl.DataFrame, prices: PriceTable) -> pl.DataFrame:
+    """Each trial's token totals at its model's price, with what went unpriced or mixed."""
     costs: list[float | None] = []
-    unpriced: dict[str, list[str]] = {}
-    mixed: list[str] = []
-    rows = trials.select(
-        tc.TRACE_ID, tc.MODELS, tc.LLM_CALLS, tc.INPUT_TOKENS, tc.OUTPUT_TOKENS
-    ).iter_rows()
-    for trace_id, models, llm_calls, tokens_in, tokens_out in rows:
+    unpriced: list[list[str]] = []
+    mixed: list[bool] = []
+    rows = trials.select(tc.MODELS, tc.LLM_CALLS, tc.INPUT_TOKENS, tc.OUTPUT_TOKENS).iter_rows()
+    for models, llm_calls, tokens_in, tokens_out in rows:
+        names: list[str | None] = list(models or ()) or [None]
+        priced = [prices.price(m) for m in names]
+        missing = [name or "(no model)" for name, p in zip(names, priced, strict=True) if not p]
+        unpriced.append(missing if llm_calls else [])
+        mixed.append(bool(llm_calls) and not missing and len(set(priced)) > 1)
+        first = priced[0]
         if not llm_calls:
             costs.append(0.0)
-            continue
-        names: list[str | None] = list(models) or [None]
-        priced = [prices.price(m) for m in names]
-        if any(p is None for p in priced):
-            for name, price in zip(names, priced, strict=True):
-                if price is None:
-                    unpriced.setdefault(name or "(no model)", []).append(str(trace_id))
+        elif missing or first is None:
             costs.append(None)
-            continue
-        if len(set(priced)) > 1:
-            mixed.append(str(trace_id))
-        first = priced[0]
-        assert first is not None  # every model is priced here
-        costs.append(prices.tokens_cost(first, tokens_in or 0, tokens_out or 0))
+        else:
+            costs.append(prices.tokens_cost(first, tokens_in or 0, tokens_out or 0))
+    return trials.with_columns(
+        pl.Series(tc.COST_USD, costs, dtype=pl.Float64),
+        pl.Series(_UNPRICED, unpriced, dtype=pl.List(pl.String)),
+        pl.Series(_MIXED, mixed, dtype=pl.Boolean),
+    )
+
+
+def _findings(costed: pl.DataFrame, prices: PriceTable) -> tuple[Finding, ...]:
     findings: list[Finding] = []
-    if unpriced:
-        ids = [i for trace_ids in unpriced.values() for i in trace_ids]
+    unpriced = costed.filter(pl.col(tc.COST_USD).is_null())
+    if unpriced.height:
+        names = sorted(set(unpriced[_UNPRICED].explode().drop_nulls().to_list()))
         source = "the default price table" if prices.source == "default" else prices.source
         findings.append(
             Finding(
                 "unpriced_models",
-                f"no price for model(s) {', '.join(sorted(unpriced))} in {source}: "
-                f"{len(set(ids))} trial(s) have no cost (give one with --prices)",
-                len(set(ids)),
-                tuple(sorted(set(ids))[:3]),
+                f"no price for model(s) {', '.join(names) or '(unknown)'} in {source}: "
+                f"{unpriced.height} trial(s) have no cost (give prices with --prices)",
+                unpriced.height,
+                tuple(unpriced[tc.TRACE_ID].head(3).to_list()),
             )
         )
-    if mixed:
+    mixed = costed.filter(pl.col(_MIXED))
+    if mixed.height:
         findings.append(
             Finding(
                 "mixed_model_prices",
-                f"{len(mixed)} trial(s) used models with different prices; the trials table "
-                f"has no tokens per model, so each is priced at its first model",
-                len(mixed),
-                tuple(mixed[:3]),
+                f"{mixed.height} trial(s) used models with different prices but could not be "
+                f"costed call by call, so each is priced at its first model",
+                mixed.height,
+                tuple(mixed[tc.TRACE_ID].head(3).to_list()),
             )
         )
-    column = pl.Series(tc.COST_USD, costs, dtype=pl.Float64)
-    return trials.with_columns(column), tuple(findings)
+    return tuple(findings)
