@@ -10,7 +10,7 @@ default table) is compared with itself and with three planted changes:
 * ``tokens``: input and output tokens × 1.4;
 * ``drop``: ``verify`` never called.
 
-For each, at 30 and 100 trials per version, the share of comparisons whose verdict is
+For each, at 30 and 100 trials per version (``--sizes``), the share of comparisons whose verdict is
 CHANGED, and the share in which the planted feature itself is flagged. Every comparison goes
 through the trials-table features (``assay.analysis.behaviour_sample``) and the verdict.
 """
@@ -68,12 +68,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--reps", type=int, default=300)
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--sizes", default="30,100", help="trials per version, comma-separated")
+    parser.add_argument(
+        "--changes", default="none," + ",".join(PLANTED), help="which comparisons to run"
+    )
     args = parser.parse_args()
+    sizes = [int(v) for v in args.sizes.split(",")]
+    changes = [None if v == "none" else v for v in args.changes.split(",")]
     rng = np.random.default_rng(args.seed)
     print(f"{args.reps} comparisons per cell, seed {args.seed}, alpha 0.05 (Holm within a test)")
     print(f"{'change':8} {'n':>4} {'CHANGED':>16} {'feature flagged':>22} {'UNCHANGED':>10}  s")
-    for change in (None, *PLANTED):
-        for n in (30, 100):
+    for change in changes:
+        for n in sizes:
             start = time.perf_counter()
             verdicts, flagged, needed = [], 0, []
             for _ in range(args.reps):
