@@ -184,13 +184,19 @@ def _informative(pair: FeaturePair) -> bool:
     return bool(np.ptp(both) > 0) if both.size else False
 
 
-def _power(pair: FeaturePair, shift: Shift, alpha: float, n: tuple[int, int]) -> float:
-    minimal = MINIMAL_EFFECTS[pair.kind]
+def _spread(pair: FeaturePair, shift: Shift) -> float:
+    """What the power depends on: the baseline share, or the baseline's coefficient of variation."""
     if pair.kind in ("path", "binary"):
-        return share_power(shift.baseline, n[0], n[1], minimal, alpha)
+        return shift.baseline
     mean = float(pair.baseline.mean())
-    cv = float(pair.baseline.std(ddof=1)) / mean if mean > 0 and pair.baseline.size > 1 else 0.0
-    return ratio_power(cv, n[0], n[1], minimal, alpha)
+    return float(pair.baseline.std(ddof=1)) / mean if mean > 0 and pair.baseline.size > 1 else 0.0
+
+
+def _power(row: _Tested, alpha: float, n: tuple[int, int]) -> float:
+    minimal = MINIMAL_EFFECTS[row.pair.kind]
+    if row.pair.kind in ("path", "binary"):
+        return share_power(row.spread, n[0], n[1], minimal, alpha)
+    return ratio_power(row.spread, n[0], n[1], minimal, alpha)
 
 
 def _typical(
@@ -230,6 +236,7 @@ class _Tested:
     pair: FeaturePair
     shift: Shift
     path: tuple[str, ...] | None
+    spread: float
 
 
 def behaviour_diffs(
@@ -266,18 +273,14 @@ def behaviour_diffs(
         for test_id, sample in samples.items()
     }
     pooled_size = sum(len(pairs) for pairs in chosen.values())
+
+    def tested_row(pair: FeaturePair, family: int) -> _Tested:
+        shift, path = _shift(pair, confidence, seed, permutations_for(family, alpha))
+        return _Tested(pair, shift, path, _spread(pair, shift))
+
     tested = {
         test_id: [
-            _Tested(
-                pair,
-                *_shift(
-                    pair,
-                    confidence,
-                    seed,
-                    permutations_for(len(pairs) if adjust == "none" else pooled_size, alpha),
-                ),
-            )
-            for pair in pairs
+            tested_row(pair, len(pairs) if adjust == "none" else pooled_size) for pair in pairs
         ]
         for test_id, pairs in chosen.items()
     }
@@ -351,7 +354,7 @@ def _decide(
                 adjusted_p=float(p_adj),
                 method=s.method,
                 changed=bool(p_adj < alpha),
-                power=_power(row.pair, s, level, n),
+                power=_power(row, level, n),
                 minimal_effect=MINIMAL_EFFECTS[row.pair.kind],
                 path=row.path,
                 note=_note(s),
@@ -401,7 +404,7 @@ def _decide(
 
 
 def _power_at(row: _Tested, level: float, n: int) -> float:
-    return _power(row.pair, row.shift, level, (n, n))
+    return _power(row, level, (n, n))
 
 
 def _trials_needed(rows: Sequence[_Tested], level: float, required: float) -> int | None:
