@@ -12,7 +12,8 @@ One idea per private module, all re-exported here:
 * ``_flakiness`` — the flakiness score and its explained factors.
 * ``_explain`` — which trace features separate failing from passing trials.
 * ``_behaviour`` — behaviour diff between two versions: a test, effect and interval per feature
-  kind (tool paths, binary, counts, continuous) and the power to see a minimal change.
+  kind (tool paths, binary, counts, continuous); ``_behaviour_paths`` — the tool-path test;
+  ``_behaviour_power`` — the power to see a minimal change.
 * ``_multiple`` — p-value adjustment and false-verdict risk across a suite.
 * ``_sprt`` — sequential tests for adaptive stopping: Wald's SPRT, a confidence sequence.
 * ``_sequential_oc`` — their exact operating characteristics, simulation, fixed-N reference.
@@ -22,19 +23,19 @@ See docs/statistics.md for the methods, their sources and defaults.
 
 from assay.stats._behaviour import (
     BEHAVIOUR_KINDS,
-    MINIMAL_EFFECTS,
     BehaviourKind,
     BehaviourSample,
     FeaturePair,
-    PathShift,
     Shift,
     binary_shift,
     continuous_shift,
     count_shift,
     difference_interval,
     log_ratio_se,
-    path_shift,
-    permutations_for,
+)
+from assay.stats._behaviour_paths import PathShift, path_shift, permutations_for
+from assay.stats._behaviour_power import (
+    MINIMAL_EFFECTS,
     ratio_power,
     share_power,
     trials_for_power,

@@ -14,14 +14,13 @@ confidence interval (docs/statistics.md, "Behaviour diff"):
 * ``continuous`` — tokens, cost, latency: Mann–Whitney U p-value; effect: the ratio of means,
   interval as for counts.
 
-Power functions say what "unchanged" can claim: the chance to see a documented minimal effect
-per kind (:data:`MINIMAL_EFFECTS`) at a given significance level.
+The path test lives in :mod:`assay.stats._behaviour_paths`; what "unchanged" can claim — the
+power to see a minimal effect per kind — in :mod:`assay.stats._behaviour_power`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -37,17 +36,6 @@ BehaviourKind = Literal["path", "binary", "count", "continuous"]
 """The kinds of behavioural feature, each with its own test."""
 
 BEHAVIOUR_KINDS: tuple[BehaviourKind, ...] = ("path", "binary", "count", "continuous")
-
-MINIMAL_EFFECTS: dict[BehaviourKind, float] = {
-    "path": 0.20,
-    "binary": 0.20,
-    "count": 1.30,
-    "continuous": 1.25,
-}
-"""The smallest change "UNCHANGED" vouches for, per kind: a shift of 20 percentage points in
-the share of trials taking a path or using a tool; 30 % more (or fewer) calls per trial; 25 %
-more (or less) of a continuous quantity (tokens, cost, latency). Ratios count both ways
-(1.3 and 1/1.3)."""
 
 EffectMeasure = Literal["difference", "ratio"]
 
@@ -84,20 +72,6 @@ class Shift:
 
 
 @dataclass(frozen=True, slots=True)
-class PathShift:
-    """A tool-path distribution test, with the variant whose share moved most."""
-
-    shift: Shift
-    """The test; ``baseline`` / ``current`` are the shares of ``path``."""
-    path: tuple[str, ...]
-    """The path variant whose share changed most (its tool names in order)."""
-    distance: float
-    """Total variation distance between the two path distributions (0 = same, 1 = disjoint)."""
-    variants: int
-    """Distinct paths over both versions."""
-
-
-@dataclass(frozen=True, slots=True)
 class FeaturePair:
     """One behavioural feature's per-trial values in the baseline and the current version."""
 
@@ -129,12 +103,14 @@ class BehaviourSample:
     """The features, in a stable order."""
 
 
-def _check_confidence(confidence: float) -> None:
+def check_confidence(confidence: float) -> None:
+    """Raise ConfigError unless 0 < confidence < 1."""
     if not 0 < confidence < 1:
         raise ConfigError(f"confidence must lie strictly between 0 and 1 (got {confidence})")
 
 
-def _check_alpha(alpha: float) -> None:
+def check_alpha(alpha: float) -> None:
+    """Raise ConfigError unless 0 < alpha < 1."""
     if not 0 < alpha < 1:
         raise ConfigError(f"alpha must lie strictly between 0 and 1 (got {alpha})")
 
@@ -167,7 +143,8 @@ def difference_interval(
     return max(-1.0, low), min(1.0, high)
 
 
-def _sizes(n_baseline: int, n_current: int) -> None:
+def require_trials(n_baseline: int, n_current: int) -> None:
+    """Raise InsufficientDataError unless both versions have trials."""
     if n_baseline < 1 or n_current < 1:
         raise InsufficientDataError("a behaviour comparison needs trials on both sides")
 
@@ -190,8 +167,8 @@ def binary_shift(
     Returns:
         The shift, ``measure="difference"``.
     """
-    _check_confidence(confidence)
-    _sizes(n_baseline, n_current)
+    check_confidence(confidence)
+    require_trials(n_baseline, n_current)
     if not (0 <= k_baseline <= n_baseline and 0 <= k_current <= n_current):
         raise ConfigError("counts must lie between 0 and the number of trials")
     table = [[k_current, n_current - k_current], [k_baseline, n_baseline - k_baseline]]
@@ -307,7 +284,7 @@ def count_shift(baseline: npt.ArrayLike, current: npt.ArrayLike, confidence: flo
     Returns:
         The shift, ``measure="ratio"``, ``method="robust-poisson"``.
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     return _ratio_shift(
         "count", _sample(baseline, "count"), _sample(current, "count"), confidence, "robust-poisson"
     )
@@ -333,7 +310,7 @@ def continuous_shift(
     Returns:
         The shift, ``measure="ratio"``, ``method="mann-whitney"``.
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     x, y = _sample(baseline, "baseline"), _sample(current, "current")
     shift = _ratio_shift("continuous", x, y, confidence, "mann-whitney")
     if np.ptp(np.concatenate([x, y])) == 0:
@@ -341,204 +318,3 @@ def continuous_shift(
     else:
         p = float(sps.mannwhitneyu(y, x, alternative="two-sided").pvalue)
     return replace(shift, p_value=p)
-
-
-def _chi2_rows(
-    observed: npt.NDArray[np.float64],
-    expected: npt.NDArray[np.float64],
-    expected_other: npt.NDArray[np.float64],
-) -> npt.NDArray[np.float64]:
-    # For two rows with fixed margins the other row's deviations mirror the first's.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        weight = np.where(expected > 0, 1 / expected, 0) + np.where(
-            expected_other > 0, 1 / expected_other, 0
-        )
-    result: npt.NDArray[np.float64] = (((observed - expected) ** 2) * weight).sum(axis=-1)
-    return result
-
-
-_BLOCK = 2000
-
-
-def permutations_for(family_size: int, alpha: float) -> int:
-    """Relabellings a path test needs so that its smallest p-value can pass an adjustment.
-
-    A permutation p-value is at least 1 / (1 + R); after Holm over m features the first step
-    compares it with alpha / m. R = max(1999, 10·m / alpha), capped at 50 000, leaves that
-    comfortably reachable for families of up to about 250 features.
-
-    Args:
-        family_size: Features adjusted together (≥ 1).
-        alpha: Significance level.
-
-    Returns:
-        The number of relabellings.
-    """
-    _check_alpha(alpha)
-    return int(min(50_000, max(1999, math.ceil(10 * max(1, family_size) / alpha))))
-
-
-def path_shift(
-    baseline: Sequence[Hashable],
-    current: Sequence[Hashable],
-    confidence: float = 0.95,
-    n_resamples: int = 1999,
-    seed: int = 0,
-) -> PathShift:
-    """Did the distribution of tool paths change? Permutation chi-square test.
-
-    The statistic is Pearson's chi-square of the 2 × K table (version × path variant); its null
-    distribution comes from ``n_resamples`` random relabellings of the trials (fixed ``seed``),
-    so the test is exact in the Monte Carlo sense however sparse the table — many variants seen
-    once or twice, where the chi-square approximation fails. p = (1 + #{T* ≥ T}) / (1 + R)
-    (Phipson & Smyth 2010, SAGMB 9:39), never 0.
-
-    Args:
-        baseline: One path per baseline trial (any hashable: a tuple of tool names).
-        current: One path per current trial.
-        confidence: Two-sided confidence level of the variant's interval.
-        n_resamples: Random relabellings.
-        seed: Seed of the relabellings, so that a report is reproducible.
-
-    Returns:
-        The test, the variant whose share moved most with its share difference and Newcombe
-        interval, and the total variation distance.
-    """
-    _check_confidence(confidence)
-    n_b, n_c = len(baseline), len(current)
-    _sizes(n_b, n_c)
-    keys: dict[Hashable, int] = {}
-    codes = np.array([keys.setdefault(p, len(keys)) for p in [*baseline, *current]], dtype=np.int64)
-    k = len(keys)
-    n = n_b + n_c
-    totals = np.bincount(codes, minlength=k).astype(float)
-    expected = totals * n_b / n
-    expected_other = totals - expected
-    observed = np.bincount(codes[:n_b], minlength=k).astype(float)
-    statistic = float(_chi2_rows(observed, expected, expected_other))
-    if k == 1:
-        p = 1.0
-    else:
-        rng = np.random.default_rng(seed)
-        colours = totals.astype(np.int64)
-        hits = 0
-        # A random relabelling fixes both margins, so the baseline row's counts are one
-        # multivariate hypergeometric draw: sampling them directly is the permutation test
-        # without shuffling every trial. In blocks, to bound memory for many variants.
-        for start in range(0, n_resamples, _BLOCK):
-            block = min(_BLOCK, n_resamples - start)
-            counts = rng.multivariate_hypergeometric(colours, n_b, size=block)
-            null = _chi2_rows(counts.astype(float), expected, expected_other)
-            # A relative tolerance keeps ties in floating point counted as ties.
-            hits += int(np.sum(null >= statistic * (1 - 1e-12)))
-        p = (1 + hits) / (1 + n_resamples)
-    share_b = observed / n_b
-    share_c = (totals - observed) / n_c
-    moved = int(np.argmax(np.abs(share_c - share_b)))
-    k_b, k_c = int(observed[moved]), int(totals[moved] - observed[moved])
-    low, high = difference_interval(k_b, n_b, k_c, n_c, confidence)
-    names = list(keys)
-    path = names[moved]
-    shift = Shift(
-        "path",
-        k_b / n_b,
-        k_c / n_c,
-        k_c / n_c - k_b / n_b,
-        "difference",
-        low,
-        high,
-        confidence,
-        float(p),
-        "permutation-chi2",
-        n_b,
-        n_c,
-    )
-    distance = float(0.5 * np.abs(share_c - share_b).sum())
-    return PathShift(
-        shift, tuple(str(t) for t in path) if isinstance(path, tuple) else (str(path),), distance, k
-    )
-
-
-def share_power(
-    share: float, n_baseline: int, n_current: int, difference: float, alpha: float
-) -> float:
-    """Power of a two-sided test of two shares to detect a change of ``difference``.
-
-    Normal approximation on Cohen's arcsine scale, h = 2 asin √p₁ − 2 asin √p₂ (Cohen 1988,
-    ch. 6), which is close to Fisher's exact test for the sizes assay sees and cheap enough to
-    run per feature. The change is taken in the harder of the two directions that stay inside
-    [0, 1] from the observed baseline ``share``.
-
-    Args:
-        share: The baseline share.
-        n_baseline: Baseline trials.
-        n_current: Current trials.
-        difference: The absolute change in share to detect (> 0).
-        alpha: Two-sided significance level.
-
-    Returns:
-        The power, in [0, 1].
-    """
-    _check_alpha(alpha)
-    if difference <= 0:
-        raise ConfigError(f"the change to detect must be positive (got {difference})")
-    targets = [t for t in (share - difference, share + difference) if 0 <= t <= 1]
-    if not targets:
-        return 0.0
-    z = -float(special.ndtri(alpha / 2))
-    scale = math.sqrt(n_baseline * n_current / (n_baseline + n_current))
-    h = min(abs(2 * math.asin(math.sqrt(share)) - 2 * math.asin(math.sqrt(t))) for t in targets)
-    return float(special.ndtr(h * scale - z))
-
-
-def ratio_power(cv: float, n_baseline: int, n_current: int, ratio: float, alpha: float) -> float:
-    """Power of the log-ratio test to detect means differing by ``ratio`` (either way).
-
-    With coefficient of variation ``cv`` in both versions, se(log ratio) ≈ cv·√(1/n₁ + 1/n₂)
-    (the delta method of :func:`log_ratio_se`); power ≈ Φ(|log ratio| / se − z_{1−α/2}). For
-    Mann–Whitney on continuous data this is an approximation (its efficiency relative to the
-    t-test is ≥ 0.864 and often above 1 for skewed data); the benchmark measures the real one.
-
-    Args:
-        cv: Standard deviation / mean of the baseline values (≥ 0).
-        n_baseline: Baseline trials.
-        n_current: Current trials.
-        ratio: The ratio of means to detect (> 1; 1/ratio is as hard).
-        alpha: Two-sided significance level.
-
-    Returns:
-        The power, in [0, 1]; 1 when the values never vary.
-    """
-    _check_alpha(alpha)
-    if ratio <= 1:
-        raise ConfigError(f"the ratio to detect must exceed 1 (got {ratio})")
-    if cv <= 0:
-        return 1.0
-    se = cv * math.sqrt(1 / n_baseline + 1 / n_current)
-    # ndtr / ndtri: the normal cdf and its inverse, without scipy.stats' per-call overhead.
-    return float(special.ndtr(math.log(ratio) / se + special.ndtri(alpha / 2)))
-
-
-def trials_for_power(
-    power_at: Callable[[int], float], target: float = 0.80, limit: int = 100_000
-) -> int | None:
-    """The fewest trials per version n with ``power_at(n) ≥ target`` (power rises with n).
-
-    Args:
-        power_at: Power with n trials on each side.
-        target: The power wanted.
-        limit: Give up beyond this many trials.
-
-    Returns:
-        n, or None if even ``limit`` trials fall short.
-    """
-    if power_at(limit) < target:
-        return None
-    low, high = 1, limit
-    while low < high:
-        mid = (low + high) // 2
-        if power_at(mid) >= target:
-            high = mid
-        else:
-            low = mid + 1
-    return low

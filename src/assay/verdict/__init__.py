@@ -1,11 +1,10 @@
 """Decisions from statistics: threshold, regression, variance-config and behaviour verdicts."""
 
-from assay.verdict._behaviour import (
+from assay.verdict._behaviour import behaviour_diff, behaviour_diffs
+from assay.verdict._behaviour_result import (
     BehaviourChange,
     BehaviourResult,
     BehaviourVerdict,
-    behaviour_diff,
-    behaviour_diffs,
     describe_change,
 )
 from assay.verdict._cost import CostSummary
