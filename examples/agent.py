@@ -10,7 +10,7 @@ retries), so that 30 trials per case show assay's three verdicts:
 time in 40 % of trials (and so spends more tokens) — a behaviour change for ``assay compare``:
 
     python examples/agent.py --out v1 --version v1 --seed 1
-    python examples/agent.py --out v3 --version v3 --seed 2 --variant retry
+    python examples/agent.py --out v3 --version v3 --seed 1 --variant retry
     assay compare v1 v3
 
 ``run(input)`` is the agent itself, callable from ``assay run`` (``--agent examples.agent:run``);

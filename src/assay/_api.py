@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import polars as pl
 
-from assay._assemble import regression_result, test_result, with_regression
+from assay._assemble import regression_result, test_result, with_behaviour, with_regression
+from assay._behaviour import behaviour_results, cost_summary, price_table
 from assay._options import AnalyzeOptions, ErrorsPolicy
 from assay.analysis import columns as tc
-from assay.analysis import trials_from_spans
+from assay.analysis import trials_from_spans, with_cost
 from assay.errors import ConfigError, InputError
+from assay.quality import Finding
 from assay.stats import false_verdict_risk, simultaneous_confidence
 from assay.store import TraceSet, open_trace_set
-from assay.verdict import AnalysisResult, TestResult, adjust_regressions
+from assay.verdict import AnalysisResult, TestResult, adjust_regressions, parse_fail_on
 
 Paths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
@@ -69,16 +71,17 @@ def _options(overrides: dict[str, Any]) -> AnalyzeOptions:
 
 def _read_trials(
     paths: Paths, options: AnalyzeOptions, skip_bad_files: bool
-) -> tuple[TraceSet, pl.DataFrame]:
+) -> tuple[TraceSet, pl.DataFrame, tuple[Finding, ...]]:
     trace_set = open_trace_set(paths, skip_bad_files=skip_bad_files)
     try:
         trials = trials_from_spans(
             trace_set.scan(), min_score=options.min_score, test_attribute=options.test_attribute
         )
+        trials, findings = with_cost(trials, price_table(options.prices), trace_set.scan())
     except pl.exceptions.PolarsError as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise InputError(f"could not read the trace set: {first}") from exc
-    return trace_set, trials
+    return trace_set, trials, findings
 
 
 def _by_test(trials: pl.DataFrame) -> dict[str, pl.DataFrame]:
@@ -110,7 +113,11 @@ def _results(
 ) -> tuple[tuple[TestResult, ...], list[str]]:
     confidence, notes = _suite_notes(options, len(per_test))
     judged = AnalyzeOptions(**{**_as_dict(options), "confidence": confidence})
-    results = {name: test_result(name, frame, judged) for name, frame in sorted(per_test.items())}
+    prices = price_table(options.prices)
+    results = {
+        name: replace(test_result(name, frame, judged), cost=cost_summary(frame, prices))
+        for name, frame in sorted(per_test.items())
+    }
     if baseline is not None:
         pairs = {
             name: regression_result(baseline[name], per_test[name], options)
@@ -123,6 +130,18 @@ def _results(
             results[name] = with_regression(
                 results[name], next(adjusted) if rate is not None else None, scores
             )
+        behaviour = behaviour_results(
+            baseline,
+            per_test,
+            alpha=options.alpha,
+            adjust=options.adjust,
+            power=options.power,
+            confidence=options.confidence,
+            exclude_errors=options.errors == "exclude",
+        )
+        rules = [parse_fail_on(rule) for rule in options.fail_on]
+        for name, diff in behaviour.items():
+            results[name] = with_behaviour(results[name], diff, rules)
         new = sorted(set(per_test) - set(baseline))
         gone = sorted(set(baseline) - set(per_test))
         if new:
@@ -142,10 +161,12 @@ def _analysis(
     options: AnalyzeOptions,
     baseline_trials: pl.DataFrame | None,
     extra_options: dict[str, Any],
+    findings: Sequence[Finding],
     skipped: Sequence[tuple[str, str]] = (),
 ) -> Analysis:
     baseline = _by_test(baseline_trials) if baseline_trials is not None else None
     tests, notes = _results(_by_test(trials), options, baseline)
+    notes += [f.message for f in findings]
     result = AnalysisResult(
         tests=tests,
         options={**_as_dict(options), "ks": list(options.ks), **extra_options},
@@ -183,11 +204,11 @@ def analyze(
         ConfigError: A bad option.
     """
     settings = _options(options)
-    trace_set, trials = _read_trials(paths, settings, skip_bad_files)
+    trace_set, trials, findings = _read_trials(paths, settings, skip_bad_files)
     if baseline_version is None:
         if current_version is not None:
             trials = _version(trials, current_version)
-        return _analysis(trace_set, trials, settings, None, {})
+        return _analysis(trace_set, trials, settings, None, {}, findings)
     baseline = _version(trials, baseline_version)
     if current_version is None:
         others = sorted(
@@ -207,6 +228,7 @@ def analyze(
         settings,
         baseline,
         {"baseline_version": baseline_version, "current_version": current_version},
+        findings,
     )
 
 
@@ -231,10 +253,12 @@ def compare(
         **options: Fields of :class:`AnalyzeOptions`, as for :func:`analyze`.
     """
     settings = _options(options)
-    base_set, base_trials = _read_trials(baseline, settings, skip_bad_files)
-    trace_set, trials = _read_trials(current, settings, skip_bad_files)
+    base_set, base_trials, base_findings = _read_trials(baseline, settings, skip_bad_files)
+    trace_set, trials, findings = _read_trials(current, settings, skip_bad_files)
     skipped = tuple((f.path, f.reason) for f in base_set.skipped)
-    return _analysis(trace_set, trials, settings, base_trials, {}, skipped)
+    return _analysis(
+        trace_set, trials, settings, base_trials, {}, (*base_findings, *findings), skipped
+    )
 
 
 def _version(trials: pl.DataFrame, version: str) -> pl.DataFrame:

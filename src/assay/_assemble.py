@@ -6,6 +6,7 @@ The bridge from the Polars tables of ``assay.analysis`` to the pure functions of
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -24,12 +25,15 @@ from assay.stats import (
     tool_consistency,
 )
 from assay.verdict import (
+    BehaviourResult,
     DurationSummary,
+    FailOn,
     RegressionResult,
     ScoreRegressionResult,
     TestResult,
     Usage,
     Verdict,
+    gate_failures,
     regression_test,
     score_regression_test,
     threshold_test,
@@ -244,3 +248,17 @@ def with_regression(
         "score_regression": score_regression,
     }
     return replace(result, verdict=verdict, regression=regression, notes=tuple(notes), extra=extra)
+
+
+def with_behaviour(
+    result: TestResult, behaviour: BehaviourResult, rules: Sequence[FailOn]
+) -> TestResult:
+    """The test's result with its behaviour diff; a FAIL when a ``--fail-on`` rule is broken.
+
+    Behaviour changes inform by default; only the user's rules make them decide the verdict.
+    """
+    broken = gate_failures(behaviour, rules)
+    if not broken:
+        return replace(result, behaviour=behaviour)
+    extra = {**result.extra, "behaviour_gate": list(broken)}
+    return replace(result, verdict=Verdict.FAIL, behaviour=behaviour, extra=extra)

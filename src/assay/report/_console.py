@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from assay.report import _text as tx
+from assay.report._behaviour import behaviour_lines, cost_text
 from assay.report._json import analysis_to_dict
 from assay.verdict import AnalysisResult
 
@@ -192,6 +193,11 @@ def _details(test: Mapping[str, Any], scores: Mapping[str, list[float]], bar: bo
     regression = tx.regression_text(test)
     if regression:
         rows.append(("baseline", regression))
+    for i, said in enumerate(behaviour_lines(test)):
+        rows.append(("behaviour" if i == 0 else "", said.removeprefix("behaviour ")))
+    spent = cost_text(test)
+    if spent:
+        rows.append(("cost", spent.removeprefix("cost ")))
     rows.extend(("note", note) for note in test.get("notes") or ())
     for label, value in rows:
         # Text, not str: a test's words (ids, details) are data, never rich markup.

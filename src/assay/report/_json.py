@@ -8,6 +8,7 @@ import json
 import math
 from typing import Any
 
+from assay.report._behaviour import behaviour_to_dict, cost_to_dict
 from assay.verdict import AnalysisResult, TestResult
 
 SCHEMA = "assay.analysis/v1"
@@ -55,6 +56,8 @@ def test_to_dict(test: TestResult) -> dict[str, Any]:
         "usage": _plain(test.usage),
         "duration_s": _plain(test.duration_s),
         "regression": _plain(test.regression),
+        "behaviour": behaviour_to_dict(test.behaviour) if test.behaviour else None,
+        "cost": cost_to_dict(test.cost) if test.cost else None,
         "notes": list(test.notes),
     }
     out.update({k: _plain(v) for k, v in test.extra.items()})

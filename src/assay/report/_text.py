@@ -12,6 +12,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeGuard
 
+from assay.report._behaviour import behaviour_lines, cost_text
+
 VERDICT_ORDER = {"FAIL": 0, "INCONCLUSIVE": 1, "PASS": 2}
 """Reports list the tests that need attention first."""
 
@@ -69,6 +71,11 @@ def verdict_reason(test: Mapping[str, Any], *, with_regression: bool = True) -> 
     """
     verdict = str(test["verdict"])
     regression = test.get("regression")
+    gate = test.get("behaviour_gate")
+    if gate and isinstance(regression, Mapping):
+        # A --fail-on rule decided: say which, then what the regression check found.
+        rest = _regression_reason({**test, "verdict": regression.get("verdict")}, regression)
+        return f"FAIL: {'; '.join(gate)}; pass rate: {rest.split(': ', 1)[-1]}"
     if isinstance(regression, Mapping) and regression.get("verdict") is not None:
         return _regression_reason(test, regression)
     threshold = pct(test.get("threshold"))
@@ -332,6 +339,9 @@ def figure_lines(
     tools = tool_consistency_text(test.get("tool_consistency"))
     if tools:
         lines.append(f"tools: {tools}")
+    cost = cost_text(test)
+    if cost:
+        lines.append(cost)
     return lines
 
 
@@ -352,5 +362,6 @@ def explanation_lines(
     if explanations:
         lines.append("failing trials differ:")
         lines += [f"  - {line}" for line in explanations]
+    lines += behaviour_lines(test)
     lines += list(test.get("notes") or ())
     return lines

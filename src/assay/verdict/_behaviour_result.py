@@ -109,7 +109,7 @@ class BehaviourResult:
 def describe_change(change: BehaviourChange) -> str:
     """One line: "calls to `search` per trial 1.00 → 1.30, ratio 1.30× [1.12, 1.51]"."""
     if change.measure == "ratio":
-        head = f"{change.label} {change.baseline:.3g} → {change.current:.3g}"
+        head = f"{change.label} {_figure(change.baseline)} → {_figure(change.current)}"
         if change.effect is None:
             return head
         ci = (
@@ -132,3 +132,12 @@ def describe_change(change: BehaviourChange) -> str:
         f"{what}: {change.baseline:.0%} → {change.current:.0%} of trials{note}, "
         f"{effect * 100:+.0f} pp{ci}"
     )
+
+
+def _figure(value: float) -> str:
+    """A mean for people: 1,562 tokens, 1.30 calls, 0.00493 USD."""
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3g}"

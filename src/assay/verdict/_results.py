@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 
 from assay.stats import Interval
+from assay.verdict._behaviour_result import BehaviourResult
+from assay.verdict._cost import CostSummary
 from assay.verdict._threshold import Verdict
 
 
@@ -81,6 +83,10 @@ class TestResult:
     """Flakiness score, category and factors, or None."""
     regression: Any = None
     """Regression verdict against a baseline, when one was given."""
+    behaviour: BehaviourResult | None = None
+    """What else changed against the baseline (the behaviour diff), when one was given."""
+    cost: CostSummary | None = None
+    """USD spent by the test's trials; None when the trials table has no cost."""
     notes: tuple[str, ...] = ()
     """Plain-language remarks (e.g. how many more trials would likely settle it)."""
     extra: dict[str, Any] = field(default_factory=dict)
