@@ -97,7 +97,8 @@ def test_fail_on_gates_behaviour_tools_and_cost(versions, capsys) -> None:
     assert code == 1
     refund = next(t for t in document["tests"] if t["test_id"] == "refund-policy")
     assert refund["verdict"] == "FAIL"
-    assert refund["behaviour_gate"][0].startswith("--fail-on tools: tool path")
+    assert refund["verdict_reason"].startswith("FAIL: --fail-on tools: tool path")
+    assert "pass rate:" in refund["verdict_reason"]
     code, _ = _compare(capsys, str(baseline), str(retry), "--fail-on", "cost:+5%")
     assert code == 1
     code, _ = _compare(capsys, str(baseline), str(retry), "--fail-on", "cost:+500%")

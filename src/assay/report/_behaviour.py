@@ -1,14 +1,13 @@
 """What changed between two versions, and what a test cost: JSON and words for every report.
 
-``behaviour_to_dict`` is the ``behaviour`` object of a test in ``assay.analysis/v1``;
-the other helpers read that object (and ``cost``) back from a test's JSON-ready dict, like the
-rest of :mod:`assay.report._text`, so that console, Markdown, JUnit and HTML say the same.
+``behaviour_to_dict`` and ``cost_to_dict`` are the ``behaviour`` and ``cost`` objects of a test
+in ``assay.analysis/v1``; the other helpers put the same into words for console, Markdown,
+JUnit and HTML, so that every format says the same.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
 from typing import Any
 
 from assay.verdict import BehaviourChange, BehaviourResult, CostSummary, describe_change
@@ -73,77 +72,75 @@ def _usd(value: float) -> str:
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
-def cost_text(test: Mapping[str, Any]) -> str | None:
+def cost_text(cost: CostSummary | None) -> str | None:
     """``cost $0.0123 ($0.0004 per trial; prices: default list prices of 2025-06)``."""
-    cost = test.get("cost")
-    if not isinstance(cost, Mapping) or not cost.get("priced_trials"):
-        if isinstance(cost, Mapping) and cost.get("unpriced_trials"):
-            return f"cost unknown: no price for the models of {cost['unpriced_trials']} trials"
+    if cost is None:
         return None
-    text = f"cost {_usd(float(cost['total_usd']))} ({_usd(float(cost['mean_usd']))} per trial"
-    if cost.get("unpriced_trials"):
-        text += f"; {cost['unpriced_trials']} trials unpriced"
-    return f"{text}; prices: {cost.get('prices')})"
+    if cost.mean_usd is None:
+        if cost.unpriced:
+            return f"cost unknown: no price for the models of {cost.unpriced} trials"
+        return None
+    text = f"cost {_usd(cost.total_usd)} ({_usd(cost.mean_usd)} per trial"
+    if cost.unpriced:
+        text += f"; {cost.unpriced} trials unpriced"
+    return f"{text}; prices: {cost.prices})"
 
 
 def _short(trace_id: str) -> str:
     return trace_id[:12]
 
 
-def examples_text(change: Mapping[str, Any]) -> str:
+def examples_text(change: BehaviourChange) -> str:
     """``typical trials: baseline 1a2b…, 3c4d…; current 5e6f…``."""
     sides = []
-    for side in ("baseline", "current"):
-        ids = change.get(f"{side}_traces") or []
+    for side, ids in (("baseline", change.baseline_traces), ("current", change.current_traces)):
         if ids:
-            sides.append(f"{side} " + ", ".join(_short(str(i)) for i in ids[:2]))
+            sides.append(f"{side} " + ", ".join(_short(i) for i in ids[:2]))
     return "typical trials: " + "; ".join(sides) if sides else ""
 
 
-def behaviour_lines(test: Mapping[str, Any], limit: int = SHOWN) -> list[str]:
+def behaviour_lines(behaviour: BehaviourResult | None, limit: int = SHOWN) -> list[str]:
     """The behaviour verdict and its largest changes, one line each (empty without one)."""
-    behaviour = test.get("behaviour")
-    if not isinstance(behaviour, Mapping):
+    if behaviour is None:
         return []
-    lines = [f"behaviour {behaviour['verdict']}: {behaviour['reason']}"]
-    changes = list(behaviour.get("changes") or ())
+    lines = [f"behaviour {behaviour.verdict.value}: {behaviour.reason}"]
+    changes = behaviour.changes
     for change in changes[:limit]:
-        adjusted = change.get("adjusted_p")
-        p = f" (adjusted p = {adjusted:.2g})" if isinstance(adjusted, float) else ""
         examples = examples_text(change)
-        lines.append(f"  - {change['text']}{p}" + (f"; {examples}" if examples else ""))
+        lines.append(
+            f"  - {describe_change(change)} (adjusted p = {change.adjusted_p:.2g})"
+            + (f"; {examples}" if examples else "")
+        )
     if len(changes) > limit:
         lines.append(f"  - and {len(changes) - limit} more (see the JSON or HTML report)")
     return lines
 
 
-def _trace_links(ids: Any, trace_url: str | None) -> str:
+def _trace_links(ids: tuple[str, ...], trace_url: str | None) -> str:
     cells = []
-    for trace_id in list(ids or ())[:3]:
-        code = f"<code>{html.escape(_short(str(trace_id)))}</code>"
+    for trace_id in ids[:3]:
+        code = f"<code>{html.escape(_short(trace_id))}</code>"
         if trace_url:
-            url = html.escape(trace_url.replace("{trace_id}", str(trace_id)), quote=True)
+            url = html.escape(trace_url.replace("{trace_id}", trace_id), quote=True)
             code = f'<a href="{url}">{code}</a>'
         cells.append(code)
     return " ".join(cells) or "—"
 
 
-def behaviour_html(test: Mapping[str, Any], trace_url: str | None = None) -> str:
+def behaviour_html(behaviour: BehaviourResult | None, trace_url: str | None = None) -> str:
     """The "what changed" section of a test's HTML report ("" without a behaviour diff)."""
-    behaviour = test.get("behaviour")
-    if not isinstance(behaviour, Mapping):
+    if behaviour is None:
         return ""
     e = html.escape
-    rows = []
-    for change in behaviour.get("changes") or ():
-        rows.append(
-            "<tr>"
-            f"<td>{e(str(change['text']))}</td>"
-            f"<td>{change['adjusted_p']:.2g}</td>"
-            f"<td>{_trace_links(change.get('baseline_traces'), trace_url)}</td>"
-            f"<td>{_trace_links(change.get('current_traces'), trace_url)}</td>"
-            "</tr>"
-        )
+    rows = [
+        "<tr>"
+        f"<td>{e(describe_change(change))}</td>"
+        f"<td>{change.adjusted_p:.2g}</td>"
+        f"<td>{_trace_links(change.baseline_traces, trace_url)}</td>"
+        f"<td>{_trace_links(change.current_traces, trace_url)}</td>"
+        "</tr>"
+        for change in behaviour.changes
+    ]
     table = (
         "<table><thead><tr><th>change</th><th>adjusted p</th><th>baseline trials</th>"
         f"<th>current trials</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
@@ -151,6 +148,6 @@ def behaviour_html(test: Mapping[str, Any], trace_url: str | None = None) -> str
         else ""
     )
     return (
-        f'<section class="behaviour"><h3>What changed: {e(str(behaviour["verdict"]))}</h3>'
-        f"<p>{e(str(behaviour['reason']))}</p>{table}</section>"
+        f'<section class="behaviour"><h3>What changed: {e(behaviour.verdict.value)}</h3>'
+        f"<p>{e(behaviour.reason)}</p>{table}</section>"
     )

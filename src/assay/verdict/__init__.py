@@ -1,4 +1,4 @@
-"""Decisions from statistics: threshold, regression, variance-config and behaviour verdicts."""
+"""Decisions from statistics: threshold, regression, sequential, variance and behaviour verdicts."""
 
 from assay.verdict._behaviour import behaviour_diff, behaviour_diffs
 from assay.verdict._behaviour_result import (
@@ -9,6 +9,7 @@ from assay.verdict._behaviour_result import (
 )
 from assay.verdict._cost import CostSummary
 from assay.verdict._gate import FailOn, gate_failures, parse_fail_on
+from assay.verdict._judgement import Judgement, SequentialDesign, SequentialTracker
 from assay.verdict._regression import (
     RegressionResult,
     ScoreRegressionResult,
@@ -20,6 +21,8 @@ from assay.verdict._regression import (
 from assay.verdict._results import (
     AnalysisResult,
     DurationSummary,
+    OptionValue,
+    SequentialOutcome,
     TestResult,
     Usage,
     exit_code,
@@ -42,8 +45,13 @@ __all__ = [
     "CostSummary",
     "DurationSummary",
     "FailOn",
+    "Judgement",
+    "OptionValue",
     "RegressionResult",
     "ScoreRegressionResult",
+    "SequentialDesign",
+    "SequentialOutcome",
+    "SequentialTracker",
     "TestResult",
     "ThresholdResult",
     "Usage",
