@@ -96,10 +96,9 @@ def _gated(result: TestResult, behaviour: BehaviourResult, rules: list[FailOn]) 
     if not broken:
         return replace(result, behaviour=behaviour)
     # What the pass rate said stays in the reason, after the rule that decided.
-    said = result.verdict_reason.split(": ", 1)[-1]
     return replace(
         result,
         verdict=Verdict.FAIL,
         behaviour=behaviour,
-        verdict_reason=f"FAIL: {'; '.join(broken)}; pass rate: {said}",
+        verdict_reason=f"{'; '.join(broken)}; pass rate: {result.verdict_reason}",
     )
