@@ -248,8 +248,15 @@ class _Runner:
         if self._unpriced:
             names = ", ".join(sorted(self._unpriced))
             self.warnings.append(f"no price for model(s) {names}: their cost counts as 0")
+        prices = self.options.prices
         analysis, result = judge_run(
-            self.options.out, self.run_id, self.states, stop_reason, self.warnings
+            self.options.out,
+            self.run_id,
+            self.states,
+            stop_reason,
+            self.warnings,
+            # The run's own price table costs its trials in the verdicts too.
+            prices=prices.source if prices is not None and prices.source != "default" else None,
         )
         return RunResult(
             suite=self.suite.name,
