@@ -91,6 +91,10 @@ def run_command(
         bool, typer.Option("--inconclusive-ok", help="Exit 0 instead of 3 on INCONCLUSIVE.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress display.")] = False,
+    strict: Annotated[
+        bool,
+        typer.Option("--strict", help="Exit 2 if a file has fields assay cannot honour."),
+    ] = False,
     output_format: Annotated[
         str, typer.Option("--format", help="console, or json (the assay.analysis/v1 document).")
     ] = "console",
@@ -113,6 +117,13 @@ def run_command(
             raise ConfigError(f"--format must be console or json (got {output_format!r})")
 
         loaded = r.load_suite(suite)
+        if strict and loaded.findings:
+            for finding in loaded.findings:
+                stderr.print(f"assay: warning: {finding.message}", markup=False, highlight=False)
+            raise ConfigError(
+                f"--strict: {len(loaded.findings)} file(s) have fields assay cannot honour "
+                "(listed above)"
+            )
         tests = loaded.select(difficulty=difficulty, tags=tag or ())
         if not tests:
             raise filter_error(difficulty, tag or ())
@@ -136,12 +147,19 @@ def run_command(
             run_id=run_id,
         )
         rows = r.plan(tests, options)  # validates the sequential design of every test
-        the_agent = r.load_agent(agent=agent, command=command, url=url)
+        per_test: dict[str, r.Agent] = {}
+        if agent is None and command is None and url is None:
+            # EvalView's layout: the files (or the folder's config.yaml) name the endpoint.
+            the_agent, per_test = r.agents_for(tests, loaded.agent)
+        else:
+            the_agent = r.load_agent(agent=agent, command=command, url=url)
         if dry_run:
             r.render_plan(rows, options, the_agent.description, stdout, price_table)
             raise SystemExit(0)
         progress = None if quiet else r.RichProgress(stderr)
-        result = r.run_suite(loaded, the_agent, options, tests=tests, progress=progress)
+        result = r.run_suite(
+            loaded, the_agent, options, tests=tests, progress=progress, agents=per_test
+        )
     except AssayError as exc:
         fail(str(exc))
     if output_format == "json":

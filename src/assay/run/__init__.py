@@ -15,6 +15,7 @@ from assay.run._agents import (
     CallableAgent,
     CommandAgent,
     HttpAgent,
+    agents_for,
     load_agent,
 )
 from assay.run._budget import Budget, Price, PriceTable, load_prices
@@ -33,11 +34,14 @@ from assay.run._runner import run_suite
 from assay.run._spans import TrialSpanCollector, TrialSpans
 from assay.run._state import Progress, TestStatus
 from assay.run._suite import (
+    AgentSpec,
     Expected,
     OutputExpectation,
+    ScoreWeights,
     Suite,
     TestCase,
     Thresholds,
+    Turn,
     Variance,
 )
 from assay.run._suite_load import load_suite
@@ -45,6 +49,7 @@ from assay.run._suite_load import load_suite
 __all__ = [
     "Agent",
     "AgentError",
+    "AgentSpec",
     "Budget",
     "CallableAgent",
     "CommandAgent",
@@ -66,7 +71,10 @@ __all__ = [
     "TrialRecord",
     "TrialSpanCollector",
     "TrialSpans",
+    "Turn",
+    "ScoreWeights",
     "Variance",
+    "agents_for",
     "evaluate_checks",
     "load_agent",
     "load_prices",

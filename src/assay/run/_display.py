@@ -135,6 +135,8 @@ def render_summary(result: RunResult, console: Console) -> None:
     console.print(line)
     if result.stop_reason:
         console.print(f"stopped early: {result.stop_reason}", style="yellow")
+    for warning in result.warnings:
+        console.print(Text(f"warning: {warning}", style="yellow"))
     console.print(f"traces: {result.out} (run id {result.run_id})")
 
 
