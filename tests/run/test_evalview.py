@@ -16,6 +16,8 @@ from assay.cli import run as cli
 from assay.errors import ConfigError, SchemaError
 from assay.run import RunOptions, load_agent, load_suite, run_suite
 from assay.run import _evalview as ev
+from assay.run import _evalview_config as evc
+from assay.run import _expected_load as el
 from assay.run import _suite_load as sl
 from conftest import EvalViewWheel, JSONHandler, serve
 
@@ -140,8 +142,8 @@ def test_every_testcase_field_is_known_to_assay(evalview_wheel: EvalViewWheel) -
     """No field of EvalView's models is an 'unknown field' error in assay."""
     models = {
         "TestCase": ev.TEST_KEYS,
-        "ExpectedBehavior": sl._EXPECTED_KEYS,
-        "ExpectedOutput": sl._OUTPUT_KEYS,
+        "ExpectedBehavior": el.EXPECTED_KEYS,
+        "ExpectedOutput": el.OUTPUT_KEYS,
         "Thresholds": sl._THRESHOLD_KEYS,
         "VarianceConfig": sl._VARIANCE_KEYS,
         "ConversationTurn": {"query", "expected", "context"},
@@ -161,7 +163,7 @@ def test_default_tool_categories_are_evalviews(evalview_wheel: EvalViewWheel) ->
     )
     assert node is not None
     theirs = {k: frozenset(v) for k, v in ast.literal_eval(node).items()}
-    assert ev.DEFAULT_CATEGORIES == theirs
+    assert evc.DEFAULT_CATEGORIES == theirs
 
 
 EVERY_FIELD = """

@@ -16,20 +16,24 @@ from typing import Any
 from assay.errors import ConfigError, InputError, SchemaError
 from assay.quality import Finding
 from assay.run import _evalview as ev
-from assay.run._checks import compile_pattern
+from assay.run._evalview_config import (
+    EvalViewConfig,
+    finding,
+    is_config_file,
+    load_config,
+    parse_weights,
+)
+from assay.run._expected_load import FileContext, parse_expected, parse_turns, with_categories
 from assay.run._suite import (
     Expected,
-    OutputExpectation,
     ScoreWeights,
     Suite,
     TestCase,
     Thresholds,
-    Turn,
     Variance,
 )
 from assay.run._yaml import (
     Where,
-    boolean,
     check_jsonable,
     kind,
     known,
@@ -43,113 +47,8 @@ from assay.run._yaml import (
 
 _SUITE_KEYS = {"name", "description", "defaults", "tests"}
 _DEFAULT_KEYS = {"expected", "thresholds", "variance", "difficulty", "tags"}
-_EXPECTED_KEYS = {
-    "tools",
-    "tool_sequence",
-    "sequence",
-    "sequence_mode",
-    "forbidden_tools",
-    "tool_categories",
-    "output",
-    *ev.UNSUPPORTED_EXPECTED,
-    *ev.UNSUPPORTED_EXPECTED_JUDGED,
-}
-_OUTPUT_KEYS = {
-    "contains",
-    "not_contains",
-    "regex",
-    "regex_patterns",
-    "json_schema",
-    "no_pii",
-    *ev.UNSUPPORTED_OUTPUT,
-}
 _THRESHOLD_KEYS = {"min_score", "max_cost", "max_latency", "weights", "variance"}
 _VARIANCE_KEYS = {"runs", "pass_rate", "min_mean_score", "max_std_dev", "confidence_level"}
-_SEQUENCE_MODES = ("subsequence", "exact", "unordered")
-
-
-@dataclass(slots=True)
-class _File:
-    """What the parse of one file needs besides the YAML: its dialect and what it noticed."""
-
-    evalview: bool
-    """EvalView's layout (one test per file): EvalView's meaning of its fields."""
-    config: ev.EvalViewConfig
-    """The folder's ``config.yaml`` (categories, weights), or an empty one."""
-    unsupported: dict[str, str] = field(default_factory=dict)
-    """Field -> what honouring it would take; one finding per file."""
-
-
-def _parse_output(value: object, w: Where, base: OutputExpectation, f: _File) -> OutputExpectation:
-    """The output checks; each key given replaces the same key of ``base`` (the defaults)."""
-    m = mapping(value, w, "expected.output")
-    w = w.at(m)
-    known(m, _OUTPUT_KEYS, w, "expected.output")
-    ev.note_unsupported(m, "expected.output.", f.unsupported)
-    out = base
-    if m.get("contains") is not None:
-        out = replace(out, contains=strings(m["contains"], w, "expected.output.contains"))
-    if m.get("not_contains") is not None:
-        forbidden = strings(m["not_contains"], w, "expected.output.not_contains")
-        out = replace(out, not_contains=forbidden)
-    patterns: tuple[str, ...] = ()
-    for key in ("regex", "regex_patterns"):  # regex_patterns: EvalView's name
-        if m.get(key) is not None:
-            patterns += strings(m[key], w, f"expected.output.{key}")
-    for pattern in patterns:
-        try:
-            compile_pattern(pattern, ignore_case=f.evalview)
-        except ValueError as exc:
-            message = f"bad regular expression {pattern!r}: {exc}"
-            raise w.error("expected.output.regex", message) from None
-    if patterns:
-        out = replace(out, regex=patterns)
-    if m.get("json_schema") is not None:
-        schema = mapping(m["json_schema"], w, "expected.output.json_schema")
-        from jsonschema import exceptions, validators
-
-        try:
-            validators.validator_for(schema).check_schema(schema)
-        except exceptions.SchemaError as exc:
-            message = f"not a valid JSON Schema: {exc.message}"
-            raise w.error("expected.output.json_schema", message) from None
-        out = replace(out, json_schema=schema)
-    if m.get("no_pii") is not None:
-        out = replace(out, no_pii=boolean(m["no_pii"], w, "expected.output.no_pii"))
-    return out
-
-
-def _parse_expected(value: object, w: Where, base: Expected, f: _File) -> Expected:
-    if value is None:
-        return base
-    m = mapping(value, w, "expected")
-    w = w.at(m)
-    known(m, _EXPECTED_KEYS, w, "expected")
-    ev.note_unsupported(m, "expected.", f.unsupported)
-    out = base
-    if m.get("tools") is not None:
-        out = replace(out, tools=strings(m["tools"], w, "expected.tools"))
-    for key in ("tool_sequence", "sequence"):  # sequence: EvalView's alias
-        if m.get(key) is not None:
-            out = replace(out, tool_sequence=strings(m[key], w, f"expected.{key}"))
-    if m.get("sequence_mode") is not None:
-        mode = m["sequence_mode"]
-        if mode not in _SEQUENCE_MODES:
-            allowed = ", ".join(_SEQUENCE_MODES)
-            raise w.error("expected.sequence_mode", f"must be one of {allowed} (got {mode!r})")
-        out = replace(out, sequence_mode=mode)
-    if m.get("forbidden_tools") is not None:
-        forbidden = strings(m["forbidden_tools"], w, "expected.forbidden_tools")
-        out = replace(out, forbidden_tools=forbidden)
-    if m.get("tool_categories") is not None:
-        wanted = strings(m["tool_categories"], w, "expected.tool_categories")
-        out = replace(out, tool_categories=wanted)
-    if m.get("output") is not None:
-        out = replace(out, output=_parse_output(m["output"], w, out.output, f))
-    overlap = set(out.tools) & set(out.forbidden_tools)
-    if overlap:
-        raise w.error("expected.forbidden_tools", f"also required: {', '.join(sorted(overlap))}")
-    return out
 
 
 def _parse_thresholds(value: object, w: Where, base: Thresholds) -> Thresholds:
@@ -193,7 +92,7 @@ def _parse_variance(value: object, w: Where, base: Variance, path: str) -> Varia
     return out
 
 
-def _variance_of(m: dict[str, Any], w: Where, base: Variance, f: _File) -> Variance:
+def _variance_of(m: dict[str, Any], w: Where, base: Variance, f: FileContext) -> Variance:
     """``thresholds.variance`` (where EvalView reads it) or the top-level alias ``variance``."""
     thresholds = m.get("thresholds")
     nested = thresholds.get("variance") if isinstance(thresholds, dict) else None
@@ -219,7 +118,7 @@ class _Defaults:
     tags: tuple[str, ...] = ()
 
 
-def _parse_defaults(value: object, w: Where, f: _File) -> _Defaults:
+def _parse_defaults(value: object, w: Where, f: FileContext) -> _Defaults:
     if value is None:
         return _Defaults()
     m = mapping(value, w, "defaults")
@@ -227,7 +126,7 @@ def _parse_defaults(value: object, w: Where, f: _File) -> _Defaults:
     known(m, _DEFAULT_KEYS, w, "defaults")
     base = _Defaults()
     return _Defaults(
-        expected=_parse_expected(m.get("expected"), w, base.expected, f),
+        expected=parse_expected(m.get("expected"), w, base.expected, f),
         thresholds=_parse_thresholds(m.get("thresholds"), w, base.thresholds),
         variance=_variance_of(m, w, base.variance, f),
         difficulty=label(m["difficulty"], w, "defaults.difficulty")
@@ -237,40 +136,9 @@ def _parse_defaults(value: object, w: Where, f: _File) -> _Defaults:
     )
 
 
-def _with_categories(expected: Expected, table: dict[str, frozenset[str]], w: Where) -> Expected:
-    """Resolve the tools of each category ``expected`` names (unknown names are errors)."""
-    if not expected.tool_categories:
-        return expected
-    missing = [name for name in expected.tool_categories if name not in table]
-    if missing:
-        allowed = ", ".join(sorted(table))
-        raise w.error(
-            "expected.tool_categories", f"unknown category {missing[0]!r} (known: {allowed})"
-        )
-    return replace(expected, categories={n: table[n] for n in expected.tool_categories})
-
-
-def _parse_turns(
-    value: object, w: Where, base: Expected, f: _File, table: dict[str, frozenset[str]]
-) -> tuple[Turn, ...]:
-    if not isinstance(value, list) or len(value) < 2:
-        raise w.error("turns", f"must be a list of at least 2 turns (got {kind(value)})")
-    turns = []
-    for i, item in enumerate(value):
-        t = mapping(item, w, f"turns[{i}]")
-        tw = w.at(t)
-        known(t, {"query", "expected", "context"}, tw, f"turns[{i}]")
-        query = t.get("query")
-        if not isinstance(query, str):
-            raise tw.error(f"turns[{i}].query", f"must be a string (got {kind(query)})")
-        context = mapping(t["context"], tw, f"turns[{i}].context") if t.get("context") else None
-        check_jsonable(context, tw, f"turns[{i}].context")
-        expected = _parse_expected(t.get("expected"), tw, base, f)
-        turns.append(Turn(query, context, _with_categories(expected, table, tw)))
-    return tuple(turns)
-
-
-def _parse_test(value: object, w: Where, defaults: _Defaults, position: int, f: _File) -> TestCase:
+def _parse_test(
+    value: object, w: Where, defaults: _Defaults, position: int, f: FileContext
+) -> TestCase:
     m = mapping(value, w, f"tests[{position}]")
     w = w.at(m)
     raw_id = m.get("id", m.get("name"))
@@ -285,7 +153,7 @@ def _parse_test(value: object, w: Where, defaults: _Defaults, position: int, f: 
     base_expected = replace(
         defaults.expected, output=replace(defaults.expected.output, ignore_case=f.evalview)
     )
-    turns = _parse_turns(m["turns"], w, base_expected, f, table) if "turns" in m else ()
+    turns = parse_turns(m["turns"], w, base_expected, f, table) if "turns" in m else ()
     if "input" not in m and not turns:
         raise w.error("input", "is required (any JSON-able value), or `turns`")
     test_input = m["input"] if "input" in m else {"query": turns[0].query}
@@ -300,14 +168,14 @@ def _parse_test(value: object, w: Where, defaults: _Defaults, position: int, f: 
     if extra.suite_type is not None:
         tags = tuple(dict.fromkeys((*tags, extra.suite_type)))
     thresholds_raw = m.get("thresholds")
-    weights = ev.parse_weights(thresholds_raw, w, f.config.weights)
+    weights = parse_weights(thresholds_raw, w, f.config.weights)
     # EvalView's files mean its weighted score by min_score; an assay suite opts in with weights.
     own_weights = isinstance(thresholds_raw, dict) and thresholds_raw.get("weights") is not None
     if f.evalview:
         score: ScoreWeights | None = weights or ScoreWeights()
     else:
         score = weights if own_weights else None
-    expected = _parse_expected(m.get("expected"), w, base_expected, f)
+    expected = parse_expected(m.get("expected"), w, base_expected, f)
     if extra.sequence_mode is not None:
         expected = replace(expected, sequence_mode=extra.sequence_mode)
     if extra.pii:  # checks.pii: EvalView's switch for the same PII check
@@ -315,7 +183,7 @@ def _parse_test(value: object, w: Where, defaults: _Defaults, position: int, f: 
     return TestCase(
         id=test_id,
         input=test_input,
-        expected=_with_categories(expected, table, w),
+        expected=with_categories(expected, table, w),
         thresholds=_parse_thresholds(thresholds_raw, w, defaults.thresholds),
         variance=_variance_of(m, w, defaults.variance, f),
         difficulty=label(m["difficulty"], w, "difficulty")
@@ -333,7 +201,7 @@ def _parse_test(value: object, w: Where, defaults: _Defaults, position: int, f: 
 
 
 def _load_file(
-    path: Path, config: ev.EvalViewConfig
+    path: Path, config: EvalViewConfig
 ) -> tuple[str | None, list[TestCase], Finding | None]:
     document, w = read_yaml(path)
     if document is None:
@@ -341,7 +209,7 @@ def _load_file(
     m = mapping(document, w, "")
     w = w.at(m)
     if "tests" in m:
-        f = _File(evalview=False, config=config)
+        f = FileContext(evalview=False, config=config)
         known(m, _SUITE_KEYS, w, "")
         name = label(m["name"], w, "name") if m.get("name") is not None else None
         defaults = _parse_defaults(m.get("defaults"), w, f)
@@ -349,12 +217,12 @@ def _load_file(
         if not isinstance(tests, list) or not tests:
             raise w.error("tests", f"must be a non-empty list of tests (got {kind(tests)})")
         parsed = [_parse_test(t, w, defaults, i, f) for i, t in enumerate(tests)]
-        return name, parsed, ev.finding(str(path), f.unsupported)
+        return name, parsed, finding(str(path), f.unsupported)
     if "input" in m or "id" in m or "name" in m or "turns" in m:
         # One test case per file: EvalView's layout, read with EvalView's meaning.
-        f = _File(evalview=True, config=config)
+        f = FileContext(evalview=True, config=config)
         test = _parse_test(m, w, _Defaults(), 0, f)
-        return None, [test], ev.finding(str(path), f.unsupported)
+        return None, [test], finding(str(path), f.unsupported)
     raise w.error("", "a suite file needs `tests:` (a list), or one test with `name` and `input`")
 
 
@@ -377,14 +245,14 @@ def load_suite(path: str | Path) -> Suite:
     root = Path(path)
     if root.is_dir():
         found = sorted(p for p in root.rglob("*") if p.suffix in {".yaml", ".yml"} and p.is_file())
-        files = [p for p in found if not ev.is_config_file(p)]
+        files = [p for p in found if not is_config_file(p)]
         if not files:
             raise InputError(f"{root}: no *.yaml or *.yml suite files in this folder")
     elif root.is_file():
         files = [root]
     else:
         raise InputError(f"{root}: no such suite file or folder")
-    config = ev.load_config(root)
+    config = load_config(root)
     tests: list[TestCase] = []
     findings: list[Finding] = [config.finding] if config.finding else []
     seen: dict[str, str] = {}
