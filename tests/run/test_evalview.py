@@ -385,9 +385,7 @@ def test_evalviews_command_line_selects_and_runs_n_at_rate(
 ) -> None:
     folder = _test_cases(tmp_path, evalview_endpoint)
     args = [str(folder), "--runs", "5", "--pass-rate", "0.4", "--difficulty", "hard"]
-    code, document, err = _run(
-        capsys, *args, "--tag", "BILLING".lower(), "--out", str(tmp_path / "t")
-    )
+    code, document, err = _run(capsys, *args, "--tag", "Billing", "--out", str(tmp_path / "t"))
     (test,) = document["tests"]
     assert (test["test_id"], test["n"], test["threshold"]) == ("search", 5, 0.4), err
     assert code == 0  # 5/5: Wilson low 56.6% >= 40%

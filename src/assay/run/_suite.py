@@ -29,7 +29,7 @@ class OutputExpectation:
     not_contains: tuple[str, ...] = ()
     """Substrings that must not appear in the output text."""
     regex: tuple[str, ...] = ()
-    """Regular expressions that must all match somewhere in the output text (``re.search``)."""
+    """Patterns that must all match somewhere in the output text (``re`` syntax, deadline-bound)."""
     json_schema: Mapping[str, Any] | None = None
     """A JSON Schema the output (or the JSON in the output text) must satisfy."""
     no_pii: bool = False
@@ -189,12 +189,16 @@ class Suite:
     def select(
         self, *, difficulty: str | None = None, tags: Sequence[str] = ()
     ) -> tuple[TestCase, ...]:
-        """The tests with this difficulty (if given) and at least one of these tags (if any)."""
+        """The tests with this difficulty (if given) and at least one of these tags (if any).
+
+        Tags match ignoring case, as EvalView's ``--tag`` does.
+        """
+        wanted = {t.strip().casefold() for t in tags}
         chosen = []
         for test in self.tests:
             if difficulty is not None and test.difficulty != difficulty:
                 continue
-            if tags and not set(tags) & set(test.tags):
+            if wanted and not wanted & {t.casefold() for t in test.tags}:
                 continue
             chosen.append(test)
         return tuple(chosen)
