@@ -13,6 +13,7 @@ from typing import Any
 from opentelemetry import trace
 
 import assay.instrument as ai
+from assay.run import mocked_result
 
 _tracer = trace.get_tracer("assay-tests-agents")
 _lock = threading.Lock()
@@ -107,13 +108,16 @@ def evalview(input: dict[str, Any], mocks: dict[str, Any] | None = None) -> dict
         seen_mocks.append(mocks)
     for name in context.get("call", []):
         with ai.tool(name):
-            pass
+            served, value = mocked_result(mocks, name, {"q": input["query"]})
+            if served:
+                seen_results.append(value)
     if "quality" in context:
         ai.score("output_quality", context["quality"])
     return {"response": context.get("answer", input["query"])}
 
 
 seen_mocks: list[Any] = []
+seen_results: list[Any] = []
 not_callable = 42
 
 

@@ -14,7 +14,7 @@ import yaml
 
 from assay.cli import run as cli
 from assay.errors import ConfigError, SchemaError
-from assay.run import RunOptions, load_agent, load_suite, run_suite
+from assay.run import MockError, RunOptions, load_agent, load_suite, mocked_result, run_suite
 from assay.run import _evalview as ev
 from assay.run import _evalview_config as evc
 from assay.run import _expected_load as el
@@ -457,13 +457,24 @@ def test_mocks_reach_an_in_process_agent_and_are_named_otherwise(
     import assay_test_agents
 
     assay_test_agents.seen_mocks.clear()
+    assay_test_agents.seen_results.clear()
     body = (
-        "name: m\ninput: {query: q}\nmocks: {tool_mocks: [{tool: search, returns: 1}]}\n"
+        "name: m\ninput: {query: q, context: {call: [search]}}\n"
+        "mocks: {tool_mocks: [{tool: search, returns: 1}]}\n"
         "thresholds: {variance: {runs: 2}}\n"
     )
     result = _one(tmp_path, body)
     assert assay_test_agents.seen_mocks == [{"tool_mocks": [{"tool": "search", "returns": 1}]}] * 2
     assert not any("mocks not applied" in w for w in result.warnings)
+    assert assay_test_agents.seen_results == [1, 1]  # each trial's search call was served
+    # the agent serves its tool calls from them: match_params, error and strict as in EvalView
+    mocks = {"tool_mocks": [{"tool": "s", "match_params": {"q": 1}, "returns": "r"}]}
+    assert mocked_result(mocks, "s", {"q": 1, "x": 2}) == (True, "r")
+    assert mocked_result(mocks, "s", {"q": 2}) == (False, None)
+    with pytest.raises(LookupError, match="no mock for tool 's'"):
+        mocked_result({**mocks, "strict": True}, "s", {})
+    with pytest.raises(MockError, match="down"):
+        mocked_result({"tool_mocks": [{"tool": "s", "error": "down"}]}, "s")
     path = tmp_path / "case.yaml"
     result = run_suite(
         load_suite(path), load_agent(url=http_agent), RunOptions(out=str(tmp_path / "t"))

@@ -28,6 +28,7 @@ from assay.run._display import (
     render_result,
     render_summary,
 )
+from assay.run._mocks import MockError, mocked_result
 from assay.run._options import RunOptions
 from assay.run._results import RunResult, TestResult, TrialRecord
 from assay.run._runner import run_suite
@@ -55,6 +56,7 @@ __all__ = [
     "CommandAgent",
     "Expected",
     "HttpAgent",
+    "MockError",
     "OutputExpectation",
     "PlanRow",
     "Price",
@@ -79,6 +81,7 @@ __all__ = [
     "load_agent",
     "load_prices",
     "load_suite",
+    "mocked_result",
     "output_text",
     "plan",
     "render_plan",
