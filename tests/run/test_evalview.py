@@ -34,6 +34,11 @@ def _tests(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {t["test_id"]: t for t in document["tests"]}
 
 
+def _findings(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``data_quality`` findings of an ``assay.analysis/v1`` document."""
+    return list(document["data_quality"]["findings"])
+
+
 def _documented_schema(wheel: EvalViewWheel) -> str:
     """The YAML test-case schema EvalView documents (its chat assistant's reference)."""
     section = wheel.chat_prompt.split("## YAML TEST CASE SCHEMA", 1)[1]
@@ -86,11 +91,12 @@ def test_every_shipped_template_runs_unchanged_with_runs_and_pass_rate(
         asked = sorted(f"checks.{k}" for k in ("hallucination", "safety") if checks.get(k))
         if asked:
             expected[name] = asked
-    notes = [n for n in document["notes"] if "read but not honoured" in n]
-    assert len(notes) == len(expected)
+    findings = [f for f in _findings(document) if f["kind"] == "unhonoured_fields"]
+    assert len(findings) == len(expected)
     for name, fields in expected.items():
-        (line,) = [n for n in notes if n.startswith(str(folder / name))]
-        assert re.findall(r"(checks\.\w+) \(", line) == fields
+        (finding,) = [f for f in findings if f["message"].startswith(str(folder / name))]
+        assert sorted(finding["examples"]) == fields
+        assert re.findall(r"(checks\.\w+) \(", finding["message"]) == fields
     # ... and what min_score and max_cost could not mean without a judge or a price table.
     assert any(
         n.startswith("min_score not checked") and "Cost budget check" in n
@@ -376,8 +382,9 @@ def test_a_test_cases_folder_with_config_yaml_runs_against_its_endpoint(
     assert [m["role"] for m in history] == ["user", "assistant"]
     assert history[0]["content"] == "book use:search"
     assert tests["search"]["usage"]["input_tokens"] == 6 * 12  # EvalView's `tokens`
-    config_note = next(n for n in document["notes"] if n.startswith(str(folder / "config.yaml")))
-    assert "judge (an LLM judge" in config_note
+    (config,) = [f for f in _findings(document) if f["message"].startswith(str(folder))]
+    assert config["message"].startswith(str(folder / "config.yaml"))
+    assert config["examples"] == ["judge"] and "judge (an LLM judge" in config["message"]
 
 
 def test_evalviews_command_line_selects_and_runs_n_at_rate(
@@ -397,17 +404,22 @@ def test_a_turn_failing_its_own_expectation_fails_the_trial(
     path = tmp_path / "turns.yaml"
     path.write_text(
         f"name: t\nendpoint: {evalview_endpoint}\nturns:\n"
-        "  - {query: 'one use:search', expected: {tools: [book]}}\n"
+        "  - {query: 'one use:search', expected: {tools: [TOOL]}}\n"
         "  - {query: 'two use:book', expected: {tools: [book]}}\n"
         "thresholds: {min_score: 0, variance: {runs: 2, pass_rate: 0.5}}\n"
     )
-    suite = load_suite(path)
     from assay.run import agents_for
 
-    agent, own = agents_for(suite.tests, suite.agent)
-    result = run_suite(suite, agent, RunOptions(out=str(tmp_path / "tr")), agents=own)
-    (trial, _) = result.trials
-    assert trial.outcome == "fail" and trial.failed_checks == ("turn 1: tool called: book",)
+    body = path.read_text()
+    passed = {}
+    for tool in ("search", "book"):  # book is called, but in turn 2: turn 1 must not see it
+        path.write_text(body.replace("TOOL", tool))
+        suite = load_suite(path)
+        agent, own = agents_for(suite.tests, suite.agent)
+        out = str(tmp_path / f"tr-{tool}")
+        (test,) = run_suite(suite, agent, RunOptions(out=out), agents=own).tests
+        passed[tool] = test.passed
+    assert passed == {"search": 2, "book": 0}
 
 
 # --- EvalView's score, PII, mocks, regexes under the deadline --------------------------------
@@ -420,22 +432,34 @@ def _one(tmp_path: Path, body: str, **options: Any) -> Any:
     return run_suite(load_suite(path), load_agent(agent=AGENT), opts)
 
 
-def test_min_score_is_evalviews_weighted_score(tmp_path: Path) -> None:
+def _score_of(calls: str, expected: str, minimum: float) -> str:
     body = (
-        "name: s\ninput: {query: q, context: {call: [a, c], quality: 60}}\n"
-        "expected: {tools: [a, b], tool_sequence: [a, b, c]}\n"
-        "thresholds: {min_score: 50, variance: {runs: 2}}\n"
+        f"name: s\ninput: {{query: q, context: {{call: [{calls}]QUALITY}}}}\n"
+        f"expected: {expected}\nthresholds: {{min_score: {minimum}, variance: {{runs: 2}}}}\n"
     )
-    result = _one(tmp_path, body)
-    # tool accuracy 1/2, sequence progress 1/3 (a, then b is missing), quality 60, 0.3/0.5/0.2
-    expected = 0.3 * 50 + 0.5 * 60 + 0.2 * 100 / 3
-    assert all(t.scores == (round(expected, 2),) for t in result.trials)
-    assert all("evalview_score >= 50" not in t.failed_checks for t in result.trials)
-    # the same without a quality score: the other two parts, weights renormalised
-    result = _one(tmp_path, body.replace(", quality: 60", "").replace("50", "45"))
-    partial = (0.3 * 50 + 0.2 * 100 / 3) / 0.5
-    assert all(t.scores == (round(partial, 2),) for t in result.trials)
-    assert all("evalview_score >= 45" in t.failed_checks for t in result.trials)
+    return body
+
+
+def test_min_score_is_evalviews_weighted_score(tmp_path: Path) -> None:
+    # Partial credit: tool accuracy 1/2, sequence progress 1/3 (a, then b is missing), quality
+    # 60, weights 0.3 / 0.5 / 0.2 (the trials fail anyway: a tool and the sequence are missing).
+    body = _score_of("a, c", "{tools: [a, b], tool_sequence: [a, b, c]}", 0)
+    (test,) = _one(tmp_path, body.replace("QUALITY", ", quality: 60")).tests
+    score = test.scores["evalview_score"]
+    assert score.min == score.max == round(0.3 * 50 + 0.5 * 60 + 0.2 * 100 / 3, 2)
+    assert test.primary_score == "evalview_score"
+    # Without a quality score: the other two parts, their weights renormalised.
+    (test,) = _one(tmp_path, body.replace("QUALITY", "")).tests
+    score = test.scores["evalview_score"]
+    assert score.min == score.max == round((0.3 * 50 + 0.2 * 100 / 3) / 0.5, 2)
+    # Every check passing, min_score decides: 0.3 * 100 + 0.5 * 60 + 0.2 * 100 = 80.
+    for minimum, passed in ((75, 2), (85, 0)):
+        body = _score_of("a, c", "{tools: [a], tool_sequence: [a, c]}", minimum)
+        result = _one(tmp_path, body.replace("QUALITY", ", quality: 60"))
+        (test,) = result.tests
+        assert test.scores["evalview_score"].mean == 80 and test.passed == passed
+    result = _one(tmp_path, body.replace("QUALITY", ""))  # 100 without quality: passes 85
+    assert result.tests[0].passed == 2
     assert any(w.startswith("no output-quality score recorded") for w in result.warnings)
 
 
