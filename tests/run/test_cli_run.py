@@ -87,7 +87,7 @@ def test_run_inconclusive_exit_3_and_inconclusive_ok(
         (["--agent", "nocolon"], "must look like module:function"),
         (["--command", "no-such-program-xyz --flag"], "program 'no-such-program-xyz' not found"),
         (["--url", "ftp://example"], "must be an http:// or https:// URL"),
-        ([], "give exactly one of --agent"),
+        ([], "names no agent: give --agent module:function"),
         (["--agent", "assay_test_agents:echo", "--url", "http://x"], "give exactly one"),
         (["--agent", "assay_test_agents:echo", "--max-cost", "1"], "--max-cost needs a price"),
         (["--agent", "assay_test_agents:echo", "--sequential", "magic"], "--sequential must be"),
@@ -170,6 +170,8 @@ def test_run_with_a_price_table_and_cost_budget(
     )
     assert code == 3
     assert "--max-cost 0.01 reached" in out and "5 trials of at most 100" in out
+    # The verdicts cost the trials with the run's own price table.
+    assert "cost       $0.0100 ($0.0020 per trial; prices:" in out
 
 
 def test_example_suite_with_the_example_agent(

@@ -9,27 +9,33 @@
     raise SystemExit(result.exit_code())
 """
 
+from assay.analysis import Price, PriceTable, load_prices
 from assay.errors import AgentError
 from assay.run._agents import (
     Agent,
     CallableAgent,
     CommandAgent,
     HttpAgent,
+    agents_for,
     load_agent,
 )
-from assay.run._budget import Budget, Price, PriceTable, load_prices
+from assay.run._budget import Budget
 from assay.run._checks import evaluate_checks, output_text
+from assay.run._mocks import MockError, mocked_result
 from assay.run._options import RunOptions
 from assay.run._plan import PlanRow, plan
 from assay.run._results import RunResult, TrialRecord
 from assay.run._runner import run_suite
 from assay.run._state import Progress, TestStatus
 from assay.run._suite import (
+    AgentSpec,
     Expected,
     OutputExpectation,
+    ScoreWeights,
     Suite,
     TestCase,
     Thresholds,
+    Turn,
     Variance,
 )
 from assay.run._suite_load import load_suite
@@ -37,11 +43,13 @@ from assay.run._suite_load import load_suite
 __all__ = [
     "Agent",
     "AgentError",
+    "AgentSpec",
     "Budget",
     "CallableAgent",
     "CommandAgent",
     "Expected",
     "HttpAgent",
+    "MockError",
     "OutputExpectation",
     "PlanRow",
     "Price",
@@ -54,11 +62,15 @@ __all__ = [
     "TestStatus",
     "Thresholds",
     "TrialRecord",
+    "Turn",
+    "ScoreWeights",
     "Variance",
+    "agents_for",
     "evaluate_checks",
     "load_agent",
     "load_prices",
     "load_suite",
+    "mocked_result",
     "output_text",
     "plan",
     "run_suite",

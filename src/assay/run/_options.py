@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from assay.analysis import PriceTable
 from assay.errors import ConfigError
-from assay.run._budget import Budget, PriceTable
+from assay.run._budget import Budget
 from assay.run._suite import TestCase
 from assay.verdict import Judgement, SequentialDesign
 
@@ -75,9 +76,12 @@ def test_plan(test: TestCase, options: RunOptions) -> tuple[int, float, float]:
 
 
 def build_sequential(test: TestCase, options: RunOptions) -> SequentialDesign | None:
-    """The test's sequential design, or None for a fixed run (or a threshold of 0 or 1)."""
+    """The test's sequential design, or None for a fixed run (or a threshold of 0 or 1).
+
+    A test from an EvalView file runs all its trials, as EvalView's statistical mode does.
+    """
     runs, threshold, alpha = test_plan(test, options)
-    if not options.adaptive or not 0 < threshold < 1:
+    if not options.adaptive or test.fixed_runs or not 0 < threshold < 1:
         return None
     try:
         return SequentialDesign.of(
