@@ -2,12 +2,17 @@
 
 from assay.analysis import _columns as columns
 from assay.analysis._ownership import assign_trials
-from assay.analysis._trials import trials_from_spans
+from assay.analysis._passwhen import PassRule, parse_pass_when
+from assay.analysis._trials import Trials, read_trials, trials_from_spans
 from assay.analysis._variants import tool_variants
 
 __all__ = [
+    "PassRule",
+    "Trials",
     "assign_trials",
     "columns",
+    "parse_pass_when",
+    "read_trials",
     "tool_variants",
     "trials_from_spans",
 ]

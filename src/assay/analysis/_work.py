@@ -1,0 +1,113 @@
+"""What a trial did, aggregated from its spans: tools, LLM calls, usage, agents, errors, events."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from assay.analysis import _columns as tc
+from assay.analysis import _conventions as conv
+
+_TOOL_ERROR_MESSAGES = 3
+_STRUCT_SCORES = pl.List(pl.Struct({"name": pl.String, "value": pl.Float64}))
+_STRUCT_CHECKS = pl.List(pl.Struct({"name": pl.String, "passed": pl.Boolean}))
+
+
+def with_work_columns(spans: pl.LazyFrame) -> pl.LazyFrame:
+    """Add what each span is: the tool it calls, LLM call or not, usage, model, agent, handoff."""
+    return spans.with_columns(
+        conv.tool_name().alias(tc.TOOL),
+        conv.is_llm_call().alias(tc.IS_LLM),
+        conv.model_name().alias(tc.MODEL),
+        conv.input_tokens().alias(tc.IN_TOK),
+        conv.output_tokens().alias(tc.OUT_TOK),
+        conv.agent_name().alias(tc.AGENT),
+        conv.is_agent_invocation().alias(tc.IS_AGENT),
+        conv.handoff_target().alias(tc.HANDOFF),
+    )
+
+
+def _in_order(column: str, keep: pl.Expr) -> pl.Expr:
+    """The values of ``column`` where ``keep`` holds, in start-time order."""
+    return pl.col(column).filter(keep).sort_by(pl.col("start_time_unix_nano").filter(keep))
+
+
+def work_aggregations() -> list[pl.Expr]:
+    """Per trial (or per trace): what its spans did.
+
+    ``_errors`` counts every ERROR span of the group, the trial span included; the caller
+    subtracts the trial span's own status, so no join over every span is needed to tell them
+    apart. ``_orphans`` counts spans whose parent is not in the group: in a whole trace, those
+    are spans whose parent was never recorded (dropped, or still in flight).
+    """
+    is_tool = pl.col(tc.TOOL).is_not_null()
+    is_error = pl.col("status_code") == "ERROR"
+    tools = _in_order(tc.TOOL, is_tool)
+    failed = _in_order("status_code", is_tool) == "ERROR"
+    return [
+        tools.alias(tc.TOOL_SEQUENCE),
+        is_tool.sum().cast(pl.Int64).alias(tc.TOOL_CALLS),
+        pl.col(tc.IS_LLM).sum().cast(pl.Int64).alias(tc.LLM_CALLS),
+        pl.col(tc.IN_TOK).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64).alias(tc.INPUT_TOKENS),
+        pl.col(tc.OUT_TOK).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64).alias(tc.OUTPUT_TOKENS),
+        is_error.sum().cast(pl.Int64).alias(tc.ALL_ERRORS),
+        pl.len().cast(pl.Int64).alias(tc.SPAN_COUNT),
+        pl.col(tc.MODEL)
+        .filter(pl.col(tc.IS_LLM) & pl.col(tc.MODEL).is_not_null())
+        .unique(maintain_order=True)
+        .alias(tc.MODELS),
+        _in_order(tc.AGENT, pl.col(tc.AGENT).is_not_null())
+        .unique(maintain_order=True)
+        .alias(tc.AGENTS),
+        _in_order(tc.HANDOFF, pl.col(tc.HANDOFF).is_not_null()).alias(tc.HANDOFFS),
+        (is_tool & is_error).sum().cast(pl.Int64).alias(tc.TOOL_ERRORS),
+        _in_order("status_message", is_tool & is_error & pl.col("status_message").is_not_null())
+        .head(_TOOL_ERROR_MESSAGES)
+        .alias(tc.TOOL_ERROR_MESSAGES),
+        ((tools == tools.shift(1)) & failed.shift(1)).sum().cast(pl.Int64).alias(tc.RETRIES),
+        (pl.col(tc.IS_AGENT) & is_error).sum().cast(pl.Int64).alias(tc.AGENT_ERRORS),
+        _in_order("status_message", pl.col(tc.IS_AGENT) & is_error)
+        .first()
+        .alias(tc.AGENT_ERROR_MESSAGE),
+        (
+            pl.col("parent_span_id").is_not_null()
+            & ~pl.col("parent_span_id").is_in(pl.col("span_id").implode())
+        )
+        .sum()
+        .cast(pl.Int64)
+        .alias(tc.ORPHANS),
+    ]
+
+
+def scores_and_checks(located: pl.DataFrame, trial_keys: pl.DataFrame) -> pl.DataFrame:
+    """Per trial: its scores (from any span of the trial) and its checks (trial span only).
+
+    Args:
+        located: Score and check events with the ``_trial_span_id`` that owns them.
+        trial_keys: ``trace_id`` and ``_trial_span_id`` of every trial.
+    """
+    located = located.sort("time")
+    keys = ["trace_id", tc.TRIAL_SPAN_ID]
+    scores = (
+        located.filter((pl.col("kind") == "score") & pl.col("value").is_not_null())
+        .group_by(keys)
+        .agg(pl.struct("name", "value").alias(tc.SCORES))
+    )
+    checks = (
+        located.filter(
+            (pl.col("kind") == "check") & (pl.col("span_id") == pl.col(tc.TRIAL_SPAN_ID))
+        )
+        .group_by(keys)
+        .agg(
+            pl.struct("name", "passed").alias(tc.CHECKS),
+            (~pl.col("passed")).sum().cast(pl.Int64).alias(tc.FAILED_CHECKS),
+        )
+    )
+    return (
+        trial_keys.join(scores, on=keys, how="left")
+        .join(checks, on=keys, how="left")
+        .with_columns(
+            pl.col(tc.SCORES).fill_null(pl.lit([], dtype=_STRUCT_SCORES)),
+            pl.col(tc.CHECKS).fill_null(pl.lit([], dtype=_STRUCT_CHECKS)),
+            pl.col(tc.FAILED_CHECKS).fill_null(0),
+        )
+    )
