@@ -12,8 +12,9 @@ import polars as pl
 from assay._assemble import regression_result, test_result, with_regression
 from assay._options import AnalyzeOptions, ErrorsPolicy
 from assay.analysis import columns as tc
-from assay.analysis import trials_from_spans
+from assay.analysis import read_trials
 from assay.errors import ConfigError, InputError
+from assay.quality import DataQuality
 from assay.stats import false_verdict_risk, simultaneous_confidence
 from assay.store import TraceSet, open_trace_set
 from assay.verdict import AnalysisResult, TestResult, adjust_regressions
@@ -69,16 +70,19 @@ def _options(overrides: dict[str, Any]) -> AnalyzeOptions:
 
 def _read_trials(
     paths: Paths, options: AnalyzeOptions, skip_bad_files: bool
-) -> tuple[TraceSet, pl.DataFrame]:
+) -> tuple[TraceSet, pl.DataFrame, DataQuality]:
     trace_set = open_trace_set(paths, skip_bad_files=skip_bad_files)
     try:
-        trials = trials_from_spans(
-            trace_set.scan(), min_score=options.min_score, test_attribute=options.test_attribute
+        trials = read_trials(
+            trace_set.scan(),
+            min_score=options.min_score,
+            test_attribute=options.test_attribute,
+            pass_when=options.pass_when,
         )
     except pl.exceptions.PolarsError as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise InputError(f"could not read the trace set: {first}") from exc
-    return trace_set, trials
+    return trace_set, trials.table, trials.data_quality
 
 
 def _by_test(trials: pl.DataFrame) -> dict[str, pl.DataFrame]:
@@ -142,6 +146,7 @@ def _analysis(
     options: AnalyzeOptions,
     baseline_trials: pl.DataFrame | None,
     extra_options: dict[str, Any],
+    data_quality: DataQuality,
     skipped: Sequence[tuple[str, str]] = (),
 ) -> Analysis:
     baseline = _by_test(baseline_trials) if baseline_trials is not None else None
@@ -151,6 +156,7 @@ def _analysis(
         options={**_as_dict(options), "ks": list(options.ks), **extra_options},
         skipped_files=tuple((f.path, f.reason) for f in trace_set.skipped) + tuple(skipped),
         notes=tuple(notes),
+        data_quality=data_quality,
     )
     return Analysis(trials, _tests_table(result), result, trace_set, baseline_trials)
 
@@ -183,11 +189,11 @@ def analyze(
         ConfigError: A bad option.
     """
     settings = _options(options)
-    trace_set, trials = _read_trials(paths, settings, skip_bad_files)
+    trace_set, trials, quality = _read_trials(paths, settings, skip_bad_files)
     if baseline_version is None:
         if current_version is not None:
             trials = _version(trials, current_version)
-        return _analysis(trace_set, trials, settings, None, {})
+        return _analysis(trace_set, trials, settings, None, {}, quality)
     baseline = _version(trials, baseline_version)
     if current_version is None:
         others = sorted(
@@ -207,6 +213,7 @@ def analyze(
         settings,
         baseline,
         {"baseline_version": baseline_version, "current_version": current_version},
+        quality,
     )
 
 
@@ -231,10 +238,12 @@ def compare(
         **options: Fields of :class:`AnalyzeOptions`, as for :func:`analyze`.
     """
     settings = _options(options)
-    base_set, base_trials = _read_trials(baseline, settings, skip_bad_files)
-    trace_set, trials = _read_trials(current, settings, skip_bad_files)
+    base_set, base_trials, base_quality = _read_trials(baseline, settings, skip_bad_files)
+    trace_set, trials, quality = _read_trials(current, settings, skip_bad_files)
     skipped = tuple((f.path, f.reason) for f in base_set.skipped)
-    return _analysis(trace_set, trials, settings, base_trials, {}, skipped)
+    return _analysis(
+        trace_set, trials, settings, base_trials, {}, base_quality.merged(quality), skipped
+    )
 
 
 def _version(trials: pl.DataFrame, version: str) -> pl.DataFrame:

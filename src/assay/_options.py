@@ -47,6 +47,8 @@ class AnalyzeOptions:
     """Multiple-comparison adjustment across the suite: none, holm or bh."""
     seed: int = 0
     """Seed of bootstrap resampling (results are reproducible)."""
+    pass_when: str | None = None
+    """A rule over evaluations, scores and checks that a passing trial meets (docs/analysis.md)."""
 
     def validate(self) -> None:
         """Raise :class:`ConfigError` naming the first bad option."""
@@ -74,6 +76,10 @@ class AnalyzeOptions:
                 raise ConfigError(f"{flag} must be one of {', '.join(allowed)} (got {choice!r})")
         if not self.ks or any(k < 1 for k in self.ks):
             raise ConfigError(f"--k needs whole numbers ≥ 1 (got {list(self.ks)})")
+        if self.pass_when is not None:
+            from assay.analysis import parse_pass_when
+
+            parse_pass_when(self.pass_when)
         if self.max_std_dev is not None and self.max_std_dev < 0:
             raise ConfigError(f"--max-std-dev must be ≥ 0 (got {self.max_std_dev})")
 

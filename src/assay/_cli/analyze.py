@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from assay._cli import _common as o
 from assay._cli._emit import emit, parse_formats
+
+if TYPE_CHECKING:
+    from assay import Analysis
 
 Formats = Annotated[
     list[str] | None,
@@ -33,6 +36,12 @@ TraceUrl = Annotated[
 ]
 
 
+def _say_findings(analysis: Analysis) -> None:
+    """Every finding about the input, one line each on stderr (never analysed in silence)."""
+    for finding in analysis.result.data_quality.findings:
+        print(f"assay: {finding.severity}: {finding.message}", file=sys.stderr)
+
+
 def analyze(
     paths: o.Paths,
     threshold: o.Threshold = 0.80,
@@ -44,6 +53,7 @@ def analyze(
     errors: o.Errors = o.ErrorsPolicy.COUNT,
     min_score: o.MinScore = None,
     test_attribute: o.TestAttribute = "assay.test.id",
+    pass_when: o.PassWhen = None,
     k: o.Ks = "1,5,10",
     score_ci: o.ScoreCIOpt = o.ScoreCI.T,
     min_mean_score: o.MinMeanScore = None,
@@ -75,6 +85,7 @@ def analyze(
         current_version=current_version,
         **o.analysis_options(flags),
     )
+    _say_findings(analysis)
     emit(analysis, targets, quiet=quiet, inconclusive_ok=inconclusive_ok)
     raise SystemExit(analysis.exit_code(inconclusive_ok))
 
@@ -96,6 +107,7 @@ def compare(
     errors: o.Errors = o.ErrorsPolicy.COUNT,
     min_score: o.MinScore = None,
     test_attribute: o.TestAttribute = "assay.test.id",
+    pass_when: o.PassWhen = None,
     k: o.Ks = "1,5,10",
     score_ci: o.ScoreCIOpt = o.ScoreCI.T,
     inconclusive_ok: o.InconclusiveOk = False,
@@ -112,6 +124,7 @@ def compare(
         skip_bad_files=skip_bad_files,
         **o.analysis_options(flags),
     )
+    _say_findings(analysis)
     emit(analysis, targets, quiet=quiet, inconclusive_ok=inconclusive_ok)
     raise SystemExit(analysis.exit_code(inconclusive_ok))
 
@@ -127,6 +140,7 @@ def report(
     errors: o.Errors = o.ErrorsPolicy.COUNT,
     min_score: o.MinScore = None,
     test_attribute: o.TestAttribute = "assay.test.id",
+    pass_when: o.PassWhen = None,
     k: o.Ks = "1,5,10",
     baseline_version: Annotated[
         str | None, typer.Option(help="Show regressions against this assay.agent.version.")
@@ -151,6 +165,7 @@ def report(
         current_version=current_version,
         **o.analysis_options(flags),
     )
+    _say_findings(analysis)
     emit(analysis, [("html", output)], trace_url=trace_url)
     counts = ", ".join(f"{n} {v}" for v, n in analysis.result.counts.items())
     print(f"wrote {output} ({len(analysis.result.tests)} tests: {counts})", file=sys.stderr)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from assay.quality import DataQuality
 from assay.stats import Interval
 from assay.verdict._threshold import Verdict
 
@@ -99,6 +100,8 @@ class AnalysisResult:
     """Files left out under ``--skip-bad-files``: (path, reason)."""
     notes: tuple[str, ...] = ()
     """Remarks about the whole analysis."""
+    data_quality: DataQuality = DataQuality()
+    """What assay noticed about its input (incomplete traces, a nesting mapping, ...)."""
 
     @property
     def counts(self) -> dict[str, int]:
