@@ -1,16 +1,20 @@
 """Polars analysis: spans → trials table → per-test tables; reading the span conventions."""
 
 from assay.analysis import _columns as columns
+from assay.analysis._describe import Candidate, Description, describe_spans
 from assay.analysis._ownership import assign_trials
 from assay.analysis._passwhen import PassRule, parse_pass_when
 from assay.analysis._trials import Trials, read_trials, trials_from_spans
 from assay.analysis._variants import tool_variants
 
 __all__ = [
+    "Candidate",
+    "Description",
     "PassRule",
     "Trials",
     "assign_trials",
     "columns",
+    "describe_spans",
     "parse_pass_when",
     "read_trials",
     "tool_variants",
