@@ -89,7 +89,7 @@ class LosslessBatchSpanProcessor(BatchSpanProcessor):
 
     def shutdown(self) -> None:
         """Export what is queued, then say how many spans were lost, if any."""
-        super().shutdown()
+        super().shutdown()  # type: ignore[no-untyped-call]
         if self.dropped:
             _LOG.warning(
                 "assay: %d span(s) ended but never reached the exporter (%s)",
