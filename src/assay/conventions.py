@@ -69,6 +69,8 @@ OPENAI_AGENTS_SPAN_TYPE: Final = "agent.span.type"
 OPENAI_AGENTS_AGENT: Final = "agent"
 OPENAI_AGENTS_HANDOFF: Final = "handoff"
 OPENAI_AGENTS_HANDOFF_TO: Final = "agent.handoff.to"
+OPENAI_AGENTS_UNKNOWN: Final = "unknown"
+"""What the bridge records as a handoff's target when the span starts before the target is known."""
 OPENAI_AGENTS_WORKFLOW: Final = "agent.workflow.name"
 
 # --- OpenLLMetry (Traceloop) ------------------------------------------------------------------

@@ -111,25 +111,40 @@ def test_a_nested_carrier_with_another_value_is_work_and_is_reported(parquet_sin
 
 def test_handoffs_are_agent_transitions_under_both_bridges(parquet_sink, tracer) -> None:
     for bridge in ("openinference", "otel"):
+        kind = (
+            {c.OPENINFERENCE_KIND: "AGENT"}
+            if bridge == "openinference"
+            else {c.OPENAI_AGENTS_SPAN_TYPE: "agent"}
+        )
         with tracer.start_as_current_span("run", attributes={c.OPENINFERENCE_SESSION_ID: bridge}):
             with tracer.start_as_current_span(
-                "search", attributes={c.OPENINFERENCE_KIND: "TOOL", c.OPENINFERENCE_TOOL_NAME: "s"}
+                "triage", attributes={**kind, c.AGENT_NAME: "triage"}
             ):
-                pass
-            if bridge == "openinference":
-                attributes = {c.OPENINFERENCE_KIND: "TOOL"}
-                name = "handoff to fact_checker"
-            else:
-                attributes = {
-                    c.OPENAI_AGENTS_SPAN_TYPE: "handoff",
-                    c.OPENAI_AGENTS_HANDOFF_TO: "fact_checker",
-                }
-                name = "handoff: triage -> fact_checker"
-            with tracer.start_as_current_span(name, attributes=attributes):
+                with tracer.start_as_current_span(
+                    "search",
+                    attributes={c.OPENINFERENCE_KIND: "TOOL", c.OPENINFERENCE_TOOL_NAME: "s"},
+                ):
+                    pass
+                if bridge == "openinference":
+                    attributes = {c.OPENINFERENCE_KIND: "TOOL"}
+                    name = "handoff to fact_checker"
+                else:
+                    # this bridge records the handoff when it starts, before the target is known
+                    attributes = {
+                        c.OPENAI_AGENTS_SPAN_TYPE: "handoff",
+                        c.OPENAI_AGENTS_HANDOFF_TO: "unknown",
+                    }
+                    name = "handoff: triage -> unknown"
+                with tracer.start_as_current_span(name, attributes=attributes):
+                    pass
+            with tracer.start_as_current_span(
+                "fc", attributes={**kind, c.AGENT_NAME: "fact_checker"}
+            ):
                 pass
     table = _read(parquet_sink, test_attribute=c.OPENINFERENCE_SESSION_ID).table
     assert table[tc.TOOL_SEQUENCE].to_list() == [["s"], ["s"]]
     assert table[tc.HANDOFFS].to_list() == [["fact_checker"], ["fact_checker"]]
+    assert table[tc.AGENTS].to_list() == [["triage", "fact_checker"]] * 2
 
 
 def test_traces_with_missing_parents_are_reported(parquet_sink, tracer) -> None:

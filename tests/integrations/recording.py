@@ -47,6 +47,24 @@ class _Router(SpanExporter):
 _ROUTER = _Router()
 
 
+class _Held(SpanExporter):
+    """Holds spans and sends them in batches at the end of a phase, as a batch processor would
+    (one OTLP request per span would make every run wait for the collector)."""
+
+    def __init__(self, inner: SpanExporter) -> None:
+        self.inner = inner
+        self.spans: list[ReadableSpan] = []
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        self.spans.extend(spans)
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        for i in range(0, len(self.spans), 512):
+            assert self.inner.export(self.spans[i : i + 512]) == SpanExportResult.SUCCESS
+        self.inner.shutdown()
+
+
 @dataclass
 class Truth:
     """What one run did, as its tools and fake model saw it."""
@@ -61,6 +79,7 @@ class Truth:
     handoffs: list[str] = field(default_factory=list)
     first: float | None = None
     last: float | None = None
+    error: str | None = None
 
     def mark(self) -> None:
         """Note that the run is doing something now (its span must cover this moment)."""
@@ -106,7 +125,7 @@ class Recorder:
     @contextmanager
     def phase(self, name: str, collector_url: str) -> Iterator[None]:
         parquet = ai.ParquetSpanExporter(self.root / name)
-        otlp = OTLPSpanExporter(endpoint=collector_url + "/v1/traces")
+        otlp = _Held(OTLPSpanExporter(endpoint=collector_url + "/v1/traces"))
         _ROUTER.targets[:] = [parquet, otlp]
         try:
             yield
@@ -124,8 +143,9 @@ class Recorder:
                     body(truth)
             else:
                 body(truth)
-        except Exception:
+        except Exception as exc:
             truth.outcome = "error"
+            truth.error = repr(exc)
         truth.wall_s = time.perf_counter() - start
         (self.api if api else self.raw).append(truth)
 
@@ -170,7 +190,7 @@ def assert_trials_match(trials: pl.DataFrame, truths: list[Truth], *, handoffs: 
             "output_tokens": truth.output_tokens,
             "outcome": truth.outcome,
         }
-        assert got == want, (row[tc.TRACE_ID], got, want)
+        assert got == want, (row[tc.TRACE_ID], got, want, truth.error)
         if handoffs:
             assert row[tc.HANDOFFS] == truth.handoffs
         assert truth.inner_s <= row[tc.DURATION_S] <= truth.wall_s + DURATION_SLACK_S

@@ -28,11 +28,17 @@ def handoff_target() -> pl.Expr:
 
     A handoff is an agent transition, not a tool call: the OpenAI Agents SDK records one as a
     ``handoff`` span (openai-agents-opentelemetry) or a ``TOOL`` span named "handoff to X"
-    (OpenInference); both give the same target.
+    (OpenInference). The target is an empty string when the span does not know it (the first
+    bridge records "unknown" at span start); the trials table then names the next agent run.
     """
+    target = _col(c.OPENAI_AGENTS_HANDOFF_TO)
     return (
         pl.when(_col(c.OPENAI_AGENTS_SPAN_TYPE) == c.OPENAI_AGENTS_HANDOFF)
-        .then(_col(c.OPENAI_AGENTS_HANDOFF_TO))
+        .then(
+            pl.when(target.is_null() | (target == c.OPENAI_AGENTS_UNKNOWN))
+            .then(pl.lit(""))
+            .otherwise(target)
+        )
         .when(_is_openinference_handoff())
         .then(pl.col("name").str.strip_prefix(c.OPENINFERENCE_HANDOFF_PREFIX))
         .otherwise(None)

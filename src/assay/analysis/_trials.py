@@ -13,7 +13,12 @@ from assay.analysis import _quality as quality
 from assay.analysis._events import explode_events
 from assay.analysis._ownership import classify_traces, resolve_nested, resolve_topmost
 from assay.analysis._passwhen import PassRule, parse_pass_when, rule_outcomes
-from assay.analysis._work import scores_and_checks, with_work_columns, work_aggregations
+from assay.analysis._work import (
+    name_handoff_targets,
+    scores_and_checks,
+    with_work_columns,
+    work_aggregations,
+)
 from assay.errors import SchemaError
 from assay.quality import DataQuality
 from assay.store import PROMOTED_ATTRIBUTES, promoted_column
@@ -113,7 +118,7 @@ def read_trials(
         )
         owner_spans.append(nested.select("trace_id", "span_id", tc.TRIAL_SPAN_ID))
         owners.append(nested.filter(pl.col(_P(c.TEST_ID)).is_not_null()))
-    work = pl.concat(per_trial, how="diagonal_relaxed")
+    work = name_handoff_targets(pl.concat(per_trial, how="diagonal_relaxed"))
     owned = pl.concat(owners, how="diagonal_relaxed")
     trial_spans = carriers.join(
         work.select("trace_id", pl.col(tc.TRIAL_SPAN_ID).alias("span_id")),

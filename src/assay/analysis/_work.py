@@ -59,6 +59,7 @@ def work_aggregations() -> list[pl.Expr]:
         .unique(maintain_order=True)
         .alias(tc.AGENTS),
         _in_order(tc.HANDOFF, pl.col(tc.HANDOFF).is_not_null()).alias(tc.HANDOFFS),
+        _in_order(tc.AGENT, pl.col(tc.AGENT).is_not_null()).alias(tc.AGENT_RUNS),
         (is_tool & is_error).sum().cast(pl.Int64).alias(tc.TOOL_ERRORS),
         _in_order("status_message", is_tool & is_error & pl.col("status_message").is_not_null())
         .head(_TOOL_ERROR_MESSAGES)
@@ -76,6 +77,37 @@ def work_aggregations() -> list[pl.Expr]:
         .cast(pl.Int64)
         .alias(tc.ORPHANS),
     ]
+
+
+def name_handoff_targets(work: pl.DataFrame) -> pl.DataFrame:
+    """Give each handoff whose target was not recorded the agent run it led to.
+
+    The n-th handoff of a trial leads to its (n+1)-th agent run: the first run is the agent
+    that started, each handoff starts the next. Works on one row per trial, not per span.
+    """
+    unknown = pl.col(tc.HANDOFFS).list.eval(pl.element() == "").list.any().fill_null(False)
+    if not work.select(unknown.any()).item():
+        return work.drop(tc.AGENT_RUNS)
+    indexed = work.with_row_index("_row")
+    named = (
+        indexed.filter(unknown)
+        .select("_row", tc.HANDOFFS, tc.AGENT_RUNS)
+        .explode(tc.HANDOFFS)
+        .with_columns(pl.int_range(pl.len()).over("_row").alias("_n"))
+        .with_columns(
+            pl.when(pl.col(tc.HANDOFFS) == "")
+            .then(pl.col(tc.AGENT_RUNS).list.get(pl.col("_n") + 1, null_on_oob=True))
+            .otherwise(pl.col(tc.HANDOFFS))
+            .alias(tc.HANDOFFS)
+        )
+        .group_by("_row", maintain_order=True)
+        .agg(pl.col(tc.HANDOFFS).alias("_named"))
+    )
+    return (
+        indexed.join(named, on="_row", how="left")
+        .with_columns(pl.coalesce("_named", tc.HANDOFFS).alias(tc.HANDOFFS))
+        .drop("_row", "_named", tc.AGENT_RUNS)
+    )
 
 
 def scores_and_checks(located: pl.DataFrame, trial_keys: pl.DataFrame) -> pl.DataFrame:
