@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-agents = pytestmark = pytest.mark.slow  # importing the framework alone takes seconds
+pytestmark = pytest.mark.slow  # importing the framework alone takes seconds
 
 agents = pytest.importorskip("agents", reason="the frameworks extra is not installed")
 

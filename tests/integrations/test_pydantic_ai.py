@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-pydantic_ai = pytestmark = pytest.mark.slow  # importing the framework alone takes seconds
+pytestmark = pytest.mark.slow  # importing the framework alone takes seconds
 
 pydantic_ai = pytest.importorskip("pydantic_ai", reason="the frameworks extra is not installed")
 
