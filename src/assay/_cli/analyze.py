@@ -4,29 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from assay._cli import _common as o
 from assay._cli._emit import emit, parse_formats
 
-if TYPE_CHECKING:
-    from assay import Analysis
-
-Formats = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--format",
-        help="Output format, repeatable: NAME or NAME:PATH, NAME one of console, json, "
-        "junit, markdown, github (annotations), html. Default: console.",
-    ),
-]
-Output = Annotated[
-    Path | None,
-    typer.Option("--output", "-o", help="Write the one format given without a PATH here."),
-]
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Console: the summary box only.")]
 TraceUrl = Annotated[
     str | None,
     typer.Option(
@@ -36,21 +20,15 @@ TraceUrl = Annotated[
 ]
 
 
-def _say_findings(analysis: Analysis) -> None:
-    """Every finding about the input, one line each on stderr (never analysed in silence)."""
-    for finding in analysis.result.data_quality.findings:
-        print(f"assay: {finding.severity}: {finding.message}", file=sys.stderr)
-
-
 def analyze(
     paths: o.Paths,
-    threshold: o.Threshold = 0.80,
-    confidence: o.Confidence = 0.95,
+    threshold: o.Threshold = None,
+    confidence: o.Confidence = None,
     ci_method: o.CIMethodOpt = o.CIMethod.WILSON,
-    format: Formats = None,
-    output: Output = None,
-    quiet: Quiet = False,
-    errors: o.Errors = o.ErrorsPolicy.COUNT,
+    format: o.Formats = None,
+    output: o.Output = None,
+    quiet: o.Quiet = False,
+    errors: o.Errors = None,
     min_score: o.MinScore = None,
     test_attribute: o.TestAttribute = "assay.test.id",
     pass_when: o.PassWhen = None,
@@ -85,7 +63,6 @@ def analyze(
         current_version=current_version,
         **o.analysis_options(flags),
     )
-    _say_findings(analysis)
     emit(analysis, targets, quiet=quiet, inconclusive_ok=inconclusive_ok)
     raise SystemExit(analysis.exit_code(inconclusive_ok))
 
@@ -98,13 +75,13 @@ def compare(
     delta: o.Delta = 0.10,
     power: o.Power = 0.80,
     adjust: o.AdjustOpt = o.Adjust.NONE,
-    threshold: o.Threshold = 0.80,
-    confidence: o.Confidence = 0.95,
+    threshold: o.Threshold = None,
+    confidence: o.Confidence = None,
     ci_method: o.CIMethodOpt = o.CIMethod.WILSON,
-    format: Formats = None,
-    output: Output = None,
-    quiet: Quiet = False,
-    errors: o.Errors = o.ErrorsPolicy.COUNT,
+    format: o.Formats = None,
+    output: o.Output = None,
+    quiet: o.Quiet = False,
+    errors: o.Errors = None,
     min_score: o.MinScore = None,
     test_attribute: o.TestAttribute = "assay.test.id",
     pass_when: o.PassWhen = None,
@@ -124,7 +101,6 @@ def compare(
         skip_bad_files=skip_bad_files,
         **o.analysis_options(flags),
     )
-    _say_findings(analysis)
     emit(analysis, targets, quiet=quiet, inconclusive_ok=inconclusive_ok)
     raise SystemExit(analysis.exit_code(inconclusive_ok))
 
@@ -134,10 +110,10 @@ def report(
     output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")] = Path(
         "assay-report.html"
     ),
-    threshold: o.Threshold = 0.80,
-    confidence: o.Confidence = 0.95,
+    threshold: o.Threshold = None,
+    confidence: o.Confidence = None,
     ci_method: o.CIMethodOpt = o.CIMethod.WILSON,
-    errors: o.Errors = o.ErrorsPolicy.COUNT,
+    errors: o.Errors = None,
     min_score: o.MinScore = None,
     test_attribute: o.TestAttribute = "assay.test.id",
     pass_when: o.PassWhen = None,
@@ -165,7 +141,6 @@ def report(
         current_version=current_version,
         **o.analysis_options(flags),
     )
-    _say_findings(analysis)
     emit(analysis, [("html", output)], trace_url=trace_url)
     counts = ", ".join(f"{n} {v}" for v, n in analysis.result.counts.items())
     print(f"wrote {output} ({len(analysis.result.tests)} tests: {counts})", file=sys.stderr)
