@@ -97,7 +97,7 @@ def _analysis(
     baseline_trials: pl.DataFrame | None = None,
     extra_options: dict[str, OptionValue] | None = None,
     also_read: Sequence[TraceSet] = (),
-    found: DataQuality = DataQuality(),
+    found: DataQuality | None = None,
 ) -> Analysis:
     tests, notes = judge(trials, options, recorded=recorded, baseline=baseline_trials)
     skipped = [(f.path, f.reason) for t in (*also_read, trace_set) for f in t.skipped]
@@ -106,7 +106,7 @@ def _analysis(
         options={**_as_dict(options), **(extra_options or {})},
         skipped_files=tuple(skipped),
         notes=tuple(notes),
-        data_quality=_quality(trace_set, *also_read).merged(found),
+        data_quality=_quality(trace_set, *also_read).merged(found or DataQuality()),
     )
     return Analysis(trials, _tests_table(result), result, trace_set, baseline_trials)
 
