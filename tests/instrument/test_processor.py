@@ -46,3 +46,17 @@ def test_assays_processor_keeps_every_span_of_a_burst(caplog) -> None:
     names = _burst(LosslessBatchSpanProcessor, 300).names
     assert sorted(names, key=int) == [str(i) for i in range(300)]
     assert "never reached" not in caplog.text
+
+
+def test_spans_after_shutdown_are_not_counted_as_lost(caplog) -> None:
+    exporter = SlowExporter()
+    provider = TracerProvider()
+    processor = LosslessBatchSpanProcessor(exporter, max_queue_size=8)
+    provider.add_span_processor(processor)
+    tracer = provider.get_tracer("late")
+    tracer.start_span("before").end()
+    processor.shutdown()
+    tracer.start_span("after").end()
+    processor.shutdown()
+    assert exporter.names == ["before"] and processor.dropped == 0
+    assert "never reached" not in caplog.text

@@ -63,6 +63,7 @@ class LosslessBatchSpanProcessor(BatchSpanProcessor):
         self._limit = max_queue_size or queue_size()
         self._counter = _CountingExporter(exporter)
         self._ended = 0
+        self._stopped = False
         self._lock = threading.Lock()
         super().__init__(
             self._counter,
@@ -72,7 +73,8 @@ class LosslessBatchSpanProcessor(BatchSpanProcessor):
 
     def on_end(self, span: ReadableSpan) -> None:
         """Queue the span, flushing first when the queue could be full."""
-        if not (span.context and span.context.trace_flags.sampled):
+        # After shutdown the provider's other processors still get spans; this one is done.
+        if self._stopped or not (span.context and span.context.trace_flags.sampled):
             return
         with self._lock:
             self._ended += 1
@@ -88,7 +90,10 @@ class LosslessBatchSpanProcessor(BatchSpanProcessor):
             return self._ended - self._counter.received
 
     def shutdown(self) -> None:
-        """Export what is queued, then say how many spans were lost, if any."""
+        """Export what is queued, then say how many spans were lost, if any (once)."""
+        if self._stopped:
+            return
+        self._stopped = True
         super().shutdown()  # type: ignore[no-untyped-call]
         if self.dropped:
             _LOG.warning(
