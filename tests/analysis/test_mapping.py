@@ -281,3 +281,16 @@ def test_assay_trials_keep_their_nearest_ownership(parquet_sink, tracer) -> None
         "outer": 0,
     }
     assert table.schema[tc.HANDOFFS] == pl.List(pl.String)
+
+
+def test_findings_reach_the_json_and_the_console(parquet_sink, tracer, capsys) -> None:
+    import json
+
+    _agent_run(tracer, "a", [("t", False)])
+    path = str(parquet_sink.flush())
+    run(["analyze", path, "--test-attribute", AGENT, "--format", "json", "--inconclusive-ok"])
+    document = json.loads(capsys.readouterr().out)
+    kinds = {f["kind"] for f in document["data_quality"]["findings"]}
+    assert {"nested_mapping", "outcome_from_errors_only"} <= kinds
+    run(["analyze", path, "--test-attribute", AGENT, "--inconclusive-ok"])
+    assert "pass rates only reflect errors" in " ".join(capsys.readouterr().out.split())
