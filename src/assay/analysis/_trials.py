@@ -14,6 +14,7 @@ from assay.analysis._events import explode_events
 from assay.analysis._ownership import classify_traces, resolve_nested, resolve_topmost
 from assay.analysis._passwhen import PassRule, parse_pass_when, rule_outcomes
 from assay.analysis._work import (
+    derive_work_columns,
     name_handoff_targets,
     scores_and_checks,
     with_work_columns,
@@ -104,6 +105,7 @@ def read_trials(
         .collect(engine="streaming")
     )
     per_trial = [per_trace.join(shapes.simple, on="trace_id", how="inner")]
+    per_trace = derive_work_columns(per_trace)
     owners = [carriers.join(shapes.simple, on="trace_id", how="inner")]
     owner_spans: list[pl.DataFrame] = []
     if shapes.nested.len():
@@ -118,7 +120,7 @@ def read_trials(
         )
         owner_spans.append(nested.select("trace_id", "span_id", tc.TRIAL_SPAN_ID))
         owners.append(nested.filter(pl.col(_P(c.TEST_ID)).is_not_null()))
-    work = name_handoff_targets(pl.concat(per_trial, how="diagonal_relaxed"))
+    work = name_handoff_targets(derive_work_columns(pl.concat(per_trial, how="diagonal_relaxed")))
     owned = pl.concat(owners, how="diagonal_relaxed")
     trial_spans = carriers.join(
         work.select("trace_id", pl.col(tc.TRIAL_SPAN_ID).alias("span_id")),

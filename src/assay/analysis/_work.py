@@ -8,6 +8,8 @@ from assay.analysis import _columns as tc
 from assay.analysis import _conventions as conv
 
 _TOOL_ERROR_MESSAGES = 3
+_TOOL_CALLS = "_tool_calls"
+_AGENT_CALLS = "_agent_calls"
 _STRUCT_SCORES = pl.List(pl.Struct({"name": pl.String, "value": pl.Float64}))
 _STRUCT_CHECKS = pl.List(pl.Struct({"name": pl.String, "passed": pl.Boolean}))
 
@@ -31,21 +33,33 @@ def _in_order(column: str, keep: pl.Expr) -> pl.Expr:
     return pl.col(column).filter(keep).sort_by(pl.col("start_time_unix_nano").filter(keep))
 
 
+def _calls(keep: pl.Expr, name: str, alias: str) -> pl.Expr:
+    """One sorted list of {name, failed, message} structs per group for the spans ``keep``.
+
+    One filter and one sort per group; the per-trial figures are derived from these short
+    lists afterwards (:func:`derive_work_columns`), which is much cheaper than sorting the
+    group once per figure.
+    """
+    calls = pl.struct(
+        pl.col(name).alias("name"),
+        (pl.col("status_code") == "ERROR").alias("failed"),
+        pl.col("status_message").alias("message"),
+    )
+    return calls.filter(keep).sort_by(pl.col("start_time_unix_nano").filter(keep)).alias(alias)
+
+
 def work_aggregations() -> list[pl.Expr]:
-    """Per trial (or per trace): what its spans did.
+    """Per trial (or per trace): what its spans did (finish with :func:`derive_work_columns`).
 
     ``_errors`` counts every ERROR span of the group, the trial span included; the caller
     subtracts the trial span's own status, so no join over every span is needed to tell them
     apart. ``_orphans`` counts spans whose parent is not in the group: in a whole trace, those
     are spans whose parent was never recorded (dropped, or still in flight).
     """
-    is_tool = pl.col(tc.TOOL).is_not_null()
     is_error = pl.col("status_code") == "ERROR"
-    tools = _in_order(tc.TOOL, is_tool)
-    failed = _in_order("status_code", is_tool) == "ERROR"
     return [
-        tools.alias(tc.TOOL_SEQUENCE),
-        is_tool.sum().cast(pl.Int64).alias(tc.TOOL_CALLS),
+        _calls(pl.col(tc.TOOL).is_not_null(), tc.TOOL, _TOOL_CALLS),
+        _calls(pl.col(tc.IS_AGENT), tc.AGENT, _AGENT_CALLS),
         pl.col(tc.IS_LLM).sum().cast(pl.Int64).alias(tc.LLM_CALLS),
         pl.col(tc.IN_TOK).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64).alias(tc.INPUT_TOKENS),
         pl.col(tc.OUT_TOK).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64).alias(tc.OUTPUT_TOKENS),
@@ -55,20 +69,7 @@ def work_aggregations() -> list[pl.Expr]:
         .filter(pl.col(tc.IS_LLM) & pl.col(tc.MODEL).is_not_null())
         .unique(maintain_order=True)
         .alias(tc.MODELS),
-        _in_order(tc.AGENT, pl.col(tc.AGENT).is_not_null())
-        .unique(maintain_order=True)
-        .alias(tc.AGENTS),
         _in_order(tc.HANDOFF, pl.col(tc.HANDOFF).is_not_null()).alias(tc.HANDOFFS),
-        _in_order(tc.AGENT, pl.col(tc.AGENT).is_not_null()).alias(tc.AGENT_RUNS),
-        (is_tool & is_error).sum().cast(pl.Int64).alias(tc.TOOL_ERRORS),
-        _in_order("status_message", is_tool & is_error & pl.col("status_message").is_not_null())
-        .head(_TOOL_ERROR_MESSAGES)
-        .alias(tc.TOOL_ERROR_MESSAGES),
-        ((tools == tools.shift(1)) & failed.shift(1)).sum().cast(pl.Int64).alias(tc.RETRIES),
-        (pl.col(tc.IS_AGENT) & is_error).sum().cast(pl.Int64).alias(tc.AGENT_ERRORS),
-        _in_order("status_message", pl.col(tc.IS_AGENT) & is_error)
-        .first()
-        .alias(tc.AGENT_ERROR_MESSAGE),
         (
             pl.col("parent_span_id").is_not_null()
             & ~pl.col("parent_span_id").is_in(pl.col("span_id").implode())
@@ -77,6 +78,38 @@ def work_aggregations() -> list[pl.Expr]:
         .cast(pl.Int64)
         .alias(tc.ORPHANS),
     ]
+
+
+def _field(name: str) -> pl.Expr:
+    return pl.element().struct.field(name)
+
+
+def derive_work_columns(work: pl.DataFrame) -> pl.DataFrame:
+    """The tool and agent columns of the trials table, from the call lists of the group-by."""
+    tools, agents = pl.col(_TOOL_CALLS), pl.col(_AGENT_CALLS)
+    failed = _field("failed")
+    return work.with_columns(
+        tools.list.eval(_field("name")).alias(tc.TOOL_SEQUENCE),
+        tools.list.len().cast(pl.Int64).alias(tc.TOOL_CALLS),
+        tools.list.eval(failed.cast(pl.Int64)).list.sum().cast(pl.Int64).alias(tc.TOOL_ERRORS),
+        tools.list.eval(pl.element().filter(failed & _field("message").is_not_null()))
+        .list.eval(_field("message"))
+        .list.head(_TOOL_ERROR_MESSAGES)
+        .alias(tc.TOOL_ERROR_MESSAGES),
+        tools.list.eval(
+            ((_field("name") == _field("name").shift(1)) & failed.shift(1)).cast(pl.Int64)
+        )
+        .list.sum()
+        .cast(pl.Int64)
+        .alias(tc.RETRIES),
+        agents.list.eval(_field("name").drop_nulls()).alias(tc.AGENT_RUNS),
+        agents.list.eval(_field("name").drop_nulls().unique(maintain_order=True)).alias(tc.AGENTS),
+        agents.list.eval(failed.cast(pl.Int64)).list.sum().cast(pl.Int64).alias(tc.AGENT_ERRORS),
+        agents.list.eval(pl.element().filter(failed))
+        .list.first()
+        .struct.field("message")
+        .alias(tc.AGENT_ERROR_MESSAGE),
+    ).drop(_TOOL_CALLS, _AGENT_CALLS)
 
 
 def name_handoff_targets(work: pl.DataFrame) -> pl.DataFrame:
