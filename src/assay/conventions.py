@@ -72,6 +72,14 @@ OPENAI_AGENTS_HANDOFF_TO: Final = "agent.handoff.to"
 OPENAI_AGENTS_UNKNOWN: Final = "unknown"
 """What the bridge records as a handoff's target when the span starts before the target is known."""
 OPENAI_AGENTS_WORKFLOW: Final = "agent.workflow.name"
+OPENINFERENCE_COST_TOTAL: Final = "llm.cost.total"
+"""USD cost of one LLM call, as OpenInference instrumentations record it."""
+
+# --- cost recorded by other instrumentations --------------------------------------------------
+GENAI_USAGE_COST: Final = "gen_ai.usage.cost"
+"""USD cost of one LLM call (not in the OTel GenAI conventions; Langfuse and LiteLLM write it)."""
+RECORDED_COST_ATTRIBUTES: Final = (OPENINFERENCE_COST_TOTAL, GENAI_USAGE_COST)
+"""Read in this order; a recorded cost wins over a price-table estimate (docs/reports.md)."""
 
 # --- OpenLLMetry (Traceloop) ------------------------------------------------------------------
 TRACELOOP_KIND: Final = "traceloop.span.kind"

@@ -1,6 +1,15 @@
 """Polars analysis: spans → trials table → per-test tables; reading the span conventions."""
 
 from assay.analysis import _columns as columns
+from assay.analysis._behaviour_features import behaviour_sample
+from assay.analysis._cost import (
+    DEFAULT_PRICES,
+    DEFAULT_PRICES_AS_OF,
+    Price,
+    PriceTable,
+    load_prices,
+    with_cost,
+)
 from assay.analysis._describe import Candidate, Description, describe_spans
 from assay.analysis._ownership import assign_trials
 from assay.analysis._passwhen import PassRule, parse_pass_when
@@ -9,14 +18,21 @@ from assay.analysis._variants import tool_variants
 
 __all__ = [
     "Candidate",
+    "DEFAULT_PRICES",
+    "DEFAULT_PRICES_AS_OF",
     "Description",
     "PassRule",
+    "Price",
+    "PriceTable",
     "Trials",
     "assign_trials",
+    "behaviour_sample",
     "columns",
     "describe_spans",
+    "load_prices",
     "parse_pass_when",
     "read_trials",
     "tool_variants",
     "trials_from_spans",
+    "with_cost",
 ]

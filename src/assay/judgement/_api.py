@@ -10,12 +10,13 @@ from typing import Any
 import polars as pl
 
 from assay.analysis import columns as tc
-from assay.analysis import read_trials
+from assay.analysis import read_trials, with_cost
 from assay.errors import ConfigError, InputError
+from assay.judgement._behaviour import price_table
 from assay.judgement._options import AnalyzeOptions
 from assay.judgement._pipeline import judge
 from assay.judgement._recorded import read_judgements
-from assay.quality import DataQuality
+from assay.quality import DataQuality, Finding
 from assay.store import TraceSet, open_trace_set
 from assay.verdict import AnalysisResult, Judgement, OptionValue
 
@@ -67,9 +68,17 @@ def _options(options: AnalyzeOptions | None, overrides: dict[str, Any]) -> Analy
     return chosen
 
 
-def _read_trials(
-    paths: Paths, options: AnalyzeOptions, skip_bad_files: bool
-) -> tuple[TraceSet, pl.DataFrame, dict[str, Judgement], DataQuality]:
+@dataclass(frozen=True, slots=True)
+class _Read:
+    trace_set: TraceSet
+    trials: pl.DataFrame
+    recorded: dict[str, Judgement]
+    findings: tuple[Finding, ...]
+    """What reading the trials noticed (a nesting mapping, incomplete traces, ...) and what
+    pricing them noticed (unpriced models, ...)."""
+
+
+def _read_trials(paths: Paths, options: AnalyzeOptions, skip_bad_files: bool) -> _Read:
     trace_set = open_trace_set(paths, skip_bad_files=skip_bad_files)
     try:
         read = read_trials(
@@ -79,10 +88,12 @@ def _read_trials(
             pass_when=options.pass_when,
         )
         recorded = read_judgements(trace_set.scan(), read.table)
+        trials, priced = with_cost(read.table, price_table(options.prices), trace_set.scan())
+        findings = (*read.data_quality.findings, *priced)
     except pl.exceptions.PolarsError as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise InputError(f"could not read the trace set: {first}") from exc
-    return trace_set, read.table, recorded, read.data_quality
+    return _Read(trace_set, trials, recorded, findings)
 
 
 def _as_dict(options: AnalyzeOptions) -> dict[str, OptionValue]:
@@ -97,7 +108,7 @@ def _analysis(
     baseline_trials: pl.DataFrame | None = None,
     extra_options: dict[str, OptionValue] | None = None,
     also_read: Sequence[TraceSet] = (),
-    found: DataQuality | None = None,
+    findings: Sequence[Finding] = (),
 ) -> Analysis:
     tests, notes = judge(trials, options, recorded=recorded, baseline=baseline_trials)
     skipped = [(f.path, f.reason) for t in (*also_read, trace_set) for f in t.skipped]
@@ -106,7 +117,7 @@ def _analysis(
         options={**_as_dict(options), **(extra_options or {})},
         skipped_files=tuple(skipped),
         notes=tuple(notes),
-        data_quality=_quality(trace_set, *also_read).merged(found or DataQuality()),
+        data_quality=_quality(trace_set, *also_read).merged(findings),
     )
     return Analysis(trials, _tests_table(result), result, trace_set, baseline_trials)
 
@@ -150,13 +161,14 @@ def analyze(
         ConfigError: A bad option.
     """
     settings = _options(options, overrides)
-    trace_set, trials, recorded, found = _read_trials(paths, settings, skip_bad_files)
+    read = _read_trials(paths, settings, skip_bad_files)
+    trace_set, trials, recorded = read.trace_set, read.trials, read.recorded
     if run_id is not None:
         trials = trials.filter(pl.col(tc.RUN_ID) == run_id)
     if baseline_version is None:
         if current_version is not None:
             trials = _version(trials, current_version)
-        return _analysis(trace_set, trials, settings, recorded, found=found)
+        return _analysis(trace_set, trials, settings, recorded, findings=read.findings)
     baseline = _version(trials, baseline_version)
     if current_version is None:
         others = sorted(
@@ -177,7 +189,7 @@ def analyze(
         recorded,
         baseline,
         {"baseline_version": baseline_version, "current_version": current_version},
-        found=found,
+        findings=read.findings,
     )
 
 
@@ -204,16 +216,16 @@ def compare(
         **overrides: Fields of :class:`AnalyzeOptions` set on top of ``options``.
     """
     settings = _options(options, overrides)
-    base_set, base_trials, _, base_found = _read_trials(baseline, settings, skip_bad_files)
-    trace_set, trials, recorded, found = _read_trials(current, settings, skip_bad_files)
+    base = _read_trials(baseline, settings, skip_bad_files)
+    read = _read_trials(current, settings, skip_bad_files)
     return _analysis(
-        trace_set,
-        trials,
+        read.trace_set,
+        read.trials,
         settings,
-        recorded,
-        base_trials,
-        also_read=(base_set,),
-        found=base_found.merged(found),
+        read.recorded,
+        base.trials,
+        also_read=(base.trace_set,),
+        findings=(*base.findings, *read.findings),
     )
 
 

@@ -13,6 +13,7 @@ from typing import Literal
 
 from assay.errors import ConfigError
 from assay.stats import ADJUST_METHODS, METHODS, SCORE_CI_METHODS, TESTS
+from assay.verdict import parse_fail_on
 
 ErrorsPolicy = Literal["count", "exclude"]
 
@@ -61,6 +62,11 @@ class AnalyzeOptions:
     """Seed of bootstrap resampling (results are reproducible)."""
     pass_when: str | None = None
     """A rule over evaluations, scores and checks that a passing trial meets (docs/analysis.md)."""
+    fail_on: tuple[str, ...] = ()
+    """``--fail-on`` rules: behaviour changes that fail a test (``behaviour``, ``tools``,
+    ``cost:+20%``, ...; see :mod:`assay.verdict._gate`)."""
+    prices: str | None = None
+    """A price table file (``--prices``); None: the dated default table."""
 
     def validate(self) -> None:
         """Raise :class:`ConfigError` naming the first bad option."""
@@ -92,6 +98,8 @@ class AnalyzeOptions:
             from assay.analysis import parse_pass_when
 
             parse_pass_when(self.pass_when)
+        for rule in self.fail_on:
+            parse_fail_on(rule)
         if self.max_std_dev is not None and self.max_std_dev < 0:
             raise ConfigError(f"--max-std-dev must be ≥ 0 (got {self.max_std_dev})")
 
