@@ -41,6 +41,19 @@ def collect(
     max_queue_mb: Annotated[
         int, typer.Option(help="Request MB waiting to be converted before pushing back.")
     ] = 128,
+    max_connections: Annotated[
+        int, typer.Option(help="Concurrent HTTP connections; more are answered 503.")
+    ] = 512,
+    max_gzip_members: Annotated[
+        int, typer.Option(help="Concatenated gzip members per request; more get 400.")
+    ] = 16,
+    header_timeout: Annotated[
+        float,
+        typer.Option(help="Seconds a connection may take to send a request's headers."),
+    ] = 20.0,
+    body_timeout: Annotated[
+        float, typer.Option(help="Seconds a request may take to send its body.")
+    ] = 60.0,
     fsync: Annotated[
         bool, typer.Option(help="fsync the write-ahead log before acknowledging.")
     ] = True,
@@ -74,6 +87,10 @@ def collect(
             max_body_bytes=max_body_mb * mb,
             max_decompressed_bytes=max_decompressed_mb * mb,
             max_queue_bytes=max_queue_mb * mb,
+            max_connections=max_connections,
+            max_gzip_members=max_gzip_members,
+            header_timeout_s=header_timeout,
+            body_timeout_s=body_timeout,
             fsync=fsync,
             workers=workers,
         )

@@ -23,6 +23,8 @@ __all__ = ["Collector", "run_collector"]
 
 _log = logging.getLogger("assay.collect")
 LOCK_FILE = "LOCK"
+#: In the output folder; readers skip names starting with ``_``.
+OUT_LOCK_FILE = "_collector.lock"
 
 
 class Collector:
@@ -47,7 +49,7 @@ class Collector:
         self._converter: Converter | None = None
         self._intake: Intake | None = None
         self._stopped = False
-        self._lock_fd: int | None = None
+        self._lock_fds: list[int] = []
 
     @property
     def http_port(self) -> int | None:
@@ -114,24 +116,34 @@ class Collector:
         _log.info("writing spans to %s", config.out)
 
     def _lock_out(self) -> None:
-        """Hold an exclusive lock on the log folder: two collectors must not share one."""
-        path = self.config.wal_path / LOCK_FILE
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            os.close(fd)
-            raise ConfigError(
-                f"{self.config.wal_path}: another collector is using this write-ahead log; "
-                "give each collector its own --out or --wal-dir"
-            ) from exc
-        self._lock_fd = fd
+        """Hold exclusive locks on the output folder and the log folder.
+
+        One output folder, one collector: two collectors sharing ``OUT`` would share its
+        staging area and delete each other's uncommitted files on recovery (losing acknowledged
+        spans), even with separate logs. The locks are ``flock``s, so they vanish with the
+        process, kill -9 included; the lock files stay (unlinking them races a waiting opener).
+        """
+        config = self.config
+        targets = [(config.out / OUT_LOCK_FILE, "output folder", "--out")]
+        if config.wal_path.resolve() != config.out.resolve():
+            targets.append((config.wal_path / LOCK_FILE, "write-ahead log", "--wal-dir"))
+        for path, what, flag in targets:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as exc:
+                os.close(fd)
+                self._unlock_out()
+                raise ConfigError(
+                    f"{path.parent}: another collector is using this {what}; give each "
+                    f"collector its own {flag}"
+                ) from exc
+            self._lock_fds.append(fd)
 
     def _unlock_out(self) -> None:
-        if self._lock_fd is not None:
-            (self.config.wal_path / LOCK_FILE).unlink(missing_ok=True)
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        for fd in self._lock_fds:
+            os.close(fd)
+        self._lock_fds.clear()
 
     def stop(self) -> None:
         """Drain: refuse new requests (503), finish those in progress, flush everything."""
