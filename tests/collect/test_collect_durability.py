@@ -209,5 +209,5 @@ def test_two_collectors_cannot_share_one_log(
         check=False,
     )
     assert result.returncode == 2
-    assert "another collector is using this write-ahead log" in result.stderr
+    assert "another collector is using this output folder" in result.stderr
     assert "Traceback" not in result.stderr

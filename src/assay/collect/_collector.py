@@ -7,6 +7,7 @@ import logging
 import os
 import signal
 import threading
+from pathlib import Path
 from types import FrameType
 
 from assay.collect._config import CollectorConfig
@@ -49,7 +50,7 @@ class Collector:
         self._converter: Converter | None = None
         self._intake: Intake | None = None
         self._stopped = False
-        self._lock_fds: list[int] = []
+        self._lock_fds: list[tuple[Path, int]] = []
 
     @property
     def http_port(self) -> int | None:
@@ -97,6 +98,7 @@ class Collector:
         self.counters.add_gauge("queue_bytes", intake.queued_bytes)
         self.counters.add_gauge("converter_failed", lambda: int(converter.failed is not None))
         self.counters.add_gauge("wal_failed", lambda: int(wal.failed))
+        self.counters.add_gauge("disk_full", lambda: int(wal.disk_full or converter.disk_full))
         self._wal, self._converter, self._intake = wal, converter, intake
         converter.start()
         try:
@@ -121,7 +123,7 @@ class Collector:
         One output folder, one collector: two collectors sharing ``OUT`` would share its
         staging area and delete each other's uncommitted files on recovery (losing acknowledged
         spans), even with separate logs. The locks are ``flock``s, so they vanish with the
-        process, kill -9 included; the lock files stay (unlinking them races a waiting opener).
+        process, kill -9 included; a clean stop also removes the lock files.
         """
         config = self.config
         targets = [(config.out / OUT_LOCK_FILE, "output folder", "--out")]
@@ -138,10 +140,11 @@ class Collector:
                     f"{path.parent}: another collector is using this {what}; give each "
                     f"collector its own {flag}"
                 ) from exc
-            self._lock_fds.append(fd)
+            self._lock_fds.append((path, fd))
 
     def _unlock_out(self) -> None:
-        for fd in self._lock_fds:
+        for path, fd in self._lock_fds:
+            path.unlink(missing_ok=True)
             os.close(fd)
         self._lock_fds.clear()
 

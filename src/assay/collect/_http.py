@@ -169,6 +169,8 @@ class _Handler(BaseHTTPRequestHandler):
             status = "ok"
             if snapshot.get("converter_failed") or snapshot.get("wal_failed"):
                 status = "failed"  # the log still holds every acknowledged span
+            elif snapshot.get("disk_full"):
+                status = "disk_full"  # refusing (WAL) or waiting to convert, nothing lost
             elif self.server.intake.draining:
                 status = "draining"
             document = {"status": status, **snapshot}

@@ -1,0 +1,120 @@
+"""A full disk: refuse (503) while full, keep every acknowledged span, resume by itself.
+
+The disk is a real 4 MiB tmpfs mounted for the test (root only; elsewhere the test is skipped
+and says why), filled with a file and freed again while a real collector subprocess serves.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import polars as pl
+import pytest
+from collector_process import CollectorProcess
+from otlp_helpers import make_request, post
+
+PROTOBUF = {"Content-Type": "application/x-protobuf"}
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    mount = tmp_path / "small"
+    mount.mkdir()
+    result = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here (needs root): {result.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def _fill(folder: Path) -> Path:
+    filler = folder / "filler"
+    with filler.open("wb") as handle:
+        try:
+            while True:
+                handle.write(b"\0" * 65536)
+                handle.flush()
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC
+    return filler
+
+
+def _send(collector: CollectorProcess, acknowledged: list[str], spans: int = 200) -> int:
+    request, ids = make_request(spans)  # ~20 KB: more than the page a segment may have free
+    status, _, _ = post(collector.http_port, "/v1/traces", request.SerializeToString(), PROTOBUF)
+    if status == 200:
+        acknowledged.extend(ids)
+    return status
+
+
+def _health(collector: CollectorProcess) -> str:
+    try:
+        with urllib.request.urlopen(collector.url + "/health", timeout=5) as response:
+            return str(json.loads(response.read())["status"])
+    except urllib.error.HTTPError as exc:  # 503 while not ok
+        return str(json.loads(exc.read())["status"])
+
+
+def _wait(predicate: Callable[[], bool], seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError("timed out")
+
+
+def _stored(out: Path) -> list[str]:
+    """Span ids in the visible files, read raw (no de-duplication), so a copy would show."""
+    visible = [
+        str(p)
+        for p in out.rglob("*.parquet")
+        if not any(part.startswith(("_", ".")) for part in p.relative_to(out).parts)
+    ]
+    if not visible:
+        return []
+    return pl.scan_parquet(visible).select("span_id").collect()["span_id"].to_list()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("log_on", ["the full disk", "another disk"])
+def test_full_disk_refuses_keeps_everything_and_resumes(
+    tmp_path: Path, small_disk: Path, collector_factory: type[CollectorProcess], log_on: str
+) -> None:
+    out = small_disk / "traces"
+    args = ["--roll-age", "0.3", "--workers", "0"]
+    if log_on == "another disk":
+        args += ["--wal-dir", str(tmp_path / "wal")]
+    collector = collector_factory(out, args).start()
+    acknowledged: list[str] = []
+    assert _send(collector, acknowledged) == 200
+    _wait(lambda: len(_stored(out)) == 200)
+    filler = _fill(small_disk)
+    statuses = [_send(collector, acknowledged) for _ in range(5)]
+    if log_on == "the full disk":
+        assert statuses == [503] * 5  # nothing can be made durable: refused, retryable
+    else:
+        assert statuses == [200] * 5  # durable in the log; Parquet waits for room
+    _wait(lambda: _health(collector) == "disk_full")
+    assert collector.proc is not None and collector.proc.poll() is None
+    filler.unlink()
+    _wait(lambda: _send(collector, acknowledged) == 200)
+    _wait(lambda: _health(collector) == "ok")
+    _wait(lambda: len(_stored(out)) == len(acknowledged))
+    assert collector.terminate() == 0
+    stored = _stored(out)
+    assert sorted(stored) == sorted(acknowledged)  # every acknowledged span, each once
