@@ -6,14 +6,13 @@ and says why), filled with a file and freed again while a real collector subproc
 
 from __future__ import annotations
 
-import errno
 import json
-import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -21,36 +20,6 @@ from collector_process import CollectorProcess
 from otlp_helpers import make_request, post
 
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    mount = tmp_path / "small"
-    mount.mkdir()
-    result = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if result.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here (needs root): {result.stderr.strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def _fill(folder: Path) -> Path:
-    filler = folder / "filler"
-    with filler.open("wb") as handle:
-        try:
-            while True:
-                handle.write(b"\0" * 65536)
-                handle.flush()
-        except OSError as exc:
-            assert exc.errno == errno.ENOSPC
-    return filler
 
 
 def _send(collector: CollectorProcess, acknowledged: list[str], spans: int = 200) -> int:
@@ -93,9 +62,9 @@ def _stored(out: Path) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("log_on", ["the full disk", "another disk"])
 def test_full_disk_refuses_keeps_everything_and_resumes(
-    tmp_path: Path, small_disk: Path, collector_factory: type[CollectorProcess], log_on: str
+    tmp_path: Path, small_disk: Any, collector_factory: type[CollectorProcess], log_on: str
 ) -> None:
-    out = small_disk / "traces"
+    out = small_disk.path / "traces"
     args = ["--roll-age", "0.3", "--workers", "0"]
     if log_on == "another disk":
         args += ["--wal-dir", str(tmp_path / "wal")]
@@ -103,7 +72,7 @@ def test_full_disk_refuses_keeps_everything_and_resumes(
     acknowledged: list[str] = []
     assert _send(collector, acknowledged) == 200
     _wait(lambda: len(_stored(out)) == 200)
-    filler = _fill(small_disk)
+    filler = small_disk.fill()
     statuses = [_send(collector, acknowledged) for _ in range(5)]
     if log_on == "the full disk":
         assert statuses == [503] * 5  # nothing can be made durable: refused, retryable

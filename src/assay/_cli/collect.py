@@ -104,13 +104,24 @@ def import_(
         list[Path], typer.Argument(help="OTLP files or folders (JSON lines or protobuf).")
     ],
     out: Annotated[Path, typer.Option("--out", help="Output folder of the spans table.")],
+    max_decompressed_mb: Annotated[
+        int, typer.Option(help="Most MB one input file may decompress to (gzip bombs stop here).")
+    ] = 1024,
+    max_message_mb: Annotated[
+        int, typer.Option(help="Most MB in one JSON line or protobuf message (held in memory).")
+    ] = 64,
 ) -> None:
-    """Import recorded OTLP files (JSON lines or protobuf, optionally gzip/zstd) into Parquet."""
-    from assay.errors import AssayError
-    from assay.ingest import import_files
+    """Import recorded OTLP files (JSON lines or protobuf, optionally gzip/zstd) into Parquet.
 
+    All or nothing: the output folder changes only once every input was read and written.
+    """
+    from assay.errors import AssayError
+    from assay.ingest import ImportLimits, import_files
+
+    mb = 1024 * 1024
     try:
-        result = import_files(paths, out)
+        limits = ImportLimits(max_decompressed_mb * mb, max_message_mb * mb)
+        result = import_files(paths, out, limits=limits)
     except AssayError as exc:
         fail(str(exc))
     rejected = f", {result.rejected} rejected (invalid IDs)" if result.rejected else ""
