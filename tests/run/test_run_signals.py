@@ -14,6 +14,7 @@ import pytest
 
 import assay
 from assay.run._agents import CommandAgent
+from proc_helpers import alive
 
 # A command agent that leaves a grandchild behind (a `sleep` in the background, as a shell
 # script or a tool server would) and records its pid; trials after the third one hang.
@@ -34,19 +35,11 @@ AGENT = textwrap.dedent(
 )
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 def _wait_dead(pids: list[int], seconds: float = 10) -> list[int]:
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+    while time.monotonic() < deadline and any(alive(p) for p in pids):
         time.sleep(0.05)
-    return [p for p in pids if _alive(p)]
+    return [p for p in pids if alive(p)]
 
 
 @pytest.mark.slow
