@@ -73,7 +73,7 @@ class TraceSet:
             frames.append(frame)
         scan = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical")
         if self.deduplicate:
-            scan = scan.unique(subset=[s.TRACE_ID, s.SPAN_ID], keep="any")
+            scan = scan.filter(pl.struct(s.TRACE_ID, s.SPAN_ID).is_first_distinct())
         return scan
 
 
