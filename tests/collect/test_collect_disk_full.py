@@ -7,6 +7,7 @@ and says why), filled with a file and freed again while a real collector subproc
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -16,7 +17,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from collector_process import CollectorProcess
+from collector_process import ASSAY, CollectorProcess, free_port
 from otlp_helpers import make_request, post
 
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
@@ -87,3 +88,32 @@ def test_full_disk_refuses_keeps_everything_and_resumes(
     assert collector.terminate() == 0
     stored = _stored(out)
     assert sorted(stored) == sorted(acknowledged)  # every acknowledged span, each once
+
+
+@pytest.mark.slow
+def test_recovery_onto_a_full_disk_is_one_line_and_keeps_the_log(
+    small_disk: Any, collector_factory: type[CollectorProcess]
+) -> None:
+    out = small_disk.path / "traces"
+    args = ["--roll-age", "600", "--workers", "0"]  # nothing converted before the kill
+    collector = collector_factory(out, args).start()
+    acknowledged: list[str] = []
+    assert _send(collector, acknowledged) == 200
+    collector.kill()  # kill -9: the spans are only in the log
+    filler = small_disk.fill()
+    result = subprocess.run(
+        [ASSAY, "collect", "--out", str(out), "--http-port", str(free_port())]
+        + ["--grpc-port", str(free_port())],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2, result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert "cannot convert the write-ahead log left by the last run" in last
+    assert "Traceback" not in result.stderr
+    filler.unlink()
+    again = collector_factory(out, args).start()
+    assert again.terminate() == 0
+    assert sorted(_stored(out)) == sorted(acknowledged)

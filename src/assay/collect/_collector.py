@@ -75,7 +75,14 @@ class Collector:
         except OSError as exc:
             raise ConfigError(f"{config.out}: cannot create the output folder ({exc})") from exc
         self._lock_out()
-        recovered = recover(config, self.counters)
+        try:
+            recovered = recover(config, self.counters)
+        except OSError as exc:
+            self._unlock_out()
+            raise ConfigError(
+                f"{config.out}: cannot convert the write-ahead log left by the last run "
+                f"({exc.strerror or exc}); it is kept — free space and start again"
+            ) from exc
         if recovered:
             _log.info("recovered %d acknowledged spans from the write-ahead log", recovered)
         intake_ref: list[Intake] = []

@@ -133,6 +133,9 @@ class _Handler(BaseHTTPRequestHandler):
         content_type: str,
         headers: dict[str, str] | None = None,
     ) -> None:
+        # Reads may have left a nearly spent deadline as the socket timeout; writing the
+        # answer gets its own (a sender that stops reading is still cut off).
+        self.connection.settimeout(self.server.config.body_timeout_s)
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
