@@ -19,16 +19,9 @@ from assay.run._agents import (
 )
 from assay.run._budget import Budget, Price, PriceTable, load_prices
 from assay.run._checks import evaluate_checks, output_text
-from assay.run._display import (
-    PlanRow,
-    RichProgress,
-    plan,
-    render_plan,
-    render_result,
-    render_summary,
-)
 from assay.run._options import RunOptions
-from assay.run._results import RunResult, TestResult, TrialRecord
+from assay.run._plan import PlanRow, plan
+from assay.run._results import RunResult, TrialRecord
 from assay.run._runner import run_suite
 from assay.run._spans import TrialSpanCollector, TrialSpans
 from assay.run._state import Progress, TestStatus
@@ -55,12 +48,10 @@ __all__ = [
     "Price",
     "PriceTable",
     "Progress",
-    "RichProgress",
     "RunOptions",
     "RunResult",
     "Suite",
     "TestCase",
-    "TestResult",
     "TestStatus",
     "Thresholds",
     "TrialRecord",
@@ -73,8 +64,5 @@ __all__ = [
     "load_suite",
     "output_text",
     "plan",
-    "render_plan",
-    "render_result",
-    "render_summary",
     "run_suite",
 ]

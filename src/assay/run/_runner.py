@@ -11,11 +11,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import hashlib
-import math
 import os
 import queue
 import signal
-import statistics
 import threading
 import time
 import uuid
@@ -31,13 +29,12 @@ from assay.instrument import configure, trial
 from assay.run._agents import Agent, AgentError, stop_commands
 from assay.run._budget import Budget, Spending
 from assay.run._checks import evaluate_checks
-from assay.run._options import RunOptions, build_sequential, test_plan
-from assay.run._results import RunResult, TestResult, TrialRecord
+from assay.run._options import RunOptions, test_judgement, test_plan
+from assay.run._results import RunResult, TrialRecord
 from assay.run._spans import TrialSpanCollector
 from assay.run._state import Progress, TestState
 from assay.run._suite import Suite, TestCase
-from assay.stats import SequentialDecision, wilson_interval
-from assay.verdict import Verdict, threshold_verdict
+from assay.run._verdicts import judge_run
 
 
 def _trial_seed(seed: int | None, test_id: str, index: int) -> int | None:
@@ -100,17 +97,9 @@ class _Runner:
         self.run_id = options.run_id or os.environ.get("ASSAY_RUN_ID") or uuid.uuid4().hex[:16]
         self.states: list[TestState] = []
         for test in tests:
-            runs, threshold, _ = test_plan(test, options)
+            runs, _, _ = test_plan(test, options)
             self.states.append(
-                TestState(
-                    test,
-                    runs,
-                    threshold,
-                    test.variance.confidence_level,
-                    build_sequential(test, options),
-                    exclude_errors=options.errors == "exclude",
-                    window=options.concurrency,
-                )
+                TestState(test, runs, test_judgement(test, options), window=options.concurrency)
             )
         self.results: queue.Queue[tuple[TestState, TrialRecord]] = queue.Queue()
         self.collector = TrialSpanCollector()
@@ -149,9 +138,7 @@ class _Runner:
             record = self._trial_record(state, index)
         except Exception as exc:  # a bug past the agent call must not hang the scheduler
             message = f"assay runner: {type(exc).__name__}: {exc}"
-            record = TrialRecord(
-                state.test.id, index, c.OUTCOME_ERROR, 0.0, 0, 0, 0, 0.0, (), (), message
-            )
+            record = TrialRecord(state.test.id, index, c.OUTCOME_ERROR, 0.0, 0, 0, 0, 0.0, message)
         self.results.put((state, record))
 
     def _trial_record(self, state: TestState, index: int) -> TrialRecord:
@@ -170,7 +157,10 @@ class _Runner:
             tags=test.tags or None,
             min_score=test.thresholds.min_score,
             suppress_errors=True,
-            attributes={c.TRIAL_SEED: seed} if seed is not None else None,
+            attributes={
+                **state.judgement.to_attributes(),
+                **({c.TRIAL_SEED: seed} if seed is not None else {}),
+            },
         )
         with handle as t:
             trace_id = t.span.get_span_context().trace_id
@@ -196,18 +186,6 @@ class _Runner:
         span = cast(ReadableSpan, t.span)
         attributes = span.attributes or {}
         outcome = str(attributes.get(c.TRIAL_OUTCOME, c.OUTCOME_ERROR))
-        scores = tuple(
-            float(cast(float, e.attributes[c.SCORE_VALUE]))
-            for e in span.events
-            if e.name == c.SCORE_EVENT and e.attributes and c.SCORE_VALUE in e.attributes
-        )
-        failed = tuple(
-            str(e.attributes[c.CHECK_NAME])
-            for e in span.events
-            if e.name == c.CHECK_EVENT
-            and e.attributes
-            and e.attributes.get(c.CHECK_PASSED) is False
-        )
         error = span.status.description if outcome == c.OUTCOME_ERROR else None
         return TrialRecord(
             test.id,
@@ -218,8 +196,6 @@ class _Runner:
             tokens_out,
             llm_calls,
             cost,
-            scores,
-            failed,
             error,
             tuple(spans.tool_sequence),
         )
@@ -300,11 +276,15 @@ class _Runner:
         if self._unpriced:
             names = ", ".join(sorted(self._unpriced))
             self.warnings.append(f"no price for model(s) {names}: their cost counts as 0")
+        analysis, result = judge_run(
+            self.options.out, self.run_id, self.states, stop_reason, self.warnings
+        )
         return RunResult(
             suite=self.suite.name,
             run_id=self.run_id,
             out=str(Path(self.options.out)),
-            tests=tuple(self._result(s, stop_reason) for s in self.states),
+            result=result,
+            max_runs={s.test.id: s.max_runs for s in self.states},
             trials=tuple(trials),
             max_trials=sum(s.max_runs for s in self.states),
             elapsed_s=spending.elapsed(),
@@ -313,7 +293,7 @@ class _Runner:
             stop_reason=stop_reason,
             interrupted=interrupted,
             warnings=tuple(self.warnings),
-            errors_policy=self.options.errors,
+            analysis=analysis,
         )
 
     def _time_out(self, spending: Spending) -> str | None:
@@ -321,79 +301,6 @@ class _Runner:
         if budget.max_time is not None and spending.elapsed() >= budget.max_time:
             return spending.exhausted(Budget(max_time=budget.max_time))
         return None
-
-    # --- verdicts ----------------------------------------------------------------------------
-
-    def _result(self, state: TestState, stop_reason: str | None) -> TestResult:
-        test = state.test
-        n = state.counted
-        interval = wilson_interval(state.passed, n, state.confidence) if n else None
-        method = state.seq.name if state.seq is not None else "fixed"
-        if state.seq is not None and state.decision in (
-            SequentialDecision.PASS,
-            SequentialDecision.FAIL,
-        ):
-            verdict = Verdict(state.decision.value)
-            seq = state.seq
-            reason = f"{method} settled after {state.decided_at} of {state.max_runs} trials: "
-            if verdict is Verdict.PASS:
-                reason += f"pass rate > {seq.p0:.0%} (error <= {seq.alpha:.0%})"
-            else:
-                reason += f"pass rate < {seq.p1:.0%} (error <= {seq.beta:.0%})"
-        elif state.seq is not None and (
-            state.decision is SequentialDecision.INCONCLUSIVE
-            or len(state.records) >= state.max_runs
-        ):
-            verdict = Verdict.INCONCLUSIVE
-            reason = f"{method} not settled within the maximum of {state.max_runs} trials"
-        elif state.seq is None and len(state.records) >= state.max_runs and interval is not None:
-            verdict = threshold_verdict(interval, state.threshold).verdict
-            reason = f"fixed run of {n} trials, Wilson interval vs threshold"
-        elif len(state.records) >= state.max_runs:
-            verdict = Verdict.INCONCLUSIVE
-            reason = "no trials left to judge: every trial was an error and errors are excluded"
-        else:
-            verdict = Verdict.INCONCLUSIVE
-            done = len(state.records)
-            reason = (
-                f"stopped after {done} of {state.max_runs} trials: {stop_reason or 'no trials'}"
-            )
-        scores = [statistics.fmean(r.scores) for r in state.records if r.scores]
-        mean_score = statistics.fmean(scores) if scores else None
-        variance = test.variance
-        if verdict is not Verdict.FAIL and scores:
-            if variance.min_mean_score is not None and mean_score is not None:
-                if mean_score < variance.min_mean_score:
-                    verdict = Verdict.FAIL
-                    reason = (
-                        f"mean score {mean_score:.1f} < min_mean_score {variance.min_mean_score:g}"
-                    )
-            if variance.max_std_dev is not None and len(scores) > 1:
-                std = statistics.stdev(scores)
-                if std > variance.max_std_dev:
-                    verdict = Verdict.FAIL
-                    reason = f"score std dev {std:.1f} > max_std_dev {variance.max_std_dev:g}"
-        return TestResult(
-            test_id=test.id,
-            verdict=verdict,
-            n=n,
-            passed=state.passed,
-            errors=state.errors,
-            max_runs=state.max_runs,
-            threshold=state.threshold,
-            interval=interval,
-            method=method,
-            decided_at=state.decided_at,
-            reason=reason,
-            mean_score=mean_score,
-            tokens=sum(r.input_tokens + r.output_tokens for r in state.records),
-            cost=math.fsum(r.cost for r in state.records),
-            first_error=next(
-                (f"trial {r.index}: {r.error}" for r in state.records if r.error), None
-            ),
-            anytime_interval=(state.last.low, state.last.high) if state.last else None,
-            trials_run=len(state.records),
-        )
 
 
 def run_suite(
