@@ -7,6 +7,7 @@ or a foreign writer would; the figures must stay n = 10, passed = 9.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -244,3 +245,18 @@ def test_an_unreadable_subfolder_is_named_or_skipped(tmp_path: Path) -> None:
         assert unreadable == repr([(str(secret), "cannot list folder (Permission denied)")])
     finally:
         (root / "secret").chmod(0o755)
+
+
+def test_what_was_collapsed_is_in_the_json_data_quality(
+    honest: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (original,) = honest.glob("*.parquet")
+    shutil.copy(original, honest / "copy.parquet")
+    assert run(["analyze", str(honest), "--format", "json"]) == 3  # 9/10: INCONCLUSIVE
+    document = json.loads(capsys.readouterr().out)
+    (test,) = document["tests"]
+    assert (test["n"], test["passed"]) == (N, PASSED)
+    (finding,) = document["data_quality"]["findings"]
+    assert finding["kind"] == "duplicate_files" and finding["count"] == 2 * N
+    # the later of the two in walk order is the one left out
+    assert finding["examples"] == [str(original)]
