@@ -87,7 +87,7 @@ def test_run_inconclusive_exit_3_and_inconclusive_ok(
         (["--agent", "nocolon"], "must look like module:function"),
         (["--command", "no-such-program-xyz --flag"], "program 'no-such-program-xyz' not found"),
         (["--url", "ftp://example"], "must be an http:// or https:// URL"),
-        ([], "give exactly one of --agent"),
+        ([], "names no agent: give --agent module:function"),
         (["--agent", "assay_test_agents:echo", "--url", "http://x"], "give exactly one"),
         (["--agent", "assay_test_agents:echo", "--max-cost", "1"], "--max-cost needs a price"),
         (["--agent", "assay_test_agents:echo", "--sequential", "magic"], "--sequential must be"),

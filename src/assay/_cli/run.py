@@ -96,6 +96,10 @@ def run_command(
     ] = False,
     inconclusive_ok: o.InconclusiveOk = False,
     quiet: o.Quiet = False,
+    strict: Annotated[
+        bool,
+        typer.Option("--strict", help="Exit 2 if a file has fields assay cannot honour."),
+    ] = False,
     format: o.Formats = None,
     output: o.Output = None,
 ) -> None:
@@ -115,6 +119,15 @@ def run_command(
     targets = parse_formats(format, output)
     stderr = Console(stderr=True)
     loaded = r.load_suite(suite)
+    if strict and loaded.findings:
+        from assay.errors import ConfigError
+
+        for finding in loaded.findings:
+            stderr.print(f"assay: warning: {finding.message}", markup=False, highlight=False)
+        raise ConfigError(
+            f"--strict: {len(loaded.findings)} file(s) have fields assay cannot honour "
+            "(listed above)"
+        )
     tests = loaded.select(difficulty=difficulty, tags=tag or ())
     if not tests:
         raise filter_error(difficulty, tag or ())
@@ -138,12 +151,19 @@ def run_command(
         run_id=run_id,
     )
     rows = r.plan(tests, options)  # validates the sequential design of every test
-    the_agent = r.load_agent(agent=agent, command=command, url=url)
+    per_test: dict[str, r.Agent] = {}
+    if agent is None and command is None and url is None:
+        # EvalView's layout: the files (or the folder's config.yaml) name the endpoint.
+        the_agent, per_test = r.agents_for(tests, loaded.agent)
+    else:
+        the_agent = r.load_agent(agent=agent, command=command, url=url)
     if dry_run:
         rp.render_plan(rows, options, the_agent.description, Console(), price_table)
         raise SystemExit(0)
     progress = None if quiet else rp.RichProgress(stderr)
-    result = r.run_suite(loaded, the_agent, options, tests=tests, progress=progress)
+    result = r.run_suite(
+        loaded, the_agent, options, tests=tests, progress=progress, agents=per_test
+    )
     if result.analysis is not None:
         emit(
             result.analysis,

@@ -75,9 +75,12 @@ def test_plan(test: TestCase, options: RunOptions) -> tuple[int, float, float]:
 
 
 def build_sequential(test: TestCase, options: RunOptions) -> SequentialDesign | None:
-    """The test's sequential design, or None for a fixed run (or a threshold of 0 or 1)."""
+    """The test's sequential design, or None for a fixed run (or a threshold of 0 or 1).
+
+    A test from an EvalView file runs all its trials, as EvalView's statistical mode does.
+    """
     runs, threshold, alpha = test_plan(test, options)
-    if not options.adaptive or not 0 < threshold < 1:
+    if not options.adaptive or test.fixed_runs or not 0 < threshold < 1:
         return None
     try:
         return SequentialDesign.of(

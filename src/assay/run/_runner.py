@@ -17,7 +17,7 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -26,14 +26,15 @@ from opentelemetry.sdk.trace import ReadableSpan
 from assay import conventions as c
 from assay.errors import ConfigError, InputError
 from assay.instrument import configure, trial
-from assay.run._agents import Agent, AgentError, stop_commands
+from assay.run._agents import Agent, AgentError, CallableAgent, stop_commands
 from assay.run._budget import Budget, Spending
-from assay.run._checks import evaluate_checks
 from assay.run._options import RunOptions, test_judgement, test_plan
 from assay.run._results import RunResult, TrialRecord
+from assay.run._score import EVALVIEW_SCORE
 from assay.run._spans import TrialSpanCollector
 from assay.run._state import Progress, TestState
 from assay.run._suite import Suite, TestCase
+from assay.run._turns import judge, run_calls, run_notes, summarize
 from assay.run._verdicts import judge_run
 
 
@@ -89,9 +90,12 @@ class _Runner:
         agent: Agent,
         options: RunOptions,
         progress: Progress | None,
+        agents: Mapping[str, Agent] | None = None,
     ) -> None:
         self.suite = suite
         self.agent = agent
+        self.agents = dict(agents or {})
+        self.started = time.monotonic()
         self.options = options
         self.progress = progress
         self.run_id = options.run_id or os.environ.get("ASSAY_RUN_ID") or uuid.uuid4().hex[:16]
@@ -103,19 +107,34 @@ class _Runner:
             )
         self.results: queue.Queue[tuple[TestState, TrialRecord]] = queue.Queue()
         self.collector = TrialSpanCollector()
-        self.warnings: list[str] = []
+        self.warnings = run_notes(tests, self._takes_mocks, priced=options.prices is not None)
+        self._notes: set[tuple[str, str]] = set()
         self._unpriced: set[str] = set()
         self._lock = threading.Lock()
 
     # --- one trial (in its own thread) -------------------------------------------------------
 
-    def _call_agent(self, input: Any, seed: int | None) -> Any:
+    def _takes_mocks(self, test: TestCase) -> bool:
+        agent = self.agents.get(test.id, self.agent)
+        return isinstance(agent, CallableAgent) and agent.takes_mocks
+
+    def _deadline(self, started: float) -> float | None:
+        """When a trial begun at ``started`` must end: ``--timeout``, and ``--max-time``."""
+        ends = [started + self.options.timeout] if self.options.timeout else []
+        if self.options.budget.max_time is not None:
+            ends.append(self.started + self.options.budget.max_time)
+        return min(ends) if ends else None
+
+    def _call_agent(self, input: Any, seed: int | None, test: TestCase, started: float) -> Any:
         box: dict[str, Any] = {}
+        agent = self.agents.get(test.id, self.agent)
         timeout = self.options.timeout
+        if timeout is not None:  # the turns of a trial share its timeout
+            timeout = max(started + timeout - time.monotonic(), 0.001)
 
         def target() -> None:
             try:
-                box["output"] = self.agent.invoke(input, timeout=timeout, seed=seed)
+                box["output"] = agent.invoke(input, timeout=timeout, seed=seed)
             except BaseException as exc:  # handed to the trial thread, recorded on the span
                 box["error"] = exc
 
@@ -124,7 +143,7 @@ class _Runner:
         worker.start()
         worker.join(timeout)
         if worker.is_alive():
-            raise TimeoutError(f"agent did not finish within {timeout:g} s")
+            raise TimeoutError(f"agent did not finish within {self.options.timeout:g} s")
         if "error" in box:
             error = box["error"]
             if not isinstance(error, Exception):  # SystemExit, KeyboardInterrupt in the agent
@@ -155,7 +174,8 @@ class _Runner:
             index=index,
             difficulty=test.difficulty,
             tags=test.tags or None,
-            min_score=test.thresholds.min_score,
+            # An EvalView file's min_score is on its weighted score (checked in judge()).
+            min_score=test.thresholds.min_score if test.score is None else None,
             suppress_errors=True,
             attributes={
                 **state.judgement.to_attributes(),
@@ -166,7 +186,7 @@ class _Runner:
             trace_id = t.span.get_span_context().trace_id
             self.collector.watch(trace_id)
             try:
-                output = self._call_agent(test.input, seed)
+                exchanges = run_calls(test, lambda x: self._call_agent(x, seed, test, started))
             finally:
                 spans = self.collector.take(trace_id)
                 tokens_in, tokens_out = spans.input_tokens, spans.output_tokens
@@ -175,8 +195,19 @@ class _Runner:
                     cost, unpriced = self.options.prices.cost(spans.llm_calls)
                     with self._lock:
                         self._unpriced |= unpriced
-            for name, ok in evaluate_checks(test.expected, output, spans.tool_sequence):
+            judged = judge(
+                test,
+                exchanges,
+                spans.tools,
+                _scores(cast(ReadableSpan, t.span)),
+                deadline=self._deadline(started),
+            )
+            for name, ok in judged.checks:
                 t.check(name, ok)
+            if judged.score is not None:
+                t.score(EVALVIEW_SCORE, judged.score)
+            with self._lock:
+                self._notes |= judged.notes
             limits = test.thresholds
             if limits.max_latency is not None:
                 elapsed_ms = (time.monotonic() - started) * 1000
@@ -207,7 +238,8 @@ class _Runner:
         return min(candidates, key=lambda s: s.launched) if candidates else None
 
     def run(self) -> RunResult:
-        spending = Spending(time.monotonic())
+        self.started = time.monotonic()
+        spending = Spending(self.started)
         try:
             configured = configure(self.options.out)
         except OSError as exc:
@@ -273,11 +305,17 @@ class _Runner:
                 if interrupted:
                     # After the shutdown, so a trial ended by this is not recorded as an error.
                     stop_commands()  # their process groups: grandchildren too
+        self.warnings.extend(summarize(self._notes))
         if self._unpriced:
             names = ", ".join(sorted(self._unpriced))
             self.warnings.append(f"no price for model(s) {names}: their cost counts as 0")
         analysis, result = judge_run(
-            self.options.out, self.run_id, self.states, stop_reason, self.warnings
+            self.options.out,
+            self.run_id,
+            self.states,
+            stop_reason,
+            self.warnings,
+            self.suite.findings,
         )
         return RunResult(
             suite=self.suite.name,
@@ -303,6 +341,15 @@ class _Runner:
         return None
 
 
+def _scores(span: ReadableSpan) -> list[tuple[str, float]]:
+    """The ``(name, value)`` of every score recorded on a trial span so far."""
+    return [
+        (str(e.attributes.get(c.SCORE_NAME, "")), float(cast(float, e.attributes[c.SCORE_VALUE])))
+        for e in span.events
+        if e.name == c.SCORE_EVENT and e.attributes and c.SCORE_VALUE in e.attributes
+    ]
+
+
 def run_suite(
     suite: Suite,
     agent: Agent,
@@ -310,6 +357,7 @@ def run_suite(
     *,
     tests: Sequence[TestCase] | None = None,
     progress: Progress | None = None,
+    agents: Mapping[str, Agent] | None = None,
 ) -> RunResult:
     """Run every test of ``suite`` (or ``tests``) against ``agent`` and record the trials.
 
@@ -324,6 +372,7 @@ def run_suite(
         options: How to run; defaults throughout if None.
         tests: A selection of the suite's tests (default all).
         progress: Receives progress updates.
+        agents: Per-test agents (by test id) that replace ``agent`` for those tests.
 
     Returns:
         Per-test verdicts and per-trial records.
@@ -333,4 +382,4 @@ def run_suite(
     if not chosen:
         raise ConfigError("no test to run")
     with _sigterm_as_ctrl_c():
-        return _Runner(suite, chosen, agent, options, progress).run()
+        return _Runner(suite, chosen, agent, options, progress, agents).run()

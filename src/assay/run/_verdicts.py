@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from assay.errors import InputError
+from assay.quality import Finding
 from assay.run._state import TestState
 from assay.verdict import AnalysisResult, DurationSummary, TestResult, Usage, Verdict
 
@@ -37,12 +38,14 @@ def judge_run(
     states: Sequence[TestState],
     stop_reason: str | None,
     warnings: Sequence[str] = (),
+    findings: Sequence[Finding] = (),
 ) -> tuple[Analysis | None, AnalysisResult]:
     """The verdict of every test of a run, from the trials it wrote to ``out``.
 
     The trial spans record each test's judgement (threshold, variance limits, error policy,
     sequential design), so reading them back through :func:`assay.analyze` gives the verdicts
     the live sequential test reached, at the same trial, with every figure computed once.
+    ``findings`` (what the suite's files ask for that assay cannot do) join ``data_quality``.
     """
     from assay.judgement import analyze
 
@@ -67,5 +70,6 @@ def judge_run(
         tests=tuple(sorted(tests, key=lambda t: t.test_id)),
         options={**base.options, "run_id": run_id},
         notes=(*base.notes, *warnings),
+        data_quality=base.data_quality.merged(findings),  # e.g. what the suite's files ask for
     )
     return (replace(analysis, result=result) if analysis is not None else None), result
