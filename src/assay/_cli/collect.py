@@ -7,8 +7,6 @@ from typing import Annotated
 
 import typer
 
-from assay._cli._common import fail
-
 
 def collect(
     out: Annotated[Path, typer.Option("--out", help="Output folder of the spans table.")] = Path(
@@ -67,36 +65,32 @@ def collect(
     import logging
 
     from assay.collect import CollectorConfig, run_collector
-    from assay.errors import AssayError
 
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     mb = 1024 * 1024
-    try:
-        config = CollectorConfig(
-            out=out,
-            host=host,
-            http_port=None if http_port < 0 else http_port,
-            grpc_port=None if grpc_port < 0 else grpc_port,
-            token=token,
-            wal_dir=wal_dir,
-            roll_age_s=roll_age,
-            roll_bytes=roll_mb * mb,
-            max_body_bytes=max_body_mb * mb,
-            max_decompressed_bytes=max_decompressed_mb * mb,
-            max_queue_bytes=max_queue_mb * mb,
-            max_connections=max_connections,
-            max_gzip_members=max_gzip_members,
-            header_timeout_s=header_timeout,
-            body_timeout_s=body_timeout,
-            fsync=fsync,
-            workers=workers,
-        )
-        run_collector(config)
-    except AssayError as exc:
-        fail(str(exc))
+    config = CollectorConfig(
+        out=out,
+        host=host,
+        http_port=None if http_port < 0 else http_port,
+        grpc_port=None if grpc_port < 0 else grpc_port,
+        token=token,
+        wal_dir=wal_dir,
+        roll_age_s=roll_age,
+        roll_bytes=roll_mb * mb,
+        max_body_bytes=max_body_mb * mb,
+        max_decompressed_bytes=max_decompressed_mb * mb,
+        max_queue_bytes=max_queue_mb * mb,
+        max_connections=max_connections,
+        max_gzip_members=max_gzip_members,
+        header_timeout_s=header_timeout,
+        body_timeout_s=body_timeout,
+        fsync=fsync,
+        workers=workers,
+    )
+    run_collector(config)
 
 
 def import_(
@@ -115,15 +109,12 @@ def import_(
 
     All or nothing: the output folder changes only once every input was read and written.
     """
-    from assay.errors import AssayError
     from assay.ingest import ImportLimits, import_files
 
     mb = 1024 * 1024
-    try:
-        limits = ImportLimits(max_decompressed_mb * mb, max_message_mb * mb)
-        result = import_files(paths, out, limits=limits)
-    except AssayError as exc:
-        fail(str(exc))
+    result = import_files(
+        paths, out, limits=ImportLimits(max_decompressed_mb * mb, max_message_mb * mb)
+    )
     rejected = f", {result.rejected} rejected (invalid IDs)" if result.rejected else ""
     typer.echo(
         f"imported {result.spans} spans from {result.files_read} file(s) into "

@@ -224,6 +224,24 @@ def compare(
     )
 
 
+def judge_spans(spans: pl.LazyFrame, options: AnalyzeOptions | None = None) -> AnalysisResult:
+    """Judge the trials in a spans table held in memory, exactly as :func:`analyze` would.
+
+    The pytest plugin judges the trials it has just recorded this way (whether or not they
+    are also written to a trace set).
+
+    Args:
+        spans: A spans table (e.g. ``pl.from_arrow(assay.instrument.spans_table(spans))``).
+        options: The options of the analysis; defaults throughout if None.
+    """
+    settings = _options(options, {})
+    trials = trials_from_spans(
+        spans, min_score=settings.min_score, test_attribute=settings.test_attribute
+    )
+    tests, notes = judge(trials, settings, recorded=read_judgements(spans, trials))
+    return AnalysisResult(tests=tests, options=_as_dict(settings), notes=tuple(notes))
+
+
 def _version(trials: pl.DataFrame, version: str) -> pl.DataFrame:
     chosen = trials.filter(pl.col(tc.AGENT_VERSION) == version)
     if chosen.height == 0:
