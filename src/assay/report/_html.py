@@ -32,9 +32,11 @@ MAX_TRIAL_ROWS = 200
 """Trials listed per test (failing ones first); the rest are counted, not listed."""
 TRIALS_TO_OPEN = 8
 MAX_VARIANTS = 8
-MAX_CHARTED_TESTS = 8
+MAX_CHARTED_TESTS = 5
 """Tests (most severe first) whose sections get charts and start open; the rest are words."""
-MAX_OVERVIEW_ROWS = 50
+MAX_SCORE_CHARTS = 3
+"""Score histograms per test (by name); further scores are in the figures, in words."""
+MAX_OVERVIEW_ROWS = 25
 """Tests (most severe first) drawn in the pass-rate chart; the summary table lists them all."""
 
 _CSS = """
@@ -61,6 +63,8 @@ tr.fail td{background:#fff5f5}code{font:12px ui-monospace,monospace}
 .charts{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
 svg.chart{max-width:100%;height:auto}
 ul.reasons li{margin:2px 0}.open li{margin:3px 0}
+div.summary{max-height:70vh;overflow:auto;border:1px solid #d0d7de}
+div.summary th{position:sticky;top:0}
 """
 
 
@@ -156,8 +160,10 @@ def _overview(result: AnalysisResult, tests: Sequence[TestResult], charts: _Char
     return (
         f'<div class="cards"><div class="card"><b>{len(tests)}</b>tests</div>{cards}</div>'
         f"<h2>Pass rates against the threshold</h2>{chart}"
+        # A long summary scrolls in its own box, so that the sections stay a scroll away.
+        '<div class="summary">'
         "<table><tr><th>test</th><th>verdict</th><th>passed</th><th>rate</th><th>interval</th>"
-        f"<th>threshold</th><th>errors</th><th>flakiness</th></tr>{rows}</table>"
+        f"<th>threshold</th><th>errors</th><th>flakiness</th></tr>{rows}</table></div>"
     )
 
 
@@ -200,7 +206,7 @@ def _score_charts(test: TestResult, trials: Rows, charts: _Charts | None) -> lis
                 (passing if row.get("passed") else failing).append(float(score["value"]))
     return [
         charts.svg(ch.score_chart(name, p, f, test.scores.get(name)), "score")
-        for name, (p, f) in sorted(by_name.items())
+        for name, (p, f) in sorted(by_name.items())[:MAX_SCORE_CHARTS]
     ]
 
 

@@ -79,12 +79,12 @@ def render_markdown(result: AnalysisResult) -> str:
             f"{_html(test.verdict.value)}</summary>"
         )
         lines.append("")
-        lines += [line if line.startswith("  - ") else f"- {line}" for line in body]
+        lines += [visible(line if line.startswith("  - ") else f"- {line}") for line in body]
         lines += ["", "</details>", ""]
     for path, reason in result.skipped_files:
-        lines.append(f"> skipped `{path}`: {reason}")
+        lines.append(visible(f"> skipped `{path}`: {reason}"))
     for note in result.notes:
-        lines.append(f"> {note}")
+        lines.append(visible(f"> {note}"))
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
