@@ -22,6 +22,7 @@ from typing import Any
 
 from assay.report import _charts as ch
 from assay.report import _text as tx
+from assay.report._behaviour import behaviour_html
 from assay.report._json import SCHEMA
 from assay.report._safe import visible
 from assay.verdict import AnalysisResult, TestResult, Verdict
@@ -297,7 +298,8 @@ def _section(
         f'<section class="test {verdict}" id="{_anchor(test.test_id)}">'
         f"<details{' open' if charts is not None else ''}><summary>"
         f'<h2>{_e(test.test_id)} <span class="badge {verdict}">{verdict}</span></h2></summary>'
-        f"<p>{_e(test.verdict_reason)}</p>{_figures(test)}{flaky_text}{drawn}"
+        f"<p>{_e(test.verdict_reason)}</p>{_figures(test)}"
+        f"{behaviour_html(test.behaviour, trace_url)}{flaky_text}{drawn}"
         f"{_variants(variants, charts)}{_trials(test, trials, variants, trace_url)}"
         "</details></section>"
     )
