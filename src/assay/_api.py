@@ -11,8 +11,8 @@ import polars as pl
 
 from assay._assemble import regression_result, test_result, with_regression
 from assay._options import AnalyzeOptions, ErrorsPolicy
+from assay.analysis import Engine, engine_trials
 from assay.analysis import columns as tc
-from assay.analysis import trials_from_spans
 from assay.errors import ConfigError, InputError
 from assay.stats import false_verdict_risk, simultaneous_confidence
 from assay.store import TraceSet, open_trace_set
@@ -68,12 +68,20 @@ def _options(overrides: dict[str, Any]) -> AnalyzeOptions:
 
 
 def _read_trials(
-    paths: Paths, options: AnalyzeOptions, skip_bad_files: bool
+    paths: Paths,
+    options: AnalyzeOptions,
+    skip_bad_files: bool,
+    engine: Engine | str = Engine.LOCAL,
+    spark_master: str | None = None,
 ) -> tuple[TraceSet, pl.DataFrame]:
     trace_set = open_trace_set(paths, skip_bad_files=skip_bad_files)
     try:
-        trials = trials_from_spans(
-            trace_set.scan(), min_score=options.min_score, test_attribute=options.test_attribute
+        trials = engine_trials(
+            trace_set,
+            engine=engine,
+            min_score=options.min_score,
+            test_attribute=options.test_attribute,
+            spark_master=spark_master,
         )
     except pl.exceptions.PolarsError as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
@@ -161,6 +169,8 @@ def analyze(
     skip_bad_files: bool = False,
     baseline_version: str | None = None,
     current_version: str | None = None,
+    engine: Engine | str = Engine.LOCAL,
+    spark_master: str | None = None,
     **options: Any,
 ) -> Analysis:
     """Read a trace set and give every test its verdict.
@@ -171,6 +181,9 @@ def analyze(
         baseline_version: Compare against the trials of this ``assay.agent.version``; each
             test's verdict then answers "did it get worse?" (see :func:`compare`).
         current_version: The version under test when the set holds more than two.
+        engine: Where spans become trials: ``local`` (here, bucket by bucket) or ``spark``
+            (see ``docs/scale.md``); the statistics are the same either way.
+        spark_master: The Spark master URL for ``engine="spark"``.
         **options: Any field of :class:`AnalyzeOptions` — ``threshold=0.8``,
             ``confidence=0.95``, ``ci_method="wilson"``, ``errors="count"``, ``ks=(1, 5, 10)``,
             ``regression_test="boschloo"``, ``delta=0.1``, ...
@@ -183,7 +196,7 @@ def analyze(
         ConfigError: A bad option.
     """
     settings = _options(options)
-    trace_set, trials = _read_trials(paths, settings, skip_bad_files)
+    trace_set, trials = _read_trials(paths, settings, skip_bad_files, engine, spark_master)
     if baseline_version is None:
         if current_version is not None:
             trials = _version(trials, current_version)

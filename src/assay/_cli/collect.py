@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from assay._cli import _common as o
 from assay._cli._common import fail
 
 
@@ -49,6 +50,7 @@ def collect(
         typer.Option(help="Decoding processes (default: one per core, at most 4; 0: none)."),
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every request.")] = False,
+    buckets: o.Buckets = None,
 ) -> None:
     """Receive OTLP (HTTP and gRPC) and write the spans table; SIGTERM drains and stops."""
     import logging
@@ -76,6 +78,7 @@ def collect(
             max_queue_bytes=max_queue_mb * mb,
             fsync=fsync,
             workers=workers,
+            buckets=buckets,
         )
         run_collector(config)
     except AssayError as exc:
@@ -87,13 +90,14 @@ def import_(
         list[Path], typer.Argument(help="OTLP files or folders (JSON lines or protobuf).")
     ],
     out: Annotated[Path, typer.Option("--out", help="Output folder of the spans table.")],
+    buckets: o.Buckets = None,
 ) -> None:
     """Import recorded OTLP files (JSON lines or protobuf, optionally gzip/zstd) into Parquet."""
     from assay.errors import AssayError
     from assay.ingest import import_files
 
     try:
-        result = import_files(paths, out)
+        result = import_files(paths, out, buckets=buckets)
     except AssayError as exc:
         fail(str(exc))
     rejected = f", {result.rejected} rejected (invalid IDs)" if result.rejected else ""

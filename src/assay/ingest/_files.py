@@ -182,6 +182,7 @@ def import_files(
     out: str | os.PathLike[str],
     *,
     partition_by: Sequence[str] = ("date", "service"),
+    buckets: int | None = None,
 ) -> ImportResult:
     """Import recorded OTLP files into a spans-table folder.
 
@@ -191,6 +192,7 @@ def import_files(
         paths: Files or folders (searched recursively, hidden files skipped).
         out: The output folder.
         partition_by: Hive partition keys, as for :class:`assay.store.SpanWriter`.
+        buckets: Also lay the output out by trace bucket, as for the ``SpanWriter``.
 
     Raises:
         InputError: An input is missing, unreadable or not OTLP; the message names it.
@@ -202,7 +204,7 @@ def import_files(
     for f in files:
         decoded.extend(read_otlp_file(f))
     spans = sum(d.table.num_rows for d in decoded)
-    writer = SpanWriter(out, partition_by=partition_by)
+    writer = SpanWriter(out, partition_by=partition_by, buckets=buckets)
     for d in decoded:
         writer.write(d.table)
     written = writer.flush()

@@ -1,0 +1,162 @@
+"""Engines: where the spans → trials function runs over a trace set.
+
+Both engines run the same function (:func:`assay.analysis.trials_from_spans`) on whole traces,
+one bucket of the trace set at a time, and concatenate the trials tables; statistics are then
+computed from the trials table on this machine, whichever engine made it.
+
+* ``local``: here, bucket by bucket, so memory is bounded by a bucket, not by the trace set.
+* ``spark``: inside Spark (``groupBy(bucket).applyInArrow``), see ``_spark.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from enum import StrEnum
+from typing import Final
+
+import polars as pl
+
+from assay import conventions as c
+from assay.analysis import _columns as tc
+from assay.analysis._trials import attribute_as_string, trials_from_spans
+from assay.errors import ConfigError, SchemaError
+from assay.store import TraceSet
+from assay.store._buckets import Bucket, existing_buckets, made_buckets
+
+SPANS_PER_BUCKET: Final = 4_000_000
+"""Spans per bucket the local engine aims at when it makes buckets (about 1 GiB at work)."""
+
+TrialsFunction = Callable[[pl.LazyFrame], pl.DataFrame]
+"""Spans of whole traces → their trials table."""
+
+
+class Engine(StrEnum):
+    """Where the spans → trials function runs."""
+
+    LOCAL = "local"
+    SPARK = "spark"
+
+
+def trials_function(min_score: float | None, test_attribute: str) -> TrialsFunction:
+    """The spans → trials function with the analysis' options bound."""
+
+    def build(spans: pl.LazyFrame) -> pl.DataFrame:
+        return trials_from_spans(spans, min_score=min_score, test_attribute=test_attribute)
+
+    return build
+
+
+def engine_trials(
+    trace_set: TraceSet,
+    *,
+    engine: Engine | str = Engine.LOCAL,
+    min_score: float | None = None,
+    test_attribute: str = c.TEST_ID,
+    spark_master: str | None = None,
+    spans_per_bucket: int = SPANS_PER_BUCKET,
+) -> pl.DataFrame:
+    """The trials table of a trace set, made by ``engine``.
+
+    Args:
+        trace_set: The checked files to read.
+        engine: ``local`` (here, bucket by bucket) or ``spark``.
+        min_score: As for :func:`trials_from_spans`.
+        test_attribute: As for :func:`trials_from_spans`.
+        spark_master: The Spark master URL (``spark`` only; default: Spark's own setting).
+        spans_per_bucket: Bucket size the engine aims at when the set has no buckets.
+
+    Raises:
+        ConfigError: An unknown engine, or ``spark`` without pyspark installed.
+        SchemaError: No trial spans in the whole set, or a bucket breaks the trial contract.
+    """
+    try:
+        chosen = Engine(engine)
+    except ValueError:
+        names = ", ".join(e.value for e in Engine)
+        raise ConfigError(f"--engine {engine}: unknown engine (use one of {names})") from None
+    build = trials_function(min_score, test_attribute)
+    if chosen is Engine.SPARK:
+        from assay.analysis._spark import spark_trials
+
+        count = max(1, math.ceil(trace_set_spans(trace_set) / spans_per_bucket))
+        tables = spark_trials(
+            trace_set, build, buckets=count, master=spark_master, test_attribute=test_attribute
+        )
+        return concat_trials(tables, trace_set, test_attribute)
+    return local_trials(trace_set, build, test_attribute, spans_per_bucket)
+
+
+def local_trials(
+    trace_set: TraceSet,
+    build: TrialsFunction,
+    test_attribute: str = c.TEST_ID,
+    spans_per_bucket: int = SPANS_PER_BUCKET,
+) -> pl.DataFrame:
+    """Trials bucket by bucket: the set's own buckets, else made ones when it is large.
+
+    A set small enough for one bucket is read in one pass, exactly as without buckets.
+    """
+    buckets = existing_buckets(trace_set.files)
+    if buckets is not None and len(buckets) > 1:
+        return _over_buckets(buckets, build, trace_set, test_attribute)
+    spans = trace_set_spans(trace_set)
+    if spans <= 2 * spans_per_bucket:
+        return build(trace_set.scan())
+    with made_buckets(trace_set.files, math.ceil(spans / spans_per_bucket)) as made:
+        return _over_buckets(made, build, trace_set, test_attribute)
+
+
+def _over_buckets(
+    buckets: Sequence[Bucket], build: TrialsFunction, whole: TraceSet, test_attribute: str
+) -> pl.DataFrame:
+    tables = [bucket_trials(TraceSet(b.files).scan(), build, test_attribute) for b in buckets]
+    return concat_trials(tables, whole, test_attribute)
+
+
+def bucket_trials(
+    spans: pl.LazyFrame, build: TrialsFunction, test_attribute: str
+) -> pl.DataFrame | None:
+    """The trials of one bucket, or None when the bucket holds no trial span at all.
+
+    A bucket without trials is normal (a set with few traces, or traces without trials); the
+    set as a whole must still hold some, which :func:`concat_trials` checks.
+    """
+    try:
+        return build(spans)
+    except SchemaError:
+        has_trials = spans.select(attribute_as_string(test_attribute).is_not_null().any())
+        if has_trials.collect().item():
+            raise
+        return None
+
+
+def concat_trials(
+    tables: Sequence[pl.DataFrame | None], whole: TraceSet, test_attribute: str
+) -> pl.DataFrame:
+    """One trials table from the buckets' tables, in a fixed order.
+
+    The order is that of :func:`trials_from_spans` (test, start time, trial index), with the
+    trace and span ids breaking ties, so it does not depend on how traces were bucketed.
+
+    Raises:
+        SchemaError: No bucket held a trial span.
+    """
+    found = [t for t in tables if t is not None]
+    if not found:
+        raise SchemaError(
+            f"no trial spans: none of the {trace_set_spans(whole)} spans read carries "
+            f"{test_attribute}"
+        )
+    columns = found[0].columns
+    return (
+        pl.concat(found, how="diagonal_relaxed")
+        .select(columns)
+        .sort(tc.TEST_ID, tc.START_TIME, tc.TRIAL_INDEX, tc.TRACE_ID, tc.SPAN_ID, nulls_last=True)
+    )
+
+
+def trace_set_spans(trace_set: TraceSet) -> int:
+    """How many spans the set holds (Polars reads this from the Parquet footers)."""
+    count = trace_set.scan().select(pl.len()).collect().item()
+    return int(count)

@@ -1,0 +1,173 @@
+"""Trace buckets: a trace set split by a stable hash of the trace id into whole traces.
+
+A bucket can be analysed on its own. Writers lay a set out as Hive partitions ``bucket=NN``
+(the last folder level, under ``date=`` and ``service=`` when those are used) and record the
+bucket count in each file's metadata. Readers use that layout when every file has it;
+otherwise they make buckets by writing a bucketed copy of the set into a scratch folder in
+one pass (see ``docs/scale.md``).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from assay.errors import ConfigError, InputError
+from assay.store import _schema as s
+
+BUCKET_KEY: Final = "bucket"
+"""The Hive partition key of a bucket folder (``bucket=07``)."""
+BUCKET_COUNT_KEY: Final = b"assay.bucket.count"
+"""Parquet file metadata: how many buckets the writer split the trace set into."""
+MAX_BUCKETS: Final = 4096
+_GOLDEN: Final = 0x9E3779B1  # Knuth's multiplicative constant: mixes the id's low bits
+_FOLDER = re.compile(rf"(?:^|/){BUCKET_KEY}=(\d+)(?:/|$)")
+_REMOTE = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+
+
+def check_bucket_count(count: int) -> int:
+    """Return ``count`` if it is a usable number of buckets, else raise :class:`ConfigError`."""
+    if not 1 <= count <= MAX_BUCKETS:
+        raise ConfigError(f"buckets must be between 1 and {MAX_BUCKETS} (got {count})")
+    return count
+
+
+def bucket_of(trace_ids: pl.Series, count: int) -> pl.Series:
+    """The bucket (``0 … count-1``) of each trace id, the same in every process and version.
+
+    A trace id is random hex (W3C Trace Context), so its last 8 hex digits are already a good
+    hash; they are mixed by Knuth's multiplicative hash and scaled onto ``count`` buckets.
+    Polars' own ``hash`` is not used: it may change between versions, and a bucket must not.
+    Ids that are not hex (other systems) fall back to CRC-32 of their bytes.
+    """
+    tail = trace_ids.str.slice(-8).str.to_integer(base=16, strict=False).cast(pl.UInt64)
+    if tail.null_count():
+        fallback = pl.Series(
+            [zlib.crc32(t.encode()) if t is not None else 0 for t in trace_ids.to_list()],
+            dtype=pl.UInt64,
+        )
+        tail = tail.fill_null(fallback)
+    mixed = (tail * _GOLDEN) % (1 << 32)
+    return ((mixed * count) // (1 << 32)).cast(pl.UInt32).rename(BUCKET_KEY)
+
+
+def bucket_folder(bucket: int, count: int) -> str:
+    """The folder name of ``bucket`` among ``count`` (``bucket=07``: zero-padded, so sorted)."""
+    width = max(2, len(str(count - 1)))
+    return f"{BUCKET_KEY}={bucket:0{width}d}"
+
+
+def split_by_bucket(table: pa.Table, count: int) -> list[tuple[int, pa.Table]]:
+    """Split a spans batch into its buckets, keeping the order of spans within each."""
+    trace_ids = pl.Series(table[s.TRACE_ID].combine_chunks())
+    buckets = bucket_of(trace_ids, count).to_numpy()
+    if (buckets == buckets[0]).all():
+        return [(int(buckets[0]), table)]
+    order = np.argsort(buckets, kind="stable")
+    ranked = buckets[order]
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(ranked)) + 1))
+    ends = np.append(starts[1:], len(ranked))
+    taken = table.take(pa.array(order))
+    return [(int(ranked[a]), taken.slice(a, b - a)) for a, b in zip(starts, ends, strict=True)]
+
+
+@dataclass(frozen=True, slots=True)
+class Bucket:
+    """The files of one bucket: whole traces, analysable on their own."""
+
+    number: int
+    """The bucket's number (its ``bucket=NN`` folder)."""
+    files: tuple[str, ...]
+    """Its spans files."""
+
+
+def existing_buckets(files: tuple[str, ...]) -> list[Bucket] | None:
+    """The buckets of a trace set laid out by a bucketing writer, or None if it is not.
+
+    Every file must sit in a ``bucket=NN`` folder, and every local file must record the same
+    bucket count: two writers with different counts put one trace in different buckets.
+    """
+    grouped: dict[int, list[str]] = {}
+    counts: set[bytes | None] = set()
+    for f in files:
+        match = _FOLDER.search(f.replace("\\", "/"))
+        if match is None:
+            return None
+        grouped.setdefault(int(match.group(1)), []).append(f)
+        if not _REMOTE.match(f):
+            counts.add((pq.read_schema(f).metadata or {}).get(BUCKET_COUNT_KEY))
+    if len(counts) > 1 or None in counts:
+        return None
+    return [Bucket(n, tuple(grouped[n])) for n in sorted(grouped)]
+
+
+def total_spans(files: tuple[str, ...]) -> int:
+    """The number of spans in ``files``, from their Parquet footers."""
+    return sum(_parquet_file(f).metadata.num_rows for f in files)
+
+
+def _parquet_file(path: str) -> pq.ParquetFile:
+    if _REMOTE.match(path):
+        fs, inner = pafs.FileSystem.from_uri(path)
+        return pq.ParquetFile(fs.open_input_file(inner))
+    return pq.ParquetFile(path)
+
+
+def _conform(batch: pa.RecordBatch) -> pa.Table:
+    """A batch in the current spans schema: missing columns as nulls, extra columns dropped."""
+    columns = [
+        batch.column(f.name) if f.name in batch.schema.names else pa.nulls(batch.num_rows, f.type)
+        for f in s.SPANS_SCHEMA
+    ]
+    return pa.Table.from_arrays(columns, names=s.SPANS_SCHEMA.names)
+
+
+@contextmanager
+def made_buckets(
+    files: tuple[str, ...], count: int, scratch: str | None = None
+) -> Iterator[list[Bucket]]:
+    """Write a bucketed copy of ``files`` into a scratch folder; yield its buckets.
+
+    One pass over the input, a row group at a time, through the same writer the collector
+    uses, so memory stays bounded and the layout is exactly a bucketing writer's. The copy is
+    deleted when the block ends.
+
+    Args:
+        files: The spans files of the trace set.
+        count: How many buckets to make.
+        scratch: Where the copy goes (default: the system's temporary folder).
+    """
+    from assay.store._writer import SpanWriter
+
+    root = Path(tempfile.mkdtemp(prefix="assay-buckets-", dir=scratch))
+    try:
+        # Small row groups: one is buffered per bucket until it fills.
+        writer = SpanWriter(
+            root, partition_by=(), buckets=count, row_group_rows=16 * 1024, compression="lz4"
+        )
+        for f in files:
+            try:
+                source = _parquet_file(f)
+                for batch in source.iter_batches(batch_size=64 * 1024):
+                    writer.write(_conform(batch))
+            except (OSError, pa.ArrowException) as exc:
+                raise InputError(f"{f}: could not be read for bucketing ({exc})") from exc
+        writer.flush()
+        found = existing_buckets(tuple(sorted(str(p) for p in root.rglob("*.parquet"))))
+        assert found is not None  # the writer above laid every file out by bucket
+        yield found
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
