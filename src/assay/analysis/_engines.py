@@ -11,6 +11,7 @@ computed from the trials table on this machine, whichever engine made it.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import Final
@@ -25,7 +26,8 @@ from assay.store import TraceSet
 from assay.store._buckets import Bucket, existing_buckets, made_buckets
 
 SPANS_PER_BUCKET: Final = 4_000_000
-"""Spans per bucket the local engine aims at when it makes buckets (about 1 GiB at work)."""
+"""Spans per bucket the engines aim at when they make buckets (``ASSAY_SPANS_PER_BUCKET``)."""
+SPANS_PER_BUCKET_ENV: Final = "ASSAY_SPANS_PER_BUCKET"
 
 TrialsFunction = Callable[[pl.LazyFrame], pl.DataFrame]
 """Spans of whole traces → their trials table."""
@@ -54,7 +56,7 @@ def engine_trials(
     min_score: float | None = None,
     test_attribute: str = c.TEST_ID,
     spark_master: str | None = None,
-    spans_per_bucket: int = SPANS_PER_BUCKET,
+    spans_per_bucket: int | None = None,
 ) -> pl.DataFrame:
     """The trials table of a trace set, made by ``engine``.
 
@@ -64,7 +66,8 @@ def engine_trials(
         min_score: As for :func:`trials_from_spans`.
         test_attribute: As for :func:`trials_from_spans`.
         spark_master: The Spark master URL (``spark`` only; default: Spark's own setting).
-        spans_per_bucket: Bucket size the engine aims at when the set has no buckets.
+        spans_per_bucket: Bucket size the engine aims at when the set has no buckets; default
+            ``ASSAY_SPANS_PER_BUCKET`` or :data:`SPANS_PER_BUCKET`.
 
     Raises:
         ConfigError: An unknown engine, or ``spark`` without pyspark installed.
@@ -75,6 +78,8 @@ def engine_trials(
     except ValueError:
         names = ", ".join(e.value for e in Engine)
         raise ConfigError(f"--engine {engine}: unknown engine (use one of {names})") from None
+    if spans_per_bucket is None:
+        spans_per_bucket = _spans_per_bucket_from_env()
     build = trials_function(min_score, test_attribute)
     if chosen is Engine.SPARK:
         from assay.analysis._spark import spark_trials
@@ -85,6 +90,19 @@ def engine_trials(
         )
         return concat_trials(tables, trace_set, test_attribute)
     return local_trials(trace_set, build, test_attribute, spans_per_bucket)
+
+
+def _spans_per_bucket_from_env() -> int:
+    text = os.environ.get(SPANS_PER_BUCKET_ENV)
+    if text is None:
+        return SPANS_PER_BUCKET
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ConfigError(f"{SPANS_PER_BUCKET_ENV}={text}: not a positive number of spans")
+    return value
 
 
 def local_trials(
