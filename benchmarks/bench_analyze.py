@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -79,11 +80,14 @@ class Timing:
     """Best wall time of the repeats."""
     peak_gib: float
     """Largest peak RSS of the process over the repeats."""
+    cpu_s: float
+    """CPU time (user + system, every thread) of the best run: steadier on a busy machine."""
 
 
 def _timed(code: str, *args: str, repeat: int) -> Timing:
-    best, peak = float("inf"), 0
+    best, peak, cpu = float("inf"), 0, 0.0
     for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         result = subprocess.run(
             [sys.executable, "-c", textwrap.dedent(code), *args],
@@ -92,11 +96,14 @@ def _timed(code: str, *args: str, repeat: int) -> Timing:
             check=False,
         )
         elapsed = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
         if result.returncode != 0:
             raise SystemExit(f"benchmark command failed:\n{result.stderr[-3000:]}")
         peak = max(peak, int(result.stderr.split()[-1]))
-        best = min(best, elapsed)
-    return Timing(best, peak / 2**20)
+        if elapsed < best:
+            best, cpu = elapsed, used
+    return Timing(best, peak / 2**20, cpu)
 
 
 def _size(text: str) -> int:
@@ -133,9 +140,10 @@ def run_size(args: argparse.Namespace, spans: int) -> dict[str, float]:
         if args.floor:
             floor = _timed(FLOOR, str(traces), repeat=args.repeat)
             figures |= {"floor_s": floor.seconds, "floor_gib": floor.peak_gib}
+            figures["floor_cpu_s"] = floor.cpu_s
             print(
                 f"  floor (hand-written Polars): {floor.seconds:7.2f} s   "
-                f"peak RSS {floor.peak_gib:.2f} GiB",
+                f"cpu {floor.cpu_s:7.2f} s   peak RSS {floor.peak_gib:.2f} GiB",
                 flush=True,
             )
         out = Path(tmp) / "verdicts.json"
@@ -143,14 +151,16 @@ def run_size(args: argparse.Namespace, spans: int) -> dict[str, float]:
         analyze = _timed(ANALYZE, str(traces), str(out), *extra, repeat=args.repeat)
         tests = len(json.loads(out.read_text())["tests"])
         figures |= {"analyze_s": analyze.seconds, "analyze_gib": analyze.peak_gib}
+        figures["analyze_cpu_s"] = analyze.cpu_s
         print(
             f"  assay analyze ({tests} tests):   {analyze.seconds:7.2f} s   "
-            f"peak RSS {analyze.peak_gib:.2f} GiB",
+            f"cpu {analyze.cpu_s:7.2f} s   peak RSS {analyze.peak_gib:.2f} GiB",
             flush=True,
         )
         if args.floor:
             print(
-                f"  ratio analyze / floor: {analyze.seconds / floor.seconds:.2f}x "
+                f"  ratio analyze / floor: {analyze.seconds / floor.seconds:.2f}x wall, "
+                f"{analyze.cpu_s / floor.cpu_s:.2f}x cpu "
                 "(issue 12's target: 1.5x at 20M spans, peak RSS 2 GiB)"
             )
     return figures
@@ -179,8 +189,9 @@ def main() -> None:
         print("\ntime growth against the smallest size:")
         for r in results[1:]:
             growth = r["analyze_s"] / first["analyze_s"]
+            cpu = r["analyze_cpu_s"] / first["analyze_cpu_s"]
             print(
-                f"  {r['spans']:,.0f} spans: {growth:.1f}x the time for "
+                f"  {r['spans']:,.0f} spans: {growth:.1f}x the time ({cpu:.1f}x the cpu) for "
                 f"{r['spans'] / first['spans']:.0f}x the spans"
             )
 

@@ -111,7 +111,7 @@ def test_made_buckets_copy_every_span_once_and_clean_up(tmp_path: Path) -> None:
     files = tuple(str(p) for p in write_spans(table, tmp_path / "in", partition_by=("date",)))
     with made_buckets(files, 5, scratch=str(tmp_path)) as buckets:
         assert [b.number for b in buckets] == sorted({b.number for b in buckets})
-        frames = [read_spans(list(b.files)) for b in buckets]
+        frames = [b.scan().collect() for b in buckets]
         scratch = Path(buckets[0].files[0]).parents[1]
         assert scratch.exists()
     assert not scratch.exists()

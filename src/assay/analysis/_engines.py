@@ -84,11 +84,14 @@ def engine_trials(
     if chosen is Engine.SPARK:
         from assay.analysis._spark import spark_trials
 
-        count = max(1, math.ceil(trace_set_spans(trace_set) / spans_per_bucket))
-        tables = spark_trials(
-            trace_set, build, buckets=count, master=spark_master, test_attribute=test_attribute
+        tables, spans = spark_trials(
+            trace_set,
+            build,
+            spans_per_bucket=spans_per_bucket,
+            master=spark_master,
+            test_attribute=test_attribute,
         )
-        return concat_trials(tables, trace_set, test_attribute)
+        return concat_trials(tables, lambda: spans, test_attribute)
     return local_trials(trace_set, build, test_attribute, spans_per_bucket)
 
 
@@ -128,8 +131,8 @@ def local_trials(
 def _over_buckets(
     buckets: Sequence[Bucket], build: TrialsFunction, whole: TraceSet, test_attribute: str
 ) -> pl.DataFrame:
-    tables = [bucket_trials(TraceSet(b.files).scan(), build, test_attribute) for b in buckets]
-    return concat_trials(tables, whole, test_attribute)
+    tables = [bucket_trials(b.scan(), build, test_attribute) for b in buckets]
+    return concat_trials(tables, lambda: trace_set_spans(whole), test_attribute)
 
 
 def bucket_trials(
@@ -150,12 +153,13 @@ def bucket_trials(
 
 
 def concat_trials(
-    tables: Sequence[pl.DataFrame | None], whole: TraceSet, test_attribute: str
+    tables: Sequence[pl.DataFrame | None], spans_read: Callable[[], int], test_attribute: str
 ) -> pl.DataFrame:
     """One trials table from the buckets' tables, in a fixed order.
 
     The order is that of :func:`trials_from_spans` (test, start time, trial index), with the
     trace and span ids breaking ties, so it does not depend on how traces were bucketed.
+    ``spans_read`` counts the set's spans, for the message when no bucket held a trial.
 
     Raises:
         SchemaError: No bucket held a trial span.
@@ -163,8 +167,7 @@ def concat_trials(
     found = [t for t in tables if t is not None]
     if not found:
         raise SchemaError(
-            f"no trial spans: none of the {trace_set_spans(whole)} spans read carries "
-            f"{test_attribute}"
+            f"no trial spans: none of the {spans_read()} spans read carries {test_attribute}"
         )
     columns = found[0].columns
     return (

@@ -12,6 +12,7 @@ The executors need assay installed in their Python, as the driver has it (``docs
 from __future__ import annotations
 
 import io
+import math
 import os
 import sys
 from typing import TYPE_CHECKING, Any, Final
@@ -55,16 +56,18 @@ def spark_trials(
     trace_set: TraceSet,
     build: TrialsFunction,
     *,
-    buckets: int,
+    spans_per_bucket: int,
     master: str | None = None,
     test_attribute: str,
-) -> list[pl.DataFrame | None]:
-    """The trials table of each trace bucket, computed by Spark.
+) -> tuple[list[pl.DataFrame | None], int]:
+    """The trials table of each trace bucket, computed by Spark, and the spans read.
+
+    Spark counts the spans (from the Parquet footers), so the driver reads no data itself.
 
     Args:
         trace_set: The files to read (paths or URLs Spark understands).
         build: The spans → trials function, run on each bucket in the executors.
-        buckets: How many groups to hash the traces into.
+        spans_per_bucket: Bucket size to aim at; never fewer buckets than Spark has cores.
         master: The Spark master URL; None keeps Spark's own (``spark-submit --master``).
         test_attribute: The attribute naming the test (to tell an empty bucket from a bad one).
 
@@ -74,9 +77,11 @@ def spark_trials(
     from pyspark.sql import functions as F
 
     spark = spark_session(master)
+    spans = spark.read.parquet(*trace_set.files)
+    count = int(spans.count())
+    buckets = max(spark.sparkContext.defaultParallelism, math.ceil(count / spans_per_bucket))
     # One shuffle partition per bucket: Spark's default of 200 is mostly empty tasks here.
     spark.conf.set("spark.sql.shuffle.partitions", str(buckets))
-    spans = spark.read.parquet(*trace_set.files)
     keyed = spans.withColumn(_BUCKET, F.pmod(F.xxhash64("trace_id"), F.lit(buckets)))
     run = _bucket_runner(build, test_attribute)
     rows = keyed.groupBy(_BUCKET).applyInArrow(run, _RESULT_SCHEMA).collect()
@@ -86,7 +91,7 @@ def spark_trials(
             raise SchemaError(row["error"])
         payload = row["trials"]
         tables.append(pl.read_ipc(io.BytesIO(payload)) if payload is not None else None)
-    return tables
+    return tables, count
 
 
 def _bucket_runner(build: TrialsFunction, test_attribute: str) -> Any:

@@ -92,6 +92,16 @@ class Bucket:
     """The bucket's number (its ``bucket=NN`` folder)."""
     files: tuple[str, ...]
     """Its spans files."""
+    ipc: bool = False
+    """The files are Arrow IPC in the spans schema (a copy made by :func:`made_buckets`)."""
+
+    def scan(self) -> pl.LazyFrame:
+        """A lazy scan of the bucket's spans, with the spans-table schema."""
+        if self.ipc:
+            return pl.scan_ipc(list(self.files))
+        from assay.store._reader import TraceSet
+
+        return TraceSet(self.files).scan()
 
 
 def existing_buckets(files: tuple[str, ...]) -> list[Bucket] | None:
@@ -132,7 +142,10 @@ def _conform(batch: pa.RecordBatch) -> pa.Table:
         batch.column(f.name) if f.name in batch.schema.names else pa.nulls(batch.num_rows, f.type)
         for f in s.SPANS_SCHEMA
     ]
-    return pa.Table.from_arrays(columns, names=s.SPANS_SCHEMA.names)
+    table = pa.Table.from_arrays(columns, names=s.SPANS_SCHEMA.names)
+    if not table.schema.equals(s.SPANS_SCHEMA):
+        table = table.cast(s.SPANS_SCHEMA)
+    return table
 
 
 @contextmanager
@@ -141,33 +154,51 @@ def made_buckets(
 ) -> Iterator[list[Bucket]]:
     """Write a bucketed copy of ``files`` into a scratch folder; yield its buckets.
 
-    One pass over the input, a row group at a time, through the same writer the collector
-    uses, so memory stays bounded and the layout is exactly a bucketing writer's. The copy is
-    deleted when the block ends.
+    One pass over the input, a row group at a time, split by :func:`bucket_of` exactly as a
+    bucketing writer splits. The copy is Arrow IPC (LZ4), not Parquet: it is read once, right
+    away, and IPC costs little more than a memory copy to write, where Parquet encoding cost
+    more than the analysis itself. The copy is deleted when the block ends.
 
     Args:
         files: The spans files of the trace set.
         count: How many buckets to make.
         scratch: Where the copy goes (default: the system's temporary folder).
-    """
-    from assay.store._writer import SpanWriter
 
+    Raises:
+        InputError: A file cannot be read.
+    """
     root = Path(tempfile.mkdtemp(prefix="assay-buckets-", dir=scratch))
+    # Buffered rows per bucket before a batch is written: about 2M rows in all.
+    batch_rows = max(4096, 2 * 1024 * 1024 // count)
+    writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
+    made: dict[int, Path] = {}
+    pending: dict[int, list[pa.Table]] = {}
+    options = pa.ipc.IpcWriteOptions(compression="lz4")
+
+    def write(number: int) -> None:
+        if number not in writers:
+            path = root / bucket_folder(number, count) / "spans.arrow"
+            path.parent.mkdir()
+            made[number] = path
+            writers[number] = pa.ipc.new_file(path, s.SPANS_SCHEMA, options=options)
+        writers[number].write_table(pa.concat_tables(pending.pop(number)))
+
     try:
-        # Small row groups: one is buffered per bucket until it fills.
-        writer = SpanWriter(
-            root, partition_by=(), buckets=count, row_group_rows=16 * 1024, compression="lz4"
-        )
         for f in files:
             try:
-                source = _parquet_file(f)
-                for batch in source.iter_batches(batch_size=64 * 1024):
-                    writer.write(_conform(batch))
+                for batch in _parquet_file(f).iter_batches(batch_size=64 * 1024):
+                    for number, part in split_by_bucket(_conform(batch), count):
+                        pending.setdefault(number, []).append(part)
+                        if sum(p.num_rows for p in pending[number]) >= batch_rows:
+                            write(number)
             except (OSError, pa.ArrowException) as exc:
                 raise InputError(f"{f}: could not be read for bucketing ({exc})") from exc
-        writer.flush()
-        found = existing_buckets(tuple(sorted(str(p) for p in root.rglob("*.parquet"))))
-        assert found is not None  # the writer above laid every file out by bucket
-        yield found
+        for number in list(pending):
+            write(number)
+        for number in list(writers):
+            writers.pop(number).close()
+        yield [Bucket(n, (str(path),), ipc=True) for n, path in sorted(made.items())]
     finally:
+        for writer in writers.values():  # left open only when reading failed
+            writer.close()
         shutil.rmtree(root, ignore_errors=True)
