@@ -16,6 +16,7 @@ from assay.store._buckets import (
     bucket_of,
     existing_buckets,
     made_buckets,
+    row_group_buckets,
     total_spans,
 )
 
@@ -125,3 +126,33 @@ def test_made_buckets_copy_every_span_once_and_clean_up(tmp_path: Path) -> None:
     assert per_trace["trace_id"].is_unique().all()
     merged = pl.concat(frames).sort("span_id")
     assert merged.equals(pl.from_arrow(table).sort("span_id"))
+
+
+def _row_grouped(tmp_path: Path, table, name: str) -> tuple[str, ...]:
+    writer = SpanWriter(tmp_path / name, partition_by=(), row_group_rows=30)
+    for start in range(0, table.num_rows, 30):
+        writer.write(table.slice(start, 30))
+    return tuple(str(p) for p in writer.flush())
+
+
+def test_row_groups_that_share_no_trace_become_buckets_without_a_copy(tmp_path: Path) -> None:
+    table = _spans(100, per_trace=4).to_table()  # whole traces in order: 4 spans each
+    files = _row_grouped(tmp_path, table, "in")
+    assert pq.ParquetFile(files[0]).num_row_groups > 10
+    buckets = row_group_buckets(files, spans_per_bucket=90)
+    assert buckets is not None and len(buckets) > 3
+    frames = [b.scan().collect() for b in buckets]
+    assert all(f.height <= 180 for f in frames)
+    owner: dict[str, int] = {}
+    for i, f in enumerate(frames):
+        for tid in f["trace_id"].unique():
+            assert owner.setdefault(tid, i) == i, "a trace was split between buckets"
+    assert pl.concat(frames).sort("span_id").equals(pl.from_arrow(table).sort("span_id"))
+
+
+def test_traces_spread_over_every_row_group_need_a_copy(tmp_path: Path) -> None:
+    table = _spans(100, per_trace=4).to_table()
+    # Span i of every trace first, then span i+1 ...: each trace touches every row group.
+    by_position = pl.from_arrow(table).with_row_index("i").sort(pl.col("i") % 4, "i").drop("i")
+    files = _row_grouped(tmp_path, by_position.to_arrow(), "in")
+    assert row_group_buckets(files, spans_per_bucket=90) is None

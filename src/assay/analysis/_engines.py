@@ -23,7 +23,7 @@ from assay.analysis import _columns as tc
 from assay.analysis._trials import attribute_as_string, trials_from_spans
 from assay.errors import ConfigError, SchemaError
 from assay.store import TraceSet
-from assay.store._buckets import Bucket, existing_buckets, made_buckets
+from assay.store._buckets import Bucket, existing_buckets, made_buckets, row_group_buckets
 
 SPANS_PER_BUCKET: Final = 4_000_000
 """Spans per bucket the engines aim at when they make buckets (``ASSAY_SPANS_PER_BUCKET``)."""
@@ -124,6 +124,9 @@ def local_trials(
     spans = trace_set_spans(trace_set)
     if spans <= 2 * spans_per_bucket:
         return build(trace_set.scan())
+    grouped = row_group_buckets(trace_set.files, spans_per_bucket)
+    if grouped is not None:
+        return _over_buckets(grouped, build, trace_set, test_attribute)
     with made_buckets(trace_set.files, math.ceil(spans / spans_per_bucket)) as made:
         return _over_buckets(made, build, trace_set, test_attribute)
 

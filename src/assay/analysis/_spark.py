@@ -47,6 +47,9 @@ def spark_session(master: str | None = None) -> Any:
     )
     if master is not None:
         builder = builder.master(master)
+        if master.startswith("local"):
+            # A web UI for a single command on this machine only costs start-up time.
+            builder = builder.config("spark.ui.enabled", "false")
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session

@@ -94,6 +94,9 @@ class Bucket:
     """Its spans files."""
     ipc: bool = False
     """The files are Arrow IPC in the spans schema (a copy made by :func:`made_buckets`)."""
+    row_ranges: tuple[tuple[tuple[int, int], ...], ...] | None = None
+    """Only these ``(offset, rows)`` ranges of each file: whole row groups, read by a sliced
+    scan so that Polars still reads only the columns it needs (see :func:`row_group_buckets`)."""
 
     def scan(self) -> pl.LazyFrame:
         """A lazy scan of the bucket's spans, with the spans-table schema."""
@@ -101,7 +104,15 @@ class Bucket:
             return pl.scan_ipc(list(self.files))
         from assay.store._reader import TraceSet
 
-        return TraceSet(self.files).scan()
+        if self.row_ranges is None:
+            return TraceSet(self.files).scan()
+        return pl.concat(
+            [
+                TraceSet((f,)).scan().slice(offset, rows)
+                for f, ranges in zip(self.files, self.row_ranges, strict=True)
+                for offset, rows in ranges
+            ]
+        )
 
 
 def existing_buckets(files: tuple[str, ...]) -> list[Bucket] | None:
@@ -134,6 +145,84 @@ def _parquet_file(path: str) -> pq.ParquetFile:
         fs, inner = pafs.FileSystem.from_uri(path)
         return pq.ParquetFile(fs.open_input_file(inner))
     return pq.ParquetFile(path)
+
+
+def row_group_buckets(files: tuple[str, ...], spans_per_bucket: int) -> list[Bucket] | None:
+    """Buckets made of whole Parquet row groups, when traces do not interleave too much.
+
+    Reads only the trace-id column, once. Row groups that share a trace are joined into one
+    group (a connected component); groups are packed, in file order, into buckets of about
+    ``spans_per_bucket`` spans. Nothing is copied. Returns None when some group of row groups
+    sharing traces is larger than two buckets — traces spread over the whole set — and a
+    hashed copy (:func:`made_buckets`) is needed instead.
+    """
+    units: list[tuple[int, int, int]] = []  # (file, first row, rows) of each row group
+    hashes: list[pl.DataFrame] = []
+    for fi, f in enumerate(files):
+        try:
+            source = _parquet_file(f)
+            first = 0
+            for rg in range(source.num_row_groups):
+                ids = pl.Series(source.read_row_group(rg, columns=[s.TRACE_ID]).column(0))
+                # Any hash will do within one run: a collision only joins two groups.
+                hashes.append(pl.DataFrame({"unit": len(units), "h": ids.unique().hash()}))
+                rows = source.metadata.row_group(rg).num_rows
+                units.append((fi, first, rows))
+                first += rows
+        except (OSError, pa.ArrowException) as exc:
+            raise InputError(f"{f}: could not be read for bucketing ({exc})") from exc
+    parent = list(range(len(units)))
+
+    def root(u: int) -> int:
+        while parent[u] != u:
+            parent[u] = parent[parent[u]]
+            u = parent[u]
+        return u
+
+    shared = (
+        pl.concat(hashes)
+        .group_by("h")
+        .agg(pl.col("unit").min().alias("first"), pl.col("unit"))
+        .filter(pl.col("unit").list.len() > 1)
+        .explode("unit")
+        .select("first", "unit")
+        .unique()
+    )
+    for first, unit in shared.iter_rows():
+        parent[root(unit)] = root(first)
+    components: dict[int, list[int]] = {}
+    for u in range(len(units)):
+        components.setdefault(root(u), []).append(u)
+    sizes = {c: sum(units[u][2] for u in members) for c, members in components.items()}
+    if max(sizes.values(), default=0) > 2 * spans_per_bucket:
+        return None
+    packed: list[list[int]] = [[]]
+    filled = 0
+    for c in sorted(components):  # roots are the first unit of each group: file order
+        if filled and filled + sizes[c] > spans_per_bucket:
+            packed.append([])
+            filled = 0
+        packed[-1].extend(components[c])
+        filled += sizes[c]
+    return [_row_group_bucket(n, sorted(members), units, files) for n, members in enumerate(packed)]
+
+
+def _row_group_bucket(
+    number: int, members: list[int], units: list[tuple[int, int, int]], files: tuple[str, ...]
+) -> Bucket:
+    by_file: dict[int, list[tuple[int, int]]] = {}
+    for u in members:
+        f, offset, rows = units[u]
+        ranges = by_file.setdefault(f, [])
+        if ranges and sum(ranges[-1]) == offset:  # adjacent row groups: one range
+            ranges[-1] = (ranges[-1][0], ranges[-1][1] + rows)
+        else:
+            ranges.append((offset, rows))
+    return Bucket(
+        number,
+        tuple(files[f] for f in by_file),
+        row_ranges=tuple(tuple(ranges) for ranges in by_file.values()),
+    )
 
 
 def _conform(batch: pa.RecordBatch) -> pa.Table:
