@@ -125,10 +125,16 @@ def test_unknown_engine(example: Path, capsys) -> None:
 def test_spark_gives_the_json_of_the_local_engine(
     example: Path, bucketed: Path, tmp_path: Path
 ) -> None:
-    pytest.importorskip("pyspark", reason="the spark extra is not installed")
+    sql = pytest.importorskip("pyspark.sql", reason="the spark extra is not installed")
     local = assay.analyze(example)
     out = tmp_path / "spark.json"
     # The bucketed copy: Spark reads files under bucket=NN folders and re-groups them itself.
     args = ["analyze", str(bucketed), "--format", "json", "--output", str(out)]
-    assert run([*args, "--engine", "spark", "--spark-master", "local[2]"]) == local.exit_code()
+    try:
+        code = run([*args, "--engine", "spark", "--spark-master", "local[2]"])
+    finally:
+        session = sql.SparkSession.getActiveSession()
+        if session is not None:
+            session.stop()  # the JVM would otherwise live on through the rest of the suite
+    assert code == local.exit_code()
     assert out.read_text().rstrip("\n") == local.to_json().rstrip("\n")

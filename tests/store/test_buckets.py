@@ -93,9 +93,10 @@ def test_writer_lays_whole_traces_into_bucket_folders(tmp_path: Path) -> None:
             assert seen.setdefault(tid, bucket.number) == bucket.number
 
 
-def test_bucket_count_is_checked() -> None:
+def test_bucket_count_is_checked(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="buckets must be between 1 and 4096"):
-        SpanWriter("unused", buckets=0)
+        SpanWriter(tmp_path / "out", buckets=0)
+    assert not (tmp_path / "out").exists()
 
 
 def test_layout_is_ignored_unless_every_file_agrees(tmp_path: Path) -> None:

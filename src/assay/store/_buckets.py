@@ -3,8 +3,9 @@
 A bucket can be analysed on its own. Writers lay a set out as Hive partitions ``bucket=NN``
 (the last folder level, under ``date=`` and ``service=`` when those are used) and record the
 bucket count in each file's metadata. Readers use that layout when every file has it;
-otherwise they make buckets by writing a bucketed copy of the set into a scratch folder in
-one pass (see ``docs/scale.md``).
+otherwise they make buckets from whole Parquet row groups that share no trace, or, when
+traces interleave too much for that, by writing a hashed copy of the set into a scratch
+folder in one pass (see ``docs/scale.md``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ BUCKET_COUNT_KEY: Final = b"assay.bucket.count"
 MAX_BUCKETS: Final = 4096
 _GOLDEN: Final = 0x9E3779B1  # Knuth's multiplicative constant: mixes the id's low bits
 _FOLDER = re.compile(rf"(?:^|/){BUCKET_KEY}=(\d+)(?:/|$)")
-_REMOTE = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
 
 def check_bucket_count(count: int) -> int:
@@ -128,7 +128,7 @@ def existing_buckets(files: tuple[str, ...]) -> list[Bucket] | None:
         if match is None:
             return None
         grouped.setdefault(int(match.group(1)), []).append(f)
-        if not _REMOTE.match(f):
+        if not _is_remote(f):
             counts.add((pq.read_schema(f).metadata or {}).get(BUCKET_COUNT_KEY))
     if len(counts) > 1 or None in counts:
         return None
@@ -140,8 +140,14 @@ def total_spans(files: tuple[str, ...]) -> int:
     return sum(_parquet_file(f).metadata.num_rows for f in files)
 
 
+def _is_remote(path: str) -> bool:
+    from assay.store._reader import _REMOTE  # the reader imports the writer, which imports us
+
+    return _REMOTE.match(path) is not None
+
+
 def _parquet_file(path: str) -> pq.ParquetFile:
-    if _REMOTE.match(path):
+    if _is_remote(path):
         fs, inner = pafs.FileSystem.from_uri(path)
         return pq.ParquetFile(fs.open_input_file(inner))
     return pq.ParquetFile(path)

@@ -94,10 +94,10 @@ class SpanWriter:
         unknown = set(partition_by) - set(PARTITION_KEYS)
         if unknown:
             raise ConfigError(f"unknown partition key(s) {sorted(unknown)}; use {PARTITION_KEYS}")
+        self.buckets = b.check_bucket_count(buckets) if buckets is not None else None
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.partition_by = tuple(partition_by)
-        self.buckets = b.check_bucket_count(buckets) if buckets is not None else None
         self._schema = s.SPANS_SCHEMA
         if self.buckets is not None:
             count = str(self.buckets).encode()
