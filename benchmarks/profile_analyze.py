@@ -41,20 +41,21 @@ def main() -> None:
     def imports():  # type: ignore[no-untyped-def]
         import scipy.stats  # noqa: F401  (loaded lazily by analyses; counted here, not per test)
 
-        import assay._api as api
+        import assay.judgement._api as api
         from assay.report import render_json
         from assay.store import open_trace_set
 
         return api, render_json, open_trace_set
 
     api, render_json, open_trace_set = phase("imports", imports)
-    options = api._options({})
+    options = api._options(None, {})
     trace_set = open_trace_set(args.traces)
     from assay.analysis import trials_from_spans
 
     trials = phase("spans -> trials", lambda: trials_from_spans(trace_set.scan()))
+    recorded = phase("recorded judgements", lambda: api.read_judgements(trace_set.scan(), trials))
     analysis = phase(
-        "per-test figures", lambda: api._analysis(trace_set, trials, options, None, {})
+        "per-test figures", lambda: api._analysis(trace_set, trials, options, recorded)
     )
     phase("json", lambda: render_json(analysis.result))
     print(f"{trials.height:,} trials, {len(analysis.result.tests)} tests\n")

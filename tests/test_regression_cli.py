@@ -141,7 +141,7 @@ def test_a_significant_score_drop_fails_the_regression(parquet_sink, switch_sink
     record("v2", 60.0)
     (test,) = assay.compare(baseline, sink.flush()).result.tests
     assert test.regression.verdict.value == "PASS"  # the pass rate did not drop
-    assert test.extra["score_regression"].verdict.value == "FAIL"
+    assert test.score_regression.verdict.value == "FAIL"
     assert test.verdict.value == "FAIL"
     assert any("scores dropped" in note for note in test.notes)
 
@@ -153,6 +153,6 @@ def test_variance_checks_fail_a_test_and_say_why(two_versions) -> None:
     checked = {t.test_id: t for t in assay.analyze(current, min_mean_score=99.0).result.tests}
     stable = checked["stable"]
     assert stable.verdict.value == "FAIL"
-    (check,) = stable.extra["variance_checks"]
+    (check,) = stable.variance_checks
     assert (check.name, check.passed, check.limit) == ("min_mean_score", False, 99.0)
-    assert check.reason in stable.notes
+    assert check.reason in stable.verdict_reason

@@ -19,13 +19,13 @@ __version__ = "0.1.0"
 __all__ = ["Analysis", "AnalyzeOptions", "__version__", "analyze", "compare"]
 
 if TYPE_CHECKING:
-    from assay._api import Analysis, AnalyzeOptions, analyze, compare
+    from assay.judgement import Analysis, AnalyzeOptions, analyze, compare
 
 
 def __getattr__(name: str) -> Any:
     # Lazy: `import assay` (and `assay --help`) must not pay for Polars and SciPy.
     if name in ("Analysis", "AnalyzeOptions", "analyze", "compare"):
-        from assay import _api
+        from assay import judgement
 
-        return getattr(_api, name)
+        return getattr(judgement, name)
     raise AttributeError(f"module 'assay' has no attribute {name!r}")

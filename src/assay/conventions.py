@@ -66,3 +66,20 @@ LEGACY_COMPLETION_TOKENS: Final = "gen_ai.usage.completion_tokens"
 
 # --- written by the runner (assay run) --------------------------------------------------------
 TRIAL_SEED: Final = "assay.trial.seed"
+
+# --- the judgement, recorded on trial spans by assay run and the pytest plugin ----------------
+# What decided the verdict when the trials were recorded, so that `assay analyze` on the traces
+# reproduces it (docs/spans-table.md, "The judgement").
+JUDGEMENT_THRESHOLD: Final = "assay.judgement.threshold"
+JUDGEMENT_CONFIDENCE: Final = "assay.judgement.confidence"
+JUDGEMENT_ERRORS: Final = "assay.judgement.errors"
+JUDGEMENT_MIN_MEAN_SCORE: Final = "assay.judgement.min_mean_score"
+JUDGEMENT_MAX_STD_DEV: Final = "assay.judgement.max_std_dev"
+SEQUENTIAL_METHOD: Final = "assay.judgement.sequential.method"
+SEQUENTIAL_P0: Final = "assay.judgement.sequential.p0"
+SEQUENTIAL_P1: Final = "assay.judgement.sequential.p1"
+SEQUENTIAL_DELTA: Final = "assay.judgement.sequential.delta"
+SEQUENTIAL_ALPHA: Final = "assay.judgement.sequential.alpha"
+SEQUENTIAL_BETA: Final = "assay.judgement.sequential.beta"
+SEQUENTIAL_MAX_TRIALS: Final = "assay.judgement.sequential.max_trials"
+JUDGEMENT_PREFIX: Final = "assay.judgement."

@@ -26,10 +26,14 @@ def empty_result() -> AnalysisResult:
             pass_at_k=None,
             pass_hat_k=None,
             score=None,
+            primary_score=None,
+            scores={},
             tool_consistency=None,
             flakiness=None,
+            failure_explanations=(),
             regression=None,
-            extra={},
+            threshold_verdict=None,
+            sequential=None,
         )
         for t in built.tests
     )

@@ -1,10 +1,12 @@
-"""A deterministic, hand-built analysis result for the report tests (no timing, no traces).
+"""A deterministic analysis result for the report tests, built from the real dataclasses.
 
-It holds every case a report must render: a FAIL with every nested figure filled (pass@k,
-score, tool consistency as an object, flakiness with factors and explanations, a regression),
-an INCONCLUSIVE with the other shapes (consistency as a number, per-score-name summaries), a
-PASS whose nested figures are all null, and a test whose every trial was an error (n = 0). One
-test id carries the characters each format must escape.
+Every figure comes from the function that produces it in an analysis (``score_summary``,
+``tool_consistency``, ``flakiness``, ``explain_failures``, ``regression_test``, the sequential
+replay) run on fixed data, so the reports are tested on the shapes the engine produces. It
+holds every case a report must render: a FAIL with every figure filled and a regression, an
+INCONCLUSIVE with two named scores and notes, a PASS settled by the SPRT (anytime-valid
+interval, reason), and a test whose every trial was an error (n = 0). One test id carries the
+characters each format must escape.
 """
 
 from __future__ import annotations
@@ -14,13 +16,28 @@ import os
 from pathlib import Path
 from typing import Any
 
-from assay.stats import wilson_interval
+import numpy as np
+
+from assay.judgement._reasons import sequential_reason, threshold_reason, with_errors
+from assay.judgement._regression import with_regression
+from assay.quality import DataQuality, Finding
+from assay.stats import (
+    explain_failures,
+    flakiness,
+    score_summary,
+    tool_consistency,
+    wilson_interval,
+)
 from assay.verdict import (
     AnalysisResult,
     DurationSummary,
+    SequentialDesign,
+    SequentialOutcome,
+    SequentialTracker,
     TestResult,
     Usage,
     Verdict,
+    regression_test,
     threshold_verdict,
 )
 
@@ -42,6 +59,7 @@ def check_golden(name: str, text: str) -> None:
 
 def _test(test_id: str, passed: int, n: int, errors: int = 0, **figures: Any) -> TestResult:
     interval = wilson_interval(passed, n) if n else None
+    verdict = threshold_verdict(interval, 0.8).verdict if interval else Verdict.INCONCLUSIVE
     return TestResult(
         test_id=test_id,
         n=n,
@@ -50,101 +68,104 @@ def _test(test_id: str, passed: int, n: int, errors: int = 0, **figures: Any) ->
         pass_rate=passed / n if n else None,
         interval=interval,
         threshold=0.8,
-        verdict=threshold_verdict(interval, 0.8).verdict if interval else Verdict.INCONCLUSIVE,
+        verdict=figures.pop("verdict", verdict),
+        verdict_reason=figures.pop(
+            "verdict_reason",
+            with_errors(threshold_reason(verdict, passed, n, interval, 0.8), errors),
+        ),
+        trials=n + errors,
         usage=Usage(llm_calls=2 * (n + errors), input_tokens=400 * n, output_tokens=90 * n),
         duration_s=DurationSummary(mean=1.25, p90=2.5),
         **figures,
     )
 
 
-FLAKINESS = {
-    "score": 0.52,
-    "category": "flaky",
-    "factors": [
-        {
-            "name": "outcome_instability",
-            "value": 0.96,
-            "detail": "outcomes split 12 pass / 18 fail: about as unpredictable as a coin",
-        },
-        {
-            "name": "tool_path_inconsistency",
-            "value": 0.61,
-            "detail": "tool path varies: 4 distinct sequences in 30 trials",
-        },
-    ],
-    "explanations": [
-        {
-            "feature": "tool_count:search",
-            "detail": "failures call `search` twice as often (3.1 vs 1.4 per trial)",
-            "p_value": 0.0004,
-            "p_adjusted": 0.0012,
-        }
-    ],
-}
-
-
-def build_result() -> AnalysisResult:
-    fail = _test(
+def _checkout() -> TestResult:
+    """A FAIL: 12 of 30 passed, failing trials search twice; a regression from 27 of 30."""
+    passed = np.array([i % 5 in (0, 2) for i in range(30)])
+    sequences = [
+        ("cart", "search", "pay") if ok else ("cart", "search", "search", "pay") for ok in passed
+    ]
+    quality = np.array([80.0 + i % 7 if ok else 45.0 + i for i, ok in enumerate(passed)])
+    errors = np.array([i in (7, 19) for i in range(30)])
+    searches = np.array([s.count("search") for s in sequences], dtype=float)
+    explanations = tuple(explain_failures(passed, {"tool_count:search": searches}))
+    summary = score_summary(quality)
+    judged = _test(
         "checkout-flow",
         12,
         30,
         errors=2,
         pass_at_k={"1": 0.4, "3": 0.81, "5": 0.94},
         pass_hat_k={"1": 0.4, "3": 0.058, "5": None},
-        score={
-            "mean": 61.5,
-            "std": 14.2,
-            "min": 31.0,
-            "max": 92.0,
-            "p50": 60.0,
-            "p90": 84.5,
-            "ci_low": 56.2,
-            "ci_high": 66.8,
-        },
-        tool_consistency={
-            "agreement": 0.41,
-            "distinct": 4,
-            "similarity": 0.77,
-            "top": [
-                {"sequence": ["cart", "search", "pay"], "count": 14},
-                {"sequence": ["cart", "search", "search", "pay"], "count": 9},
-            ],
-        },
-        flakiness=FLAKINESS,
-        regression={
-            "test": "boschloo",
-            "baseline_n": 30,
-            "baseline_passed": 27,
-            "p_value": 0.0003,
-            "power": 0.91,
-            "delta": 0.1,
-            "alpha": 0.05,
-            "verdict": "FAIL",
-        },
+        score=summary,
+        primary_score="quality",
+        scores={"quality": summary},
+        tool_consistency=tool_consistency(sequences),
+        flakiness=flakiness(
+            passed, errors=errors, scores=quality, tool_sequences=sequences, step_counts=searches
+        ),
+        failure_explanations=explanations,
+        first_error="trial 7: payment API timed out",
     )
-    inconclusive = _test(
+    return with_regression(judged, regression_test(27, 30, 12, 30), None)
+
+
+def _escaped() -> TestResult:
+    """An INCONCLUSIVE with two named scores, one steady tool path and a note."""
+    quality = score_summary(np.linspace(40.0, 99.0, 24))
+    latency = score_summary(np.linspace(0.7, 1.0, 24))
+    sequences = [("search", "answer")] * 25 + [("answer",)] * 5
+    return _test(
         ESCAPED_ID,
         24,
         30,
-        tool_consistency=0.83,
-        flakiness={"score": 0.27, "category": "moderate_variance", "factors": []},
+        tool_consistency=tool_consistency(sequences),
+        flakiness=flakiness(np.array([i % 5 != 0 for i in range(30)]), tool_sequences=sequences),
+        score=quality,
+        primary_score="quality",
+        scores={"latency_score": latency, "quality": quality},
+        more_trials_needed=45,
         notes=("about 45 more trials would likely settle it",),
-        extra={
-            "scores": {
-                "quality": {"mean": 78.0, "ci_low": 74.1, "ci_high": 81.9, "min": 40, "max": 99},
-                "latency_score": {"mean": 0.9, "std": 0.05, "min": 0.7, "max": 1.0},
-            }
-        },
     )
-    passing = _test("greeting", 30, 30)
+
+
+def _greeting() -> TestResult:
+    """A PASS settled by the SPRT after 26 trials: the anytime-valid interval beside it."""
+    design = SequentialDesign.of("sprt", 0.8, 0.1, 0.05, 0.2, 60)
+    tracker = SequentialTracker(design.build())
+    for _ in range(26):
+        tracker.feed(True, False)
+    assert tracker.last is not None and tracker.decided_at == 26
+    outcome = SequentialOutcome(
+        design, Verdict.PASS, tracker.decided_at, tracker.fed, tracker.last.low, tracker.last.high
+    )
+    return _test(
+        "greeting",
+        26,
+        26,
+        verdict=Verdict.PASS,
+        verdict_reason=sequential_reason(design, Verdict.PASS, tracker.decided_at, tracker.fed),
+        sequential=outcome,
+    )
+
+
+def build_result() -> AnalysisResult:
     all_errors = dataclasses.replace(
         _test("flaky-backend", 0, 0, errors=5),
-        notes=("no trials left to judge: every trial was an error and errors are excluded",),
+        verdict_reason="no trials left to judge: every trial was an error and errors are excluded",
+        first_error="trial 0: ConnectionRefusedError",
     )
     return AnalysisResult(
-        tests=(fail, all_errors, passing, inconclusive),
+        tests=(_checkout(), all_errors, _greeting(), _escaped()),
         options={"threshold": 0.8, "confidence": 0.95, "ci_method": "wilson", "errors": "count"},
         skipped_files=(("traces/broken.parquet", "not a readable Parquet file"),),
+        data_quality=DataQuality(
+            (
+                Finding("incomplete_traces", "3 traces have spans whose parent is absent", 3),
+                Finding("duplicate_spans", "2 duplicated spans collapsed", 2, severity="info"),
+            )
+        ),
     )
 
 

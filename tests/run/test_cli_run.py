@@ -59,7 +59,7 @@ def test_run_prints_the_verdict_table_and_exits_1_on_a_fail(
     assert 26 <= int(good[1]) <= 26 + 4
     assert re.search(r"bad .* 0 pass, [3-7] fail .* FAIL", err), err
     assert "adaptive stopping saved" in out
-    assert "good: sprt settled after 26 of 40 trials" in out
+    assert "good — SPRT settled after 26 of 40 trials: pass rate above 80%" in out
 
 
 def test_run_inconclusive_exit_3_and_inconclusive_ok(
@@ -87,7 +87,7 @@ def test_run_inconclusive_exit_3_and_inconclusive_ok(
         (["--agent", "nocolon"], "must look like module:function"),
         (["--command", "no-such-program-xyz --flag"], "program 'no-such-program-xyz' not found"),
         (["--url", "ftp://example"], "must be an http:// or https:// URL"),
-        ([], "give exactly one of --agent"),
+        ([], "names no agent: give --agent module:function"),
         (["--agent", "assay_test_agents:echo", "--url", "http://x"], "give exactly one"),
         (["--agent", "assay_test_agents:echo", "--max-cost", "1"], "--max-cost needs a price"),
         (["--agent", "assay_test_agents:echo", "--sequential", "magic"], "--sequential must be"),
@@ -263,14 +263,15 @@ def test_format_json_is_the_analysis_document(
     document = json.loads(out)
     assert document["schema"] == "assay.analysis/v1"
     tests = {t["test_id"]: t for t in document["tests"]}
-    assert tests["good"]["verdict"] == "PASS" and tests["good"]["decided_at"] == 26
-    assert tests["bad"]["verdict"] == "FAIL" and tests["bad"]["method"] == "sprt"
+    assert tests["good"]["verdict"] == "PASS" and tests["good"]["sequential"]["decided_at"] == 26
+    assert tests["bad"]["verdict"] == "FAIL" and tests["bad"]["sequential"]["method"] == "sprt"
+    assert tests["bad"]["verdict_reason"].startswith("SPRT settled after 3 of 40 trials")
     assert document["options"]["run_id"] == "ci-42"
     # the figures of `assay analyze`, from this run's trials
     assert tests["good"]["pass_at_k"]["1"] == 1.0 and tests["bad"]["pass_hat_k"]["1"] == 0.0
     assert tests["good"]["tool_consistency"]["agreement"] == 1.0
     assert tests["bad"]["flakiness"]["score"] is not None
-    anytime = tests["good"]["anytime_ci"]
+    anytime = tests["good"]["sequential"]["anytime_ci"]
     assert 0.8 < anytime["low"] < tests["good"]["ci"]["low"] and anytime["high"] == 1.0
     assert "adaptive stopping saved" in err
 
@@ -308,7 +309,7 @@ def test_refused_endpoint_gives_error_trials_and_the_first_error(
         capsys, str(suite), "--url", f"http://127.0.0.1:{port}/", "--out", str(tmp_path / "t")
     )
     assert code == 1
-    assert "first error, trial 0: AgentError: cannot reach endpoint" in out
+    assert "first error  trial 0: AgentError: cannot reach endpoint" in out
     assert "Connection refused" in out
 
 

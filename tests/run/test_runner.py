@@ -34,6 +34,12 @@ def _suite(tmp_path: Path, body: str) -> Suite:
     return load_suite(path)
 
 
+def _failed_checks(traces: Path) -> list[set[str]]:
+    """The names of each recorded trial's failed checks."""
+    rows = assay.analyze(traces).trials["checks"].to_list()
+    return [{c["name"] for c in checks if not c["passed"]} for checks in rows]
+
+
 def _run(suite: Suite, tmp_path: Path, agent: str, **kwargs: Any) -> RunResult:
     opts = RunOptions(out=str(tmp_path / "traces"), **kwargs)
     return run_suite(suite, load_agent(agent=agent), opts)
@@ -57,7 +63,8 @@ def test_adaptive_stops_a_clear_pass_early_and_records_traces(tmp_path: Path) ->
     (test,) = result.tests
     assert test.verdict is Verdict.PASS
     # log(1/0.05) / log(0.9/0.8) = 25.4: the SPRT settles after 26 straight passes.
-    assert test.decided_at == 26 and test.n == 26 and len(result.trials) == 26
+    assert test.sequential is not None and test.sequential.decided_at == 26
+    assert test.n == 26 and len(result.trials) == 26
     assert result.exit_code() == 0
     analysis = assay.analyze(tmp_path / "traces")
     row = analysis.tests.row(0, named=True)
@@ -66,7 +73,7 @@ def test_adaptive_stops_a_clear_pass_early_and_records_traces(tmp_path: Path) ->
     assert set(map(tuple, analysis.trials["tool_sequence"].to_list())) == {("search", "book")}
     assert analysis.trials["suite"].unique().to_list() == ["suite"]
     assert {len(checks) for checks in analysis.trials["checks"].to_list()} == {5}
-    assert result.to_analysis().tests[0].verdict is Verdict.PASS
+    assert "SPRT settled after 26 of 40 trials: pass rate above 80%" in test.verdict_reason
 
 
 def test_fixed_runs_every_trial_and_uses_the_wilson_verdict(tmp_path: Path) -> None:
@@ -74,7 +81,7 @@ def test_fixed_runs_every_trial_and_uses_the_wilson_verdict(tmp_path: Path) -> N
         _suite(tmp_path, ONE), tmp_path, "assay_test_agents:async_echo", adaptive=False, runs=12
     )
     (test,) = result.tests
-    assert test.n == 12 and test.passed == 12 and test.method == "fixed"
+    assert test.n == 12 and test.passed == 12 and test.sequential is None
     expected = threshold_verdict(wilson_interval(12, 12), 0.8).verdict
     assert test.verdict is expected is Verdict.INCONCLUSIVE  # Wilson low of 12/12 is 0.757
     assert test.interval == wilson_interval(12, 12)
@@ -85,8 +92,10 @@ def test_failed_checks_fail_trials_and_fail_the_test_quickly(tmp_path: Path) -> 
     result = _run(_suite(tmp_path, body), tmp_path, "assay_test_agents:echo", concurrency=1)
     (test,) = result.tests
     assert test.verdict is Verdict.FAIL and test.passed == 0
-    assert test.decided_at == 3  # three failures: 3·log(0.1/0.2) < log(0.2)
-    assert all("output contains: no" in r.failed_checks for r in result.trials)
+    assert test.sequential is not None
+    assert test.sequential.decided_at == 3  # three failures: 3·log(0.1/0.2) < log(0.2)
+    failed = _failed_checks(tmp_path / "traces")
+    assert len(failed) == 3 and all("output contains: no" in names for names in failed)
     assert result.exit_code() == 1
 
 
@@ -129,7 +138,7 @@ def test_max_trials_is_never_exceeded(tmp_path: Path) -> None:
     assert len(result.trials) == 10
     assert result.stop_reason and "--max-trials 10" in result.stop_reason
     assert {t.verdict for t in result.tests} == {Verdict.INCONCLUSIVE}
-    assert all("max-trials" in t.reason for t in result.tests)
+    assert all("max-trials" in " ".join((t.verdict_reason, *t.notes)) for t in result.tests)
     assert result.exit_code() == 3 and result.exit_code(inconclusive_ok=True) == 0
 
 
@@ -207,10 +216,9 @@ tests:
     opts = RunOptions(out=str(tmp_path / "t"), adaptive=False)
     result = run_suite(suite, load_agent(command=f"{command_agent} tools"), opts)
     assert [r.outcome for r in result.trials] == ["pass", "pass"]
-    assert [(r.input_tokens, r.output_tokens, r.scores) for r in result.trials] == [
-        (10, 5, (90.0,))
-    ] * 2
-    assert result.tests[0].mean_score == 90.0
+    assert [(r.input_tokens, r.output_tokens) for r in result.trials] == [(10, 5)] * 2
+    score = result.tests[0].score
+    assert score is not None and score.mean == 90.0 and score.n == 2
 
 
 @pytest.mark.parametrize(
@@ -281,21 +289,22 @@ tests:
     thresholds: {max_latency: 1}
     variance: {runs: 3}
 """
-    result = _run(_suite(tmp_path, body), tmp_path, "assay_test_agents:sleeps", adaptive=False)
-    assert all("latency <= 1 ms" in r.failed_checks for r in result.trials)
+    _run(_suite(tmp_path, body), tmp_path, "assay_test_agents:sleeps", adaptive=False)
+    failed = _failed_checks(tmp_path / "traces")
+    assert len(failed) == 3 and all("latency <= 1 ms" in names for names in failed)
 
 
 def test_results_feed_the_sequential_test_in_index_order() -> None:
-    from assay.run._options import build_sequential
+    from assay.run._options import test_judgement
     from assay.run._results import TrialRecord
     from assay.run._state import TestState
     from assay.stats import SequentialDecision
 
     suite_test = load_suite_text("tests:\n  - {name: t, input: 1, variance: {runs: 40}}\n")
-    state = TestState(suite_test, 40, 0.8, 0.95, build_sequential(suite_test, RunOptions()))
+    state = TestState(suite_test, 40, test_judgement(suite_test, RunOptions()))
 
     def record(index: int, outcome: str) -> TrialRecord:
-        return TrialRecord("t", index, outcome, 0.0, 0, 0, 0, 0.0, (), (), None)
+        return TrialRecord("t", index, outcome, 0.0, 0, 0, 0, 0.0)
 
     # Trials 1-3 fail fast and finish first; trial 0 (a pass) is still running.
     for i in (1, 2, 3):
@@ -333,7 +342,8 @@ tests:
     excluded = _run(suite, tmp_path, "assay_test_agents:raises", errors="exclude")
     (test,) = excluded.tests
     assert test.n == 0 and test.errors == 6 and test.verdict is Verdict.INCONCLUSIVE
-    assert excluded.to_analysis().options["errors"] == "exclude"
+    assert excluded.result.options["run_id"] == excluded.run_id
+    assert "no trials left to judge" in test.verdict_reason
     with pytest.raises(assay.errors.ConfigError, match="--errors"):
         RunOptions(errors="ignore")
 
@@ -360,8 +370,10 @@ tests:
     result = run_suite(_suite(tmp_path, body), load_agent(command=f"{command_agent} tools"), opts)
     low, mean, fine = result.tests
     assert low.passed == 0  # every trial scored below min_score
-    assert mean.verdict is Verdict.FAIL and "mean score 60.0 < min_mean_score 70" in mean.reason
-    assert fine.verdict is Verdict.PASS and fine.mean_score == 95.0
+    assert mean.verdict is Verdict.FAIL and "mean score 60 is below the minimum 70" in (
+        mean.verdict_reason
+    )
+    assert fine.verdict is Verdict.PASS and fine.score is not None and fine.score.mean == 95.0
 
 
 @settings(max_examples=40, deadline=None)
@@ -369,17 +381,17 @@ tests:
 def test_completion_order_never_changes_the_decision(
     outcomes: list[bool], rng: random.Random
 ) -> None:
-    from assay.run._options import build_sequential
+    from assay.run._options import test_judgement
     from assay.run._results import TrialRecord
     from assay.run._state import TestState
 
     test = load_suite_text("tests:\n  - {name: t, input: 1, variance: {runs: 40}}\n")
 
     def decide(order: list[int]) -> tuple[object, object, int]:
-        state = TestState(test, 40, 0.8, 0.95, build_sequential(test, RunOptions()))
+        state = TestState(test, 40, test_judgement(test, RunOptions()))
         for i in order:
             outcome = "pass" if outcomes[i] else "fail"
-            state.feed(TrialRecord("t", i, outcome, 0.0, 0, 0, 0, 0.0, (), (), None))
+            state.feed(TrialRecord("t", i, outcome, 0.0, 0, 0, 0, 0.0))
         return state.decision, state.decided_at, state.passed
 
     in_order = list(range(len(outcomes)))

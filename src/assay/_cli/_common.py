@@ -70,11 +70,25 @@ class Adjust(StrEnum):
 
 
 Paths = Annotated[list[str], typer.Argument(help="Trace set(s): folders, globs or Parquet files.")]
-Threshold = Annotated[float, typer.Option(help="Required pass rate.")]
-Confidence = Annotated[float, typer.Option(help="Two-sided confidence level of intervals.")]
+Threshold = Annotated[
+    float | None,
+    typer.Option(
+        "--threshold",
+        "--pass-rate",
+        help="Required pass rate (default: what the trials record, else 0.8).",
+    ),
+]
+Confidence = Annotated[
+    float | None,
+    typer.Option(help="Two-sided confidence of intervals (default: as recorded, else 0.95)."),
+]
 CIMethodOpt = Annotated[CIMethod, typer.Option("--ci-method", help="Pass-rate interval method.")]
 Errors = Annotated[
-    ErrorsPolicy, typer.Option(help="Count error trials as failures, or exclude them from n.")
+    ErrorsPolicy | None,
+    typer.Option(
+        help="Count error trials as failures, or exclude them from n (default: as recorded, "
+        "else count)."
+    ),
 ]
 MinScore = Annotated[
     float | None, typer.Option(help="A score below this fails a trial without an outcome.")
@@ -86,17 +100,39 @@ TestAttribute = Annotated[
 Ks = Annotated[str, typer.Option("--k", help="The k of pass@k and pass^k, e.g. 1,5,10.")]
 ScoreCIOpt = Annotated[ScoreCI, typer.Option("--score-ci", help="Interval of mean scores.")]
 MinMeanScore = Annotated[
-    float | None, typer.Option(help="Variance check: the mean score must reach this.")
+    float | None,
+    typer.Option(help="Variance check: the mean score must reach this (default: as recorded)."),
 ]
 MaxStdDev = Annotated[
-    float | None, typer.Option(help="Variance check: score standard deviation at most this.")
+    float | None,
+    typer.Option(help="Variance check: score std dev at most this (default: as recorded)."),
 ]
 Test = Annotated[ExactTest, typer.Option("--test", help="Exact test of a regression.")]
-Alpha = Annotated[float, typer.Option(help="Significance level of regression tests.")]
-Delta = Annotated[float, typer.Option(help="Smallest drop in pass rate that must be detected.")]
+Alpha = Annotated[
+    float,
+    typer.Option(help="Significance level: the chance of a wrong verdict against the baseline."),
+]
+Delta = Annotated[
+    float, typer.Option(help="The smallest difference in pass rate that matters (0.1 = 10 points).")
+]
 Power = Annotated[float, typer.Option(help="Power needed to call 'no regression' a PASS.")]
 AdjustOpt = Annotated[
     Adjust, typer.Option("--adjust", help="Adjust verdicts for testing many tests at once.")
+]
+Quiet = Annotated[
+    bool, typer.Option("--quiet", "-q", help="Less output: the summary box only, no progress.")
+]
+Formats = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--format",
+        help="Output format, repeatable: NAME or NAME:PATH, NAME one of console, json, "
+        "junit, markdown, github (annotations), html. Default: console.",
+    ),
+]
+Output = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", help="Write the one format given without a PATH here."),
 ]
 InconclusiveOk = Annotated[
     bool, typer.Option("--inconclusive-ok", help="Exit 0 instead of 3 on INCONCLUSIVE.")
@@ -138,7 +174,7 @@ def analysis_options(flags: Mapping[str, Any]) -> dict[str, Any]:
 
     Flags a command does not offer keep the library's defaults; choices become their values.
     """
-    from assay._options import parse_ks
+    from assay.judgement import parse_ks
 
     options: dict[str, Any] = {}
     for flag, keyword in _ANALYSIS_KEYWORDS.items():
@@ -147,7 +183,7 @@ def analysis_options(flags: Mapping[str, Any]) -> dict[str, Any]:
         value = flags[flag]
         if flag == "k":
             value = parse_ks(value)
-        elif isinstance(value, StrEnum):
+        elif isinstance(value, StrEnum):  # a choice: its value
             value = value.value
         options[keyword] = value
     return options

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,8 +79,13 @@ def emit(
     quiet: bool = False,
     inconclusive_ok: bool = False,
     trace_url: str | None = None,
+    trials_of: Mapping[str, int] | None = None,
 ) -> None:
-    """Render each requested format and write it (files first, then stdout)."""
+    """Render each requested format and write it (files first, then stdout).
+
+    ``trials_of`` (test id → the most trials it could use) adds the ``trials`` column of
+    ``assay run`` to the console table.
+    """
     import os
 
     from rich.console import Console
@@ -99,9 +105,9 @@ def emit(
                 # Piped output gets a wide table rather than rich's 80-column default; rich
                 # drops colour when stdout is not a terminal and honours NO_COLOR.
                 console = Console() if sys.stdout.isatty() else Console(width=120)
-                rp.render_console(result, console, quiet=quiet, trials=rows)
+                rp.render_console(result, console, quiet=quiet, trials=rows, trials_of=trials_of)
                 continue
-            text = _console_text(result, quiet, rows)
+            text = _console_text(result, quiet, rows, trials_of)
         elif name == "json":
             text = rp.render_json(result)
         elif name == "junit":
@@ -125,7 +131,12 @@ def emit(
             write_text(path, text, append=append)
 
 
-def _console_text(result: AnalysisResult, quiet: bool, rows: list[dict[str, Any]] | None) -> str:
+def _console_text(
+    result: AnalysisResult,
+    quiet: bool,
+    rows: list[dict[str, Any]] | None,
+    trials_of: Mapping[str, int] | None,
+) -> str:
     import io
 
     from rich.console import Console
@@ -133,5 +144,6 @@ def _console_text(result: AnalysisResult, quiet: bool, rows: list[dict[str, Any]
     from assay.report import render_console
 
     buffer = io.StringIO()
-    render_console(result, Console(file=buffer, no_color=True, width=120), quiet=quiet, trials=rows)
+    console = Console(file=buffer, no_color=True, width=120)
+    render_console(result, console, quiet=quiet, trials=rows, trials_of=trials_of)
     return buffer.getvalue()

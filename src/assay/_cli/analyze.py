@@ -11,19 +11,6 @@ import typer
 from assay._cli import _common as o
 from assay._cli._emit import emit, parse_formats
 
-Formats = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--format",
-        help="Output format, repeatable: NAME or NAME:PATH, NAME one of console, json, "
-        "junit, markdown, github (annotations), html. Default: console.",
-    ),
-]
-Output = Annotated[
-    Path | None,
-    typer.Option("--output", "-o", help="Write the one format given without a PATH here."),
-]
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Console: the summary box only.")]
 TraceUrl = Annotated[
     str | None,
     typer.Option(
@@ -35,13 +22,13 @@ TraceUrl = Annotated[
 
 def analyze(
     paths: o.Paths,
-    threshold: o.Threshold = 0.80,
-    confidence: o.Confidence = 0.95,
+    threshold: o.Threshold = None,
+    confidence: o.Confidence = None,
     ci_method: o.CIMethodOpt = o.CIMethod.WILSON,
-    format: Formats = None,
-    output: Output = None,
-    quiet: Quiet = False,
-    errors: o.Errors = o.ErrorsPolicy.COUNT,
+    format: o.Formats = None,
+    output: o.Output = None,
+    quiet: o.Quiet = False,
+    errors: o.Errors = None,
     min_score: o.MinScore = None,
     test_attribute: o.TestAttribute = "assay.test.id",
     k: o.Ks = "1,5,10",
@@ -97,13 +84,13 @@ def compare(
     delta: o.Delta = 0.10,
     power: o.Power = 0.80,
     adjust: o.AdjustOpt = o.Adjust.NONE,
-    threshold: o.Threshold = 0.80,
-    confidence: o.Confidence = 0.95,
+    threshold: o.Threshold = None,
+    confidence: o.Confidence = None,
     ci_method: o.CIMethodOpt = o.CIMethod.WILSON,
-    format: Formats = None,
-    output: Output = None,
-    quiet: Quiet = False,
-    errors: o.Errors = o.ErrorsPolicy.COUNT,
+    format: o.Formats = None,
+    output: o.Output = None,
+    quiet: o.Quiet = False,
+    errors: o.Errors = None,
     min_score: o.MinScore = None,
     test_attribute: o.TestAttribute = "assay.test.id",
     k: o.Ks = "1,5,10",
@@ -131,10 +118,10 @@ def report(
     output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")] = Path(
         "assay-report.html"
     ),
-    threshold: o.Threshold = 0.80,
-    confidence: o.Confidence = 0.95,
+    threshold: o.Threshold = None,
+    confidence: o.Confidence = None,
     ci_method: o.CIMethodOpt = o.CIMethod.WILSON,
-    errors: o.Errors = o.ErrorsPolicy.COUNT,
+    errors: o.Errors = None,
     min_score: o.MinScore = None,
     test_attribute: o.TestAttribute = "assay.test.id",
     k: o.Ks = "1,5,10",

@@ -22,7 +22,8 @@ class PlanFormat(StrEnum):
 
 def plan(
     threshold: Annotated[
-        float | None, typer.Option(help="Threshold check: the required pass rate.")
+        float | None,
+        typer.Option("--threshold", "--pass-rate", help="Threshold check: the required pass rate."),
     ] = None,
     expected: Annotated[
         float | None, typer.Option(help="Threshold check: the true pass rate you expect.")
@@ -33,7 +34,9 @@ def plan(
     delta: o.Delta = 0.10,
     alpha: o.Alpha = 0.05,
     power: Annotated[float, typer.Option(help="Wanted probability of the right verdict.")] = 0.80,
-    confidence: o.Confidence = 0.95,
+    confidence: Annotated[
+        float, typer.Option(help="Two-sided confidence of the interval that decides.")
+    ] = 0.95,
     ci_method: o.CIMethodOpt = o.CIMethod.WILSON,
     test: Annotated[
         o.ExactTest, typer.Option("--test", help="Exact test of the regression check.")

@@ -6,14 +6,13 @@ code (0 all PASS, 1 any FAIL, 2 usage or input error, 3 INCONCLUSIVE and no FAIL
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from assay._cli._common import fail
-from assay.errors import AssayError
+from assay._cli import _common as o
+from assay._cli._emit import emit, parse_formats
 
 
 def run_command(
@@ -29,7 +28,10 @@ def run_command(
         int | None, typer.Option("--runs", help="Maximum trials per test (default: suite, 30).")
     ] = None,
     pass_rate: Annotated[
-        float | None, typer.Option("--pass-rate", help="Required pass rate (default: suite, 0.8).")
+        float | None,
+        typer.Option(
+            "--threshold", "--pass-rate", help="Required pass rate (default: the suite's, 0.8)."
+        ),
     ] = None,
     difficulty: Annotated[
         str | None, typer.Option("--difficulty", help="Only tests of this difficulty.")
@@ -53,18 +55,23 @@ def run_command(
         str, typer.Option("--sequential", help="Adaptive method: sprt | confidence-sequence.")
     ] = "sprt",
     delta: Annotated[
-        float, typer.Option("--delta", help="Indifference zone: [threshold, threshold+delta].")
+        float,
+        typer.Option(
+            help="The smallest difference in pass rate that matters (0.1 = 10 points): the "
+            "indifference zone [threshold, threshold + delta]."
+        ),
     ] = 0.1,
     alpha: Annotated[
         float | None,
-        typer.Option("--alpha", help="P(PASS) bound at the threshold (default 1-confidence)."),
+        typer.Option(
+            help="Significance level: the chance of a wrong PASS at the threshold (default "
+            "1 - the suite's confidence)."
+        ),
     ] = None,
     beta: Annotated[
         float, typer.Option("--beta", help="P(FAIL) bound at threshold + delta.")
     ] = 0.2,
-    errors: Annotated[
-        str, typer.Option("--errors", help="Error trials: count (as failures) or exclude.")
-    ] = "count",
+    errors: o.Errors = None,
     max_trials: Annotated[
         int | None, typer.Option("--max-trials", help="Budget: trials in the whole run.")
     ] = None,
@@ -87,70 +94,91 @@ def run_command(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the plan (trials, cost) and run nothing.")
     ] = False,
-    inconclusive_ok: Annotated[
-        bool, typer.Option("--inconclusive-ok", help="Exit 0 instead of 3 on INCONCLUSIVE.")
+    inconclusive_ok: o.InconclusiveOk = False,
+    quiet: o.Quiet = False,
+    strict: Annotated[
+        bool,
+        typer.Option("--strict", help="Exit 2 if a file has fields assay cannot honour."),
     ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress display.")] = False,
-    output_format: Annotated[
-        str, typer.Option("--format", help="console, or json (the assay.analysis/v1 document).")
-    ] = "console",
+    format: o.Formats = None,
+    output: o.Output = None,
 ) -> None:
     """Run an agent's test suite many times (adaptively, within budgets) and record traces.
 
     Exit codes: 0 all PASS, 1 any FAIL, 2 usage or input error, 3 INCONCLUSIVE and no FAIL,
     130 interrupted.
     """
+    import sys
+
     from rich.console import Console
 
-    stdout = Console()
+    from assay import report as rp
+    from assay import run as r
+    from assay.run._suite_load import filter_error
+
+    targets = parse_formats(format, output)
     stderr = Console(stderr=True)
-    try:
-        from assay import run as r
+    loaded = r.load_suite(suite)
+    if strict and loaded.findings:
         from assay.errors import ConfigError
-        from assay.run._suite_load import filter_error
 
-        if output_format not in ("console", "json"):
-            raise ConfigError(f"--format must be console or json (got {output_format!r})")
-
-        loaded = r.load_suite(suite)
-        tests = loaded.select(difficulty=difficulty, tags=tag or ())
-        if not tests:
-            raise filter_error(difficulty, tag or ())
-        price_table = r.load_prices(prices) if prices is not None else None
-        options = r.RunOptions(
-            runs=runs,
-            pass_rate=pass_rate,
-            adaptive=not fixed,
-            method=sequential,
-            delta=delta,
-            alpha=alpha,
-            beta=beta,
-            errors=errors,
-            concurrency=concurrency,
-            timeout=timeout,
-            out=str(out),
-            seed=seed,
-            budget=r.Budget(max_trials, max_tokens, max_cost, max_time),
-            prices=price_table,
-            agent_version=agent_version,
-            run_id=run_id,
+        for finding in loaded.findings:
+            stderr.print(f"assay: warning: {finding.message}", markup=False, highlight=False)
+        raise ConfigError(
+            f"--strict: {len(loaded.findings)} file(s) have fields assay cannot honour "
+            "(listed above)"
         )
-        rows = r.plan(tests, options)  # validates the sequential design of every test
-        the_agent = r.load_agent(agent=agent, command=command, url=url)
-        if dry_run:
-            r.render_plan(rows, options, the_agent.description, stdout, price_table)
-            raise SystemExit(0)
-        progress = None if quiet else r.RichProgress(stderr)
-        result = r.run_suite(loaded, the_agent, options, tests=tests, progress=progress)
-    except AssayError as exc:
-        fail(str(exc))
-    if output_format == "json":
-        from assay.report import render_json
-
-        sys.stdout.write(render_json(result.to_analysis()))
-        r.render_summary(result, stderr)
+    tests = loaded.select(difficulty=difficulty, tags=tag or ())
+    if not tests:
+        raise filter_error(difficulty, tag or ())
+    price_table = r.load_prices(prices) if prices is not None else None
+    options = r.RunOptions(
+        runs=runs,
+        pass_rate=pass_rate,
+        adaptive=not fixed,
+        method=sequential,
+        delta=delta,
+        alpha=alpha,
+        beta=beta,
+        errors=errors.value if errors is not None else "count",
+        concurrency=concurrency,
+        timeout=timeout,
+        out=str(out),
+        seed=seed,
+        budget=r.Budget(max_trials, max_tokens, max_cost, max_time),
+        prices=price_table,
+        agent_version=agent_version,
+        run_id=run_id,
+    )
+    rows = r.plan(tests, options)  # validates the sequential design of every test
+    per_test: dict[str, r.Agent] = {}
+    if agent is None and command is None and url is None:
+        # EvalView's layout: the files (or the folder's config.yaml) name the endpoint.
+        the_agent, per_test = r.agents_for(tests, loaded.agent)
     else:
-        r.render_result(result, stdout if sys.stdout.isatty() else Console(width=140))
+        the_agent = r.load_agent(agent=agent, command=command, url=url)
+    if dry_run:
+        rp.render_plan(rows, options, the_agent.description, Console(), price_table)
+        raise SystemExit(0)
+    progress = None if quiet else rp.RichProgress(stderr)
+    result = r.run_suite(
+        loaded, the_agent, options, tests=tests, progress=progress, agents=per_test
+    )
+    if result.analysis is not None:
+        emit(
+            result.analysis,
+            targets,
+            quiet=quiet,
+            inconclusive_ok=inconclusive_ok,
+            trials_of=result.max_runs,
+        )
+    # The summary goes where the console table went; a document on stdout keeps it clean.
+    document_on_stdout = any(path is None and name != "console" for name, path in targets)
+    if document_on_stdout:
+        summary = stderr
+    else:
+        summary = Console() if sys.stdout.isatty() else Console(width=120)
+    rp.render_run_summary(result, summary)
     if result.interrupted:
         raise SystemExit(130)
     raise SystemExit(result.exit_code(inconclusive_ok))

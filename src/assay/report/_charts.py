@@ -13,7 +13,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from assay.report._text import passk_points
+from assay.report._text import passk_points, shown_interval
+from assay.stats import Factor, ScoreSummary
+from assay.verdict import RegressionResult, TestResult
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -64,23 +66,26 @@ def _percent_axis(ax: Axes, axis: str = "x") -> None:
     target.set_major_formatter(PercentFormatter(1.0, decimals=0))
 
 
-def overview_chart(tests: Sequence[Mapping[str, Any]]) -> Figure:
-    """Each test's pass rate (dot) and interval (whisker) against its threshold (red tick)."""
+def overview_chart(tests: Sequence[TestResult]) -> Figure:
+    """Each test's pass rate (dot) and interval (whisker) against its threshold (red tick).
+
+    The interval is the anytime-valid one for a sequential verdict, else the confidence one.
+    """
     fig = _figure(9, 0.45 * len(tests) + 1.1)
     ax = fig.add_subplot()
     labels = []
     for row, test in enumerate(reversed(tests)):
-        labels.append(f"{test['test_id']}  {test['verdict']}")
-        colour = COLOURS.get(test["verdict"], GREY)
-        ci, rate = test["ci"], test["pass_rate"]
-        if ci["low"] is not None:
-            ax.plot([ci["low"], ci["high"]], [row, row], color=colour, linewidth=3, alpha=0.6)
-            for end in (ci["low"], ci["high"]):
+        labels.append(f"{test.test_id}  {test.verdict.value}")
+        colour = COLOURS[test.verdict.value]
+        shown, rate = shown_interval(test), test.pass_rate
+        if shown is not None:
+            ax.plot(list(shown), [row, row], color=colour, linewidth=3, alpha=0.6)
+            for end in shown:
                 ax.plot([end, end], [row - 0.18, row + 0.18], color=colour, linewidth=1.5)
         if rate is not None:
             ax.plot([rate], [row], "o", color=colour, markersize=8)
             ax.annotate(
-                f"{100 * rate:.1f}%  ({test['passed']}/{test['n']})",
+                f"{100 * rate:.1f}%  ({test.passed}/{test.n})",
                 (1.01, row),
                 xycoords=("axes fraction", "data"),
                 va="center",
@@ -89,7 +94,7 @@ def overview_chart(tests: Sequence[Mapping[str, Any]]) -> Figure:
             )
         else:
             ax.annotate("no trials counted", (0.01, row), va="center", fontsize=9, color=GREY)
-        ax.plot([test["threshold"]] * 2, [row - 0.4, row + 0.4], color="#24292f", linestyle="--")
+        ax.plot([test.threshold] * 2, [row - 0.4, row + 0.4], color="#24292f", linestyle="--")
     ax.set_yticks(range(len(labels)), labels)
     ax.set_ylim(-0.6, len(labels) - 0.4)
     ax.set_xlim(0, 1)
@@ -103,7 +108,7 @@ def score_chart(
     name: str,
     passing: Sequence[float],
     failing: Sequence[float],
-    summary: Mapping[str, Any] | None,
+    summary: ScoreSummary | None,
 ) -> Figure:
     """Histogram of one score, passing and failing trials stacked, with the mean's interval."""
     fig = _figure(4.6, 2.8)
@@ -119,10 +124,10 @@ def score_chart(
         color=[PASS_COLOUR, FAIL_COLOUR],
         label=[f"passing ({len(passing)})", f"failing ({len(failing)})"],
     )
-    if summary and summary.get("mean") is not None:
-        if summary.get("ci_low") is not None and summary.get("ci_high") is not None:
-            ax.axvspan(summary["ci_low"], summary["ci_high"], color=GREY, alpha=0.2)
-        ax.axvline(summary["mean"], color="#24292f", linestyle="--", label="mean (and CI)")
+    if summary is not None:
+        if summary.ci_low is not None and summary.ci_high is not None:
+            ax.axvspan(summary.ci_low, summary.ci_high, color=GREY, alpha=0.2)
+        ax.axvline(summary.mean, color="#24292f", linestyle="--", label="mean (and CI)")
     ax.set_title(f"score: {name}", fontsize=10, loc="left")
     ax.set_ylabel("trials")
     ax.legend(fontsize=8, frameon=False)
@@ -155,14 +160,14 @@ def variants_chart(variants: Sequence[Mapping[str, Any]], labels: Sequence[str])
     return fig
 
 
-def factors_chart(factors: Sequence[Mapping[str, Any]]) -> Figure:
+def factors_chart(factors: Sequence[Factor]) -> Figure:
     """The flakiness factors, each in [0, 1] (0 = perfectly steady)."""
     fig = _figure(4.6, 0.4 * len(factors) + 1.0)
     ax = fig.add_subplot()
     rows = range(len(factors))[::-1]
-    values = [float(f.get("value") or 0.0) for f in factors]
+    values = [f.value for f in factors]
     ax.barh(list(rows), values, color="#8250df")
-    ax.set_yticks(list(rows), [str(f.get("name", "")).replace("_", " ") for f in factors])
+    ax.set_yticks(list(rows), [f.name.replace("_", " ") for f in factors])
     ax.set_xlim(0, 1)
     ax.set_xlabel("contribution (0 steady → 1 erratic)")
     ax.set_title("flakiness factors", fontsize=10, loc="left")
@@ -171,7 +176,7 @@ def factors_chart(factors: Sequence[Mapping[str, Any]]) -> Figure:
 
 
 def passk_chart(
-    pass_at_k: Mapping[str, Any] | None, pass_hat_k: Mapping[str, Any] | None
+    pass_at_k: Mapping[str, float | None] | None, pass_hat_k: Mapping[str, float | None] | None
 ) -> Figure:
     """pass@k (at least one of k succeeds) and pass^k (all k succeed) against k."""
     fig = _figure(4.6, 2.8)
@@ -192,33 +197,31 @@ def passk_chart(
     return fig
 
 
-def regression_chart(test: Mapping[str, Any]) -> Figure:
+def regression_chart(test: TestResult, regression: RegressionResult) -> Figure:
     """Baseline against current pass rate, the current interval, and the threshold."""
-    regression = test["regression"]
     fig = _figure(4.6, 2.6)
     ax = fig.add_subplot()
-    base = regression["baseline_passed"] / regression["baseline_n"]
-    current = test["pass_rate"] or 0.0
-    ax.barh([1, 0], [base, current], color=[GREY, COLOURS.get(test["verdict"], GREY)])
-    ci = test["ci"]
-    if ci["low"] is not None:
+    base = regression.baseline_passed / regression.baseline_n
+    current = test.pass_rate or 0.0
+    ax.barh([1, 0], [base, current], color=[GREY, COLOURS[test.verdict.value]])
+    if test.interval is not None:
         ax.errorbar(
             [current],
             [0],
-            xerr=[[current - ci["low"]], [ci["high"] - current]],
+            xerr=[[current - test.interval.low], [test.interval.high - current]],
             color="#24292f",
             capsize=4,
         )
-    ax.axvline(test["threshold"], color="#24292f", linestyle="--")
+    ax.axvline(test.threshold, color="#24292f", linestyle="--")
     ax.set_yticks(
         [1, 0],
         [
-            f"baseline {regression['baseline_passed']}/{regression['baseline_n']}",
-            f"current {test['passed']}/{test['n']}",
+            f"baseline {regression.baseline_passed}/{regression.baseline_n}",
+            f"current {test.passed}/{test.n}",
         ],
     )
     ax.set_xlim(0, 1)
     _percent_axis(ax)
-    ax.set_title(f"vs baseline: regression {regression.get('verdict')}", fontsize=10, loc="left")
+    ax.set_title(f"vs baseline: regression {regression.verdict.value}", fontsize=10, loc="left")
     _style(ax)
     return fig

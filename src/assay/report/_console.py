@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 from rich.console import Console, Group
@@ -19,8 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from assay.report import _text as tx
-from assay.report._json import analysis_to_dict
-from assay.verdict import AnalysisResult
+from assay.verdict import AnalysisResult, TestResult, Verdict
 
 VERDICT_STYLE = {"PASS": "bold green", "FAIL": "bold red", "INCONCLUSIVE": "bold yellow"}
 BAR_WIDTH = 20
@@ -85,92 +83,103 @@ def sparkline(values: Sequence[float], bins: int = 10) -> str:
 
 
 def _scores_by_test(
-    trials: Sequence[Mapping[str, Any]] | None,
+    trials: Sequence[Mapping[str, object]] | None,
 ) -> dict[str, dict[str, list[float]]]:
+    """Test id → score name → values, from trials-table rows (for the sparklines)."""
     out: dict[str, dict[str, list[float]]] = {}
     for row in trials or ():
         per_name = out.setdefault(str(row["test_id"]), {})
-        for score in row.get("scores") or ():
-            if score.get("value") is not None:
+        scores = row["scores"] if "scores" in row else None
+        for score in scores if isinstance(scores, list) else ():
+            if isinstance(score, Mapping) and score["value"] is not None:
                 per_name.setdefault(str(score["name"]), []).append(float(score["value"]))
     return out
 
 
-LEGEND = "bar: 0–100%, ━ interval, ● observed rate, ┃ threshold"
+LEGEND = "bar: 0–100%, ━ interval (anytime-valid for a sequential verdict), ● rate, ┃ threshold"
 _FIXED_COLUMNS = 95
 """Width of the table without the test column: 68 of text and borders, 27 for the bar."""
 
 
-def _bar_fits(tests: Sequence[Mapping[str, Any]], width: int) -> bool:
+def _bar_fits(tests: Sequence[TestResult], width: int) -> bool:
     """Whether the bar column fits beside a readable test column."""
-    longest = max((len(t["test_id"]) for t in tests), default=4)
+    longest = max((len(t.test_id) for t in tests), default=4)
     return width - _FIXED_COLUMNS >= min(longest, 20)
 
 
-def _verdict_table(tests: Sequence[Mapping[str, Any]], confidence: Any, with_bar: bool) -> Table:
-    level = f"{100 * confidence:g}% CI" if isinstance(confidence, int | float) else "CI"
+def _level(tests: Sequence[TestResult]) -> str:
+    levels = {t.interval.confidence for t in tests if t.interval is not None}
+    return f"{100 * levels.pop():g}% CI" if len(levels) == 1 else "CI"
+
+
+def verdict_table(
+    tests: Sequence[TestResult], with_bar: bool, trials_of: Mapping[str, int] | None = None
+) -> Table:
+    """The verdict table: one row per test (and, for a run, the trials used of the maximum)."""
     table = Table(
         title="assay verdicts",
         title_justify="left",
         header_style="bold",
-        caption=LEGEND,
+        caption=LEGEND if with_bar else None,
         caption_justify="left",
     )
-    longest = max((len(t["test_id"]) for t in tests), default=4)
+    longest = max((len(t.test_id) for t in tests), default=4)
     table.add_column("test", overflow="fold", min_width=min(longest, 16), max_width=32)
     table.add_column("verdict", no_wrap=True)
     table.add_column("rate (passed/n)", justify="right", no_wrap=True)
-    table.add_column(level, justify="center", no_wrap=True)
+    table.add_column(_level(tests), justify="center", no_wrap=True)
     if with_bar:
         table.add_column("against the threshold", no_wrap=True)
     table.add_column("errors", justify="right", no_wrap=True)
+    if trials_of is not None:
+        table.add_column("trials", justify="right", no_wrap=True)
     for test in tests:
-        ci = test["ci"]
-        style = VERDICT_STYLE.get(test["verdict"], "")
-        interval = "—" if ci["low"] is None else f"[{tx.pct(ci['low'])}, {tx.pct(ci['high'])}]"
+        style = VERDICT_STYLE[test.verdict.value]
         cells = [
-            Text(test["test_id"]),
-            Text(test["verdict"], style=style),
-            Text(f"{tx.pct(test['pass_rate'])} ({test['passed']}/{test['n']})"),
-            Text(interval),
-            _bar(test),
-            Text(str(test["errors"])),
+            Text(test.test_id),
+            Text(test.verdict.value, style=style),
+            Text(tx.rate_text(test)),
+            Text(tx.interval_label(test)),
         ]
-        table.add_row(*(cells if with_bar else cells[:4] + cells[5:]))
-    if not with_bar:
-        table.caption = None
+        if with_bar:
+            cells.append(_bar(test))
+        cells.append(Text(str(test.errors)))
+        if trials_of is not None:
+            cells.append(Text(f"{test.trials}/{trials_of.get(test.test_id, test.trials)}"))
+        table.add_row(*cells)
     return table
 
 
-def _bar(test: Mapping[str, Any]) -> Text:
-    ci, style = test["ci"], VERDICT_STYLE.get(test["verdict"], "")
-    return pass_rate_bar(test["pass_rate"], ci["low"], ci["high"], test["threshold"], style=style)
+def _bar(test: TestResult) -> Text:
+    shown = tx.shown_interval(test)
+    low, high = shown if shown is not None else (None, None)
+    style = VERDICT_STYLE[test.verdict.value]
+    return pass_rate_bar(test.pass_rate, low, high, test.threshold, style=style)
 
 
-def _details(test: Mapping[str, Any], scores: Mapping[str, list[float]], bar: bool) -> Group:
-    style = VERDICT_STYLE.get(test["verdict"], "")
+def _details(test: TestResult, scores: Mapping[str, list[float]], bar: bool) -> Group:
+    style = VERDICT_STYLE[test.verdict.value]
     head = Text()
-    head.append(f"{test['verdict']:<12} ", style=style)
-    head.append(test["test_id"], style="bold")
-    head.append(f" — {tx.verdict_reason(test, with_regression=False).split(': ', 1)[-1]}")
+    head.append(f"{test.verdict.value:<12} ", style=style)
+    head.append(test.test_id, style="bold")
+    head.append(f" — {test.verdict_reason}")
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="dim", no_wrap=True)
     grid.add_column()
     rows: list[tuple[str, str | Text]] = []
+    sequential = tx.sequential_text(test)
+    if sequential:
+        rows.append(("interval", sequential))
     if bar:  # the table had no room for it
         rows.append(("pass rate", _bar(test).append("  (━ interval ● rate ┃ threshold)", "dim")))
-    for key, symbol in (("pass_at_k", "pass@"), ("pass_hat_k", "pass^")):
-        text = tx.passk_text(test.get(key), symbol)
+    for ks, symbol in ((test.pass_at_k, "pass@"), (test.pass_hat_k, "pass^")):
+        text = tx.passk_text(ks, symbol)
         if text:
             rows.append((symbol + "k", text))
-    summaries = tx.score_summaries(test)
-    if list(summaries) == [""] and len(scores) == 1:  # an unnamed summary of the only score
-        summaries = {next(iter(scores)): summaries[""]}
-    names = list(summaries) or list(scores)
-    for name in names:
-        line = Text(f"{name}: " if name else "")
-        if name in summaries:
-            line.append(tx.score_text(summaries[name]))
+    for name in list(test.scores) or list(scores):
+        line = Text(f"{name}: ")
+        if name in test.scores:
+            line.append(tx.score_text(test.scores[name]))
         values = scores.get(name, [])
         spark = sparkline(values)
         if spark:
@@ -178,45 +187,56 @@ def _details(test: Mapping[str, Any], scores: Mapping[str, list[float]], bar: bo
             line.append(spark, style="cyan")
             line.append(f" {tx.num(max(values))}", style="dim")
         rows.append(("score", line))
-    tools = tx.tool_consistency_text(test.get("tool_consistency"))
+    tools = tx.tool_consistency_text(test.tool_consistency)
     if tools:
         rows.append(("tools", tools))
-    headline = tx.flakiness_headline(test.get("flakiness"))
+    headline = tx.flakiness_headline(test.flakiness)
     if headline:
         rows.append(("flakiness", headline))
-        if test["verdict"] != "PASS":  # a passing test's variation is detail, not a reason
-            reasons = tx.flakiness_reasons(test["flakiness"], limit=4)
+        if test.verdict is not Verdict.PASS:  # a passing test's variation is detail, no reason
+            reasons = tx.flakiness_reasons(test.flakiness, limit=4)
             rows.extend(("", f"• {reason}") for reason in reasons)
     for i, sentence in enumerate(tx.failure_explanations(test)):
         rows.append(("failures" if i == 0 else "", f"• {sentence}"))
     regression = tx.regression_text(test)
     if regression:
         rows.append(("baseline", regression))
-    rows.extend(("note", note) for note in test.get("notes") or ())
+    if test.first_error:
+        rows.append(("first error", test.first_error))
+    rows.extend(("note", note) for note in test.notes)
     for label, value in rows:
         # Text, not str: a test's words (ids, details) are data, never rich markup.
         grid.add_row(Text(label), Text(value) if isinstance(value, str) else value)
     return Group(head, Padding(grid, (0, 0, 0, 2))) if rows else Group(head)
 
 
-def _summary(document: Mapping[str, Any], tests: Sequence[Mapping[str, Any]]) -> Panel:
-    summary = document["summary"]
-    line = Text(f"{summary['tests']} tests: ")
+def summary_panel(result: AnalysisResult) -> Panel:
+    """The summary box: counts per verdict, the tests that need attention, skipped files."""
+    counts = result.counts
+    line = Text(f"{len(result.tests)} tests: ")
     for i, verdict in enumerate(("PASS", "FAIL", "INCONCLUSIVE")):
         if i:
             line.append(" · ")
-        line.append(f"{summary.get(verdict, 0)} {verdict}", style=VERDICT_STYLE[verdict])
+        line.append(f"{counts[verdict]} {verdict}", style=VERDICT_STYLE[verdict])
     lines: list[Text] = [line]
-    for test in tests:
-        if test["verdict"] != "PASS":
+    for test in tx.by_severity(result.tests):
+        if test.verdict is not Verdict.PASS:
             item = Text("  ")
-            item.append(f"{test['verdict']:<12}", style=VERDICT_STYLE.get(test["verdict"], ""))
-            item.append(f" {test['test_id']}: {tx.rate_text(test)}, {tx.ci_text(test)}")
+            item.append(f"{test.verdict.value:<12}", style=VERDICT_STYLE[test.verdict.value])
+            item.append(f" {test.test_id}: {test.verdict_reason}")
             lines.append(item)
-    skipped = document.get("skipped_files") or []
-    if skipped:
-        lines.append(Text(f"{len(skipped)} unreadable file(s) skipped", style="yellow"))
+    if result.skipped_files:
+        count = len(result.skipped_files)
+        lines.append(Text(f"{count} unreadable file(s) skipped", style="yellow"))
     return Panel(Group(*lines), title="assay summary", title_align="left", expand=False)
+
+
+def quality_lines(result: AnalysisResult) -> list[Text]:
+    """One line per warning finding about the input (``data_quality``)."""
+    return [
+        Text(f"warning: {finding.message}", style="yellow")
+        for finding in result.data_quality.warnings
+    ]
 
 
 def render_console(
@@ -224,30 +244,36 @@ def render_console(
     console: Console,
     *,
     quiet: bool = False,
-    trials: Sequence[Mapping[str, Any]] | None = None,
+    trials: Sequence[Mapping[str, object]] | None = None,
+    trials_of: Mapping[str, int] | None = None,
 ) -> None:
     """Print the verdicts, each test's figures and reasons, and a summary box.
 
     Args:
         result: The analysis result.
         console: Where to print (``Console(no_color=True)`` or ``NO_COLOR`` for plain text).
-        quiet: Print the summary box only.
+        quiet: Print the summary box (and data-quality warnings) only.
         trials: The trials table as rows (``Analysis.trials.to_dicts()``), for the score
             sparklines; optional.
+        trials_of: Test id → the most trials it could have used (``assay run``): adds a
+            ``trials`` column.
     """
-    document = analysis_to_dict(result)
-    tests = tx.by_severity(document["tests"])
+    tests = tx.by_severity(result.tests)
     if not quiet:
         with_bar = _bar_fits(tests, console.width)
-        confidence = document["options"].get("confidence")
-        console.print(_verdict_table(tests, confidence, with_bar))
+        console.print(verdict_table(tests, with_bar, trials_of))
+        for line in quality_lines(result):
+            console.print(line)
         scores = _scores_by_test(trials)
         for test in tests:
             console.print()
-            console.print(_details(test, scores.get(test["test_id"], {}), bar=not with_bar))
+            console.print(_details(test, scores.get(test.test_id, {}), bar=not with_bar))
         console.print()
         for path, reason in result.skipped_files:
             console.print(Text(f"skipped {path}: {reason}", style="yellow"))
         for note in result.notes:
             console.print(Text(note))
-    console.print(_summary(document, tests))
+    else:
+        for line in quality_lines(result):
+            console.print(line)
+    console.print(summary_panel(result))

@@ -16,8 +16,8 @@ from typing import Any
 
 from assay.report import _charts as ch
 from assay.report import _text as tx
-from assay.report._json import analysis_to_dict
-from assay.verdict import AnalysisResult
+from assay.report._json import SCHEMA
+from assay.verdict import AnalysisResult, TestResult, Verdict
 
 Rows = Sequence[Mapping[str, Any]]
 
@@ -117,51 +117,52 @@ class _Charts:
         return ch.to_svg(fig, name, f"assay-{self.count}")
 
 
-def _overview(document: Mapping[str, Any], tests: Rows, charts: _Charts) -> str:
-    summary = document["summary"]
+def _overview(result: AnalysisResult, tests: Sequence[TestResult], charts: _Charts) -> str:
+    counts = result.counts
     cards = "".join(
-        f'<div class="card"><b style="color:{ch.COLOURS[v]}">{summary.get(v, 0)}</b>{v}</div>'
+        f'<div class="card"><b style="color:{ch.COLOURS[v]}">{counts[v]}</b>{v}</div>'
         for v in ("FAIL", "INCONCLUSIVE", "PASS")
     )
     rows = "".join(
-        f'<tr class="{"fail" if t["verdict"] == "FAIL" else ""}">'
-        f'<td><a href="#{_anchor(t["test_id"])}">{_e(t["test_id"])}</a></td>'
-        f'<td><span class="badge {_e(t["verdict"])}">{_e(t["verdict"])}</span></td>'
-        f'<td class="num">{t["passed"]}/{t["n"]}</td><td class="num">{tx.pct(t["pass_rate"])}</td>'
-        f"<td>{_e(tx.ci_text(t))}</td><td class=num>{tx.pct(t['threshold'], 0)}</td>"
-        f'<td class="num">{t["errors"]}</td>'
-        f"<td>{_e(tx.flakiness_headline(t.get('flakiness')) or '—')}</td></tr>"
+        f'<tr class="{"fail" if t.verdict is Verdict.FAIL else ""}">'
+        f'<td><a href="#{_anchor(t.test_id)}">{_e(t.test_id)}</a></td>'
+        f'<td><span class="badge {t.verdict.value}">{t.verdict.value}</span></td>'
+        f'<td class="num">{t.passed}/{t.n}</td><td class="num">{tx.pct(t.pass_rate)}</td>'
+        f"<td>{_e(tx.interval_label(t))}</td><td class=num>{tx.pct(t.threshold, 0)}</td>"
+        f'<td class="num">{t.errors}</td>'
+        f"<td>{_e(tx.flakiness_headline(t.flakiness) or '—')}</td></tr>"
         for t in tests
     )
     chart = charts.svg(ch.overview_chart(tests), "pass-rates") if tests else ""
     return (
-        f'<div class="cards"><div class="card"><b>{summary["tests"]}</b>tests</div>{cards}</div>'
+        f'<div class="cards"><div class="card"><b>{len(tests)}</b>tests</div>{cards}</div>'
         f"<h2>Pass rates against the threshold</h2>{chart}"
         "<table><tr><th>test</th><th>verdict</th><th>passed</th><th>rate</th><th>interval</th>"
         f"<th>threshold</th><th>errors</th><th>flakiness</th></tr>{rows}</table>"
     )
 
 
-def _figures(test: Mapping[str, Any]) -> str:
+def _figures(test: TestResult) -> str:
     items = [_e(line) for line in tx.figure_lines(test)]
-    regression = tx.regression_text(test)
-    if regression:
-        items.append(_e(regression))
-    items += [_e(note) for note in test.get("notes") or ()]
+    for line in (tx.sequential_text(test), tx.regression_text(test)):
+        if line:
+            items.append(_e(line))
+    if test.first_error:
+        items.append(_e(f"first error, {test.first_error}"))
+    items += [_e(note) for note in test.notes]
     return "<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>" if items else ""
 
 
-def _flakiness(test: Mapping[str, Any], charts: _Charts | None) -> tuple[str, str]:
+def _flakiness(test: TestResult, charts: _Charts | None) -> tuple[str, str]:
     """Why the test is flaky (factors, in words and as a chart) and what failures do."""
-    flakiness = test.get("flakiness")
+    flakiness = test.flakiness
     headline = tx.flakiness_headline(flakiness)
     text = chart = ""
-    if headline and isinstance(flakiness, Mapping):
+    if headline and flakiness is not None:
         reasons = "".join(f"<li>{_e(r)}</li>" for r in tx.flakiness_reasons(flakiness, limit=10))
         text = f"<h3>Why it is flaky: {_e(headline)}</h3><ul class=reasons>{reasons}</ul>"
-        factors = [f for f in flakiness.get("factors") or () if isinstance(f, Mapping)]
-        if factors and charts is not None:
-            chart = charts.svg(ch.factors_chart(factors), "flakiness")
+        if flakiness.factors and charts is not None:
+            chart = charts.svg(ch.factors_chart(flakiness.factors), "flakiness")
     explanations = tx.failure_explanations(test, limit=6)
     if explanations:
         items = "".join(f"<li>{_e(line)}</li>" for line in explanations)
@@ -169,16 +170,15 @@ def _flakiness(test: Mapping[str, Any], charts: _Charts | None) -> tuple[str, st
     return text, chart
 
 
-def _score_charts(test: Mapping[str, Any], trials: Rows, charts: _Charts) -> list[str]:
+def _score_charts(test: TestResult, trials: Rows, charts: _Charts) -> list[str]:
     by_name: dict[str, tuple[list[float], list[float]]] = {}
     for row in trials:
         for score in row.get("scores") or ():
             if score and score.get("value") is not None:
                 passing, failing = by_name.setdefault(str(score["name"]), ([], []))
                 (passing if row.get("passed") else failing).append(float(score["value"]))
-    summaries = tx.score_summaries(test)
     return [
-        charts.svg(ch.score_chart(name, p, f, summaries.get(name, summaries.get(""))), "score")
+        charts.svg(ch.score_chart(name, p, f, test.scores.get(name)), "score")
         for name, (p, f) in sorted(by_name.items())
     ]
 
@@ -206,7 +206,7 @@ def _variants(variants: Rows, charts: _Charts) -> str:
     )
 
 
-def _trials(test: Mapping[str, Any], trials: Rows, variants: Rows, trace_url: str | None) -> str:
+def _trials(test: TestResult, trials: Rows, variants: Rows, trace_url: str | None) -> str:
     if not trials:
         return ""
     label = {tuple(v["sequence"] or ()): f" (V{i + 1})" for i, v in enumerate(variants)}
@@ -247,27 +247,23 @@ def _trials(test: Mapping[str, Any], trials: Rows, variants: Rows, trace_url: st
 
 
 def _section(
-    test: Mapping[str, Any], trials: Rows, variants: Rows, trace_url: str | None, charts: _Charts
+    test: TestResult, trials: Rows, variants: Rows, trace_url: str | None, charts: _Charts
 ) -> str:
-    verdict = _e(test["verdict"])
-    reason = tx.verdict_reason(test, with_regression=False).split(": ", 1)[-1]
+    verdict = test.verdict.value
     # A PASS needs fewer pictures: its factors and pass@k stay in words (and the page fast).
-    full = test["verdict"] != "PASS"
+    full = test.verdict is not Verdict.PASS
     flaky_text, flaky_chart = _flakiness(test, charts if full else None)
     chart_list = _score_charts(test, trials, charts)
-    if full and (test.get("pass_at_k") or test.get("pass_hat_k")):
-        chart_list.append(
-            charts.svg(ch.passk_chart(test.get("pass_at_k"), test.get("pass_hat_k")), "passk")
-        )
-    regression = test.get("regression")
-    if isinstance(regression, Mapping) and regression.get("baseline_n"):
-        chart_list.append(charts.svg(ch.regression_chart(test), "regression"))
+    if full and (test.pass_at_k or test.pass_hat_k):
+        chart_list.append(charts.svg(ch.passk_chart(test.pass_at_k, test.pass_hat_k), "passk"))
+    if test.regression is not None and test.regression.baseline_n:
+        chart_list.append(charts.svg(ch.regression_chart(test, test.regression), "regression"))
     if flaky_chart:
         chart_list.insert(0, flaky_chart)
     return (
-        f'<section class="test {verdict}" id="{_anchor(test["test_id"])}">'
-        f'<h2>{_e(test["test_id"])} <span class="badge {verdict}">{verdict}</span></h2>'
-        f"<p>{_e(reason)}</p>{_figures(test)}{flaky_text}"
+        f'<section class="test {verdict}" id="{_anchor(test.test_id)}">'
+        f'<h2>{_e(test.test_id)} <span class="badge {verdict}">{verdict}</span></h2>'
+        f"<p>{_e(test.verdict_reason)}</p>{_figures(test)}{flaky_text}"
         f'<div class="charts">{"".join(chart_list)}</div>'
         f"{_variants(variants, charts)}{_trials(test, trials, variants, trace_url)}</section>"
     )
@@ -295,8 +291,7 @@ def render_html(
     Returns:
         One HTML document with inline CSS and SVG, no scripts and no external resources.
     """
-    document = analysis_to_dict(result)
-    tests = tx.by_severity(document["tests"])
+    tests = tx.by_severity(result.tests)
     charts = _Charts()
     trials_by: dict[str, list[Mapping[str, Any]]] = {}
     for row in trials or ():
@@ -304,24 +299,25 @@ def render_html(
     variants_by: dict[str, list[Mapping[str, Any]]] = {}
     for row in variants or ():
         variants_by.setdefault(str(row["test_id"]), []).append(row)
-    options = document["options"]
-    settings = ", ".join(f"{k} {v}" for k, v in options.items() if v is not None)
+    settings = ", ".join(f"{k} {v}" for k, v in result.options.items() if v is not None)
     skipped = "".join(
-        f"<li>skipped <code>{_e(s['path'])}</code>: {_e(s['reason'])}</li>"
-        for s in document.get("skipped_files") or ()
-    ) + "".join(f"<li>{_e(note)}</li>" for note in document.get("notes") or ())
+        f"<li>skipped <code>{_e(path)}</code>: {_e(reason)}</li>"
+        for path, reason in result.skipped_files
+    ) + "".join(f"<li>{_e(note)}</li>" for note in result.notes)
+    warnings = "".join(
+        f"<li>⚠️ {_e(finding.message)}</li>" for finding in result.data_quality.warnings
+    )
     sections = "".join(
-        _section(
-            t, trials_by.get(t["test_id"], []), variants_by.get(t["test_id"], []), trace_url, charts
-        )
+        _section(t, trials_by.get(t.test_id, []), variants_by.get(t.test_id, []), trace_url, charts)
         for t in tests
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body><main>"
-        f'<h1>{_e(title)}</h1><p class="muted">{_e(document["schema"])} · {_e(settings)}</p>'
-        f"{_overview(document, tests, charts)}"
+        f'<h1>{_e(title)}</h1><p class="muted">{_e(SCHEMA)} · {_e(settings)}</p>'
+        f"{_overview(result, tests, charts)}"
+        + (f"<h3>Data quality</h3><ul>{warnings}</ul>" if warnings else "")
         + (f"<ul>{skipped}</ul>" if skipped else "")
         + f"{sections}</main></body></html>\n"
     )

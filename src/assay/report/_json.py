@@ -30,14 +30,28 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _sequential(test: TestResult) -> dict[str, Any] | None:
+    outcome = test.sequential
+    if outcome is None:
+        return None
+    return {
+        **_plain(outcome.design),
+        "decision": outcome.verdict.value,
+        "decided_at": outcome.decided_at,
+        "trials": outcome.trials,
+        "anytime_ci": {"low": _plain(outcome.low), "high": _plain(outcome.high)},
+    }
+
+
 def test_to_dict(test: TestResult) -> dict[str, Any]:
     """One test's object of the ``assay.analysis/v1`` document."""
     interval = test.interval
-    out: dict[str, Any] = {
+    return {
         "test_id": test.test_id,
         "n": test.n,
         "passed": test.passed,
         "errors": test.errors,
+        "trials": test.trials,
         "pass_rate": test.pass_rate,
         "ci": {
             "method": interval.method if interval else None,
@@ -47,18 +61,27 @@ def test_to_dict(test: TestResult) -> dict[str, Any]:
         },
         "threshold": test.threshold,
         "verdict": test.verdict.value,
+        "verdict_reason": test.verdict_reason,
+        "sequential": _sequential(test),
         "pass_at_k": _plain(test.pass_at_k),
         "pass_hat_k": _plain(test.pass_hat_k),
         "score": _plain(test.score),
+        "primary_score": test.primary_score,
+        "scores": _plain(test.scores),
         "tool_consistency": _plain(test.tool_consistency),
         "flakiness": _plain(test.flakiness),
+        "failure_explanations": _plain(test.failure_explanations),
+        "variance_checks": _plain(test.variance_checks),
+        "more_trials_needed": test.more_trials_needed,
+        "min_trials_for_pass": test.min_trials_for_pass,
         "usage": _plain(test.usage),
         "duration_s": _plain(test.duration_s),
+        "first_error": test.first_error,
         "regression": _plain(test.regression),
+        "score_regression": _plain(test.score_regression),
+        "threshold_verdict": _plain(test.threshold_verdict),
         "notes": list(test.notes),
     }
-    out.update({k: _plain(v) for k, v in test.extra.items()})
-    return out
 
 
 test_to_dict.__test__ = False  # type: ignore[attr-defined]
@@ -72,6 +95,7 @@ def analysis_to_dict(result: AnalysisResult) -> dict[str, Any]:
         "tests": [test_to_dict(t) for t in result.tests],
         "summary": {"tests": len(result.tests), **result.counts},
         "skipped_files": [{"path": p, "reason": r} for p, r in result.skipped_files],
+        "data_quality": _plain(result.data_quality),
         "notes": list(result.notes),
     }
 

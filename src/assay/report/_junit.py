@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from assay.report import _text as tx
-from assay.report._json import SCHEMA, analysis_to_dict
-from assay.verdict import AnalysisResult
+from assay.report._json import SCHEMA, test_to_dict
+from assay.verdict import AnalysisResult, TestResult, Verdict
 
 _SKIP_KEYS = {"test_id", "notes"}
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -50,10 +50,13 @@ def _flatten(value: Any, prefix: str, out: dict[str, str]) -> None:
         out[prefix] = str(value)
 
 
-def test_properties(test: Mapping[str, Any]) -> dict[str, str]:
-    """A test's figures as JUnit property name → value (``ci.low``, ``flakiness.score``, ...)."""
+def test_properties(test: TestResult) -> dict[str, str]:
+    """A test's figures as JUnit property name → value (``ci.low``, ``flakiness.score``, ...).
+
+    The names are those of the test's ``assay.analysis/v1`` object, flattened with dots.
+    """
     out: dict[str, str] = {}
-    for key, value in test.items():
+    for key, value in test_to_dict(test).items():
         if key not in _SKIP_KEYS:
             _flatten(value, key, out)
     return out
@@ -62,7 +65,7 @@ def test_properties(test: Mapping[str, Any]) -> dict[str, str]:
 test_properties.__test__ = False  # type: ignore[attr-defined]
 
 
-def _details(test: Mapping[str, Any]) -> str:
+def _details(test: TestResult) -> str:
     return "\n".join(tx.explanation_lines(test)) + "\n"
 
 
@@ -77,18 +80,18 @@ def render_junit(result: AnalysisResult, *, inconclusive_ok: bool = False) -> st
     Returns:
         The XML document, UTF-8, with declaration and a trailing newline.
     """
-    document = analysis_to_dict(result)
     root = ET.Element("testsuites", name="assay")
     total_failures = 0
-    for test in document["tests"]:
-        verdict = test["verdict"]
-        failed = verdict == "FAIL" or (verdict == "INCONCLUSIVE" and not inconclusive_ok)
-        skipped = verdict == "INCONCLUSIVE" and inconclusive_ok
+    for test in result.tests:
+        verdict = test.verdict
+        inconclusive = verdict is Verdict.INCONCLUSIVE
+        failed = verdict is Verdict.FAIL or (inconclusive and not inconclusive_ok)
+        skipped = inconclusive and inconclusive_ok
         total_failures += failed
         suite = ET.SubElement(
             root,
             "testsuite",
-            name=test["test_id"],
+            name=test.test_id,
             tests="1",
             failures=str(int(failed)),
             errors="0",
@@ -98,17 +101,17 @@ def render_junit(result: AnalysisResult, *, inconclusive_ok: bool = False) -> st
         ET.SubElement(properties, "property", name="schema", value=SCHEMA)
         for name, value in test_properties(test).items():
             ET.SubElement(properties, "property", name=name, value=value)
-        case = ET.SubElement(suite, "testcase", classname="assay", name=test["test_id"])
-        message = tx.verdict_reason(test)
+        case = ET.SubElement(suite, "testcase", classname="assay", name=test.test_id)
+        message = tx.headline(test)
         if failed:
             ET.SubElement(
-                case, "failure", message=message, type=f"assay.{verdict}"
+                case, "failure", message=message, type=f"assay.{verdict.value}"
             ).text = _details(test)
         else:
             if skipped:
                 ET.SubElement(case, "skipped", message=message)
             ET.SubElement(case, "system-out").text = _details(test)
-    root.set("tests", str(len(document["tests"])))
+    root.set("tests", str(len(result.tests)))
     root.set("failures", str(total_failures))
     root.set("errors", "0")
     ET.indent(root)

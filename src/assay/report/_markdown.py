@@ -8,26 +8,22 @@ request comment or a GitLab job summary. Annotations follow GitHub's workflow-co
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from assay.report import _text as tx
-from assay.report._json import analysis_to_dict
-from assay.verdict import AnalysisResult
+from assay.verdict import AnalysisResult, TestResult, Verdict
 
 
-def _cell(text: Any) -> str:
+def _cell(text: str) -> str:
     """Table cells: no pipes or line breaks may leak into the table structure."""
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def _score_cell(test: Mapping[str, Any]) -> str:
+def _score_cell(test: TestResult) -> str:
     parts = []
-    for name, summary in tx.score_summaries(test).items():
-        mean = tx.num(summary.get("mean"))
-        if summary.get("ci_low") is not None and summary.get("ci_high") is not None:
-            mean += f" ({tx.num(summary['ci_low'])}–{tx.num(summary['ci_high'])})"
-        parts.append(f"{name} {mean}" if name else mean)
+    for name, summary in test.scores.items():
+        mean = tx.num(summary.mean)
+        if summary.ci_low is not None and summary.ci_high is not None:
+            mean += f" ({tx.num(summary.ci_low)}–{tx.num(summary.ci_high)})"
+        parts.append(f"{name} {mean}")
     return "; ".join(parts) or "—"
 
 
@@ -40,62 +36,62 @@ def render_markdown(result: AnalysisResult) -> str:
     Returns:
         GitHub-flavoured Markdown ending with a newline.
     """
-    document = analysis_to_dict(result)
-    tests = tx.by_severity(document["tests"])
-    summary = document["summary"]
-    confidence = document["options"].get("confidence")
-    level = f"{100 * confidence:g}% CI" if isinstance(confidence, int | float) else "CI"
-    counts = ", ".join(
-        f"{summary.get(v, 0)} {v}" for v in ("FAIL", "INCONCLUSIVE", "PASS") if summary.get(v)
-    )
-    lines = [f"## assay: {counts or 'no tests'} ({summary['tests']} tests)", ""]
+    tests = tx.by_severity(result.tests)
+    counts = result.counts
+    levels = {t.interval.confidence for t in tests if t.interval is not None}
+    level = f"{100 * levels.pop():g}% CI" if len(levels) == 1 else "CI"
+    shown = ", ".join(f"{counts[v]} {v}" for v in ("FAIL", "INCONCLUSIVE", "PASS") if counts[v])
+    lines = [f"## assay: {shown or 'no tests'} ({len(tests)} tests)", ""]
     lines += [
         f"| | test | verdict | passed | pass rate | {level} | threshold | errors "
         "| pass@k | score | flakiness |",
         "|---|---|---|---:|---:|---|---:|---:|---|---|---|",
     ]
     for test in tests:
-        ci = test["ci"]
-        interval = "—" if ci["low"] is None else f"{tx.pct(ci['low'])} – {tx.pct(ci['high'])}"
         cells = [
-            tx.VERDICT_MARK.get(test["verdict"], ""),
-            f"`{test['test_id']}`",
-            f"**{test['verdict']}**",
-            f"{test['passed']}/{test['n']}",
-            tx.pct(test["pass_rate"]),
-            interval,
-            tx.pct(test["threshold"], 0),
-            str(test["errors"]),
-            tx.passk_text(test.get("pass_at_k"), "@") or "—",
+            tx.VERDICT_MARK[test.verdict],
+            f"`{test.test_id}`",
+            f"**{test.verdict.value}**",
+            f"{test.passed}/{test.n}",
+            tx.pct(test.pass_rate),
+            tx.interval_label(test, template="{low} – {high}"),
+            tx.pct(test.threshold, 0),
+            str(test.errors),
+            tx.passk_text(test.pass_at_k, "@") or "—",
             _score_cell(test),
-            tx.flakiness_headline(test.get("flakiness")) or "—",
+            tx.flakiness_headline(test.flakiness) or "—",
         ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     lines.append("")
+    warnings = result.data_quality.warnings
+    if warnings:
+        lines.append("**Data quality:**")
+        lines += [f"- ⚠️ {_html(finding.message)}" for finding in warnings]
+        lines.append("")
     for test in tests:
         body = _explanation(test)
-        if test["verdict"] == "PASS" and len(body) <= 1:
+        if test.verdict is Verdict.PASS and len(body) <= 1:
             continue
         lines.append(
-            f"<details{' open' if test['verdict'] == 'FAIL' else ''}><summary>"
-            f"{tx.VERDICT_MARK.get(test['verdict'], '')} <code>{_html(test['test_id'])}</code>: "
-            f"{_html(test['verdict'])}</summary>"
+            f"<details{' open' if test.verdict is Verdict.FAIL else ''}><summary>"
+            f"{tx.VERDICT_MARK[test.verdict]} <code>{_html(test.test_id)}</code>: "
+            f"{_html(test.verdict.value)}</summary>"
         )
         lines.append("")
         lines += [line if line.startswith("  - ") else f"- {line}" for line in body]
         lines += ["", "</details>", ""]
-    for item in document.get("skipped_files") or []:
-        lines.append(f"> skipped `{item['path']}`: {item['reason']}")
-    for note in document.get("notes") or []:
+    for path, reason in result.skipped_files:
+        lines.append(f"> skipped `{path}`: {reason}")
+    for note in result.notes:
         lines.append(f"> {note}")
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _explanation(test: Mapping[str, Any]) -> list[str]:
-    return tx.explanation_lines(test, label=lambda name: f"score `{name}`" if name else "score")
+def _explanation(test: TestResult) -> list[str]:
+    return tx.explanation_lines(test, label=lambda name: f"score `{name}`")
 
 
-def _html(text: Any) -> str:
+def _html(text: str) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -119,14 +115,14 @@ def render_annotations(result: AnalysisResult, *, inconclusive_ok: bool = False)
         One workflow command per line (empty when every test passed).
     """
     lines = []
-    for test in tx.by_severity(analysis_to_dict(result)["tests"]):
-        verdict = test["verdict"]
-        if verdict == "PASS":
+    for test in tx.by_severity(result.tests):
+        verdict = test.verdict
+        if verdict is Verdict.PASS:
             continue
-        level = "error" if verdict == "FAIL" else ("notice" if inconclusive_ok else "warning")
-        title = _escape_property(f"assay {verdict}: {test['test_id']}")
-        message = tx.verdict_reason(test)
-        reasons = [*tx.failure_explanations(test), *tx.flakiness_reasons(test.get("flakiness"))]
+        level = "error" if verdict is Verdict.FAIL else ("notice" if inconclusive_ok else "warning")
+        title = _escape_property(f"assay {verdict.value}: {test.test_id}")
+        message = tx.headline(test)
+        reasons = [*tx.failure_explanations(test), *tx.flakiness_reasons(test.flakiness)]
         reasons = reasons[:3]
         if reasons:
             message += "\n" + "\n".join(f"- {reason}" for reason in reasons)

@@ -15,29 +15,27 @@ from assay.run._agents import (
     CallableAgent,
     CommandAgent,
     HttpAgent,
+    agents_for,
     load_agent,
 )
 from assay.run._budget import Budget, Price, PriceTable, load_prices
 from assay.run._checks import evaluate_checks, output_text
-from assay.run._display import (
-    PlanRow,
-    RichProgress,
-    plan,
-    render_plan,
-    render_result,
-    render_summary,
-)
+from assay.run._mocks import MockError, mocked_result
 from assay.run._options import RunOptions
-from assay.run._results import RunResult, TestResult, TrialRecord
+from assay.run._plan import PlanRow, plan
+from assay.run._results import RunResult, TrialRecord
 from assay.run._runner import run_suite
 from assay.run._spans import TrialSpanCollector, TrialSpans
 from assay.run._state import Progress, TestStatus
 from assay.run._suite import (
+    AgentSpec,
     Expected,
     OutputExpectation,
+    ScoreWeights,
     Suite,
     TestCase,
     Thresholds,
+    Turn,
     Variance,
 )
 from assay.run._suite_load import load_suite
@@ -45,36 +43,37 @@ from assay.run._suite_load import load_suite
 __all__ = [
     "Agent",
     "AgentError",
+    "AgentSpec",
     "Budget",
     "CallableAgent",
     "CommandAgent",
     "Expected",
     "HttpAgent",
+    "MockError",
     "OutputExpectation",
     "PlanRow",
     "Price",
     "PriceTable",
     "Progress",
-    "RichProgress",
     "RunOptions",
     "RunResult",
     "Suite",
     "TestCase",
-    "TestResult",
     "TestStatus",
     "Thresholds",
     "TrialRecord",
     "TrialSpanCollector",
     "TrialSpans",
+    "Turn",
+    "ScoreWeights",
     "Variance",
+    "agents_for",
     "evaluate_checks",
     "load_agent",
     "load_prices",
     "load_suite",
+    "mocked_result",
     "output_text",
     "plan",
-    "render_plan",
-    "render_result",
-    "render_summary",
     "run_suite",
 ]

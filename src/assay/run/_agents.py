@@ -20,13 +20,14 @@ import sys
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from opentelemetry import propagate
 
 from assay.errors import ConfigError
+from assay.run._suite import AgentSpec, TestCase
 
 
 class AgentError(Exception):
@@ -63,6 +64,8 @@ class CallableAgent:
     """``module:function`` as given."""
     takes_seed: bool
     """The function has a ``seed`` parameter; the runner passes each trial's seed."""
+    takes_mocks: bool = False
+    """The function has a ``mocks`` parameter; it receives the test's ``mocks`` (or None)."""
 
     @property
     def description(self) -> str:
@@ -71,7 +74,11 @@ class CallableAgent:
 
     def invoke(self, input: Any, *, timeout: float | None, seed: int | None) -> Any:
         """Call the function; await it if it is a coroutine function or returns an awaitable."""
-        kwargs = {"seed": seed} if self.takes_seed else {}
+        kwargs: dict[str, Any] = {"seed": seed} if self.takes_seed else {}
+        if self.takes_mocks:
+            from assay.run._turns import MOCKS
+
+            kwargs["mocks"] = MOCKS.get()
         result = self.function(input, **kwargs)
         if inspect.isawaitable(result):
             return asyncio.run(_await(result))
@@ -112,25 +119,34 @@ def load_callable(spec: str) -> CallableAgent:
         parameters = inspect.signature(target).parameters
     except (TypeError, ValueError):
         parameters = {}  # type: ignore[assignment]
-    return CallableAgent(target, spec, "seed" in parameters)
+    return CallableAgent(target, spec, "seed" in parameters, "mocks" in parameters)
 
 
-def _tool_calls_and_usage(output: Any) -> None:
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _tool_calls_and_usage(output: Any, model: str | None = None) -> None:
     """Record tool calls and token usage a remote agent reports in its output, as spans.
 
     A remote agent's own spans do not pass through this process, so its output may declare
-    ``"tool_calls": ["search", {"name": "lookup"}]``, ``"usage": {"input_tokens": ...,
-    "output_tokens": ..., "model": ...}`` and ``"scores": {"quality": 87}``; they are recorded
-    as OTel GenAI spans and ``assay.score`` events in the trial.
+    ``"tool_calls": ["search", {"name": "lookup"}]`` (or EvalView's ``"steps": [{"tool":
+    ...}]``), ``"usage": {"input_tokens": ..., "output_tokens": ..., "model": ...}`` (or
+    EvalView's ``"tokens": {"input": ..., "output": ...}``) and ``"scores": {"quality": 87}``;
+    they are recorded as OTel GenAI spans and ``assay.score`` events in the trial.
     """
     if not isinstance(output, dict):
         return
     from assay.instrument import llm, tool
 
-    calls = output.get("tool_calls")
+    calls = output.get("tool_calls") or output.get("steps")
     if isinstance(calls, list):
         for call in calls:
-            name = call.get("name") if isinstance(call, dict) else call
+            name = (
+                next((call.get(k) for k in ("name", "tool", "tool_name") if call.get(k)), None)
+                if isinstance(call, dict)
+                else call
+            )
             if isinstance(name, str) and name:
                 with tool(name):
                     pass
@@ -142,12 +158,19 @@ def _tool_calls_and_usage(output: Any) -> None:
             if isinstance(value, int | float) and not isinstance(value, bool):
                 current_trial().score(str(name), float(value))
     usage = output.get("usage")
+    if not isinstance(usage, dict):
+        metadata = output.get("metadata")
+        usage = output.get("tokens") or (
+            metadata.get("tokens") if isinstance(metadata, dict) else None
+        )
+    if isinstance(usage, int) and not isinstance(usage, bool):
+        usage = {"output_tokens": usage}  # EvalView's "tokens": total, read as completion
     if isinstance(usage, dict):
-        model = usage.get("model")
-        with llm(str(model) if model is not None else "unknown") as call_:
-            tokens_in, tokens_out = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
-            if isinstance(tokens_in, int) and isinstance(tokens_out, int):
-                call_.usage(tokens_in, tokens_out)
+        name = usage.get("model") or output.get("model") or model
+        with llm(str(name) if name is not None else "unknown") as call_:
+            tokens_in = _count(usage.get("input_tokens", usage.get("input", 0)))
+            tokens_out = _count(usage.get("output_tokens", usage.get("output", 0)))
+            call_.usage(tokens_in, tokens_out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,24 +245,46 @@ class HttpAgent:
     """An HTTP endpoint: POST the input as JSON, read the output as JSON (stdlib urllib).
 
     The request carries the trial's ``traceparent`` header and, if set, ``X-Assay-Seed``.
+    An endpoint named by an EvalView file receives EvalView's body (``{"query", "context",
+    "enable_tracing": true}``) and the file's headers.
     """
 
     url: str
     """The endpoint."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """Extra headers (EvalView's ``headers`` / ``adapter_config.headers``)."""
+    request_timeout: float | None = None
+    """Seconds per request, if shorter than the trial's timeout."""
+    evalview_body: bool = False
+    """Send EvalView's request body instead of the input as it is."""
+    model: str | None = None
+    """Model of the token usage the endpoint reports without naming one (pricing)."""
 
     @property
     def description(self) -> str:
         """The URL."""
         return self.url
 
+    def _body(self, input: Any) -> Any:
+        if self.evalview_body and isinstance(input, dict) and "query" in input:
+            return {
+                "query": input["query"],
+                "context": input.get("context"),
+                "enable_tracing": True,
+            }
+        return input
+
     def invoke(self, input: Any, *, timeout: float | None, seed: int | None) -> Any:
         """POST once; connection errors, HTTP errors and non-JSON raise :class:`AgentError`."""
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        headers.update(self.headers)
         headers.update(_trace_headers())
         if seed is not None:
             headers["X-Assay-Seed"] = str(seed)
+        if self.request_timeout is not None:
+            timeout = min(timeout, self.request_timeout) if timeout else self.request_timeout
         request = urllib.request.Request(
-            self.url, data=json.dumps(input).encode(), headers=headers, method="POST"
+            self.url, data=json.dumps(self._body(input)).encode(), headers=headers, method="POST"
         )
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
@@ -257,7 +302,7 @@ class HttpAgent:
             output = json.loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise AgentError(f"endpoint answered non-JSON: {body[:120]!r}") from None
-        _tool_calls_and_usage(output)
+        _tool_calls_and_usage(output, self.model)
         return output
 
 
@@ -290,3 +335,56 @@ def load_agent(
         return load_command(command)
     assert url is not None
     return load_url(url)
+
+
+def agent_from_spec(spec: AgentSpec) -> HttpAgent:
+    """The agent an EvalView file names: its ``http`` adapter and endpoint.
+
+    Raises:
+        ConfigError: The adapter is one of EvalView's own (not ``http``), or has no endpoint.
+    """
+    if spec.adapter != "http":
+        raise ConfigError(
+            f"{spec.source}: adapter {spec.adapter!r} is one of EvalView's own adapters; assay "
+            "reaches http endpoints itself: pass --agent module:function, --command or --url"
+        )
+    if not spec.endpoint:
+        raise ConfigError(f"{spec.source}: adapter http needs an endpoint")
+    return HttpAgent(spec.endpoint, dict(spec.headers), spec.timeout, True, spec.model)
+
+
+def agents_for(
+    tests: Sequence[TestCase], default: AgentSpec | None
+) -> tuple[Agent, dict[str, Agent]]:
+    """The agents the files name, when no agent flag is given.
+
+    Args:
+        tests: The tests to run.
+        default: The suite's agent (its ``config.yaml``).
+
+    Returns:
+        The default agent, and the tests whose own ``adapter``/``endpoint`` differ.
+
+    Raises:
+        ConfigError: A test has no agent, or names one assay cannot reach.
+    """
+    made: dict[tuple[object, ...], HttpAgent] = {}
+
+    def make(spec: AgentSpec) -> HttpAgent:
+        key = (spec.adapter, spec.endpoint, *sorted(spec.headers.items()), spec.timeout, spec.model)
+        if key not in made:
+            made[key] = agent_from_spec(spec)
+        return made[key]
+
+    own: dict[str, Agent] = {}
+    for test in tests:
+        spec = test.agent or default
+        if spec is None:
+            raise ConfigError(
+                f"{test.source}: test {test.id!r} names no agent: give --agent module:function, "
+                "--command CMD or --url URL (or an endpoint in the folder's config.yaml)"
+            )
+        if spec is not default:
+            own[test.id] = make(spec)
+    first = default or next(t.agent for t in tests if t.agent is not None)
+    return make(first), own

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from assay.errors import ConfigError
 from assay.run._budget import Budget, PriceTable
 from assay.run._suite import TestCase
-from assay.stats import SequentialTest, sequential_test
+from assay.verdict import Judgement, SequentialDesign
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,19 +74,33 @@ def test_plan(test: TestCase, options: RunOptions) -> tuple[int, float, float]:
     return runs, threshold, alpha
 
 
-def build_sequential(test: TestCase, options: RunOptions) -> SequentialTest | None:
-    """The test's sequential test, or None for a fixed run (or a threshold of 0 or 1)."""
+def build_sequential(test: TestCase, options: RunOptions) -> SequentialDesign | None:
+    """The test's sequential design, or None for a fixed run (or a threshold of 0 or 1).
+
+    A test from an EvalView file runs all its trials, as EvalView's statistical mode does.
+    """
     runs, threshold, alpha = test_plan(test, options)
-    if not options.adaptive or not 0 < threshold < 1:
+    if not options.adaptive or test.fixed_runs or not 0 < threshold < 1:
         return None
     try:
-        return sequential_test(
-            options.method,
-            threshold,
-            delta=options.delta,
-            alpha=alpha,
-            beta=options.beta,
-            max_trials=runs,
+        return SequentialDesign.of(
+            options.method, threshold, options.delta, alpha, options.beta, runs
         )
     except ConfigError as exc:
         raise ConfigError(f"test {test.id!r}: {exc}") from None
+
+
+def test_judgement(test: TestCase, options: RunOptions) -> Judgement:
+    """What decides the test's verdict: recorded on each of its trial spans."""
+    _, threshold, _ = test_plan(test, options)
+    return Judgement(
+        threshold=threshold,
+        confidence=test.variance.confidence_level,
+        errors=options.errors,
+        min_mean_score=test.variance.min_mean_score,
+        max_std_dev=test.variance.max_std_dev,
+        sequential=build_sequential(test, options),
+    )
+
+
+test_judgement.__test__ = False  # type: ignore[attr-defined]

@@ -11,15 +11,13 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import hashlib
-import math
 import os
 import queue
 import signal
-import statistics
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -28,16 +26,16 @@ from opentelemetry.sdk.trace import ReadableSpan
 from assay import conventions as c
 from assay.errors import ConfigError, InputError
 from assay.instrument import configure, trial
-from assay.run._agents import Agent, AgentError
+from assay.run._agents import Agent, AgentError, CallableAgent
 from assay.run._budget import Budget, Spending
-from assay.run._checks import evaluate_checks
-from assay.run._options import RunOptions, build_sequential, test_plan
-from assay.run._results import RunResult, TestResult, TrialRecord
+from assay.run._options import RunOptions, test_judgement, test_plan
+from assay.run._results import RunResult, TrialRecord
+from assay.run._score import EVALVIEW_SCORE
 from assay.run._spans import TrialSpanCollector
 from assay.run._state import Progress, TestState
 from assay.run._suite import Suite, TestCase
-from assay.stats import SequentialDecision, wilson_interval
-from assay.verdict import Verdict, threshold_verdict
+from assay.run._turns import judge, run_calls, run_notes, summarize
+from assay.run._verdicts import judge_run
 
 
 def _trial_seed(seed: int | None, test_id: str, index: int) -> int | None:
@@ -68,41 +66,51 @@ class _Runner:
         agent: Agent,
         options: RunOptions,
         progress: Progress | None,
+        agents: Mapping[str, Agent] | None = None,
     ) -> None:
         self.suite = suite
         self.agent = agent
+        self.agents = dict(agents or {})
+        self.started = time.monotonic()
         self.options = options
         self.progress = progress
         self.run_id = options.run_id or os.environ.get("ASSAY_RUN_ID") or uuid.uuid4().hex[:16]
         self.states: list[TestState] = []
         for test in tests:
-            runs, threshold, _ = test_plan(test, options)
+            runs, _, _ = test_plan(test, options)
             self.states.append(
-                TestState(
-                    test,
-                    runs,
-                    threshold,
-                    test.variance.confidence_level,
-                    build_sequential(test, options),
-                    exclude_errors=options.errors == "exclude",
-                    window=options.concurrency,
-                )
+                TestState(test, runs, test_judgement(test, options), window=options.concurrency)
             )
         self.results: queue.Queue[tuple[TestState, TrialRecord]] = queue.Queue()
         self.collector = TrialSpanCollector()
-        self.warnings: list[str] = []
+        self.warnings = run_notes(tests, self._takes_mocks, priced=options.prices is not None)
+        self._notes: set[tuple[str, str]] = set()
         self._unpriced: set[str] = set()
         self._lock = threading.Lock()
 
     # --- one trial (in its own thread) -------------------------------------------------------
 
-    def _call_agent(self, input: Any, seed: int | None) -> Any:
+    def _takes_mocks(self, test: TestCase) -> bool:
+        agent = self.agents.get(test.id, self.agent)
+        return isinstance(agent, CallableAgent) and agent.takes_mocks
+
+    def _deadline(self, started: float) -> float | None:
+        """When a trial begun at ``started`` must end: ``--timeout``, and ``--max-time``."""
+        ends = [started + self.options.timeout] if self.options.timeout else []
+        if self.options.budget.max_time is not None:
+            ends.append(self.started + self.options.budget.max_time)
+        return min(ends) if ends else None
+
+    def _call_agent(self, input: Any, seed: int | None, test: TestCase, started: float) -> Any:
         box: dict[str, Any] = {}
+        agent = self.agents.get(test.id, self.agent)
         timeout = self.options.timeout
+        if timeout is not None:  # the turns of a trial share its timeout
+            timeout = max(started + timeout - time.monotonic(), 0.001)
 
         def target() -> None:
             try:
-                box["output"] = self.agent.invoke(input, timeout=timeout, seed=seed)
+                box["output"] = agent.invoke(input, timeout=timeout, seed=seed)
             except BaseException as exc:  # handed to the trial thread, recorded on the span
                 box["error"] = exc
 
@@ -111,7 +119,7 @@ class _Runner:
         worker.start()
         worker.join(timeout)
         if worker.is_alive():
-            raise TimeoutError(f"agent did not finish within {timeout:g} s")
+            raise TimeoutError(f"agent did not finish within {self.options.timeout:g} s")
         if "error" in box:
             error = box["error"]
             if not isinstance(error, Exception):  # SystemExit, KeyboardInterrupt in the agent
@@ -125,9 +133,7 @@ class _Runner:
             record = self._trial_record(state, index)
         except Exception as exc:  # a bug past the agent call must not hang the scheduler
             message = f"assay runner: {type(exc).__name__}: {exc}"
-            record = TrialRecord(
-                state.test.id, index, c.OUTCOME_ERROR, 0.0, 0, 0, 0, 0.0, (), (), message
-            )
+            record = TrialRecord(state.test.id, index, c.OUTCOME_ERROR, 0.0, 0, 0, 0, 0.0, message)
         self.results.put((state, record))
 
     def _trial_record(self, state: TestState, index: int) -> TrialRecord:
@@ -144,15 +150,19 @@ class _Runner:
             index=index,
             difficulty=test.difficulty,
             tags=test.tags or None,
-            min_score=test.thresholds.min_score,
+            # An EvalView file's min_score is on its weighted score (checked in judge()).
+            min_score=test.thresholds.min_score if test.score is None else None,
             suppress_errors=True,
-            attributes={c.TRIAL_SEED: seed} if seed is not None else None,
+            attributes={
+                **state.judgement.to_attributes(),
+                **({c.TRIAL_SEED: seed} if seed is not None else {}),
+            },
         )
         with handle as t:
             trace_id = t.span.get_span_context().trace_id
             self.collector.watch(trace_id)
             try:
-                output = self._call_agent(test.input, seed)
+                exchanges = run_calls(test, lambda x: self._call_agent(x, seed, test, started))
             finally:
                 spans = self.collector.take(trace_id)
                 tokens_in, tokens_out = spans.input_tokens, spans.output_tokens
@@ -161,8 +171,19 @@ class _Runner:
                     cost, unpriced = self.options.prices.cost(spans.llm_calls)
                     with self._lock:
                         self._unpriced |= unpriced
-            for name, ok in evaluate_checks(test.expected, output, spans.tool_sequence):
+            judged = judge(
+                test,
+                exchanges,
+                spans.tools,
+                _scores(cast(ReadableSpan, t.span)),
+                deadline=self._deadline(started),
+            )
+            for name, ok in judged.checks:
                 t.check(name, ok)
+            if judged.score is not None:
+                t.score(EVALVIEW_SCORE, judged.score)
+            with self._lock:
+                self._notes |= judged.notes
             limits = test.thresholds
             if limits.max_latency is not None:
                 elapsed_ms = (time.monotonic() - started) * 1000
@@ -172,18 +193,6 @@ class _Runner:
         span = cast(ReadableSpan, t.span)
         attributes = span.attributes or {}
         outcome = str(attributes.get(c.TRIAL_OUTCOME, c.OUTCOME_ERROR))
-        scores = tuple(
-            float(cast(float, e.attributes[c.SCORE_VALUE]))
-            for e in span.events
-            if e.name == c.SCORE_EVENT and e.attributes and c.SCORE_VALUE in e.attributes
-        )
-        failed = tuple(
-            str(e.attributes[c.CHECK_NAME])
-            for e in span.events
-            if e.name == c.CHECK_EVENT
-            and e.attributes
-            and e.attributes.get(c.CHECK_PASSED) is False
-        )
         error = span.status.description if outcome == c.OUTCOME_ERROR else None
         return TrialRecord(
             test.id,
@@ -194,8 +203,6 @@ class _Runner:
             tokens_out,
             llm_calls,
             cost,
-            scores,
-            failed,
             error,
             tuple(spans.tool_sequence),
         )
@@ -207,7 +214,8 @@ class _Runner:
         return min(candidates, key=lambda s: s.launched) if candidates else None
 
     def run(self) -> RunResult:
-        spending = Spending(time.monotonic())
+        self.started = time.monotonic()
+        spending = Spending(self.started)
         try:
             configured = configure(self.options.out)
         except OSError as exc:
@@ -269,14 +277,24 @@ class _Runner:
                 self.collector.shutdown()
                 configured.flush()
                 configured.shutdown()
+        self.warnings.extend(summarize(self._notes))
         if self._unpriced:
             names = ", ".join(sorted(self._unpriced))
             self.warnings.append(f"no price for model(s) {names}: their cost counts as 0")
+        analysis, result = judge_run(
+            self.options.out,
+            self.run_id,
+            self.states,
+            stop_reason,
+            self.warnings,
+            self.suite.findings,
+        )
         return RunResult(
             suite=self.suite.name,
             run_id=self.run_id,
             out=str(Path(self.options.out)),
-            tests=tuple(self._result(s, stop_reason) for s in self.states),
+            result=result,
+            max_runs={s.test.id: s.max_runs for s in self.states},
             trials=tuple(trials),
             max_trials=sum(s.max_runs for s in self.states),
             elapsed_s=spending.elapsed(),
@@ -285,7 +303,7 @@ class _Runner:
             stop_reason=stop_reason,
             interrupted=interrupted,
             warnings=tuple(self.warnings),
-            errors_policy=self.options.errors,
+            analysis=analysis,
         )
 
     def _time_out(self, spending: Spending) -> str | None:
@@ -294,78 +312,14 @@ class _Runner:
             return spending.exhausted(Budget(max_time=budget.max_time))
         return None
 
-    # --- verdicts ----------------------------------------------------------------------------
 
-    def _result(self, state: TestState, stop_reason: str | None) -> TestResult:
-        test = state.test
-        n = state.counted
-        interval = wilson_interval(state.passed, n, state.confidence) if n else None
-        method = state.seq.name if state.seq is not None else "fixed"
-        if state.seq is not None and state.decision in (
-            SequentialDecision.PASS,
-            SequentialDecision.FAIL,
-        ):
-            verdict = Verdict(state.decision.value)
-            seq = state.seq
-            reason = f"{method} settled after {state.decided_at} of {state.max_runs} trials: "
-            if verdict is Verdict.PASS:
-                reason += f"pass rate > {seq.p0:.0%} (error <= {seq.alpha:.0%})"
-            else:
-                reason += f"pass rate < {seq.p1:.0%} (error <= {seq.beta:.0%})"
-        elif state.seq is not None and (
-            state.decision is SequentialDecision.INCONCLUSIVE
-            or len(state.records) >= state.max_runs
-        ):
-            verdict = Verdict.INCONCLUSIVE
-            reason = f"{method} not settled within the maximum of {state.max_runs} trials"
-        elif state.seq is None and len(state.records) >= state.max_runs and interval is not None:
-            verdict = threshold_verdict(interval, state.threshold).verdict
-            reason = f"fixed run of {n} trials, Wilson interval vs threshold"
-        elif len(state.records) >= state.max_runs:
-            verdict = Verdict.INCONCLUSIVE
-            reason = "no trials left to judge: every trial was an error and errors are excluded"
-        else:
-            verdict = Verdict.INCONCLUSIVE
-            done = len(state.records)
-            reason = (
-                f"stopped after {done} of {state.max_runs} trials: {stop_reason or 'no trials'}"
-            )
-        scores = [statistics.fmean(r.scores) for r in state.records if r.scores]
-        mean_score = statistics.fmean(scores) if scores else None
-        variance = test.variance
-        if verdict is not Verdict.FAIL and scores:
-            if variance.min_mean_score is not None and mean_score is not None:
-                if mean_score < variance.min_mean_score:
-                    verdict = Verdict.FAIL
-                    reason = (
-                        f"mean score {mean_score:.1f} < min_mean_score {variance.min_mean_score:g}"
-                    )
-            if variance.max_std_dev is not None and len(scores) > 1:
-                std = statistics.stdev(scores)
-                if std > variance.max_std_dev:
-                    verdict = Verdict.FAIL
-                    reason = f"score std dev {std:.1f} > max_std_dev {variance.max_std_dev:g}"
-        return TestResult(
-            test_id=test.id,
-            verdict=verdict,
-            n=n,
-            passed=state.passed,
-            errors=state.errors,
-            max_runs=state.max_runs,
-            threshold=state.threshold,
-            interval=interval,
-            method=method,
-            decided_at=state.decided_at,
-            reason=reason,
-            mean_score=mean_score,
-            tokens=sum(r.input_tokens + r.output_tokens for r in state.records),
-            cost=math.fsum(r.cost for r in state.records),
-            first_error=next(
-                (f"trial {r.index}: {r.error}" for r in state.records if r.error), None
-            ),
-            anytime_interval=(state.last.low, state.last.high) if state.last else None,
-            trials_run=len(state.records),
-        )
+def _scores(span: ReadableSpan) -> list[tuple[str, float]]:
+    """The ``(name, value)`` of every score recorded on a trial span so far."""
+    return [
+        (str(e.attributes.get(c.SCORE_NAME, "")), float(cast(float, e.attributes[c.SCORE_VALUE])))
+        for e in span.events
+        if e.name == c.SCORE_EVENT and e.attributes and c.SCORE_VALUE in e.attributes
+    ]
 
 
 def run_suite(
@@ -375,6 +329,7 @@ def run_suite(
     *,
     tests: Sequence[TestCase] | None = None,
     progress: Progress | None = None,
+    agents: Mapping[str, Agent] | None = None,
 ) -> RunResult:
     """Run every test of ``suite`` (or ``tests``) against ``agent`` and record the trials.
 
@@ -389,6 +344,7 @@ def run_suite(
         options: How to run; defaults throughout if None.
         tests: A selection of the suite's tests (default all).
         progress: Receives progress updates.
+        agents: Per-test agents (by test id) that replace ``agent`` for those tests.
 
     Returns:
         Per-test verdicts and per-trial records.
@@ -397,4 +353,4 @@ def run_suite(
     chosen = list(suite.tests if tests is None else tests)
     if not chosen:
         raise ConfigError("no test to run")
-    return _Runner(suite, chosen, agent, options, progress).run()
+    return _Runner(suite, chosen, agent, options, progress, agents).run()

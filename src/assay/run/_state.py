@@ -9,7 +9,8 @@ from typing import Protocol
 from assay import conventions as c
 from assay.run._results import TrialRecord
 from assay.run._suite import TestCase
-from assay.stats import SequentialDecision, SequentialState, SequentialTest, wilson_interval
+from assay.stats import SequentialDecision, wilson_interval
+from assay.verdict import Judgement, SequentialTracker
 
 
 class Progress(Protocol):
@@ -59,12 +60,10 @@ class TestState:
     """The test case."""
     max_runs: int
     """The most trials."""
-    threshold: float
-    """Required pass rate."""
-    confidence: float
-    """Confidence of the Wilson interval."""
-    seq: SequentialTest | None
-    """The sequential test (None for a fixed run)."""
+    judgement: Judgement
+    """Threshold, confidence, error policy, variance limits and sequential design."""
+    tracker: SequentialTracker | None = None
+    """The sequential loop (None for a fixed run)."""
     launched: int = 0
     """Trials started."""
     pending: dict[int, TrialRecord] = field(default_factory=dict)
@@ -75,21 +74,33 @@ class TestState:
     """Passing trials among ``records``."""
     errors: int = 0
     """Error trials among ``records``."""
-    decision: SequentialDecision | None = None
-    """Set once the test is settled (or, for a fixed run, complete)."""
-    decided_at: int | None = None
-    """Trials fed when the sequential test settled."""
-    last: SequentialState | None = None
-    """The sequential test's latest state."""
-    exclude_errors: bool = False
-    """Leave error trials out of the pass rate."""
     window: int = 1_000_000
     """At most this many trials started but not yet fed (bounds the overshoot after a stop)."""
+
+    def __post_init__(self) -> None:
+        design = self.judgement.sequential
+        if design is not None and self.tracker is None:
+            self.tracker = SequentialTracker(
+                design.build(), exclude_errors=self.judgement.errors == "exclude"
+            )
+
+    @property
+    def decision(self) -> SequentialDecision | None:
+        """The sequential decision once settled; INCONCLUSIVE ("done") for a finished fixed run."""
+        if self.tracker is not None:
+            return self.tracker.decision
+        return SequentialDecision.INCONCLUSIVE if len(self.records) >= self.max_runs else None
+
+    @property
+    def decided_at(self) -> int | None:
+        """Trials fed when the sequential test settled."""
+        return self.tracker.decided_at if self.tracker is not None else None
 
     @property
     def counted(self) -> int:
         """Trials that count towards the pass rate (error trials drop out when excluded)."""
-        return len(self.records) - (self.errors if self.exclude_errors else 0)
+        excluded = self.errors if self.judgement.errors == "exclude" else 0
+        return len(self.records) - excluded
 
     def wants_more(self) -> bool:
         """True if another trial of this test may start now."""
@@ -107,29 +118,24 @@ class TestState:
         while len(self.records) in self.pending:
             r = self.pending.pop(len(self.records))
             self.records.append(r)
+            error = r.outcome == c.OUTCOME_ERROR
             self.passed += r.passed
-            self.errors += r.outcome == c.OUTCOME_ERROR
-            if self.exclude_errors and r.outcome == c.OUTCOME_ERROR:
-                continue
-            if self.seq is not None and self.decision is None:
-                self.last = self.seq.state(self.passed, self.counted)
-                if self.last.decision is not SequentialDecision.CONTINUE:
-                    self.decision = self.last.decision
-                    self.decided_at = len(self.records)
-            elif self.seq is None and len(self.records) >= self.max_runs:
-                self.decision = SequentialDecision.INCONCLUSIVE  # "done": fixed run finished
+            self.errors += error
+            if self.tracker is not None:
+                self.tracker.feed(r.passed, error)
 
     def status(self, stopped: str | None = None) -> TestStatus:
         """The test's progress for display; ``stopped`` labels an unsettled test."""
         n = len(self.records)
-        if self.last is not None:
-            low, high = self.last.low, self.last.high
+        last = self.tracker.last if self.tracker is not None else None
+        if last is not None:
+            low, high = last.low, last.high
         elif self.counted:
-            interval = wilson_interval(self.passed, self.counted, self.confidence)
+            interval = wilson_interval(self.passed, self.counted, self.judgement.confidence)
             low, high = interval.low, interval.high
         else:
             low, high = 0.0, 1.0
-        if self.decision is not None and self.seq is not None:
+        if self.decision is not None and self.tracker is not None:
             decision = self.decision.value
         elif self.decision is not None:
             decision = "done"

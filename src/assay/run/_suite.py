@@ -1,6 +1,7 @@
 """Suites and test cases: what a suite file describes (``docs/suites.md``).
 
-Loading and validating the YAML is :mod:`assay.run._suite_load`.
+Loading and validating the YAML is :mod:`assay.run._suite_load` (EvalView's own fields:
+:mod:`assay.run._evalview`).
 """
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from assay.quality import Finding
 
 DEFAULT_RUNS = 30
 """Maximum trials per test when neither the suite nor a flag says otherwise (DESIGN.md)."""
@@ -26,9 +29,13 @@ class OutputExpectation:
     not_contains: tuple[str, ...] = ()
     """Substrings that must not appear in the output text."""
     regex: tuple[str, ...] = ()
-    """Regular expressions that must all match somewhere in the output text (``re.search``)."""
+    """Patterns that must all match somewhere in the output text (``re`` syntax, deadline-bound)."""
     json_schema: Mapping[str, Any] | None = None
     """A JSON Schema the output (or the JSON in the output text) must satisfy."""
+    no_pii: bool = False
+    """The output text must hold no e-mail, phone, SSN, card number or street address."""
+    ignore_case: bool = False
+    """Match ``contains``, ``not_contains`` and ``regex`` ignoring case (EvalView's way)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,13 +50,19 @@ class Expected:
     """Tools that must not be called."""
     output: OutputExpectation = field(default_factory=OutputExpectation)
     """Checks on the output."""
+    tool_categories: tuple[str, ...] = ()
+    """Categories (``file_read``, ``search``...) of which at least one tool must be called."""
+    categories: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """The tools of each category named in ``tool_categories``."""
+    sequence_mode: str = "subsequence"
+    """How ``tool_sequence`` matches: ``subsequence``, ``exact`` or ``unordered``."""
 
     @property
     def empty(self) -> bool:
         """True when nothing is checked."""
-        return not (self.tools or self.tool_sequence or self.forbidden_tools) and (
-            self.output == OutputExpectation()
-        )
+        return not (
+            self.tools or self.tool_sequence or self.forbidden_tools or self.tool_categories
+        ) and (self.output == OutputExpectation())
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +94,48 @@ class Variance:
 
 
 @dataclass(frozen=True, slots=True)
+class ScoreWeights:
+    """EvalView's score: a weighted sum of three parts, each 0-100 (weights sum to 1)."""
+
+    tool_accuracy: float = 0.3
+    """Share of the expected tools and tool categories the trial used."""
+    output_quality: float = 0.5
+    """A score the agent records (EvalView's LLM judge); renormalised away when absent."""
+    sequence_correctness: float = 0.2
+    """Share of ``tool_sequence`` completed in order (EvalView's partial credit)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One turn of a multi-turn test: sent in order within one trial."""
+
+    query: str
+    """The user's message."""
+    context: Mapping[str, Any] | None
+    """Extra context sent with it."""
+    expected: Expected
+    """What this turn must do (its own tool calls and its own output)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    """An agent named by a file (EvalView's ``adapter`` and ``endpoint``)."""
+
+    adapter: str
+    """EvalView's adapter name; assay reaches ``http`` itself."""
+    endpoint: str | None
+    """The URL (or what the adapter needs)."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """Extra HTTP headers."""
+    timeout: float | None = None
+    """Seconds per request (the run's ``--timeout`` still bounds the trial)."""
+    model: str | None = None
+    """Model name for the token usage an endpoint reports (pricing)."""
+    source: str = ""
+    """Where it is defined (``file`` or ``file:line``)."""
+
+
+@dataclass(frozen=True, slots=True)
 class TestCase:
     """One test case of a suite."""
 
@@ -102,6 +157,18 @@ class TestCase:
     """Free labels to filter on."""
     source: str
     """``file:line`` where the test is defined."""
+    turns: tuple[Turn, ...] = ()
+    """A multi-turn conversation (empty: one call with ``input``)."""
+    score: ScoreWeights | None = None
+    """EvalView's score for ``min_score`` (files in EvalView's layout), else None."""
+    agent: AgentSpec | None = None
+    """The agent the file names, used when no agent flag is given."""
+    mocks: Mapping[str, Any] | None = None
+    """EvalView's ``mocks``, handed to an in-process agent that takes ``mocks``."""
+    suite_type: str | None = None
+    """EvalView's ``capability`` or ``regression`` (also a tag)."""
+    fixed_runs: bool = False
+    """Run exactly the maximum number of trials (EvalView's statistical mode)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,16 +181,24 @@ class Suite:
     """The test cases, in file order."""
     path: str
     """What was loaded."""
+    findings: tuple[Finding, ...] = ()
+    """What assay read but cannot honour, one finding per file (``--strict`` refuses them)."""
+    agent: AgentSpec | None = None
+    """The agent of the folder's ``config.yaml`` (EvalView's layout), if any."""
 
     def select(
         self, *, difficulty: str | None = None, tags: Sequence[str] = ()
     ) -> tuple[TestCase, ...]:
-        """The tests with this difficulty (if given) and at least one of these tags (if any)."""
+        """The tests with this difficulty (if given) and at least one of these tags (if any).
+
+        Tags match ignoring case, as EvalView's ``--tag`` does.
+        """
+        wanted = {t.strip().casefold() for t in tags}
         chosen = []
         for test in self.tests:
             if difficulty is not None and test.difficulty != difficulty:
                 continue
-            if tags and not set(tags) & set(test.tags):
+            if wanted and not wanted & {t.casefold() for t in test.tags}:
                 continue
             chosen.append(test)
         return tuple(chosen)

@@ -1,5 +1,6 @@
-"""Decisions from statistics: threshold, regression and variance-config verdicts."""
+"""Decisions from statistics: threshold, regression, sequential and variance-config verdicts."""
 
+from assay.verdict._judgement import Judgement, SequentialDesign, SequentialTracker
 from assay.verdict._regression import (
     RegressionResult,
     ScoreRegressionResult,
@@ -11,6 +12,8 @@ from assay.verdict._regression import (
 from assay.verdict._results import (
     AnalysisResult,
     DurationSummary,
+    OptionValue,
+    SequentialOutcome,
     TestResult,
     Usage,
     exit_code,
@@ -28,8 +31,13 @@ from assay.verdict._variance import VarianceCheck, variance_checks
 __all__ = [
     "AnalysisResult",
     "DurationSummary",
+    "Judgement",
+    "OptionValue",
     "RegressionResult",
     "ScoreRegressionResult",
+    "SequentialDesign",
+    "SequentialOutcome",
+    "SequentialTracker",
     "TestResult",
     "ThresholdResult",
     "Usage",

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from assay.stats import Interval
+from assay.quality import DataQuality
+from assay.stats import FailureFactor, Flakiness, Interval, ScoreSummary, ToolConsistency
+from assay.verdict._judgement import SequentialDesign
+from assay.verdict._regression import RegressionResult, ScoreRegressionResult
 from assay.verdict._threshold import Verdict
+from assay.verdict._variance import VarianceCheck
+
+OptionValue = str | float | int | bool | tuple[int, ...] | None
+"""The value of one option an analysis ran with (as JSON renders it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,13 +42,31 @@ class DurationSummary:
     """90th percentile (linear interpolation)."""
 
     @classmethod
-    def of(cls, durations: Any) -> DurationSummary:
+    def of(cls, durations: npt.ArrayLike) -> DurationSummary:
         """Mean and p90 of durations in seconds (None for none); NaN values are left out."""
         values = np.asarray(durations, dtype=np.float64)
         values = values[~np.isnan(values)]
         if values.size == 0:
             return cls(None, None)
         return cls(float(values.mean()), float(np.percentile(values, 90)))
+
+
+@dataclass(frozen=True, slots=True)
+class SequentialOutcome:
+    """Where the sequential test of a test stood when its trials were judged."""
+
+    design: SequentialDesign
+    """The recorded design: method, p0, p1, alpha, beta, maximum trials."""
+    verdict: Verdict
+    """PASS or FAIL once settled; INCONCLUSIVE when it did not settle."""
+    decided_at: int | None
+    """Trials (in index order) after which it settled; None if it did not."""
+    trials: int
+    """Trials fed to it (in index order)."""
+    low: float
+    """Anytime-valid lower bound on the pass rate (level alpha) at the last trial fed."""
+    high: float
+    """Anytime-valid upper bound on the pass rate (level beta) at the last trial fed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,22 +95,44 @@ class TestResult:
     """LLM usage over the test's trials."""
     duration_s: DurationSummary
     """Trial durations."""
-    pass_at_k: dict[str, float | None] | None = None
-    """pass@k keyed by k (as a string); None until computed."""
-    pass_hat_k: dict[str, float | None] | None = None
-    """pass^k keyed by k (as a string); None until computed."""
-    score: Any = None
-    """Summary of the test's scores, or None when no scores were recorded."""
-    tool_consistency: Any = None
-    """Tool-choice consistency, or None."""
-    flakiness: Any = None
+    verdict_reason: str = ""
+    """One sentence: what decided the verdict."""
+    trials: int = 0
+    """Every trial recorded for the test, error trials left out of ``n`` included."""
+    pass_at_k: Mapping[str, float | None] | None = None
+    """pass@k keyed by k (as a string); None without trials."""
+    pass_hat_k: Mapping[str, float | None] | None = None
+    """pass^k keyed by k (as a string); None without trials."""
+    score: ScoreSummary | None = None
+    """Summary of the primary score, or None when no scores were recorded."""
+    primary_score: str | None = None
+    """The name of the score summarised as ``score`` (the one recorded in most trials)."""
+    scores: Mapping[str, ScoreSummary] = field(default_factory=dict)
+    """Summary of every score, by name."""
+    tool_consistency: ToolConsistency | None = None
+    """Tool-choice consistency, or None with fewer than two trials."""
+    flakiness: Flakiness | None = None
     """Flakiness score, category and factors, or None."""
-    regression: Any = None
+    failure_explanations: tuple[FailureFactor, ...] = ()
+    """What failing trials do differently, most significant first."""
+    variance_checks: tuple[VarianceCheck, ...] = ()
+    """The configured variance limits (mean score, score std) and whether they were met."""
+    more_trials_needed: int | None = None
+    """For INCONCLUSIVE: about how many more trials would likely settle it."""
+    min_trials_for_pass: int | None = None
+    """The fewest trials with which a PASS was possible at all."""
+    sequential: SequentialOutcome | None = None
+    """The replayed sequential test, when the trials record one that applies."""
+    regression: RegressionResult | None = None
     """Regression verdict against a baseline, when one was given."""
+    score_regression: ScoreRegressionResult | None = None
+    """Score regression against a baseline (one-sided Mann–Whitney), when both have scores."""
+    threshold_verdict: Verdict | None = None
+    """With a baseline, the verdict against the threshold (the verdict is the regression's)."""
+    first_error: str | None = None
+    """``trial <index>: <message>`` of the first error trial, if any."""
     notes: tuple[str, ...] = ()
     """Plain-language remarks (e.g. how many more trials would likely settle it)."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Further figures keyed by name (rendered into JSON as-is)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,12 +141,14 @@ class AnalysisResult:
 
     tests: tuple[TestResult, ...]
     """One result per test, ordered by test id."""
-    options: dict[str, Any]
+    options: Mapping[str, OptionValue]
     """The options the analysis ran with (threshold, confidence, ...)."""
     skipped_files: tuple[tuple[str, str], ...] = ()
     """Files left out under ``--skip-bad-files``: (path, reason)."""
     notes: tuple[str, ...] = ()
     """Remarks about the whole analysis."""
+    data_quality: DataQuality = field(default_factory=DataQuality)
+    """What assay noticed about its input (duplicates, incomplete traces, skipped files...)."""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -111,7 +161,7 @@ class AnalysisResult:
         return exit_code((t.verdict for t in self.tests), inconclusive_ok=inconclusive_ok)
 
 
-def exit_code(verdicts: Any, *, inconclusive_ok: bool = False) -> int:
+def exit_code(verdicts: Iterable[Verdict], *, inconclusive_ok: bool = False) -> int:
     """The process exit code for a set of verdicts (DESIGN.md): 0, 1, or 3."""
     seen = set(verdicts)
     if Verdict.FAIL in seen:

@@ -1,4 +1,10 @@
-"""Options of an analysis, checked in one place (each one a flag of ``assay analyze``)."""
+"""Options of an analysis, checked in one place (each one a flag of ``assay analyze``).
+
+The options that decide a verdict — threshold, confidence, the error policy and the variance
+limits — default to None: what the trials record (``assay.judgement.*``, written by ``assay
+run`` and the pytest plugin), else the defaults of DESIGN.md. A value given here overrides what
+was recorded, and the analysis says so in a note.
+"""
 
 from __future__ import annotations
 
@@ -10,19 +16,25 @@ from assay.stats import ADJUST_METHODS, METHODS, SCORE_CI_METHODS, TESTS
 
 ErrorsPolicy = Literal["count", "exclude"]
 
+DEFAULT_THRESHOLD = 0.80
+"""The pass rate required when neither an option nor the trials say (DESIGN.md)."""
+DEFAULT_CONFIDENCE = 0.95
+"""The interval confidence when neither an option nor the trials say (DESIGN.md)."""
+
 
 @dataclass(frozen=True, slots=True)
 class AnalyzeOptions:
     """Every option of an analysis, with the defaults of DESIGN.md."""
 
-    threshold: float = 0.80
-    """Required pass rate."""
-    confidence: float = 0.95
-    """Two-sided confidence level of the pass-rate interval."""
+    threshold: float | None = None
+    """Required pass rate; None: what the trials record, else 0.80."""
+    confidence: float | None = None
+    """Two-sided confidence of the pass-rate interval; None: as recorded, else 0.95."""
     ci_method: str = "wilson"
     """Interval method: wilson, wilson-cc, clopper-pearson, jeffreys, agresti-coull."""
-    errors: ErrorsPolicy = "count"
-    """``count`` error trials as failures, or ``exclude`` them from n."""
+    errors: ErrorsPolicy | None = None
+    """``count`` error trials as failures, or ``exclude`` them from n; None: as recorded, else
+    ``count``."""
     min_score: float | None = None
     """A score below this fails a trial that has no explicit outcome."""
     test_attribute: str = "assay.test.id"
@@ -32,9 +44,9 @@ class AnalyzeOptions:
     score_ci: str = "t"
     """Interval of a mean score: ``t`` or ``bootstrap``."""
     min_mean_score: float | None = None
-    """Variance check: the mean score must reach this."""
+    """Variance check: the mean score must reach this (None: as recorded, else no check)."""
     max_std_dev: float | None = None
-    """Variance check: the scores' standard deviation must not exceed this."""
+    """Variance check: the score std must not exceed this (None: as recorded, else no check)."""
     regression_test: str = "boschloo"
     """Exact test of a regression: boschloo, fisher or barnard."""
     alpha: float = 0.05
@@ -50,18 +62,18 @@ class AnalyzeOptions:
 
     def validate(self) -> None:
         """Raise :class:`ConfigError` naming the first bad option."""
-        if not 0 <= self.threshold <= 1:
+        if self.threshold is not None and not 0 <= self.threshold <= 1:
             raise ConfigError(f"--threshold must lie in [0, 1] (got {self.threshold})")
         for flag, value in (
             ("--confidence", self.confidence),
             ("--alpha", self.alpha),
             ("--power", self.power),
         ):
-            if not 0 < value < 1:
+            if value is not None and not 0 < value < 1:
                 raise ConfigError(f"{flag} must lie strictly between 0 and 1 (got {value})")
         if not 0 < self.delta <= 1:
             raise ConfigError(f"--delta must lie in (0, 1] (got {self.delta})")
-        if self.errors not in ("count", "exclude"):
+        if self.errors not in (None, "count", "exclude"):
             raise ConfigError(f"--errors must be 'count' or 'exclude' (got {self.errors!r})")
         choices = (
             ("--ci-method", self.ci_method, METHODS),

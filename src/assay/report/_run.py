@@ -1,31 +1,25 @@
-"""Console output of a run: the live progress display, the verdict table, the dry-run plan."""
+"""Console output of ``assay run``: the live progress display, the run summary, the plan.
+
+The verdicts of a run are rendered like any analysis (:func:`render_console`, with a ``trials``
+column); this module adds what only a run has.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as RichProgressBar
 from rich.table import Table
-from rich.text import Text
 
-from assay.run._budget import PriceTable
-from assay.run._options import RunOptions, build_sequential, test_plan
-from assay.run._results import RunResult
-from assay.run._state import TestStatus
-from assay.run._suite import TestCase
-from assay.stats import operating_characteristics
-from assay.verdict import Verdict
+from assay.report._console import VERDICT_STYLE
 
-_STYLE = {
-    "PASS": "bold green",
-    "FAIL": "bold red",
-    "INCONCLUSIVE": "bold yellow",
-    "running": "cyan",
-    "done": "cyan",
-}
+if TYPE_CHECKING:
+    from assay.run import PlanRow, PriceTable, RunOptions, RunResult, TestCase, TestStatus
+
+_STYLE = {**VERDICT_STYLE, "running": "cyan", "done": "cyan"}
 
 
 class RichProgress:
@@ -67,63 +61,15 @@ class RichProgress:
         self._progress.stop()
 
 
-_SEVERITY = {Verdict.FAIL: 0, Verdict.INCONCLUSIVE: 1, Verdict.PASS: 2}
-
-
-def render_result(result: RunResult, console: Console) -> None:
-    """Print the verdict table, each test's reason, the trials saved, and any stop reason.
-
-    The table has the columns of ``assay analyze`` (and its pass-rate bar), plus the trials
-    used against the maximum; the reason under each test is the runner's own — for an adaptive
-    test the sequential decision, which the Wilson interval alone does not explain.
-    """
-    from assay.report import pass_rate_bar
-
-    tests = sorted(result.tests, key=lambda t: _SEVERITY[t.verdict])
-    level = next((t.interval.confidence for t in tests if t.interval), 0.95)
-    table = Table(title="assay verdicts", title_justify="left", header_style="bold")
-    longest = max((len(t.test_id) for t in tests), default=4)
-    table.add_column("test", overflow="fold", min_width=min(longest, 16), max_width=32)
-    table.add_column("verdict", no_wrap=True)
-    table.add_column("rate (passed/n)", justify="right", no_wrap=True)
-    table.add_column(f"{100 * level:g}% CI", justify="center", no_wrap=True)
-    with_bar = console.width >= 120
-    if with_bar:
-        table.add_column("against the threshold", no_wrap=True)
-    table.add_column("errors", justify="right", no_wrap=True)
-    table.add_column("trials", justify="right", no_wrap=True)
-    for t in tests:
-        style = _STYLE[t.verdict.value]
-        rate = "—" if t.pass_rate is None else f"{t.pass_rate:.1%} ({t.passed}/{t.n})"
-        ci = "—" if t.interval is None else f"[{t.interval.low:.1%}, {t.interval.high:.1%}]"
-        cells = [Text(t.test_id), Text(t.verdict.value, style=style), Text(rate), Text(ci)]
-        if with_bar:
-            low, high = (t.interval.low, t.interval.high) if t.interval else (None, None)
-            cells.append(pass_rate_bar(t.pass_rate, low, high, t.threshold, style=style))
-        cells += [Text(str(t.errors)), Text(f"{t.trials_run}/{t.max_runs}")]
-        table.add_row(*cells)
-    console.print(table)
-    for t in tests:
-        line = Text("  ")
-        line.append(f"{t.verdict.value:<12}", style=_STYLE[t.verdict.value])
-        line.append(f" {t.test_id}: {t.reason}")
-        console.print(line)
-        if t.first_error:
-            console.print(Text(f"               first error, {t.first_error}"))
-    counts = {v: sum(t.verdict is v for t in tests) for v in Verdict}
-    summary = Text(f"{len(tests)} tests: ")
-    for i, verdict in enumerate((Verdict.PASS, Verdict.FAIL, Verdict.INCONCLUSIVE)):
-        summary.append(" · " if i else "")
-        summary.append(f"{counts[verdict]} {verdict.value}", style=_STYLE[verdict.value])
-    console.print(summary)
-    render_summary(result, console)
-
-
-def render_summary(result: RunResult, console: Console) -> None:
+def render_run_summary(result: RunResult, console: Console) -> None:
     """Print the trials used and saved, the stop reason, and where the traces are."""
     used = len(result.trials)
     # Only tests the sequential test settled count as saved; a budget is not a saving.
-    saved = sum(max(0, t.max_runs - t.n) for t in result.tests if t.decided_at is not None)
+    saved = sum(
+        max(0, result.max_runs[t.test_id] - t.trials)
+        for t in result.tests
+        if t.sequential is not None and t.sequential.decided_at is not None
+    )
     line = f"{used} trials of at most {result.max_trials}"
     if saved > 0:
         line += f": adaptive stopping saved {saved} ({saved / result.max_trials:.0%})"
@@ -136,39 +82,6 @@ def render_summary(result: RunResult, console: Console) -> None:
     if result.stop_reason:
         console.print(f"stopped early: {result.stop_reason}", style="yellow")
     console.print(f"traces: {result.out} (run id {result.run_id})")
-
-
-@dataclass(frozen=True, slots=True)
-class PlanRow:
-    """The plan for one test."""
-
-    test_id: str
-    """The test case."""
-    max_runs: int
-    """The most trials."""
-    threshold: float
-    """Required pass rate."""
-    method: str
-    """``sprt``, ``confidence-sequence`` or ``fixed``."""
-    expected_at_p0: float
-    """Expected trials if the true rate equals the threshold."""
-    expected_at_p1: float
-    """Expected trials if the true rate is ``threshold + delta``."""
-
-
-def plan(tests: Sequence[TestCase], options: RunOptions) -> list[PlanRow]:
-    """Maximum and expected trials per test, without running anything."""
-    rows = []
-    for test in tests:
-        runs, threshold, _ = test_plan(test, options)
-        seq = build_sequential(test, options)
-        if seq is None:
-            rows.append(PlanRow(test.id, runs, threshold, "fixed", runs, runs))
-            continue
-        at_p0 = operating_characteristics(seq, seq.p0).expected_trials
-        at_p1 = operating_characteristics(seq, seq.p1).expected_trials
-        rows.append(PlanRow(test.id, runs, threshold, seq.name, at_p0, at_p1))
-    return rows
 
 
 def render_plan(

@@ -4,23 +4,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import polars as pl
 
-from assay._assemble import regression_result, test_result, with_regression
-from assay._options import AnalyzeOptions, ErrorsPolicy
 from assay.analysis import Engine, engine_trials
 from assay.analysis import columns as tc
 from assay.errors import ConfigError, InputError
-from assay.stats import false_verdict_risk, simultaneous_confidence
+from assay.judgement._options import AnalyzeOptions
+from assay.judgement._pipeline import judge
+from assay.judgement._recorded import read_judgements
+from assay.quality import DataQuality
 from assay.store import TraceSet, open_trace_set
-from assay.verdict import AnalysisResult, TestResult, adjust_regressions
+from assay.verdict import AnalysisResult, Judgement, OptionValue
 
 Paths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
-
-__all__ = ["Analysis", "AnalyzeOptions", "ErrorsPolicy", "analyze", "compare"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,16 +54,17 @@ class Analysis:
         return self.result.exit_code(inconclusive_ok)
 
 
-def _options(overrides: dict[str, Any]) -> AnalyzeOptions:
+def _options(options: AnalyzeOptions | None, overrides: dict[str, Any]) -> AnalyzeOptions:
+    """The options: ``options`` with keyword overrides (the older keyword style) applied."""
     known = {f.name for f in fields(AnalyzeOptions)}
     unknown = sorted(set(overrides) - known)
     if unknown:
         raise ConfigError(f"unknown option(s): {', '.join(unknown)}")
     if "ks" in overrides:
         overrides["ks"] = tuple(overrides["ks"])
-    options = AnalyzeOptions(**overrides)
-    options.validate()
-    return options
+    chosen = replace(options or AnalyzeOptions(), **overrides)
+    chosen.validate()
+    return chosen
 
 
 def _read_trials(
@@ -73,7 +73,7 @@ def _read_trials(
     skip_bad_files: bool,
     engine: Engine | str = Engine.LOCAL,
     spark_master: str | None = None,
-) -> tuple[TraceSet, pl.DataFrame]:
+) -> tuple[TraceSet, pl.DataFrame, dict[str, Judgement]]:
     trace_set = open_trace_set(paths, skip_bad_files=skip_bad_files)
     try:
         trials = engine_trials(
@@ -83,64 +83,14 @@ def _read_trials(
             test_attribute=options.test_attribute,
             spark_master=spark_master,
         )
+        recorded = read_judgements(trace_set.scan(), trials)
     except pl.exceptions.PolarsError as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise InputError(f"could not read the trace set: {first}") from exc
-    return trace_set, trials
+    return trace_set, trials, recorded
 
 
-def _by_test(trials: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    return {str(key[0]): frame for key, frame in trials.group_by(tc.TEST_ID, maintain_order=True)}
-
-
-def _suite_notes(options: AnalyzeOptions, tests: int) -> tuple[float, list[str]]:
-    """The interval confidence to use across the suite, and a note on chance verdicts."""
-    confidence = options.confidence
-    notes: list[str] = []
-    if options.adjust != "none" and tests > 1:
-        # Holm and BH have no interval form: the intervals use the Bonferroni level, which
-        # keeps the chance of any false threshold verdict at 1 - confidence.
-        confidence = simultaneous_confidence(options.confidence, tests)
-        notes.append(
-            f"intervals at {confidence:.4g} confidence each (Bonferroni over {tests} tests), "
-            f"so all hold together at {options.confidence:g}"
-        )
-    elif tests >= 10:
-        risk = false_verdict_risk(tests, 1 - options.confidence, "none")
-        notes.append(risk.note)
-    return confidence, notes
-
-
-def _results(
-    per_test: dict[str, pl.DataFrame],
-    options: AnalyzeOptions,
-    baseline: dict[str, pl.DataFrame] | None,
-) -> tuple[tuple[TestResult, ...], list[str]]:
-    confidence, notes = _suite_notes(options, len(per_test))
-    judged = AnalyzeOptions(**{**_as_dict(options), "confidence": confidence})
-    results = {name: test_result(name, frame, judged) for name, frame in sorted(per_test.items())}
-    if baseline is not None:
-        pairs = {
-            name: regression_result(baseline[name], per_test[name], options)
-            for name in results
-            if name in baseline
-        }
-        rated = [p[0] for p in pairs.values() if p[0] is not None]
-        adjusted = iter(adjust_regressions(rated, options.adjust))
-        for name, (rate, scores) in pairs.items():
-            results[name] = with_regression(
-                results[name], next(adjusted) if rate is not None else None, scores
-            )
-        new = sorted(set(per_test) - set(baseline))
-        gone = sorted(set(baseline) - set(per_test))
-        if new:
-            notes.append(f"no baseline for {', '.join(new)}: judged against the threshold only")
-        if gone:
-            notes.append(f"in the baseline only, not judged: {', '.join(gone)}")
-    return tuple(results.values()), notes
-
-
-def _as_dict(options: AnalyzeOptions) -> dict[str, Any]:
+def _as_dict(options: AnalyzeOptions) -> dict[str, OptionValue]:
     return {f.name: getattr(options, f.name) for f in fields(AnalyzeOptions)}
 
 
@@ -148,45 +98,58 @@ def _analysis(
     trace_set: TraceSet,
     trials: pl.DataFrame,
     options: AnalyzeOptions,
-    baseline_trials: pl.DataFrame | None,
-    extra_options: dict[str, Any],
-    skipped: Sequence[tuple[str, str]] = (),
+    recorded: dict[str, Judgement],
+    baseline_trials: pl.DataFrame | None = None,
+    extra_options: dict[str, OptionValue] | None = None,
+    also_read: Sequence[TraceSet] = (),
 ) -> Analysis:
-    baseline = _by_test(baseline_trials) if baseline_trials is not None else None
-    tests, notes = _results(_by_test(trials), options, baseline)
+    tests, notes = judge(trials, options, recorded=recorded, baseline=baseline_trials)
+    skipped = [(f.path, f.reason) for t in (*also_read, trace_set) for f in t.skipped]
     result = AnalysisResult(
         tests=tests,
-        options={**_as_dict(options), "ks": list(options.ks), **extra_options},
-        skipped_files=tuple((f.path, f.reason) for f in trace_set.skipped) + tuple(skipped),
+        options={**_as_dict(options), **(extra_options or {})},
+        skipped_files=tuple(skipped),
         notes=tuple(notes),
+        data_quality=_quality(trace_set, *also_read),
     )
     return Analysis(trials, _tests_table(result), result, trace_set, baseline_trials)
 
 
+def _quality(*trace_sets: TraceSet) -> DataQuality:
+    """The findings the trace sets carry (a reader may attach them as ``quality``)."""
+    found = [getattr(t, "quality", None) for t in trace_sets]
+    return DataQuality().merged(*(q for q in found if isinstance(q, DataQuality)))
+
+
 def analyze(
     paths: Paths,
+    options: AnalyzeOptions | None = None,
     *,
     skip_bad_files: bool = False,
     baseline_version: str | None = None,
     current_version: str | None = None,
+    run_id: str | None = None,
     engine: Engine | str = Engine.LOCAL,
     spark_master: str | None = None,
-    **options: Any,
+    **overrides: Any,
 ) -> Analysis:
     """Read a trace set and give every test its verdict.
 
     Args:
         paths: Folders, globs or spans files (see :func:`assay.store.open_trace_set`).
+        options: The options of the analysis (defaults throughout if None). The verdict options
+            left None (threshold, confidence, errors, variance limits) take what the trials
+            record, else the defaults.
         skip_bad_files: Skip unreadable files (listed in the result) instead of failing.
         baseline_version: Compare against the trials of this ``assay.agent.version``; each
             test's verdict then answers "did it get worse?" (see :func:`compare`).
         current_version: The version under test when the set holds more than two.
+        run_id: Only the trials of this ``assay.run.id`` (how ``assay run`` judges its own).
         engine: Where spans become trials: ``local`` (here, bucket by bucket) or ``spark``
             (see ``docs/scale.md``); the statistics are the same either way.
         spark_master: The Spark master URL for ``engine="spark"``.
-        **options: Any field of :class:`AnalyzeOptions` — ``threshold=0.8``,
-            ``confidence=0.95``, ``ci_method="wilson"``, ``errors="count"``, ``ks=(1, 5, 10)``,
-            ``regression_test="boschloo"``, ``delta=0.1``, ...
+        **overrides: Fields of :class:`AnalyzeOptions` set on top of ``options``
+            (``threshold=0.8``, ``ks=(1, 5, 10)``, ...).
 
     Returns:
         An :class:`Analysis` with the trials and per-test tables and the results.
@@ -195,12 +158,16 @@ def analyze(
         InputError: Unreadable input (a missing path, a corrupt file, no trial spans).
         ConfigError: A bad option.
     """
-    settings = _options(options)
-    trace_set, trials = _read_trials(paths, settings, skip_bad_files, engine, spark_master)
+    settings = _options(options, overrides)
+    trace_set, trials, recorded = _read_trials(
+        paths, settings, skip_bad_files, engine, spark_master
+    )
+    if run_id is not None:
+        trials = trials.filter(pl.col(tc.RUN_ID) == run_id)
     if baseline_version is None:
         if current_version is not None:
             trials = _version(trials, current_version)
-        return _analysis(trace_set, trials, settings, None, {})
+        return _analysis(trace_set, trials, settings, recorded)
     baseline = _version(trials, baseline_version)
     if current_version is None:
         others = sorted(
@@ -218,6 +185,7 @@ def analyze(
         trace_set,
         current,
         settings,
+        recorded,
         baseline,
         {"baseline_version": baseline_version, "current_version": current_version},
     )
@@ -226,9 +194,10 @@ def analyze(
 def compare(
     baseline: Paths,
     current: Paths,
+    options: AnalyzeOptions | None = None,
     *,
     skip_bad_files: bool = False,
-    **options: Any,
+    **overrides: Any,
 ) -> Analysis:
     """Regression verdicts between two trace sets: did the current one get worse?
 
@@ -240,14 +209,14 @@ def compare(
     Args:
         baseline: The baseline trace set.
         current: The trace set under test.
+        options: The options of the analysis, as for :func:`analyze`.
         skip_bad_files: Skip unreadable files instead of failing.
-        **options: Fields of :class:`AnalyzeOptions`, as for :func:`analyze`.
+        **overrides: Fields of :class:`AnalyzeOptions` set on top of ``options``.
     """
-    settings = _options(options)
-    base_set, base_trials = _read_trials(baseline, settings, skip_bad_files)
-    trace_set, trials = _read_trials(current, settings, skip_bad_files)
-    skipped = tuple((f.path, f.reason) for f in base_set.skipped)
-    return _analysis(trace_set, trials, settings, base_trials, {}, skipped)
+    settings = _options(options, overrides)
+    base_set, base_trials, _ = _read_trials(baseline, settings, skip_bad_files)
+    trace_set, trials, recorded = _read_trials(current, settings, skip_bad_files)
+    return _analysis(trace_set, trials, settings, recorded, base_trials, also_read=(base_set,))
 
 
 def _version(trials: pl.DataFrame, version: str) -> pl.DataFrame:

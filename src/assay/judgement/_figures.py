@@ -1,0 +1,188 @@
+"""Every figure of one test, from its rows of the trials table (verdicts aside).
+
+The bridge from the Polars tables of ``assay.analysis`` to the pure functions of
+``assay.stats``: scores, pass@k and pass^k, tool consistency, flakiness, what failing trials
+do differently, usage and durations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from assay.analysis import columns as tc
+from assay.analysis._features import trial_features
+from assay.stats import (
+    FailureFactor,
+    Flakiness,
+    PassAtK,
+    ScoreSummary,
+    ToolConsistency,
+    explain_failures,
+    flakiness,
+    pass_at_ks,
+    pass_hat_ks,
+    score_summary,
+    tool_consistency,
+)
+from assay.verdict import DurationSummary, Usage
+
+
+def per_trial_scores(trials: pl.DataFrame) -> dict[str, npt.NDArray[np.float64]]:
+    """Score name → one value per trial (the mean of the trial's values; NaN where absent)."""
+    rows = (
+        trials.select(tc.SCORES)
+        .with_row_index("_trial")
+        .explode(tc.SCORES)
+        .unnest(tc.SCORES)
+        .drop_nulls("name")
+    )
+    if rows.height == 0:
+        return {}
+    means = rows.group_by("_trial", "name").agg(pl.col("value").mean())
+    out: dict[str, npt.NDArray[np.float64]] = {}
+    for (name,), group in means.group_by("name", maintain_order=True):
+        values = np.full(trials.height, np.nan)
+        values[group["_trial"].to_numpy()] = group["value"].to_numpy()
+        out[str(name)] = values
+    return dict(sorted(out.items()))
+
+
+def primary_score(scores: Mapping[str, npt.NDArray[np.float64]]) -> str | None:
+    """The score reported as ``score``: the one recorded in most trials (ties: by name)."""
+    if not scores:
+        return None
+    return max(sorted(scores), key=lambda name: int(np.sum(~np.isnan(scores[name]))))
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """What a test's trials show, whatever the verdict."""
+
+    usage: Usage
+    """LLM usage over every trial."""
+    duration_s: DurationSummary
+    """Trial durations."""
+    pass_at_k: dict[str, float | None] | None
+    """pass@k by k (as a string)."""
+    pass_hat_k: dict[str, float | None] | None
+    """pass^k by k (as a string)."""
+    scores: dict[str, ScoreSummary]
+    """Summary of every score of the counted trials, by name."""
+    primary_score: str | None
+    """The score summarised as the test's ``score``."""
+    tool_consistency: ToolConsistency | None
+    """Tool-choice consistency (two trials or more)."""
+    flakiness: Flakiness | None
+    """Flakiness score and its factors."""
+    failure_explanations: tuple[FailureFactor, ...]
+    """What failing trials do differently."""
+    first_error: str | None
+    """``trial <index>: <message>`` of the first error trial."""
+    notes: tuple[str, ...]
+    """Remarks (a pass@k that cannot be reported, and why)."""
+
+    @property
+    def score(self) -> ScoreSummary | None:
+        """The primary score's summary."""
+        return self.scores.get(self.primary_score) if self.primary_score else None
+
+
+def _k_values(
+    results: Mapping[int, PassAtK], label: str, notes: list[str]
+) -> dict[str, float | None]:
+    out: dict[str, float | None] = {}
+    for k, result in results.items():
+        out[str(k)] = result.value
+        if result.value is None and result.reason:
+            notes.append(f"{label}@{k} not reported: {result.reason}")
+    return out
+
+
+def _first_error(trials: pl.DataFrame) -> str | None:
+    errors = trials.filter(pl.col(tc.ERROR)).sort(tc.TRIAL_INDEX, nulls_last=True)
+    if errors.height == 0:
+        return None
+    row = errors.row(0, named=True)
+    index = row[tc.TRIAL_INDEX]
+    message = row[tc.STATUS_MESSAGE] or "error"
+    return f"trial {index if index is not None else '?'}: {message}"
+
+
+def test_figures(
+    trials: pl.DataFrame,
+    counted: pl.DataFrame,
+    *,
+    confidence: float,
+    ks: tuple[int, ...],
+    score_ci: str,
+    seed: int,
+    alpha: float,
+) -> Figures:
+    """Every figure of one test.
+
+    Args:
+        trials: All the test's trials.
+        counted: The trials that count towards the pass rate (errors left out if excluded).
+        confidence: Confidence of the score intervals.
+        ks: The k of pass@k and pass^k.
+        score_ci: ``t`` or ``bootstrap``.
+        seed: Seed of bootstrap resampling.
+        alpha: Significance level of the failure explanations.
+    """
+    notes: list[str] = []
+    n, passed = counted.height, int(counted[tc.PASSED].sum())
+    scores = per_trial_scores(trials)
+    counted_scores = scores if counted is trials else per_trial_scores(counted)
+    primary = primary_score(counted_scores)
+    summaries = {
+        name: score_summary(values[~np.isnan(values)], confidence, ci=score_ci, seed=seed)
+        for name, values in counted_scores.items()
+        if np.any(~np.isnan(values))
+    }
+    sequences = [tuple(s) for s in trials[tc.TOOL_SEQUENCE].to_list()]
+    flaky = None
+    if trials.height:
+        primary_values = scores.get(primary) if primary is not None else None
+        flaky = flakiness(
+            trials[tc.PASSED].to_numpy(),
+            errors=trials[tc.ERROR].to_numpy(),
+            scores=primary_values,
+            tool_sequences=sequences,
+            step_counts=trials[tc.TOOL_CALLS].to_numpy(),
+            latencies=trials[tc.DURATION_S].to_numpy(),
+        )
+    explanations: tuple[FailureFactor, ...] = ()
+    ok = counted[tc.PASSED].to_numpy()
+    if 0 < ok.sum() < ok.size:
+        features = trial_features(counted)
+        explanations = tuple(
+            explain_failures(
+                ok,
+                {f.name: f.values for f in features},
+                kinds={f.name: f.kind for f in features},
+                labels={f.name: f.label for f in features},
+                alpha=alpha,
+            )
+        )
+    return Figures(
+        usage=Usage(
+            llm_calls=int(trials[tc.LLM_CALLS].sum()),
+            input_tokens=int(trials[tc.INPUT_TOKENS].sum()),
+            output_tokens=int(trials[tc.OUTPUT_TOKENS].sum()),
+        ),
+        duration_s=DurationSummary.of(trials[tc.DURATION_S].drop_nulls().to_numpy()),
+        pass_at_k=_k_values(pass_at_ks(n, passed, ks), "pass", notes) if n else None,
+        pass_hat_k=_k_values(pass_hat_ks(n, passed, ks), "pass^", notes) if n else None,
+        scores=summaries,
+        primary_score=primary if summaries else None,
+        tool_consistency=tool_consistency(sequences) if len(sequences) >= 2 else None,
+        flakiness=flaky,
+        failure_explanations=explanations,
+        first_error=_first_error(trials),
+        notes=tuple(notes),
+    )

@@ -1,0 +1,114 @@
+"""The reason for a verdict, in one sentence (JSON ``verdict_reason``; every report shows it)."""
+
+from __future__ import annotations
+
+from assay.stats import Interval
+from assay.verdict import RegressionResult, SequentialDesign, TestResult, Verdict
+
+
+def pct(value: float | None, digits: int = 1) -> str:
+    """A proportion as a percentage (``0.433`` → ``43.3%``); ``—`` when missing."""
+    return "—" if value is None else f"{100 * value:.{digits}f}%"
+
+
+def _share(value: float) -> str:
+    """``90%``, ``92.5%``: a design parameter as it was given."""
+    return f"{100 * value:.4g}%"
+
+
+def ci_text(interval: Interval | None) -> str:
+    """``95% CI [61.0%, 82.9%]``, or ``no interval`` when n = 0."""
+    if interval is None:
+        return "no interval"
+    return f"{100 * interval.confidence:g}% CI [{pct(interval.low)}, {pct(interval.high)}]"
+
+
+def rate_text(passed: int, n: int) -> str:
+    """``43.3% (26/60)``."""
+    return f"{pct(passed / n if n else None)} ({passed}/{n})"
+
+
+def method_name(method: str) -> str:
+    """``SPRT`` or ``confidence sequence``: a sequential method as people name it."""
+    return "SPRT" if method == "sprt" else method.replace("-", " ")
+
+
+def sequential_reason(
+    design: SequentialDesign, verdict: Verdict, decided_at: int | None, fed: int
+) -> str:
+    """``SPRT settled after 6 of 60 trials: pass rate below 90% with error ≤ 20%``."""
+    name = method_name(design.method)
+    if decided_at is not None and verdict is Verdict.PASS:
+        return (
+            f"{name} settled after {decided_at} of {design.max_trials} trials: pass rate above "
+            f"{_share(design.p0)} with error ≤ {_share(design.alpha)}"
+        )
+    if decided_at is not None and verdict is Verdict.FAIL:
+        return (
+            f"{name} settled after {decided_at} of {design.max_trials} trials: pass rate below "
+            f"{_share(design.p1)} with error ≤ {_share(design.beta)}"
+        )
+    if fed >= design.max_trials:
+        return f"{name} not settled within the maximum of {design.max_trials} trials"
+    return (
+        f"{name} not settled after {fed} of {design.max_trials} trials "
+        "(the trials stopped before the maximum)"
+    )
+
+
+def threshold_reason(
+    verdict: Verdict, passed: int, n: int, interval: Interval | None, threshold: float
+) -> str:
+    """The interval against the threshold, as it decided a fixed-n verdict."""
+    if interval is None:
+        return f"no pass rate to judge ({n} trials counted)"
+    where = {
+        Verdict.FAIL: "lies wholly below",
+        Verdict.PASS: "lies at or above",
+        Verdict.INCONCLUSIVE: "straddles",
+    }[verdict]
+    return (
+        f"pass rate {rate_text(passed, n)}, {ci_text(interval)} {where} the threshold "
+        f"{pct(threshold)}"
+    )
+
+
+def regression_reason(test: TestResult, regression: RegressionResult) -> str:
+    """With a baseline the verdict answers "did it get worse?": why, in one sentence."""
+    p_text = f"p = {regression.p_value:.2g}" + (
+        f" (adjusted {regression.p_adjusted:.2g})" if regression.p_adjusted is not None else ""
+    )
+    base = regression.baseline_passed / regression.baseline_n if regression.baseline_n else None
+    change = (
+        f"{pct(base)} ({regression.baseline_passed}/{regression.baseline_n}) → "
+        f"{rate_text(test.passed, test.n)}"
+    )
+    name, power, delta = regression.test, pct(regression.power, 0), pct(regression.delta, 0)
+    if regression.verdict is Verdict.FAIL:
+        reason = f"pass rate dropped, {change}; one-sided {name} {p_text} < {regression.alpha:.2g}"
+    elif regression.verdict is Verdict.PASS:
+        reason = (
+            f"no drop, {change} ({name} {p_text}), and the check had {power} power to detect "
+            f"a {delta} drop"
+        )
+    else:
+        reason = (
+            f"no significant drop, {change} ({name} {p_text}), but only {power} power to "
+            f"detect a {delta} drop (needs {pct(regression.required_power, 0)}); more trials "
+            "per version would settle it (assay plan)"
+        )
+    if test.verdict is not regression.verdict:
+        reason = "scores dropped — " + reason
+    if test.interval is not None:
+        against = f" ({test.threshold_verdict})" if test.threshold_verdict else ""
+        reason += (
+            f"; now {ci_text(test.interval)} against the threshold {pct(test.threshold)}{against}"
+        )
+    return reason
+
+
+def with_errors(reason: str, errors: int) -> str:
+    """The reason, and how many error trials there were."""
+    if not errors:
+        return reason
+    return f"{reason}; {errors} error trial{'s' if errors != 1 else ''}"

@@ -1,0 +1,136 @@
+"""The judgement a trace set records, and how the options of an analysis override it.
+
+``assay run`` and the pytest plugin write each test's threshold, confidence, error policy,
+variance limits and sequential design on every trial span (``assay.judgement.*``). A test is
+judged with what its trials record; an option given to the analysis overrides a recorded value
+and a note says so. The recorded sequential design is replayed only where it still describes
+how the trials were collected: one run, trial indexes known, threshold and error policy as
+recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+import polars as pl
+
+from assay import conventions as c
+from assay.analysis import columns as tc
+from assay.errors import SchemaError
+from assay.judgement._options import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, AnalyzeOptions
+from assay.judgement._reasons import method_name
+from assay.store import decode_value
+from assay.verdict import Judgement
+
+T = TypeVar("T")
+
+_SPAN_ID = "span_id"
+_ATTRIBUTES = "attributes"
+
+
+def read_judgements(spans: pl.LazyFrame, trials: pl.DataFrame) -> dict[str, Judgement]:
+    """Trial span id → the judgement recorded on that span (spans without one left out)."""
+    if trials.height == 0:
+        return {}
+    ids = trials[tc.SPAN_ID].unique()
+    rows = (
+        spans.select(_SPAN_ID, _ATTRIBUTES)
+        .filter(pl.col(_SPAN_ID).is_in(ids.implode()))
+        .explode(_ATTRIBUTES)
+        .filter(pl.col(_ATTRIBUTES).struct.field("key").str.starts_with(c.JUDGEMENT_PREFIX))
+        .collect()
+    )
+    per_span: dict[str, dict[str, object]] = {}
+    for span_id, attribute in rows.iter_rows():
+        per_span.setdefault(span_id, {})[attribute["key"]] = decode_value(attribute)
+    out: dict[str, Judgement] = {}
+    for span_id, attributes in per_span.items():
+        try:
+            judgement = Judgement.from_attributes(attributes)
+        except ValueError as exc:
+            raise SchemaError(f"trial span {span_id}: {exc}") from None
+        if judgement is not None:
+            out[span_id] = judgement
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """How one test is judged: the judgement, whether to replay its design, and why."""
+
+    judgement: Judgement
+    """Threshold, confidence, error policy, variance limits (and the recorded design)."""
+    replay: bool
+    """Replay the sequential design in trial-index order (else: the interval decides)."""
+    notes: tuple[str, ...]
+    """What overrode the recording, and why a recorded design does not apply."""
+
+
+def _pick(given: T | None, recorded: T) -> T:
+    return recorded if given is None else given
+
+
+def _shown(value: object) -> str:
+    if value is None:
+        return "none"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def resolve(
+    trials: pl.DataFrame, recorded: Mapping[str, Judgement], options: AnalyzeOptions
+) -> Resolved:
+    """The judgement of one test's trials under these options."""
+    found = {recorded.get(span) for span in trials[tc.SPAN_ID].to_list()}
+    notes: list[str] = []
+    base = next(iter(found)) if len(found) == 1 else None
+    if len(found) > 1:
+        notes.append(
+            f"its trials record {len(found - {None})} different judgements"
+            + (" (some none)" if None in found else "")
+            + ": judged with the options given, else the defaults"
+        )
+    judgement = base or Judgement(DEFAULT_THRESHOLD, DEFAULT_CONFIDENCE)
+    chosen = Judgement(
+        threshold=_pick(options.threshold, judgement.threshold),
+        confidence=_pick(options.confidence, judgement.confidence),
+        errors=_pick(options.errors, judgement.errors),
+        min_mean_score=_pick(options.min_mean_score, judgement.min_mean_score),
+        max_std_dev=_pick(options.max_std_dev, judgement.max_std_dev),
+        sequential=judgement.sequential,
+    )
+    if base is not None:
+        for name in ("threshold", "confidence", "errors", "min_mean_score", "max_std_dev"):
+            given, was = getattr(options, name), getattr(base, name)
+            if given is not None and given != was:
+                notes.append(f"{_flag(name)} {_shown(given)} overrides the recorded {_shown(was)}")
+    design = chosen.sequential
+    if design is None:
+        return Resolved(chosen, False, tuple(notes))
+    why_not = _why_not_replayed(trials, judgement, chosen)
+    if why_not is not None:
+        notes.append(
+            f"the recorded {method_name(design.method)} design is not replayed ({why_not}): "
+            "judged by the interval"
+        )
+        return Resolved(chosen, False, tuple(notes))
+    return Resolved(chosen, True, tuple(notes))
+
+
+def _why_not_replayed(trials: pl.DataFrame, recorded: Judgement, chosen: Judgement) -> str | None:
+    if chosen.threshold != recorded.threshold:
+        return "another threshold"
+    if chosen.errors != recorded.errors:
+        return "another error policy"
+    runs = trials[tc.RUN_ID].n_unique()
+    if runs > 1:
+        return f"the trials come from {runs} runs"
+    indexes = trials[tc.TRIAL_INDEX]
+    if indexes.null_count() or indexes.n_unique() != trials.height:
+        return "trial indexes missing or repeated"
+    return None
