@@ -6,6 +6,13 @@ retries), so that 30 trials per case show assay's three verdicts:
     python examples/agent.py --out traces --trials 30
     assay analyze traces
 
+``--variant retry`` records a version that passes as often but calls its first tool a second
+time in 40 % of trials (and so spends more tokens) — a behaviour change for ``assay compare``:
+
+    python examples/agent.py --out v1 --version v1 --seed 1
+    python examples/agent.py --out v3 --version v3 --seed 1 --variant retry
+    assay compare v1 v3
+
 ``run(input)`` is the agent itself, callable from ``assay run`` (``--agent examples.agent:run``);
 run as a script, the file records trials with ``assay.instrument``.
 """
@@ -47,6 +54,11 @@ CASES: dict[str, Case] = {
 #: What changes in other agent versions: "v2" breaks the refund-policy case (for `assay compare`).
 VERSION_RATES: dict[str, dict[str, float]] = {"v2": {"refund-policy": 0.70}}
 
+#: Behaviour variants (``--variant``): same pass rates, different habits.
+VARIANTS = ("none", "retry")
+RETRY_SHARE = 0.4
+"""Under ``--variant retry``, the share of trials that call their first tool a second time."""
+
 _rng_lock = threading.Lock()
 _rng = random.Random(7)
 
@@ -66,7 +78,8 @@ def run(input: dict[str, Any], seed: int | None = None) -> dict[str, Any]:
     """Answer one request, recording tool and LLM spans in the current trace.
 
     Args:
-        input: ``{"case": <name in CASES>, "version": optional agent version}``.
+        input: ``{"case": <name in CASES>, "version": optional agent version, "variant":
+            optional behaviour variant (see ``VARIANTS``)}``.
         seed: Make this call's randomness reproducible (``assay run --seed`` passes one per
             trial); without it, the module's seeded generator is used.
 
@@ -80,22 +93,27 @@ def run(input: dict[str, Any], seed: int | None = None) -> dict[str, Any]:
     rng = random.Random(seed) if seed is not None else _draw()
     rate = VERSION_RATES.get(str(input.get("version", "")), {}).get(name, case.success_rate)
     success = rng.random() < rate
+    # Drawn after `success`, and only under the variant, so pass rates stay those of the case.
+    extra_call = input.get("variant") == "retry" and rng.random() < RETRY_SHARE
     with ai.llm("sim-model-small") as call:
         call.usage(input_tokens=rng.randint(300, 500), output_tokens=rng.randint(20, 60))
-    for tool_name in case.tools:
+    for position, tool_name in enumerate(case.tools):
         # Failing trials retry a tool — a habit assay's flakiness analysis should spot.
         repeats = 1 + (rng.randint(1, 3) if not success and tool_name == case.retry_tool else 0)
+        repeats += 1 if extra_call and position == 0 else 0
         for _ in range(repeats):
             with ai.tool(tool_name):
                 time.sleep(rng.uniform(0.0, 0.002))
     with ai.llm("sim-model-large") as call:
-        call.usage(input_tokens=rng.randint(800, 1500), output_tokens=rng.randint(100, 300))
+        # The extra tool result goes back into the prompt.
+        grown = 600 if extra_call else 0
+        call.usage(input_tokens=rng.randint(800, 1500) + grown, output_tokens=rng.randint(100, 300))
     quality = rng.gauss(85 if success else 55, 6)
     answer = "Your request is resolved." if success else "Sorry, I could not finish that."
     return {"answer": answer, "resolved": success, "quality": round(min(100.0, quality), 1)}
 
 
-def record(out: str, trials: int, version: str, seed_value: int) -> None:
+def record(out: str, trials: int, version: str, seed_value: int, variant: str = "none") -> None:
     """Run every case ``trials`` times as assay trials, writing a trace set to ``out``."""
     seed(seed_value)
     handle = ai.configure(out, service_name="example-support-agent")
@@ -109,7 +127,7 @@ def record(out: str, trials: int, version: str, seed_value: int) -> None:
                 difficulty=case.difficulty,
                 tags=["support"],
             ) as trial:
-                output = run({"case": name, "version": version})
+                output = run({"case": name, "version": version, "variant": variant})
                 trial.score("quality", output["quality"])
                 trial.check("request resolved", output["resolved"])
     handle.flush()
@@ -122,8 +140,11 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=30, help="trials per case")
     parser.add_argument("--version", default="v1", help="assay.agent.version to record")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--variant", choices=VARIANTS, default="none", help="a planted behaviour change"
+    )
     args = parser.parse_args()
-    record(args.out, args.trials, args.version, args.seed)
+    record(args.out, args.trials, args.version, args.seed, args.variant)
     print(f"recorded {args.trials} trials × {len(CASES)} cases into {args.out}/")
 
 

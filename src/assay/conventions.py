@@ -55,6 +55,14 @@ OPENINFERENCE_PROMPT_TOKENS: Final = "llm.token_count.prompt"
 OPENINFERENCE_COMPLETION_TOKENS: Final = "llm.token_count.completion"
 OPENINFERENCE_TOOL: Final = "TOOL"
 OPENINFERENCE_LLM: Final = "LLM"
+OPENINFERENCE_COST_TOTAL: Final = "llm.cost.total"
+"""USD cost of one LLM call, as OpenInference instrumentations record it."""
+
+# --- cost recorded by other instrumentations --------------------------------------------------
+GENAI_USAGE_COST: Final = "gen_ai.usage.cost"
+"""USD cost of one LLM call (not in the OTel GenAI conventions; Langfuse and LiteLLM write it)."""
+RECORDED_COST_ATTRIBUTES: Final = (OPENINFERENCE_COST_TOTAL, GENAI_USAGE_COST)
+"""Read in this order; a recorded cost wins over a price-table estimate (docs/reports.md)."""
 
 # --- OpenLLMetry (Traceloop) ------------------------------------------------------------------
 TRACELOOP_KIND: Final = "traceloop.span.kind"

@@ -170,6 +170,8 @@ def test_run_with_a_price_table_and_cost_budget(
     )
     assert code == 3
     assert "--max-cost 0.01 reached" in out and "5 trials of at most 100" in out
+    # The verdicts cost the trials with the run's own price table.
+    assert "cost       $0.0100 ($0.0020 per trial; prices:" in out
 
 
 def test_example_suite_with_the_example_agent(

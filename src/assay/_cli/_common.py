@@ -141,6 +141,20 @@ SkipBadFiles = Annotated[
     bool,
     typer.Option("--skip-bad-files", help="Skip unreadable files (listed) instead of failing."),
 ]
+FailOnOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fail-on",
+        help="Behaviour changes that fail a test, repeatable: behaviour, tools, or a feature "
+        "with an optional limit, e.g. cost:+20%, tokens:+10%, uses:verify (docs/reports.md).",
+    ),
+]
+Prices = Annotated[
+    str | None,
+    typer.Option(
+        "--prices", help="Model price table (YAML/JSON) for cost; default: a dated built-in one."
+    ),
+]
 
 
 #: Flag name (as a command's parameter) → keyword of :func:`assay.analyze`.
@@ -160,6 +174,8 @@ _ANALYSIS_KEYWORDS = {
     "delta": "delta",
     "power": "power",
     "adjust": "adjust",
+    "fail_on": "fail_on",
+    "prices": "prices",
 }
 
 
@@ -183,6 +199,8 @@ def analysis_options(flags: Mapping[str, Any]) -> dict[str, Any]:
         value = flags[flag]
         if flag == "k":
             value = parse_ks(value)
+        elif flag == "fail_on":
+            value = tuple(value or ())
         elif isinstance(value, StrEnum):  # a choice: its value
             value = value.value
         options[keyword] = value

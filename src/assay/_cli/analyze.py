@@ -47,6 +47,8 @@ def analyze(
     delta: o.Delta = 0.10,
     power: o.Power = 0.80,
     adjust: o.AdjustOpt = o.Adjust.NONE,
+    fail_on: o.FailOnOpt = None,
+    prices: o.Prices = None,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
     engine: Annotated[
@@ -95,10 +97,12 @@ def compare(
     test_attribute: o.TestAttribute = "assay.test.id",
     k: o.Ks = "1,5,10",
     score_ci: o.ScoreCIOpt = o.ScoreCI.T,
+    fail_on: o.FailOnOpt = None,
+    prices: o.Prices = None,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
 ) -> None:
-    """Regression verdicts: did CURRENT get worse than BASELINE? (one exact test per test)."""
+    """Regression and behaviour verdicts: did CURRENT get worse than BASELINE, what changed?"""
     from assay import compare as run_compare
 
     flags = dict(locals())
@@ -133,6 +137,8 @@ def report(
     ] = None,
     test: o.Test = o.ExactTest.BOSCHLOO,
     delta: o.Delta = 0.10,
+    fail_on: o.FailOnOpt = None,
+    prices: o.Prices = None,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
     trace_url: TraceUrl = None,

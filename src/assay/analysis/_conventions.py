@@ -64,6 +64,25 @@ def model_name() -> pl.Expr:
     )
 
 
+def recorded_cost() -> pl.Expr:
+    """USD cost an instrumentation recorded on a span (``llm.cost.total``, ``gen_ai.usage.cost``).
+
+    Not promoted columns: read from the span's attribute list, so use it on few spans.
+    """
+    values = []
+    for attribute in c.RECORDED_COST_ATTRIBUTES:
+        match = (
+            pl.col("attributes")
+            .list.eval(pl.element().filter(pl.element().struct.field("key") == attribute))
+            .list.first()
+        )
+        values += [
+            match.struct.field("double_value"),
+            match.struct.field("int_value").cast(pl.Float64),
+        ]
+    return pl.coalesce(values)
+
+
 #: Promoted columns the analysis reads from every span.
 SPAN_COLUMNS = [
     "trace_id",

@@ -9,13 +9,14 @@ from typing import Any
 
 import polars as pl
 
-from assay.analysis import Engine, engine_trials
+from assay.analysis import Engine, engine_trials, with_cost
 from assay.analysis import columns as tc
 from assay.errors import ConfigError, InputError
+from assay.judgement._behaviour import price_table
 from assay.judgement._options import AnalyzeOptions
 from assay.judgement._pipeline import judge
 from assay.judgement._recorded import read_judgements
-from assay.quality import DataQuality
+from assay.quality import DataQuality, Finding
 from assay.store import TraceSet, open_trace_set
 from assay.verdict import AnalysisResult, Judgement, OptionValue
 
@@ -67,13 +68,22 @@ def _options(options: AnalyzeOptions | None, overrides: dict[str, Any]) -> Analy
     return chosen
 
 
+@dataclass(frozen=True, slots=True)
+class _Read:
+    trace_set: TraceSet
+    trials: pl.DataFrame
+    recorded: dict[str, Judgement]
+    findings: tuple[Finding, ...]
+    """What pricing the trials noticed (unpriced models, ...)."""
+
+
 def _read_trials(
     paths: Paths,
     options: AnalyzeOptions,
     skip_bad_files: bool,
     engine: Engine | str = Engine.LOCAL,
     spark_master: str | None = None,
-) -> tuple[TraceSet, pl.DataFrame, dict[str, Judgement]]:
+) -> _Read:
     trace_set = open_trace_set(paths, skip_bad_files=skip_bad_files)
     try:
         trials = engine_trials(
@@ -84,10 +94,11 @@ def _read_trials(
             spark_master=spark_master,
         )
         recorded = read_judgements(trace_set.scan(), trials)
+        trials, findings = with_cost(trials, price_table(options.prices), trace_set.scan())
     except pl.exceptions.PolarsError as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise InputError(f"could not read the trace set: {first}") from exc
-    return trace_set, trials, recorded
+    return _Read(trace_set, trials, recorded, findings)
 
 
 def _as_dict(options: AnalyzeOptions) -> dict[str, OptionValue]:
@@ -102,6 +113,7 @@ def _analysis(
     baseline_trials: pl.DataFrame | None = None,
     extra_options: dict[str, OptionValue] | None = None,
     also_read: Sequence[TraceSet] = (),
+    findings: Sequence[Finding] = (),
 ) -> Analysis:
     tests, notes = judge(trials, options, recorded=recorded, baseline=baseline_trials)
     skipped = [(f.path, f.reason) for t in (*also_read, trace_set) for f in t.skipped]
@@ -110,7 +122,7 @@ def _analysis(
         options={**_as_dict(options), **(extra_options or {})},
         skipped_files=tuple(skipped),
         notes=tuple(notes),
-        data_quality=_quality(trace_set, *also_read),
+        data_quality=_quality(trace_set, *also_read).merged(findings),
     )
     return Analysis(trials, _tests_table(result), result, trace_set, baseline_trials)
 
@@ -159,15 +171,14 @@ def analyze(
         ConfigError: A bad option.
     """
     settings = _options(options, overrides)
-    trace_set, trials, recorded = _read_trials(
-        paths, settings, skip_bad_files, engine, spark_master
-    )
+    read = _read_trials(paths, settings, skip_bad_files, engine, spark_master)
+    trace_set, trials, recorded = read.trace_set, read.trials, read.recorded
     if run_id is not None:
         trials = trials.filter(pl.col(tc.RUN_ID) == run_id)
     if baseline_version is None:
         if current_version is not None:
             trials = _version(trials, current_version)
-        return _analysis(trace_set, trials, settings, recorded)
+        return _analysis(trace_set, trials, settings, recorded, findings=read.findings)
     baseline = _version(trials, baseline_version)
     if current_version is None:
         others = sorted(
@@ -188,6 +199,7 @@ def analyze(
         recorded,
         baseline,
         {"baseline_version": baseline_version, "current_version": current_version},
+        findings=read.findings,
     )
 
 
@@ -214,9 +226,17 @@ def compare(
         **overrides: Fields of :class:`AnalyzeOptions` set on top of ``options``.
     """
     settings = _options(options, overrides)
-    base_set, base_trials, _ = _read_trials(baseline, settings, skip_bad_files)
-    trace_set, trials, recorded = _read_trials(current, settings, skip_bad_files)
-    return _analysis(trace_set, trials, settings, recorded, base_trials, also_read=(base_set,))
+    base = _read_trials(baseline, settings, skip_bad_files)
+    read = _read_trials(current, settings, skip_bad_files)
+    return _analysis(
+        read.trace_set,
+        read.trials,
+        settings,
+        read.recorded,
+        base.trials,
+        also_read=(base.trace_set,),
+        findings=(*base.findings, *read.findings),
+    )
 
 
 def _version(trials: pl.DataFrame, version: str) -> pl.DataFrame:

@@ -13,6 +13,7 @@ from typing import Literal
 
 from assay.errors import ConfigError
 from assay.stats import ADJUST_METHODS, METHODS, SCORE_CI_METHODS, TESTS
+from assay.verdict import parse_fail_on
 
 ErrorsPolicy = Literal["count", "exclude"]
 
@@ -59,6 +60,11 @@ class AnalyzeOptions:
     """Multiple-comparison adjustment across the suite: none, holm or bh."""
     seed: int = 0
     """Seed of bootstrap resampling (results are reproducible)."""
+    fail_on: tuple[str, ...] = ()
+    """``--fail-on`` rules: behaviour changes that fail a test (``behaviour``, ``tools``,
+    ``cost:+20%``, ...; see :mod:`assay.verdict._gate`)."""
+    prices: str | None = None
+    """A price table file (``--prices``); None: the dated default table."""
 
     def validate(self) -> None:
         """Raise :class:`ConfigError` naming the first bad option."""
@@ -86,6 +92,8 @@ class AnalyzeOptions:
                 raise ConfigError(f"{flag} must be one of {', '.join(allowed)} (got {choice!r})")
         if not self.ks or any(k < 1 for k in self.ks):
             raise ConfigError(f"--k needs whole numbers ≥ 1 (got {list(self.ks)})")
+        for rule in self.fail_on:
+            parse_fail_on(rule)
         if self.max_std_dev is not None and self.max_std_dev < 0:
             raise ConfigError(f"--max-std-dev must be ≥ 0 (got {self.max_std_dev})")
 

@@ -7,10 +7,12 @@ pytest plugin all judge their trials here, so that they agree test by test.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import polars as pl
 
 from assay.analysis import columns as tc
+from assay.judgement._behaviour import cost_summary, with_behaviour
 from assay.judgement._options import AnalyzeOptions
 from assay.judgement._recorded import resolve
 from assay.judgement._regression import regression_result, with_regression
@@ -84,12 +86,17 @@ def judge(
         sequential = None
         if resolved.replay and judgement.sequential is not None:
             sequential = replay(frame, judgement.sequential, judgement.errors == "exclude")
-        results[name] = judge_test(
-            name, frame, judgement, options, sequential=sequential, notes=resolved.notes
+        results[name] = replace(
+            judge_test(
+                name, frame, judgement, options, sequential=sequential, notes=resolved.notes
+            ),
+            cost=cost_summary(frame, options),
         )
     notes = _suite_notes(options, tuple(results.values()))
     if baseline is not None:
-        notes += _regressions(results, per_test, by_test(baseline), options)
+        baseline_tests = by_test(baseline)
+        notes += _regressions(results, per_test, baseline_tests, options)
+        with_behaviour(results, per_test, baseline_tests, options)
     return tuple(results.values()), notes
 
 

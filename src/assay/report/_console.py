@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from assay.report import _text as tx
+from assay.report._behaviour import behaviour_lines, cost_text
 from assay.verdict import AnalysisResult, TestResult, Verdict
 
 VERDICT_STYLE = {"PASS": "bold green", "FAIL": "bold red", "INCONCLUSIVE": "bold yellow"}
@@ -201,6 +202,11 @@ def _details(test: TestResult, scores: Mapping[str, list[float]], bar: bool) -> 
     regression = tx.regression_text(test)
     if regression:
         rows.append(("baseline", regression))
+    for i, said in enumerate(behaviour_lines(test.behaviour)):
+        rows.append(("behaviour" if i == 0 else "", said.removeprefix("behaviour ")))
+    spent = cost_text(test.cost)
+    if spent:
+        rows.append(("cost", spent.removeprefix("cost ")))
     if test.first_error:
         rows.append(("first error", test.first_error))
     rows.extend(("note", note) for note in test.notes)

@@ -16,6 +16,7 @@ from typing import Any
 
 from assay.report import _charts as ch
 from assay.report import _text as tx
+from assay.report._behaviour import behaviour_html
 from assay.report._json import SCHEMA
 from assay.verdict import AnalysisResult, TestResult, Verdict
 
@@ -263,7 +264,8 @@ def _section(
     return (
         f'<section class="test {verdict}" id="{_anchor(test.test_id)}">'
         f'<h2>{_e(test.test_id)} <span class="badge {verdict}">{verdict}</span></h2>'
-        f"<p>{_e(test.verdict_reason)}</p>{_figures(test)}{flaky_text}"
+        f"<p>{_e(test.verdict_reason)}</p>{_figures(test)}"
+        f"{behaviour_html(test.behaviour, trace_url)}{flaky_text}"
         f'<div class="charts">{"".join(chart_list)}</div>'
         f"{_variants(variants, charts)}{_trials(test, trials, variants, trace_url)}</section>"
     )

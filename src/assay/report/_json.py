@@ -8,6 +8,7 @@ import json
 import math
 from typing import Any
 
+from assay.report._behaviour import behaviour_to_dict, cost_to_dict
 from assay.verdict import AnalysisResult, TestResult
 
 SCHEMA = "assay.analysis/v1"
@@ -80,6 +81,8 @@ def test_to_dict(test: TestResult) -> dict[str, Any]:
         "regression": _plain(test.regression),
         "score_regression": _plain(test.score_regression),
         "threshold_verdict": _plain(test.threshold_verdict),
+        "behaviour": behaviour_to_dict(test.behaviour) if test.behaviour else None,
+        "cost": cost_to_dict(test.cost) if test.cost else None,
         "notes": list(test.notes),
     }
 

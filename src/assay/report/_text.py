@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from assay.report._behaviour import behaviour_lines, cost_text
 from assay.stats import Flakiness, Interval, ScoreSummary, ToolConsistency
 from assay.verdict import TestResult, Verdict
 
@@ -218,6 +219,9 @@ def figure_lines(test: TestResult, *, label: Callable[[str], str] = score_label)
     tools = tool_consistency_text(test.tool_consistency)
     if tools:
         lines.append(f"tools: {tools}")
+    spent = cost_text(test.cost)
+    if spent:
+        lines.append(spent)
     return lines
 
 
@@ -243,6 +247,7 @@ def explanation_lines(test: TestResult, *, label: Callable[[str], str] = score_l
     if explanations:
         lines.append("failing trials differ:")
         lines += [f"  - {line}" for line in explanations]
+    lines += behaviour_lines(test.behaviour)
     if test.first_error:
         lines.append(f"first error, {test.first_error}")
     lines += list(test.notes)

@@ -9,6 +9,7 @@
     raise SystemExit(result.exit_code())
 """
 
+from assay.analysis import Price, PriceTable, load_prices
 from assay.run._agents import (
     Agent,
     AgentError,
@@ -18,7 +19,7 @@ from assay.run._agents import (
     agents_for,
     load_agent,
 )
-from assay.run._budget import Budget, Price, PriceTable, load_prices
+from assay.run._budget import Budget
 from assay.run._checks import evaluate_checks, output_text
 from assay.run._mocks import MockError, mocked_result
 from assay.run._options import RunOptions

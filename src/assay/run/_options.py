@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from assay.analysis import PriceTable
 from assay.errors import ConfigError
-from assay.run._budget import Budget, PriceTable
+from assay.run._budget import Budget
 from assay.run._suite import TestCase
 from assay.verdict import Judgement, SequentialDesign
 

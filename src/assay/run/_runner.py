@@ -281,6 +281,7 @@ class _Runner:
         if self._unpriced:
             names = ", ".join(sorted(self._unpriced))
             self.warnings.append(f"no price for model(s) {names}: their cost counts as 0")
+        prices = self.options.prices
         analysis, result = judge_run(
             self.options.out,
             self.run_id,
@@ -288,6 +289,8 @@ class _Runner:
             stop_reason,
             self.warnings,
             self.suite.findings,
+            # The run's own price table costs its trials in the verdicts too.
+            prices=prices.source if prices is not None and prices.source != "default" else None,
         )
         return RunResult(
             suite=self.suite.name,

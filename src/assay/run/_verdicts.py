@@ -39,20 +39,22 @@ def judge_run(
     stop_reason: str | None,
     warnings: Sequence[str] = (),
     findings: Sequence[Finding] = (),
+    prices: str | None = None,
 ) -> tuple[Analysis | None, AnalysisResult]:
     """The verdict of every test of a run, from the trials it wrote to ``out``.
 
     The trial spans record each test's judgement (threshold, variance limits, error policy,
     sequential design), so reading them back through :func:`assay.analyze` gives the verdicts
     the live sequential test reached, at the same trial, with every figure computed once.
-    ``findings`` (what the suite's files ask for that assay cannot do) join ``data_quality``.
+    ``findings`` (what the suite's files ask for that assay cannot do) join ``data_quality``;
+    ``prices`` (the run's ``--prices`` file) costs each test's trials.
     """
     from assay.judgement import analyze
 
     analysis = None
     if any(state.records for state in states):
         try:
-            analysis = analyze(out, run_id=run_id)
+            analysis = analyze(out, run_id=run_id, prices=prices)
         except InputError:  # no trial span was written (every trial broke before its span)
             analysis = None
     judged = {t.test_id: t for t in analysis.result.tests} if analysis is not None else {}

@@ -11,6 +11,9 @@ One idea per private module, all re-exported here:
 * ``_consistency`` — tool-choice agreement and Levenshtein similarity.
 * ``_flakiness`` — the flakiness score and its explained factors.
 * ``_explain`` — which trace features separate failing from passing trials.
+* ``_behaviour`` — behaviour diff between two versions: a test, effect and interval per feature
+  kind (tool paths, binary, counts, continuous); ``_behaviour_paths`` — the tool-path test;
+  ``_behaviour_power`` — the power to see a minimal change.
 * ``_multiple`` — p-value adjustment and false-verdict risk across a suite.
 * ``_sprt`` — sequential tests for adaptive stopping: Wald's SPRT, a confidence sequence.
 * ``_sequential_oc`` — their exact operating characteristics, simulation, fixed-N reference.
@@ -18,6 +21,25 @@ One idea per private module, all re-exported here:
 See docs/statistics.md for the methods, their sources and defaults.
 """
 
+from assay.stats._behaviour import (
+    BEHAVIOUR_KINDS,
+    BehaviourKind,
+    BehaviourSample,
+    FeaturePair,
+    Shift,
+    binary_shift,
+    continuous_shift,
+    count_shift,
+    difference_interval,
+    log_ratio_se,
+)
+from assay.stats._behaviour_paths import PathShift, path_shift, permutations_for
+from assay.stats._behaviour_power import (
+    MINIMAL_EFFECTS,
+    ratio_power,
+    share_power,
+    trials_for_power,
+)
 from assay.stats._consistency import (
     ToolConsistency,
     levenshtein,
@@ -77,23 +99,29 @@ from assay.stats._sprt import (
 
 __all__ = [
     "ADJUST_METHODS",
+    "BEHAVIOUR_KINDS",
     "CATEGORIES",
     "DEFAULT_KS",
     "FEATURE_KINDS",
     "METHODS",
+    "MINIMAL_EFFECTS",
     "SCORE_CI_METHODS",
     "SPRT",
     "TESTS",
     "WEIGHTS",
+    "BehaviourKind",
+    "BehaviourSample",
     "ConfidenceSequenceTest",
     "Factor",
     "FailureFactor",
     "FalseVerdictRisk",
+    "FeaturePair",
     "FixedSampleDesign",
     "Flakiness",
     "Interval",
     "OperatingCharacteristics",
     "PassAtK",
+    "PathShift",
     "RegressionPlan",
     "ScoreShift",
     "ScoreSummary",
@@ -101,15 +129,21 @@ __all__ = [
     "SequentialMethod",
     "SequentialState",
     "SequentialTest",
+    "Shift",
     "ThresholdPlan",
     "ToolConsistency",
     "adjust_p_values",
+    "binary_shift",
     "category",
+    "continuous_shift",
+    "count_shift",
+    "difference_interval",
     "explain_failures",
     "false_verdict_risk",
     "fixed_sample_design",
     "flakiness",
     "levenshtein",
+    "log_ratio_se",
     "min_trials_for_pass",
     "operating_characteristics",
     "pass_at_k",
@@ -117,10 +151,13 @@ __all__ = [
     "pass_hat_k",
     "pass_hat_ks",
     "pass_probability",
+    "path_shift",
+    "permutations_for",
     "plan_regression",
     "plan_threshold",
     "proportion_bounds",
     "proportion_interval",
+    "ratio_power",
     "regression_p_value",
     "regression_power",
     "rejection_probability",
@@ -129,8 +166,10 @@ __all__ = [
     "score_summary",
     "sequence_similarity",
     "sequential_test",
+    "share_power",
     "simulate_sequential",
     "simultaneous_confidence",
     "tool_consistency",
+    "trials_for_power",
     "wilson_interval",
 ]

@@ -1,5 +1,14 @@
-"""Decisions from statistics: threshold, regression, sequential and variance-config verdicts."""
+"""Decisions from statistics: threshold, regression, sequential, variance and behaviour verdicts."""
 
+from assay.verdict._behaviour import behaviour_diff, behaviour_diffs
+from assay.verdict._behaviour_result import (
+    BehaviourChange,
+    BehaviourResult,
+    BehaviourVerdict,
+    describe_change,
+)
+from assay.verdict._cost import CostSummary
+from assay.verdict._gate import FailOn, gate_failures, parse_fail_on
 from assay.verdict._judgement import Judgement, SequentialDesign, SequentialTracker
 from assay.verdict._regression import (
     RegressionResult,
@@ -30,7 +39,12 @@ from assay.verdict._variance import VarianceCheck, variance_checks
 
 __all__ = [
     "AnalysisResult",
+    "BehaviourChange",
+    "BehaviourResult",
+    "BehaviourVerdict",
+    "CostSummary",
     "DurationSummary",
+    "FailOn",
     "Judgement",
     "OptionValue",
     "RegressionResult",
@@ -44,9 +58,14 @@ __all__ = [
     "VarianceCheck",
     "Verdict",
     "adjust_regressions",
+    "behaviour_diff",
+    "behaviour_diffs",
     "decide_regression",
+    "describe_change",
     "exit_code",
+    "gate_failures",
     "more_trials_needed",
+    "parse_fail_on",
     "regression_test",
     "score_regression_test",
     "settle_probability",

@@ -11,6 +11,8 @@ import numpy.typing as npt
 
 from assay.quality import DataQuality
 from assay.stats import FailureFactor, Flakiness, Interval, ScoreSummary, ToolConsistency
+from assay.verdict._behaviour_result import BehaviourResult
+from assay.verdict._cost import CostSummary
 from assay.verdict._judgement import SequentialDesign
 from assay.verdict._regression import RegressionResult, ScoreRegressionResult
 from assay.verdict._threshold import Verdict
@@ -127,6 +129,10 @@ class TestResult:
     """Regression verdict against a baseline, when one was given."""
     score_regression: ScoreRegressionResult | None = None
     """Score regression against a baseline (one-sided Mann–Whitney), when both have scores."""
+    behaviour: BehaviourResult | None = None
+    """What else changed against the baseline (the behaviour diff), when one was given."""
+    cost: CostSummary | None = None
+    """USD spent by the test's trials; None when the trials table has no cost."""
     threshold_verdict: Verdict | None = None
     """With a baseline, the verdict against the threshold (the verdict is the regression's)."""
     first_error: str | None = None

@@ -1,0 +1,213 @@
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats as sps
+
+from assay.errors import ConfigError, InsufficientDataError
+from assay.stats import (
+    MINIMAL_EFFECTS,
+    binary_shift,
+    continuous_shift,
+    count_shift,
+    difference_interval,
+    log_ratio_se,
+    path_shift,
+    ratio_power,
+    share_power,
+    trials_for_power,
+)
+
+statsmodels = pytest.importorskip("statsmodels.api")
+
+
+def test_binary_shift_is_fisher_and_newcombe() -> None:
+    from statsmodels.stats.proportion import confint_proportions_2indep
+
+    shift = binary_shift(24, 30, 9, 30)
+    table = [[9, 21], [24, 6]]
+    assert shift.p_value == pytest.approx(sps.fisher_exact(table).pvalue)
+    low, high = confint_proportions_2indep(9, 30, 24, 30, method="newcomb", compare="diff")
+    assert (shift.ci_low, shift.ci_high) == pytest.approx((low, high))
+    assert shift.effect == pytest.approx(9 / 30 - 24 / 30)
+    assert (shift.baseline, shift.current, shift.method) == (0.8, 0.3, "fisher")
+
+
+@given(
+    st.integers(1, 60).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+    st.integers(1, 60).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+)
+def test_difference_interval_contains_the_estimate_and_stays_in_range(
+    base: tuple[int, int], cur: tuple[int, int]
+) -> None:
+    low, high = difference_interval(base[0], base[1], cur[0], cur[1])
+    d = cur[0] / cur[1] - base[0] / base[1]
+    assert -1 <= low <= d + 1e-12 and d - 1e-12 <= high <= 1
+
+
+def test_log_ratio_se_is_the_poisson_sandwich() -> None:
+    rng = np.random.default_rng(3)
+    b = rng.poisson(2.0, 40).astype(float)
+    c = rng.negative_binomial(2, 0.4, 35).astype(float)
+    y = np.concatenate([b, c])
+    x = statsmodels.add_constant(np.r_[np.zeros(b.size), np.ones(c.size)])
+    fit = statsmodels.GLM(y, x, family=statsmodels.families.Poisson()).fit(cov_type="HC0")
+    se, _ = log_ratio_se(b, c, ddof=0)
+    assert se == pytest.approx(fit.bse[1], rel=1e-6)
+    assert math.log(c.mean() / b.mean()) == pytest.approx(fit.params[1], rel=1e-6)
+
+
+def test_count_interval_covers_the_true_ratio_and_p_agrees() -> None:
+    rng = np.random.default_rng(11)
+    covered = rejected_null = 0
+    runs = 600
+    for _ in range(runs):
+        # Over-dispersed counts (a retry now and then), true ratio 1.5.
+        b = rng.negative_binomial(3, 3 / (3 + 2.0), 30)
+        c = rng.negative_binomial(3, 3 / (3 + 3.0), 30)
+        s = count_shift(b, c)
+        assert s.ci_low is not None and s.ci_high is not None
+        covered += s.ci_low <= 1.5 <= s.ci_high
+        # The p-value and the interval are the same statistic.
+        assert (s.p_value < 0.05) == (not s.ci_low <= 1 <= s.ci_high)
+        same = count_shift(b, rng.negative_binomial(3, 3 / (3 + 2.0), 30))
+        rejected_null += same.p_value < 0.05
+    assert covered / runs == pytest.approx(0.95, abs=0.03)
+    assert rejected_null / runs <= 0.05 + 2.5 * math.sqrt(0.05 * 0.95 / runs)
+
+
+def test_count_shift_edge_cases() -> None:
+    zero = count_shift([0, 0, 0], [1, 2, 0])
+    assert zero.effect is None and zero.p_value == 0.0
+    assert count_shift([0, 0], [0, 0]).p_value == 1.0
+    fixed = count_shift([3, 3, 3], [4, 4, 4])
+    assert fixed.effect == pytest.approx(4 / 3) and fixed.p_value == 0.0
+    with pytest.raises(ConfigError, match="negative"):
+        count_shift([-1, 2], [1, 2])
+    with pytest.raises(InsufficientDataError):
+        count_shift([], [1])
+
+
+def test_continuous_shift_is_mann_whitney_with_a_ratio_of_means() -> None:
+    rng = np.random.default_rng(5)
+    b = rng.lognormal(7, 0.3, 30)
+    c = rng.lognormal(7, 0.3, 30) * 1.4
+    s = continuous_shift(b, c)
+    assert s.p_value == pytest.approx(sps.mannwhitneyu(c, b, alternative="two-sided").pvalue)
+    assert s.effect == pytest.approx(c.mean() / b.mean())
+    assert s.ci_low is not None and s.ci_high is not None
+    assert s.ci_low < s.effect < s.ci_high
+    assert continuous_shift([2.0, 2.0], [2.0, 2.0]).p_value == 1.0
+
+
+def _chi2(table: np.ndarray) -> float:
+    return float(sps.chi2_contingency(table, correction=False).statistic)
+
+
+def test_path_shift_matches_scipy_permutation_test() -> None:
+    base = [("s", "v")] * 20 + [("s",)] * 6 + [("s", "s", "v")] * 4
+    cur = [("s", "v")] * 12 + [("s",)] * 8 + [("s", "s", "v")] * 10
+    result = path_shift(base, cur, n_resamples=1999, seed=1)
+    keys = sorted(set(base + cur))
+    codes_b = np.array([keys.index(p) for p in base])
+    codes_c = np.array([keys.index(p) for p in cur])
+
+    def statistic(x: np.ndarray, y: np.ndarray) -> float:
+        table = np.array([np.bincount(x, minlength=3), np.bincount(y, minlength=3)])
+        return _chi2(table)
+
+    ref = sps.permutation_test(
+        (codes_b, codes_c),
+        statistic,
+        permutation_type="independent",
+        alternative="greater",
+        n_resamples=1999,
+        rng=np.random.default_rng(2),
+    )
+    # Two Monte Carlo estimates of one exact p-value (~0.06): within a few standard errors.
+    assert result.shift.p_value == pytest.approx(ref.pvalue, abs=0.02)
+    assert result.path == ("s", "v")
+    assert (result.shift.baseline, result.shift.current) == pytest.approx((20 / 30, 12 / 30))
+    assert result.distance == pytest.approx(0.5 * (8 + 2 + 6) / 30)
+    assert result.variants == 3
+
+
+def test_path_shift_is_reproducible_and_handles_one_variant() -> None:
+    base = [("a",), ("b",)] * 10
+    cur = [("a",)] * 15 + [("b",)] * 5
+    assert (
+        path_shift(base, cur, seed=4).shift.p_value == path_shift(base, cur, seed=4).shift.p_value
+    )
+    same = path_shift([("a",)] * 5, [("a",)] * 7)
+    assert same.shift.p_value == 1.0 and same.distance == 0.0
+
+
+def test_path_shift_type_one_error_by_simulation() -> None:
+    rng = np.random.default_rng(8)
+    paths = np.array([0, 1, 2, 3, 4])
+    probs = np.array([0.55, 0.2, 0.15, 0.07, 0.03])
+    runs = 400
+    rejected = 0
+    for _ in range(runs):
+        b = [(int(p),) for p in rng.choice(paths, 30, p=probs)]
+        c = [(int(p),) for p in rng.choice(paths, 30, p=probs)]
+        rejected += (
+            path_shift(b, c, n_resamples=499, seed=int(rng.integers(1 << 30))).shift.p_value < 0.05
+        )
+    assert rejected / runs <= 0.05 + 2.5 * math.sqrt(0.05 * 0.95 / runs)
+
+
+def test_share_power_agrees_with_simulated_fisher() -> None:
+    rng = np.random.default_rng(9)
+    n, p0, d, alpha = 60, 0.5, 0.25, 0.05
+    runs = 1000
+    hits = 0
+    for _ in range(runs):
+        kb, kc = rng.binomial(n, p0), rng.binomial(n, p0 - d)
+        hits += sps.fisher_exact([[kc, n - kc], [kb, n - kb]]).pvalue < alpha
+    assert share_power(p0, n, n, d, alpha) == pytest.approx(hits / runs, abs=0.08)
+
+
+def test_ratio_power_agrees_with_simulation() -> None:
+    rng = np.random.default_rng(10)
+    n, sigma, ratio, alpha = 40, 0.4, 1.25, 0.05
+    cv = math.sqrt(math.exp(sigma**2) - 1)
+    runs = 800
+    hits = 0
+    for _ in range(runs):
+        b = rng.lognormal(0, sigma, n)
+        c = rng.lognormal(0, sigma, n) * ratio
+        hits += count_shift(b, c).p_value < alpha
+    assert ratio_power(cv, n, n, ratio, alpha) == pytest.approx(hits / runs, abs=0.08)
+
+
+def test_power_helpers() -> None:
+    assert ratio_power(0.0, 5, 5, 1.3, 0.05) == 1.0
+    assert share_power(0.5, 30, 30, 0.2, 0.05) < share_power(0.5, 100, 100, 0.2, 0.05)
+    need = trials_for_power(lambda n: share_power(0.5, n, n, 0.2, 0.05))
+    assert need is not None
+    assert (
+        share_power(0.5, need, need, 0.2, 0.05)
+        >= 0.8
+        > share_power(0.5, need - 1, need - 1, 0.2, 0.05)
+    )
+    assert trials_for_power(lambda n: 0.1) is None
+    assert set(MINIMAL_EFFECTS) == {"path", "binary", "count", "continuous"}
+    with pytest.raises(ConfigError):
+        ratio_power(0.3, 10, 10, 0.9, 0.05)
+    with pytest.raises(ConfigError):
+        share_power(0.3, 10, 10, 0.2, 1.5)
+
+
+def test_permutations_grow_with_the_family_and_work_in_blocks() -> None:
+    from assay.stats import permutations_for
+
+    assert permutations_for(1, 0.05) == 1999
+    assert permutations_for(100, 0.05) == 20_000
+    assert permutations_for(10_000, 0.05) == 50_000
+    base = [("a",)] * 30
+    cur = [("b",)] * 30
+    result = path_shift(base, cur, n_resamples=4500, seed=3)
+    assert result.shift.p_value == pytest.approx(1 / 4501)

@@ -1,0 +1,120 @@
+"""The behaviour diff and cost, end to end: example agent → traces → assay compare."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import assay
+from assay.analysis import columns as tc
+from assay.cli import run
+
+# Recording three trace sets with the example agent takes seconds (subprocesses).
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+PRICES = str(ROOT / "examples" / "prices.yaml")
+
+
+@pytest.fixture(scope="module")
+def versions(tmp_path_factory):
+    """v1 (seed 1), v3 (seed 1: the same successes) with a planted retry, v1 again (seed 3).
+
+    Recorded by the example script itself, in parallel subprocesses (its own span pipeline is
+    much faster than routing every span of the test process to a Parquet sink).
+    """
+    root = tmp_path_factory.mktemp("behaviour")
+    runs = {
+        "v1": ["--version", "v1", "--seed", "1"],
+        "v3": ["--version", "v3", "--seed", "1", "--variant", "retry"],
+        "v1b": ["--version", "v1", "--seed", "3"],
+    }
+    agent = str(ROOT / "examples" / "agent.py")
+    procs = [
+        subprocess.Popen(
+            [sys.executable, agent, "--out", str(root / name), "--trials", "30", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for name, args in runs.items()
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    return root / "v1", root / "v3", root / "v1b"
+
+
+def _compare(capsys, *args: str) -> tuple[int, dict]:
+    code = run(["compare", *args, "--format", "json", "--prices", PRICES])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_a_planted_path_change_at_the_same_pass_rate_is_changed(versions, capsys) -> None:
+    baseline, retry, _ = versions
+    code, document = _compare(capsys, str(baseline), str(retry))
+    tests = {t["test_id"]: t for t in document["tests"]}
+    refund = tests["refund-policy"]["behaviour"]
+    assert refund["verdict"] == "CHANGED"
+    path = next(c for c in refund["changes"] if c["feature"] == "path")
+    # The usual path lost the share the retried one gained (ties: either is named).
+    assert path["path"] in (
+        ["search_kb", "draft_answer"],
+        ["search_kb", "search_kb", "draft_answer"],
+    )
+    assert 0.2 < abs(path["effect"]) < 0.65 and path["adjusted_p"] < 0.05
+    assert path["ci"]["low"] > 0 or path["ci"]["high"] < 0
+    tokens = next(c for c in refund["features"] if c["feature"] == "input_tokens")
+    assert tokens["measure"] == "ratio" and tokens["effect"] > 1  # the retried tool's result
+    assert path["baseline_traces"] and path["current_traces"]
+    # Same pass rates: the regression verdicts do not fail, so the exit code is not 1.
+    assert all(t["regression"]["verdict"] != "FAIL" for t in tests.values())
+    assert code in (0, 3)
+    for test in tests.values():
+        cost = test["cost"]
+        assert cost["priced_trials"] == 30 and cost["total_usd"] > 0
+        assert cost["mean_usd"] == pytest.approx(cost["total_usd"] / 30)
+
+
+def test_two_samples_of_the_same_agent_report_no_change(versions, capsys) -> None:
+    baseline, _, same = versions
+    # Holm over every feature of every test: a false CHANGED anywhere has chance ≤ 5%.
+    _, document = _compare(capsys, str(baseline), str(same), "--adjust", "holm")
+    changed = {
+        (t["test_id"], c["feature"]) for t in document["tests"] for c in t["behaviour"]["changes"]
+    }
+    # Latency is wall-clock time: here it includes this process's span exporting and the
+    # machine's load, which differ between the two recordings (the agent does not).
+    assert {feature for _, feature in changed} <= {"latency"}, changed
+    for test in document["tests"]:
+        if not any(test_id == test["test_id"] for test_id, _ in changed):
+            assert test["behaviour"]["verdict"] in ("UNCHANGED", "INCONCLUSIVE")
+
+
+def test_fail_on_gates_behaviour_tools_and_cost(versions, capsys) -> None:
+    baseline, retry, same = versions
+    code, document = _compare(capsys, str(baseline), str(retry), "--fail-on", "tools")
+    assert code == 1
+    refund = next(t for t in document["tests"] if t["test_id"] == "refund-policy")
+    assert refund["verdict"] == "FAIL"
+    assert refund["verdict_reason"].startswith("--fail-on tools: tool path")
+    assert "pass rate:" in refund["verdict_reason"]
+    code, _ = _compare(capsys, str(baseline), str(retry), "--fail-on", "cost:+5%")
+    assert code == 1
+    code, _ = _compare(capsys, str(baseline), str(retry), "--fail-on", "cost:+500%")
+    assert code != 1
+    code, _ = _compare(capsys, str(baseline), str(same), "--fail-on", "tools")
+    assert code != 1
+
+
+def test_cost_per_trial_in_the_trials_table_and_bad_flags(versions, capsys) -> None:
+    baseline, retry, _ = versions
+    analysis = assay.compare(baseline, retry, prices=PRICES)
+    assert analysis.trials[tc.COST_USD].null_count() == 0
+    assert analysis.trials[tc.COST_USD].min() > 0
+    assert run(["compare", str(baseline), str(retry), "--fail-on", "cost:+x%"]) == 2
+    assert "--fail-on" in capsys.readouterr().err
+    assert run(["compare", str(baseline), str(retry), "--prices", "/nonexistent.yaml"]) == 2
