@@ -47,6 +47,22 @@ def test_threshold_and_confidence_flags(parquet_sink) -> None:
     assert run(["analyze", path, "--threshold", "0.9"]) == 3
 
 
+def test_one_vocabulary_across_commands(parquet_sink, capsys) -> None:
+    _record({"t": (29, 30)})
+    path = str(parquet_sink.flush())
+    assert run(["analyze", path, "--pass-rate", "0.9"]) == 3  # --pass-rate is --threshold
+    capsys.readouterr()
+    for command in ("analyze", "compare", "report", "run", "plan"):
+        assert run([command, "--help"]) == 0
+        text = " ".join(capsys.readouterr().out.split())
+        assert "--threshold, --pass-rate" in text, command
+        if command != "plan":
+            for flag in ("--format", "--errors", "--inconclusive-ok"):
+                assert flag in text or command == "report", (command, flag)
+        if command in ("analyze", "compare", "run"):
+            assert "--quiet" in text and "--delta" in text and "--alpha" in text, command
+
+
 def test_console_table(mixed: Path, capsys) -> None:
     assert run(["analyze", str(mixed)]) == 1
     out = capsys.readouterr().out

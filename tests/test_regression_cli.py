@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from scipy.stats import boschloo_exact
@@ -117,13 +118,22 @@ def test_plan_matches_the_library(capsys) -> None:
     assert "needs both --threshold and --expected" in capsys.readouterr().err
 
 
+def _exit_code(document: dict[str, Any]) -> int:
+    """The exit code DESIGN.md gives a document's verdicts: 1 any FAIL, 3 any INCONCLUSIVE."""
+    verdicts = {t["verdict"] for t in document["tests"]}
+    assert verdicts, "no test was judged"
+    return 1 if "FAIL" in verdicts else 3 if "INCONCLUSIVE" in verdicts else 0
+
+
 def test_adjust_and_ci_method_flags(two_versions, capsys) -> None:
     _, current = two_versions
-    assert run(["analyze", str(current), "--format", "json", "--ci-method", "jeffreys"]) in (1, 3)
+    code = run(["analyze", str(current), "--format", "json", "--ci-method", "jeffreys"])
     document = json.loads(capsys.readouterr().out)
+    assert code == _exit_code(document)
     assert {t["ci"]["method"] for t in document["tests"]} == {"jeffreys"}
-    assert run(["analyze", str(current), "--format", "json", "--adjust", "holm"]) in (1, 3)
+    code = run(["analyze", str(current), "--format", "json", "--adjust", "holm"])
     document = json.loads(capsys.readouterr().out)
+    assert code == _exit_code(document)
     assert document["tests"][0]["ci"]["confidence"] == pytest.approx(1 - 0.05 / 3)
     assert run(["analyze", str(current), "--k", "0"]) == 2
 

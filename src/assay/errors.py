@@ -9,17 +9,31 @@ single line and exit code 2. Anything else escaping is a bug.
      ├── ConfigError             a bad option, flag or configuration value
      ├── InputError              data that cannot be read (a missing path, a corrupt file)
      │    └── SchemaError        data that reads but breaks the spans-table or trial contract
-     └── InsufficientDataError   too little data for the statistic that was asked for
+     ├── InsufficientDataError   too little data for the statistic that was asked for
+     ├── AgentError              one call of the agent under test failed (an error trial)
+     └── CollectorError          a request the collector refuses, answered with an OTLP status
+          ├── TooLargeError      a body over a size limit (413 / RESOURCE_EXHAUSTED)
+          ├── DecompressionError a body that is not the compression it claims (400)
+          ├── OverloadedError    the queue is full: retry later (429 / RESOURCE_EXHAUSTED)
+          ├── UnavailableError   shutting down or cannot write (503 / UNAVAILABLE)
+          └── WalClosedError     the write-ahead log is closed or broken; nothing was stored
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "AgentError",
     "AssayError",
+    "CollectorError",
     "ConfigError",
+    "DecompressionError",
     "InputError",
     "InsufficientDataError",
+    "OverloadedError",
     "SchemaError",
+    "TooLargeError",
+    "UnavailableError",
+    "WalClosedError",
 ]
 
 
@@ -41,3 +55,31 @@ class SchemaError(InputError):
 
 class InsufficientDataError(AssayError):
     """Too little data for the statistic that was asked for."""
+
+
+class AgentError(AssayError):
+    """One call of the agent failed (the trial becomes an ``error`` trial)."""
+
+
+class CollectorError(AssayError):
+    """A request the collector refuses; each kind maps to one OTLP/HTTP and gRPC status."""
+
+
+class TooLargeError(CollectorError):
+    """A body that exceeds a size limit (answered 413 / RESOURCE_EXHAUSTED)."""
+
+
+class DecompressionError(CollectorError):
+    """A body that claims a compression it does not have (answered 400)."""
+
+
+class OverloadedError(CollectorError):
+    """The queue is full: the sender should retry later (429 / RESOURCE_EXHAUSTED)."""
+
+
+class UnavailableError(CollectorError):
+    """The collector is shutting down or cannot write (503 / UNAVAILABLE)."""
+
+
+class WalClosedError(CollectorError):
+    """The log is closed (shutting down) or broken (a write failed); nothing was stored."""

@@ -11,10 +11,13 @@
 
 Each call of the function is one trial (an ``assay.instrument.trial`` span; ``--assay-out DIR``
 writes them to a trace set). An assertion failure is a failed trial, any other exception an
-``error`` trial. Adaptive stopping (the runner's sequential test) ends the repetition once the
-verdict is settled. The verdict is the test's outcome: PASS passes, FAIL fails, INCONCLUSIVE
-fails (with the interval in the message) unless ``inconclusive_ok=True`` on the marker,
-``--assay-inconclusive-ok`` or the ini option ``assay_inconclusive_ok = true``.
+``error`` trial. Adaptive stopping (the runner's sequential loop,
+:class:`assay.verdict.SequentialTracker`) ends the repetition once the verdict is settled. The
+trials record their judgement (``assay.judgement.*``) and are judged by the same pipeline as
+``assay analyze`` (:func:`assay.judgement.judge_spans`), so ``assay analyze`` on
+``--assay-out`` gives the same verdict. The verdict is the test's outcome: PASS passes, FAIL
+fails, INCONCLUSIVE fails (with the interval in the message) unless ``inconclusive_ok=True`` on
+the marker, ``--assay-inconclusive-ok`` or the ini option ``assay_inconclusive_ok = true``.
 
 Fixtures are set up once per test, not per trial. Registered through the ``pytest11`` entry
 point, so installing assay enables it.
@@ -29,7 +32,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import ReadableSpan
+
     from assay.instrument import Configured  # noqa: F401 - named in a string annotation
+    from assay.verdict import Judgement, TestResult
 
 # assay's own modules (OpenTelemetry, scipy) are imported inside the hooks, so that a pytest
 # session with assay installed but no `assay` marker pays nothing for the plugin.
@@ -41,6 +47,54 @@ _MARKER_HELP = (
 _KEYS = {"runs", "threshold", "adaptive", "method", "delta", "alpha", "beta", "inconclusive_ok"}
 _configured = pytest.StashKey["Configured | None"]()
 _run_id = pytest.StashKey[str]()
+_recorder = pytest.StashKey["_Recorder"]()
+
+
+class _Recorder:
+    """The finished spans of the traces of the trials being run.
+
+    Fed by an SDK span processor installed on first use (with a provider, if none is
+    installed), so that the trials are judged from their spans, as ``assay analyze`` judges
+    them.
+    """
+
+    def __init__(self) -> None:
+        self.watched: set[int] = set()
+        self.spans: list[ReadableSpan] = []
+
+    def keep(self, span: ReadableSpan) -> None:
+        """Keep a span of a watched trace."""
+        if span.context is not None and span.context.trace_id in self.watched:
+            self.spans.append(span)
+
+    def take(self) -> list[ReadableSpan]:
+        """The spans kept so far; stop watching."""
+        spans, self.spans, self.watched = self.spans, [], set()
+        return spans
+
+
+def _recording(config: pytest.Config) -> _Recorder:
+    recorder = config.stash.get(_recorder, None)
+    if recorder is None:
+        from opentelemetry import trace
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+
+        provider = trace.get_tracer_provider()
+        if not isinstance(provider, TracerProvider):
+            provider = TracerProvider(resource=Resource.create({"service.name": "assay-pytest"}))
+            trace.set_tracer_provider(provider)
+        from opentelemetry.sdk.trace import SpanProcessor
+
+        kept = recorder = _Recorder()
+
+        class _Keep(SpanProcessor):
+            def on_end(self, span: ReadableSpan) -> None:
+                kept.keep(span)
+
+        provider.add_span_processor(_Keep())
+        config.stash[_recorder] = kept
+    return recorder
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -109,34 +163,72 @@ def _settings(item: pytest.Function, marker: pytest.Mark) -> dict[str, Any]:
     return settings
 
 
-def _one_trial(item: pytest.Function, index: int, run_id: str) -> tuple[str, str | None]:
+def _judgement(s: dict[str, Any]) -> Judgement:
+    """The judgement of the marker's settings (recorded on every trial span)."""
+    from assay.errors import AssayError
+    from assay.verdict import Judgement, SequentialDesign
+
+    threshold, runs = float(s["threshold"]), int(s["runs"])
+    design = None
+    if s["adaptive"] and 0 < threshold < 1:
+        try:
+            design = SequentialDesign.of(
+                s["method"], threshold, s["delta"], s["alpha"], s["beta"], runs
+            )
+        except AssayError as exc:
+            pytest.fail(f"@pytest.mark.assay: {exc}", pytrace=False)
+    return Judgement(threshold=threshold, confidence=0.95, sequential=design)
+
+
+def _one_trial(
+    item: pytest.Function, index: int, run_id: str, judgement: Judgement, recorder: _Recorder
+) -> tuple[str, str | None]:
     """Call the test function once as a trial; ``(outcome, failure message)``."""
+    from opentelemetry.sdk.trace import ReadableSpan
+
+    from assay import conventions as c
     from assay.instrument import trial
 
     function = item.obj
     arguments = {name: item.funcargs[name] for name in item._fixtureinfo.argnames}
-    outcome, message = "pass", None
-    try:
-        with trial(
-            item.nodeid,
-            suite=item.module.__name__ if item.module else None,
-            run_id=run_id,
-            index=index,
-        ) as t:
-            try:
-                function(**arguments)
-            except (AssertionError, pytest.fail.Exception) as exc:
-                # An assertion (or pytest.fail) inside the test is a failed trial, not an error.
-                t.span.record_exception(exc)
-                t.failed()
-                outcome, message = "fail", f"{type(exc).__name__}: {exc}".rstrip(": ")
-            else:
-                # Checks recorded with assay.instrument.check() can fail a trial too.
-                if getattr(t, "_failed_checks", None) or getattr(t, "_low_scores", None):
-                    outcome, message = "fail", "a recorded check or score failed"
-    except Exception as exc:  # any other exception: an error trial, recorded on the span
-        outcome, message = "error", f"{type(exc).__name__}: {exc}"
+    outcome, message = c.OUTCOME_PASS, None
+    with trial(
+        item.nodeid,
+        suite=item.module.__name__ if item.module else None,
+        run_id=run_id,
+        index=index,
+        suppress_errors=True,
+        attributes=dict(judgement.to_attributes()),
+    ) as t:
+        recorder.watched.add(t.span.get_span_context().trace_id)
+        try:
+            function(**arguments)
+        except (AssertionError, pytest.fail.Exception) as exc:
+            # An assertion (or pytest.fail) inside the test is a failed trial, not an error.
+            t.span.record_exception(exc)
+            t.failed()
+            message = f"{type(exc).__name__}: {exc}".rstrip(": ")
+        except Exception as exc:  # any other exception: an error trial, recorded on the span
+            message = f"{type(exc).__name__}: {exc}"
+            raise
+    # The outcome the span records (checks and scores recorded in the trial count too).
+    span = t.span
+    if isinstance(span, ReadableSpan) and span.attributes is not None:
+        outcome = str(span.attributes.get(c.TRIAL_OUTCOME, c.OUTCOME_ERROR))
+    if outcome == c.OUTCOME_FAIL and message is None:
+        message = "a recorded check or score failed"
     return outcome, message
+
+
+def _summary(result: TestResult, first_failure: str | None) -> str:
+    from assay.report._text import interval_label, pct
+
+    summary = (
+        f"assay {result.verdict.value}: {result.passed}/{result.n} trials passed "
+        f"({result.errors} errors), {interval_label(result)}, threshold "
+        f"{pct(result.threshold, 0)}; {result.verdict_reason}"
+    )
+    return summary + (f"; first failure, {first_failure}" if first_failure else "")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -145,65 +237,41 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     marker = pyfuncitem.get_closest_marker("assay")
     if marker is None:
         return None
-    from assay.stats import SequentialDecision, sequential_test, wilson_interval
-    from assay.verdict import Verdict, threshold_verdict
+    import polars as pl
+
+    from assay.instrument import spans_table
+    from assay.judgement import judge_spans
+    from assay.verdict import SequentialTracker, Verdict
 
     if inspect.iscoroutinefunction(pyfuncitem.obj):
         pytest.fail("@pytest.mark.assay needs a synchronous test function", pytrace=False)
     s = _settings(pyfuncitem, marker)
-    threshold, runs = float(s["threshold"]), int(s["runs"])
-    seq = None
-    if s["adaptive"] and 0 < threshold < 1:
-        from assay.errors import AssayError
-
-        try:
-            seq = sequential_test(
-                s["method"],
-                threshold,
-                delta=s["delta"],
-                alpha=s["alpha"],
-                beta=s["beta"],
-                max_trials=runs,
-            )
-        except AssayError as exc:
-            pytest.fail(f"@pytest.mark.assay: {exc}", pytrace=False)
+    judgement = _judgement(s)
+    recorder = _recording(pyfuncitem.config)
+    recorder.take()
+    tracker = SequentialTracker(judgement.sequential.build()) if judgement.sequential else None
     run_id = pyfuncitem.config.stash.get(_run_id, "pytest")
-    n = passed = errors = 0
     first_failure: str | None = None
-    decision: SequentialDecision | None = None
-    for index in range(runs):
-        outcome, message = _one_trial(pyfuncitem, index, run_id)
-        n += 1
-        passed += outcome == "pass"
-        errors += outcome == "error"
+    for index in range(int(s["runs"])):
+        outcome, message = _one_trial(pyfuncitem, index, run_id, judgement, recorder)
         if message and first_failure is None:
             first_failure = f"trial {index}: {message}"
-        if seq is not None:
-            state = seq.state(passed, n)
-            if state.decision is not SequentialDecision.CONTINUE:
-                decision = state.decision
+        if tracker is not None:
+            tracker.feed(outcome == "pass", outcome == "error")
+            if tracker.decision is not None:
                 break
-    interval = wilson_interval(passed, n, 0.95)
-    if seq is not None:
-        assert decision is not None
-        verdict = Verdict(decision.value)
-        how = f"{seq.name} after {n} of {runs} trials"
-    else:
-        verdict = threshold_verdict(interval, threshold).verdict
-        how = f"fixed run of {n} trials"
-    summary = (
-        f"assay {verdict.value}: {passed}/{n} trials passed ({errors} errors), "
-        f"{interval.confidence:.0%} CI [{interval.low:.1%}, {interval.high:.1%}], "
-        f"threshold {threshold:.0%}; {how}"
-    )
-    if first_failure:
-        summary += f"; first failure, {first_failure}"
+    # The one pipeline: the trials just recorded, judged as `assay analyze` judges them.
+    spans = pl.from_arrow(spans_table(recorder.take()))
+    assert isinstance(spans, pl.DataFrame)
+    (result,) = judge_spans(spans.lazy()).tests
+    summary = _summary(result, first_failure)
     pyfuncitem.user_properties.append(("assay", summary))
     inconclusive_ok = (
         s["inconclusive_ok"]
         or pyfuncitem.config.getoption("assay_inconclusive_ok", False)
         or bool(pyfuncitem.config.getini("assay_inconclusive_ok"))
     )
+    verdict = result.verdict
     if verdict is Verdict.FAIL or (verdict is Verdict.INCONCLUSIVE and not inconclusive_ok):
         pytest.fail(summary, pytrace=False)
     return True

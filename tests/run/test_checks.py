@@ -18,7 +18,11 @@ def test_tools_sequence_and_forbidden() -> None:
         forbidden_tools=("EditFile",),
     )
     ok = dict(evaluate_checks(expected, "x", ["plan", "search", "think", "book"]))
-    assert all(ok.values())
+    assert ok == {
+        "tool called: search": True,
+        "tool sequence: search > book": True,
+        "tool not called: EditFile": True,
+    }
     bad = dict(evaluate_checks(expected, "x", ["book", "search", "edit-file"]))
     assert bad == {
         "tool called: search": True,

@@ -88,7 +88,8 @@ def test_marked_tests_become_verdicts(tmp_path: Path) -> None:
     assert "assay FAIL: 0/3 trials passed (0 errors)" in text
     assert "AssertionError: arithmetic" in text
     assert "FAILED test_agentic.py::test_flaky_is_inconclusive" in text
-    assert "assay INCONCLUSIVE: 8/10 trials passed" in text and "CI [" in text
+    assert "assay INCONCLUSIVE: 8/10 trials passed" in text and "anytime [" in text
+    assert "SPRT not settled within the maximum of 10 trials" in text
     assert "assay FAIL: 0/3 trials passed (3 errors)" in text
     assert "RuntimeError: dependency down" in text
     assert "FAILED test_agentic.py::test_misspelt_marker" in text
@@ -99,6 +100,16 @@ def test_marked_tests_become_verdicts(tmp_path: Path) -> None:
     rows = {r["test_id"]: r for r in analysis.tests.iter_rows(named=True)}
     assert rows["test_agentic.py::test_always_passes"]["n"] == 26
     assert rows["test_agentic.py::test_always_fails"]["n"] == 3
+    # The trials record their judgement: analyze gives the plugin's verdicts.
+    verdicts = {name.split("::")[1]: row["verdict"] for name, row in rows.items()}
+    assert verdicts == {
+        "test_always_passes": "PASS",
+        "test_always_fails": "FAIL",
+        "test_flaky_is_inconclusive": "INCONCLUSIVE",
+        "test_flaky_but_inconclusive_ok": "INCONCLUSIVE",
+        "test_pytest_fail_is_a_failed_trial": "FAIL",
+        "test_errors": "FAIL",
+    }
     assert (
         rows["test_agentic.py::test_errors"]["errors"] == rows["test_agentic.py::test_errors"]["n"]
     )

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from assay._cli import _common as o
-from assay._cli._common import fail
 
 
 def collect(
@@ -56,33 +55,29 @@ def collect(
     import logging
 
     from assay.collect import CollectorConfig, run_collector
-    from assay.errors import AssayError
 
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     mb = 1024 * 1024
-    try:
-        config = CollectorConfig(
-            out=out,
-            host=host,
-            http_port=None if http_port < 0 else http_port,
-            grpc_port=None if grpc_port < 0 else grpc_port,
-            token=token,
-            wal_dir=wal_dir,
-            roll_age_s=roll_age,
-            roll_bytes=roll_mb * mb,
-            max_body_bytes=max_body_mb * mb,
-            max_decompressed_bytes=max_decompressed_mb * mb,
-            max_queue_bytes=max_queue_mb * mb,
-            fsync=fsync,
-            workers=workers,
-            buckets=buckets,
-        )
-        run_collector(config)
-    except AssayError as exc:
-        fail(str(exc))
+    config = CollectorConfig(
+        out=out,
+        host=host,
+        http_port=None if http_port < 0 else http_port,
+        grpc_port=None if grpc_port < 0 else grpc_port,
+        token=token,
+        wal_dir=wal_dir,
+        roll_age_s=roll_age,
+        roll_bytes=roll_mb * mb,
+        max_body_bytes=max_body_mb * mb,
+        max_decompressed_bytes=max_decompressed_mb * mb,
+        max_queue_bytes=max_queue_mb * mb,
+        fsync=fsync,
+        workers=workers,
+        buckets=buckets,
+    )
+    run_collector(config)
 
 
 def import_(
@@ -93,13 +88,9 @@ def import_(
     buckets: o.Buckets = None,
 ) -> None:
     """Import recorded OTLP files (JSON lines or protobuf, optionally gzip/zstd) into Parquet."""
-    from assay.errors import AssayError
     from assay.ingest import import_files
 
-    try:
-        result = import_files(paths, out, buckets=buckets)
-    except AssayError as exc:
-        fail(str(exc))
+    result = import_files(paths, out, buckets=buckets)
     rejected = f", {result.rejected} rejected (invalid IDs)" if result.rejected else ""
     typer.echo(
         f"imported {result.spans} spans from {result.files_read} file(s) into "

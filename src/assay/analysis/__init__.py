@@ -1,6 +1,7 @@
 """Polars analysis: spans → trials table → per-test tables; reading the span conventions."""
 
 from assay.analysis import _columns as columns
+from assay.analysis import _conventions as conventions
 from assay.analysis._behaviour_features import behaviour_sample
 from assay.analysis._cost import (
     DEFAULT_PRICES,
@@ -25,6 +26,7 @@ __all__ = [
     "assign_trials",
     "behaviour_sample",
     "columns",
+    "conventions",
     "engine_trials",
     "load_prices",
     "tool_variants",

@@ -6,7 +6,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from assay.errors import ConfigError
+from assay.errors import ConfigError, DecompressionError, TooLargeError
 
 __all__ = ["CollectorConfig", "DecompressionError", "TooLargeError", "gunzip_bounded"]
 
@@ -74,14 +74,6 @@ class CollectorConfig:
     def wal_path(self) -> Path:
         """The write-ahead log folder actually used."""
         return self.wal_dir if self.wal_dir is not None else self.out / "_wal"
-
-
-class TooLargeError(Exception):
-    """A body that exceeds a size limit (answered 413 / RESOURCE_EXHAUSTED)."""
-
-
-class DecompressionError(Exception):
-    """A body that claims a compression it does not have (answered 400)."""
 
 
 def gunzip_bounded(data: bytes, limit: int) -> bytes:

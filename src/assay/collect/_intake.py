@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from assay.collect._config import CollectorConfig
 from assay.collect._counters import Counters
-from assay.collect._wal import KIND_LOGS, KIND_TRACES, WalClosedError, WriteAheadLog
+from assay.collect._wal import KIND_LOGS, KIND_TRACES, WriteAheadLog
+from assay.errors import OverloadedError, UnavailableError, WalClosedError
 from assay.ingest import (
     count_log_records,
     count_spans,
@@ -24,14 +25,6 @@ from assay.ingest import (
 )
 
 __all__ = ["Accepted", "Intake", "OverloadedError", "UnavailableError"]
-
-
-class OverloadedError(Exception):
-    """The queue is full: the sender should retry later (429 / RESOURCE_EXHAUSTED)."""
-
-
-class UnavailableError(Exception):
-    """The collector is shutting down or cannot write (503 / UNAVAILABLE)."""
 
 
 @dataclass(frozen=True, slots=True)

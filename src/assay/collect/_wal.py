@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assay.errors import WalClosedError
 from assay.store import fsync_dir
 
 __all__ = ["KIND_LOGS", "KIND_TRACES", "WalClosedError", "WriteAheadLog", "read_segment"]
@@ -33,10 +34,6 @@ KIND_LOGS = 2
 _HEADER = struct.Struct("<IBI")
 _NAME = re.compile(r"^wal-(\d{12})\.log$")
 _log = logging.getLogger("assay.collect")
-
-
-class WalClosedError(Exception):
-    """The log is closed (shutting down) or broken (a write failed); nothing was stored."""
 
 
 def segment_name(number: int) -> str:

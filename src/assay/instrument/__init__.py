@@ -13,7 +13,7 @@
 """
 
 from assay.instrument._configure import Configured, configure
-from assay.instrument._exporter import ParquetSpanExporter
+from assay.instrument._exporter import ParquetSpanExporter, spans_table
 from assay.instrument._tool import LLMCall, llm, tool
 from assay.instrument._trial import Trial, check, current_trial, score, trial
 
@@ -27,6 +27,7 @@ __all__ = [
     "current_trial",
     "llm",
     "score",
+    "spans_table",
     "tool",
     "trial",
 ]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
+import pyarrow as pa
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import format_span_id, format_trace_id
@@ -55,6 +56,14 @@ def _append_span(rows: SpanRows, span: ReadableSpan) -> None:
             for link in span.links
         ],
     )
+
+
+def spans_table(spans: Iterable[ReadableSpan]) -> pa.Table:
+    """Finished SDK spans as a spans table (the exporter's rows, in memory, nothing written)."""
+    rows = SpanRows()
+    for span in spans:
+        _append_span(rows, span)
+    return rows.to_table()
 
 
 class ParquetSpanExporter(SpanExporter):

@@ -12,7 +12,7 @@
 6. :mod:`~assay.judgement._api` — :func:`analyze` and :func:`compare` on trace sets.
 """
 
-from assay.judgement._api import Analysis, Paths, analyze, compare
+from assay.judgement._api import Analysis, Paths, analyze, compare, judge_spans
 from assay.judgement._options import AnalyzeOptions, ErrorsPolicy, parse_ks
 from assay.judgement._pipeline import judge
 
@@ -24,5 +24,6 @@ __all__ = [
     "analyze",
     "compare",
     "judge",
+    "judge_spans",
     "parse_ks",
 ]

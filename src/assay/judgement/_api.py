@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from assay.analysis import Engine, engine_trials, with_cost
+from assay.analysis import Engine, engine_trials, trials_from_spans, with_cost
 from assay.analysis import columns as tc
 from assay.errors import ConfigError, InputError
 from assay.judgement._behaviour import price_table
@@ -237,6 +237,24 @@ def compare(
         also_read=(base.trace_set,),
         findings=(*base.findings, *read.findings),
     )
+
+
+def judge_spans(spans: pl.LazyFrame, options: AnalyzeOptions | None = None) -> AnalysisResult:
+    """Judge the trials in a spans table held in memory, exactly as :func:`analyze` would.
+
+    The pytest plugin judges the trials it has just recorded this way (whether or not they
+    are also written to a trace set).
+
+    Args:
+        spans: A spans table (e.g. ``pl.from_arrow(assay.instrument.spans_table(spans))``).
+        options: The options of the analysis; defaults throughout if None.
+    """
+    settings = _options(options, {})
+    trials = trials_from_spans(
+        spans, min_score=settings.min_score, test_attribute=settings.test_attribute
+    )
+    tests, notes = judge(trials, settings, recorded=read_judgements(spans, trials))
+    return AnalysisResult(tests=tests, options=_as_dict(settings), notes=tuple(notes))
 
 
 def _version(trials: pl.DataFrame, version: str) -> pl.DataFrame:

@@ -99,7 +99,7 @@ def _k_values(
     for k, result in results.items():
         out[str(k)] = result.value
         if result.value is None and result.reason:
-            notes.append(f"{label}@{k} not reported: {result.reason}")
+            notes.append(f"{label}{k} not reported: {result.reason}")
     return out
 
 
@@ -176,7 +176,7 @@ def test_figures(
             output_tokens=int(trials[tc.OUTPUT_TOKENS].sum()),
         ),
         duration_s=DurationSummary.of(trials[tc.DURATION_S].drop_nulls().to_numpy()),
-        pass_at_k=_k_values(pass_at_ks(n, passed, ks), "pass", notes) if n else None,
+        pass_at_k=_k_values(pass_at_ks(n, passed, ks), "pass@", notes) if n else None,
         pass_hat_k=_k_values(pass_hat_ks(n, passed, ks), "pass^", notes) if n else None,
         scores=summaries,
         primary_score=primary if summaries else None,

@@ -70,19 +70,13 @@ def judge(
     """
     per_test = by_test(trials)
     results: dict[str, TestResult] = {}
+    errors: dict[str, str] = {}
     for name, frame in per_test.items():
         resolved = resolve(frame, recorded or {}, options)
         judgement = resolved.judgement
         confidence = _suite_confidence(judgement.confidence, options, len(per_test))
-        if confidence != judgement.confidence:
-            judgement = Judgement(
-                judgement.threshold,
-                confidence,
-                judgement.errors,
-                judgement.min_mean_score,
-                judgement.max_std_dev,
-                judgement.sequential,
-            )
+        judgement = replace(judgement, confidence=confidence)
+        errors[name] = judgement.errors
         sequential = None
         if resolved.replay and judgement.sequential is not None:
             sequential = replay(frame, judgement.sequential, judgement.errors == "exclude")
@@ -95,7 +89,7 @@ def judge(
     notes = _suite_notes(options, tuple(results.values()))
     if baseline is not None:
         baseline_tests = by_test(baseline)
-        notes += _regressions(results, per_test, baseline_tests, options)
+        notes += _regressions(results, per_test, baseline_tests, options, errors)
         with_behaviour(results, per_test, baseline_tests, options)
     return tuple(results.values()), notes
 
@@ -105,15 +99,11 @@ def _regressions(
     current: Mapping[str, pl.DataFrame],
     baseline: Mapping[str, pl.DataFrame],
     options: AnalyzeOptions,
+    errors: Mapping[str, str],
 ) -> list[str]:
     """Turn each result into a regression verdict (in place); notes on unmatched tests."""
     pairs = {
-        name: regression_result(
-            baseline[name],
-            current[name],
-            options,
-            "exclude" if _excluded(results[name]) else "count",
-        )
+        name: regression_result(baseline[name], current[name], options, errors[name])
         for name in results
         if name in baseline
     }
@@ -131,8 +121,3 @@ def _regressions(
     if gone:
         notes.append(f"in the baseline only, not judged: {', '.join(gone)}")
     return notes
-
-
-def _excluded(result: TestResult) -> bool:
-    """Whether the test's error trials were left out of n."""
-    return result.n < result.trials

@@ -102,15 +102,15 @@ _FIXED_COLUMNS = 95
 """Width of the table without the test column: 68 of text and borders, 27 for the bar."""
 
 
-def _bar_fits(tests: Sequence[TestResult], width: int) -> bool:
+_TRIALS_COLUMN = 10
+"""Width of the ``trials`` column of ``assay run`` (``60/60`` and its borders)."""
+
+
+def _bar_fits(tests: Sequence[TestResult], width: int, with_trials: bool) -> bool:
     """Whether the bar column fits beside a readable test column."""
     longest = max((len(t.test_id) for t in tests), default=4)
-    return width - _FIXED_COLUMNS >= min(longest, 20)
-
-
-def _level(tests: Sequence[TestResult]) -> str:
-    levels = {t.interval.confidence for t in tests if t.interval is not None}
-    return f"{100 * levels.pop():g}% CI" if len(levels) == 1 else "CI"
+    fixed = _FIXED_COLUMNS + (_TRIALS_COLUMN if with_trials else 0)
+    return width - fixed >= min(longest, 20)
 
 
 def verdict_table(
@@ -128,7 +128,7 @@ def verdict_table(
     table.add_column("test", overflow="fold", min_width=min(longest, 16), max_width=32)
     table.add_column("verdict", no_wrap=True)
     table.add_column("rate (passed/n)", justify="right", no_wrap=True)
-    table.add_column(_level(tests), justify="center", no_wrap=True)
+    table.add_column(tx.interval_header(tests), justify="center", no_wrap=True)
     if with_bar:
         table.add_column("against the threshold", no_wrap=True)
     table.add_column("errors", justify="right", no_wrap=True)
@@ -266,7 +266,7 @@ def render_console(
     """
     tests = tx.by_severity(result.tests)
     if not quiet:
-        with_bar = _bar_fits(tests, console.width)
+        with_bar = _bar_fits(tests, console.width, trials_of is not None)
         console.print(verdict_table(tests, with_bar, trials_of))
         for line in quality_lines(result):
             console.print(line)

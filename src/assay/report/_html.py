@@ -70,7 +70,7 @@ def _anchor(test_id: str) -> str:
 
 
 def _index(row: Mapping[str, Any]) -> str:
-    index = row.get("trial_index")
+    index = row["trial_index"]
     return "?" if index is None else str(index)
 
 
@@ -85,25 +85,25 @@ def _trace_cell(trace_id: Any, trace_url: str | None) -> str:
 
 def _scores_text(row: Mapping[str, Any]) -> str:
     return ", ".join(
-        f"{s['name']} {tx.num(s['value'])}" for s in row.get("scores") or () if s is not None
+        f"{s['name']} {tx.num(s['value'])}" for s in row["scores"] or () if s is not None
     )
 
 
 def _failed_checks(row: Mapping[str, Any]) -> str:
-    return ", ".join(str(c["name"]) for c in row.get("checks") or () if c and not c["passed"])
+    return ", ".join(str(c["name"]) for c in row["checks"] or () if c and not c["passed"])
 
 
 def _trial_status(row: Mapping[str, Any]) -> str:
-    if row.get("error"):
+    if row["error"]:
         return "error"
-    return "pass" if row.get("passed") else "fail"
+    return "pass" if row["passed"] else "fail"
 
 
 def _ordered_trials(rows: Rows) -> list[Mapping[str, Any]]:
     """Error and failing trials first (the ones to open), then by trial index."""
     rank = {"error": 0, "fail": 1, "pass": 2}
     return sorted(
-        rows, key=lambda r: (rank[_trial_status(r)], r.get("trial_index") or 0, r["trace_id"])
+        rows, key=lambda r: (rank[_trial_status(r)], r["trial_index"] or 0, r["trace_id"])
     )
 
 
@@ -174,12 +174,14 @@ def _flakiness(test: TestResult, charts: _Charts | None) -> tuple[str, str]:
 def _score_charts(test: TestResult, trials: Rows, charts: _Charts) -> list[str]:
     by_name: dict[str, tuple[list[float], list[float]]] = {}
     for row in trials:
-        for score in row.get("scores") or ():
-            if score and score.get("value") is not None:
+        for score in row["scores"] or ():
+            if score and score["value"] is not None:
                 passing, failing = by_name.setdefault(str(score["name"]), ([], []))
-                (passing if row.get("passed") else failing).append(float(score["value"]))
+                (passing if row["passed"] else failing).append(float(score["value"]))
     return [
-        charts.svg(ch.score_chart(name, p, f, test.scores.get(name)), "score")
+        charts.svg(
+            ch.score_chart(name, p, f, test.scores[name] if name in test.scores else None), "score"
+        )
         for name, (p, f) in sorted(by_name.items())
     ]
 
@@ -217,11 +219,11 @@ def _trials(test: TestResult, trials: Rows, variants: Rows, trace_url: str | Non
     if to_open:
         items = "".join(
             f"<li>{_trace_cell(r['trace_id'], trace_url)} — trial {_index(r)}"
-            f" ({_e(r.get('agent_version') or '')}) <b>{_trial_status(r)}</b>"
+            f" ({_e(r['agent_version'] or '')}) <b>{_trial_status(r)}</b>"
             + (f"; failed: {_e(_failed_checks(r))}" if _failed_checks(r) else "")
-            + (f"; {_e(r['status_message'])}" if r.get("status_message") else "")
-            + f"; tools <code>{_e(tx.sequence_text(r.get('tool_sequence') or []))}</code>"
-            + label.get(tuple(r.get("tool_sequence") or ()), "")
+            + (f"; {_e(r['status_message'])}" if r["status_message"] else "")
+            + f"; tools <code>{_e(tx.sequence_text(r['tool_sequence'] or []))}</code>"
+            + label.get(tuple(r["tool_sequence"] or ()), "")
             + (f"; {_e(_scores_text(r))}" if _scores_text(r) else "")
             + "</li>"
             for r in to_open
@@ -231,10 +233,10 @@ def _trials(test: TestResult, trials: Rows, variants: Rows, trace_url: str | Non
     rows = "".join(
         f'<tr class="{"fail" if _trial_status(r) != "pass" else ""}">'
         f"<td class=num>{_index(r)}</td>"
-        f"<td>{_e(r.get('agent_version') or '')}</td><td>{_trial_status(r)}</td>"
+        f"<td>{_e(r['agent_version'] or '')}</td><td>{_trial_status(r)}</td>"
         f"<td>{_e(_scores_text(r))}</td><td>{_e(_failed_checks(r))}</td>"
-        f"<td><code>{_e(tx.sequence_text(r.get('tool_sequence') or []))}</code></td>"
-        f"<td class=num>{tx.num(r.get('duration_s'))}</td>"
+        f"<td><code>{_e(tx.sequence_text(r['tool_sequence'] or []))}</code></td>"
+        f"<td class=num>{tx.num(r['duration_s'])}</td>"
         f"<td>{_trace_cell(r['trace_id'], trace_url)}</td></tr>"
         for r in shown
     )

@@ -38,8 +38,7 @@ def render_markdown(result: AnalysisResult) -> str:
     """
     tests = tx.by_severity(result.tests)
     counts = result.counts
-    levels = {t.interval.confidence for t in tests if t.interval is not None}
-    level = f"{100 * levels.pop():g}% CI" if len(levels) == 1 else "CI"
+    level = tx.interval_header(tests)
     shown = ", ".join(f"{counts[v]} {v}" for v in ("FAIL", "INCONCLUSIVE", "PASS") if counts[v])
     lines = [f"## assay: {shown or 'no tests'} ({len(tests)} tests)", ""]
     lines += [

@@ -64,6 +64,18 @@ def interval_label(test: TestResult, *, template: str = "[{low}, {high}]") -> st
     return f"anytime {text}" if test.sequential is not None else text
 
 
+def interval_header(tests: Sequence[TestResult]) -> str:
+    """The heading of the interval column: ``95% CI``, else ``CI`` or ``interval``.
+
+    ``CI`` when the levels differ; ``interval`` when a sequential verdict shows its
+    anytime-valid bounds in the column.
+    """
+    if any(t.sequential is not None for t in tests):
+        return "interval"
+    levels = {t.interval.confidence for t in tests if t.interval is not None}
+    return f"{100 * levels.pop():g}% CI" if len(levels) == 1 else "CI"
+
+
 def ci_text(interval: Interval | None) -> str:
     """``95% CI [61.0%, 82.9%]``, or ``no interval`` when n = 0."""
     if interval is None:

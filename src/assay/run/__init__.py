@@ -10,9 +10,9 @@
 """
 
 from assay.analysis import Price, PriceTable, load_prices
+from assay.errors import AgentError
 from assay.run._agents import (
     Agent,
-    AgentError,
     CallableAgent,
     CommandAgent,
     HttpAgent,
@@ -26,7 +26,6 @@ from assay.run._options import RunOptions
 from assay.run._plan import PlanRow, plan
 from assay.run._results import RunResult, TrialRecord
 from assay.run._runner import run_suite
-from assay.run._spans import TrialSpanCollector, TrialSpans
 from assay.run._state import Progress, TestStatus
 from assay.run._suite import (
     AgentSpec,
@@ -63,8 +62,6 @@ __all__ = [
     "TestStatus",
     "Thresholds",
     "TrialRecord",
-    "TrialSpanCollector",
-    "TrialSpans",
     "Turn",
     "ScoreWeights",
     "Variance",

@@ -26,12 +26,8 @@ from typing import Any, Protocol
 
 from opentelemetry import propagate
 
-from assay.errors import ConfigError
+from assay.errors import AgentError, ConfigError
 from assay.run._suite import AgentSpec, TestCase
-
-
-class AgentError(Exception):
-    """One call of the agent failed (the trial becomes an ``error`` trial)."""
 
 
 class Agent(Protocol):

@@ -24,14 +24,14 @@ from typing import Any, cast
 from opentelemetry.sdk.trace import ReadableSpan
 
 from assay import conventions as c
-from assay.errors import ConfigError, InputError
+from assay.errors import AgentError, ConfigError, InputError
 from assay.instrument import configure, trial
-from assay.run._agents import Agent, AgentError, CallableAgent
+from assay.run._agents import Agent, CallableAgent
 from assay.run._budget import Budget, Spending
+from assay.run._live import TrialSpanCollector
 from assay.run._options import RunOptions, test_judgement, test_plan
 from assay.run._results import RunResult, TrialRecord
 from assay.run._score import EVALVIEW_SCORE
-from assay.run._spans import TrialSpanCollector
 from assay.run._state import Progress, TestState
 from assay.run._suite import Suite, TestCase
 from assay.run._turns import judge, run_calls, run_notes, summarize
