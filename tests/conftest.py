@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import os
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -38,6 +39,20 @@ class RoutingExporter(SpanExporter):
 
 
 _ROUTER = RoutingExporter()
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def traces(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example agent's trace set: 30 trials × 4 cases (PASS, FAIL and INCONCLUSIVE)."""
+    out = tmp_path_factory.mktemp("example") / "traces"
+    subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "agent.py"), "--out", str(out), "--trials", "30"],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    return out
 
 
 @pytest.fixture(scope="session")

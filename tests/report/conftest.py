@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from sample_result import build_result
 
 from assay.verdict import AnalysisResult
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture()
@@ -43,19 +38,6 @@ def empty_result() -> AnalysisResult:
         for t in built.tests
     )
     return dataclasses.replace(built, tests=bare)
-
-
-@pytest.fixture(scope="session")
-def traces(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example agent's trace set: 30 trials × 4 cases (PASS, FAIL and INCONCLUSIVE)."""
-    out = tmp_path_factory.mktemp("example") / "traces"
-    subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "agent.py"), "--out", str(out), "--trials", "30"],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    return out
 
 
 @pytest.fixture(autouse=True)
