@@ -41,7 +41,7 @@ def bucketed(traces: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _trials(path: Path, **kwargs: object) -> pl.DataFrame:
-    return engine_trials(open_trace_set(path), **kwargs)  # type: ignore[arg-type]
+    return engine_trials(open_trace_set(path), **kwargs).table  # type: ignore[arg-type]
 
 
 def test_laid_out_buckets_give_the_same_json(example: Path, bucketed: Path) -> None:
