@@ -6,6 +6,8 @@ provider once and route its spans, per test, to whichever exporter the test want
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -105,3 +107,23 @@ def switch_sink(parquet_sink: ParquetSink, tmp_path: Path) -> Iterator[object]:
             _ROUTER.targets.remove(sink.exporter)
     if parquet_sink.exporter not in _ROUTER.targets:
         _ROUTER.targets.append(parquet_sink.exporter)
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def example_traces(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example agent's trace set: 30 trials × 4 cases (PASS, FAIL and INCONCLUSIVE).
+
+    Recorded once per session by the example script itself (the script running is part of
+    what is tested); tests only read it.
+    """
+    out = tmp_path_factory.mktemp("example") / "traces"
+    subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "agent.py"), "--out", str(out), "--trials", "30"],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    return out

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,16 +44,9 @@ def empty_result() -> AnalysisResult:
 
 
 @pytest.fixture(scope="session")
-def traces(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example agent's trace set: 30 trials × 4 cases (PASS, FAIL and INCONCLUSIVE)."""
-    out = tmp_path_factory.mktemp("example") / "traces"
-    subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "agent.py"), "--out", str(out), "--trials", "30"],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    return out
+def traces(example_traces: Path) -> Path:
+    """The example agent's trace set (recorded once per session in tests/conftest.py)."""
+    return example_traces
 
 
 @pytest.fixture(autouse=True)
