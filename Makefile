@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# traceloop-sdk without its 40 instrumentations (pip backtracks on them): it and what it imports.
+TRACELOOP := traceloop-sdk==0.62.4 opentelemetry-instrumentation-openai==0.62.4 \
+	opentelemetry-instrumentation-logging opentelemetry-instrumentation-threading
 
 .PHONY: demo test check bench clean
 
@@ -13,7 +16,8 @@ $(STAMP): pyproject.toml
 	command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || true
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,frameworks]'
+	$(BIN)/pip install --quiet --no-deps $(TRACELOOP)
 	touch $(STAMP)
 
 demo: $(STAMP)

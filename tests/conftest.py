@@ -6,6 +6,8 @@ provider once and route its spans, per test, to whichever exporter the test want
 
 from __future__ import annotations
 
+import errno
+import os
 import subprocess
 import sys
 import threading
@@ -107,6 +109,45 @@ def switch_sink(parquet_sink: ParquetSink, tmp_path: Path) -> Iterator[object]:
             _ROUTER.targets.remove(sink.exporter)
     if parquet_sink.exporter not in _ROUTER.targets:
         _ROUTER.targets.append(parquet_sink.exporter)
+
+
+class SmallDisk:
+    """A real, tiny filesystem (tmpfs) for disk-full tests, and a way to fill it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fill(self) -> Path:
+        """Write a file until the disk is full (ENOSPC); return it (unlink it to free)."""
+        filler = self.path / "filler"
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+        try:
+            while True:
+                os.write(fd, b"\0" * 4096)
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC, exc
+        finally:
+            os.close(fd)
+        return filler
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
+    """A 4 MiB tmpfs mounted for the test (needs root; skipped, saying why, elsewhere)."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    result = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here (needs root): {result.stderr.strip()}")
+    try:
+        yield SmallDisk(mount)
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,6 +18,7 @@ from typer.exceptions import TyperException
 from assay._cli._common import EXIT_USAGE, fail
 from assay._cli.analyze import analyze, compare, report
 from assay._cli.collect import collect, import_
+from assay._cli.describe import describe
 from assay._cli.plan import plan
 from assay._cli.run import run_command
 from assay.errors import AssayError
@@ -46,6 +47,7 @@ app.command()(report)
 app.command()(collect)
 app.command("import")(import_)
 app.command("run")(run_command)
+app.command()(describe)
 
 
 def run(argv: Sequence[str] | None = None) -> int:

@@ -41,6 +41,8 @@ GENAI_RESPONSE_MODEL: Final = "gen_ai.response.model"
 GENAI_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
 GENAI_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 GENAI_EXECUTE_TOOL: Final = "execute_tool"
+GENAI_INVOKE_AGENT: Final = "invoke_agent"
+GENAI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
 GENAI_LLM_OPERATIONS: Final = ("chat", "text_completion", "generate_content")
 EVALUATION_EVENT: Final = "gen_ai.evaluation.result"
 EVALUATION_NAME: Final = "gen_ai.evaluation.name"
@@ -55,6 +57,21 @@ OPENINFERENCE_PROMPT_TOKENS: Final = "llm.token_count.prompt"
 OPENINFERENCE_COMPLETION_TOKENS: Final = "llm.token_count.completion"
 OPENINFERENCE_TOOL: Final = "TOOL"
 OPENINFERENCE_LLM: Final = "LLM"
+OPENINFERENCE_AGENT: Final = "AGENT"
+OPENINFERENCE_SESSION_ID: Final = "session.id"
+AGENT_NAME: Final = "agent.name"
+"""The agent's name on OpenInference ``AGENT`` spans and OpenAI Agents bridge ``agent`` spans."""
+OPENINFERENCE_HANDOFF_PREFIX: Final = "handoff to "
+"""OpenInference records an OpenAI Agents handoff as a ``TOOL`` span named "handoff to X"."""
+
+# --- OpenAI Agents SDK through openai-agents-opentelemetry -------------------------------------
+OPENAI_AGENTS_SPAN_TYPE: Final = "agent.span.type"
+OPENAI_AGENTS_AGENT: Final = "agent"
+OPENAI_AGENTS_HANDOFF: Final = "handoff"
+OPENAI_AGENTS_HANDOFF_TO: Final = "agent.handoff.to"
+OPENAI_AGENTS_UNKNOWN: Final = "unknown"
+"""What the bridge records as a handoff's target when the span starts before the target is known."""
+OPENAI_AGENTS_WORKFLOW: Final = "agent.workflow.name"
 OPENINFERENCE_COST_TOTAL: Final = "llm.cost.total"
 """USD cost of one LLM call, as OpenInference instrumentations record it."""
 
@@ -68,9 +85,21 @@ RECORDED_COST_ATTRIBUTES: Final = (OPENINFERENCE_COST_TOTAL, GENAI_USAGE_COST)
 TRACELOOP_KIND: Final = "traceloop.span.kind"
 TRACELOOP_ENTITY: Final = "traceloop.entity.name"
 TRACELOOP_TOOL: Final = "tool"
+TRACELOOP_AGENT: Final = "agent"
+TRACELOOP_WORKFLOW: Final = "workflow"
+TRACELOOP_WORKFLOW_NAME: Final = "traceloop.workflow.name"
 LLM_REQUEST_TYPE: Final = "llm.request.type"
 LEGACY_PROMPT_TOKENS: Final = "gen_ai.usage.prompt_tokens"
 LEGACY_COMPLETION_TOKENS: Final = "gen_ai.usage.completion_tokens"
+
+#: Attributes that name a test in traces assay did not frame (``assay describe`` lists them).
+MAPPING_CANDIDATES: Final = (
+    GENAI_AGENT_NAME,
+    OPENAI_AGENTS_WORKFLOW,
+    TRACELOOP_WORKFLOW_NAME,
+    OPENINFERENCE_SESSION_ID,
+    AGENT_NAME,
+)
 
 # --- written by the runner (assay run) --------------------------------------------------------
 TRIAL_SEED: Final = "assay.trial.seed"

@@ -12,6 +12,7 @@ from collector_process import CollectorProcess
 from otlp_helpers import make_request, post
 
 from assay.store import open_trace_set, read_spans
+from proc_helpers import alive
 
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
 
@@ -79,14 +80,6 @@ def _children(pid: int) -> list[int]:
     return children
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 @pytest.mark.slow
 def test_concurrent_senders_then_sigterm(
     tmp_path: Path, collector_factory: type[CollectorProcess]
@@ -129,7 +122,7 @@ def test_kill_9_mid_stream_then_restart_recovers_every_acknowledged_span(
     deadline = time.monotonic() + 5
     while any(Path(f"/proc/{w}").exists() for w in workers) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not any(_alive(w) for w in workers), "decode workers outlived the collector"
+    assert not any(alive(w) for w in workers), "decode workers outlived the collector"
     # whatever is visible after the crash is complete and readable
     if list(out.rglob("*.parquet")):
         trace_set = open_trace_set(out)
@@ -221,5 +214,5 @@ def test_two_collectors_cannot_share_one_log(
         check=False,
     )
     assert result.returncode == 2
-    assert "another collector is using this write-ahead log" in result.stderr
+    assert "another collector is using this output folder" in result.stderr
     assert "Traceback" not in result.stderr

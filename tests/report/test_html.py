@@ -149,3 +149,45 @@ def test_anchors_stay_distinct(result: AnalysisResult) -> None:
     document = render_html(dataclasses.replace(result, tests=twins))
     anchors = re.findall(r'<section class="test [A-Z]+" id="([^"]+)"', document)
     assert len(anchors) == 2 and len(set(anchors)) == 2 and "test-a-b" in anchors
+
+
+def _many(result: AnalysisResult, copies: int) -> tuple[AnalysisResult, list[dict[str, object]]]:
+    """``copies`` × the sample's tests, each copy with its own ids, trials and variants."""
+    import dataclasses
+
+    tests, trials, variants = [], [], []
+    for c in range(copies):
+        tests += [dataclasses.replace(t, test_id=f"{t.test_id}-{c:04d}") for t in result.tests]
+        trials += [{**r, "test_id": f"{r['test_id']}-{c:04d}"} for r in build_trials()]
+        variants += [{**v, "test_id": f"{v['test_id']}-{c:04d}"} for v in build_variants()]
+    many = dataclasses.replace(result, tests=tuple(tests))
+    return many, [{"trials": trials, "variants": variants}]
+
+
+def _timed(result: AnalysisResult, extra: dict[str, object]) -> tuple[str, float]:
+    import time
+
+    started = time.process_time()
+    document = render_html(result, **extra)  # type: ignore[arg-type]
+    return document, time.process_time() - started
+
+
+@pytest.mark.slow
+def test_many_tests_render_in_seconds(result: AnalysisResult) -> None:
+    from assay.report._html import MAX_CHARTED_TESTS, MAX_OVERVIEW_ROWS, MAX_SCORE_CHARTS
+
+    many, (rows,) = _many(result, 500 // len(result.tests) + 1)
+    assert len(many.tests) >= 500
+    document, seconds = _timed(many, rows)
+    # Charts are the costly part (~0.1 s of CPU each): a bounded number, whatever the number
+    # of tests. Without the bound these 500 tests drew ~1,500 charts and took minutes.
+    most = MAX_CHARTED_TESTS * (4 + MAX_SCORE_CHARTS) + 1
+    assert len(_charts(document)) <= most
+    assert seconds < 10.0, f"{seconds:.1f} s of CPU for {len(many.tests)} tests"
+    # Every test is in the summary table and has its section; the uncharted ones collapsed.
+    sections = re.findall(r'<section class="test [A-Z]+" id="[^"]+"><details( open)?>', document)
+    assert len(sections) == len(many.tests)
+    assert sections.count(" open") == MAX_CHARTED_TESTS
+    assert document.count('<td><a href="#test-') == len(many.tests)
+    assert f"The chart shows the {MAX_OVERVIEW_ROWS} most severe of {len(many.tests)}" in document
+    assert f"the other {len(many.tests) - MAX_CHARTED_TESTS} sections" in document

@@ -24,13 +24,18 @@ DAY = 86_400 * 10**9
 
 
 def _rows(
-    count: int, *, start: int = 0, service: str = "svc", attrs: dict | None = None
+    count: int,
+    *,
+    start: int = 0,
+    service: str = "svc",
+    attrs: dict | None = None,
+    first_id: int = 0,
 ) -> pa.Table:
     rows = SpanRows()
     for i in range(count):
         rows.append(
-            trace_id=f"{i:032x}",
-            span_id=f"{i:016x}",
+            trace_id=f"{i + first_id:032x}",
+            span_id=f"{i + first_id:016x}",
             name="span",
             start_time=start + i,
             end_time=start + i + 1,
@@ -88,8 +93,8 @@ def test_writer_rolls_by_size_and_leaves_no_temporary_files(tmp_path: Path) -> N
     writer = SpanWriter(
         tmp_path, max_file_bytes=1, row_group_rows=100, on_roll=lambda p, n: rolled.append((p, n))
     )
-    for _ in range(5):
-        writer.write(_rows(100))
+    for batch in range(5):
+        writer.write(_rows(100, first_id=100 * batch))
     writer.flush()
     assert len(rolled) == 5 and sum(n for _, n in rolled) == 500
     assert not list(tmp_path.rglob("*.tmp"))
@@ -109,7 +114,7 @@ def test_open_files_are_invisible_until_flushed(tmp_path: Path) -> None:
 
 def test_hive_partitions_by_date_and_sanitised_service(tmp_path: Path) -> None:
     table = pa.concat_tables(
-        [_rows(3, start=0, service="../../etc"), _rows(2, start=DAY, service="api")]
+        [_rows(3, start=0, service="../../etc"), _rows(2, start=DAY, service="api", first_id=3)]
     )
     write_spans(table, tmp_path, partition_by=("date", "service"))
     folders = sorted(str(p.parent.relative_to(tmp_path)) for p in tmp_path.rglob("*.parquet"))
@@ -134,7 +139,7 @@ def test_sanitize_partition_value(value: str | None, expected: str) -> None:
 
 def test_reader_accepts_glob_and_file_list(tmp_path: Path) -> None:
     (first,) = write_spans(_rows(2), tmp_path / "a")
-    write_spans(_rows(3), tmp_path / "b")
+    write_spans(_rows(3, first_id=2), tmp_path / "b")
     assert read_spans([str(first), str(tmp_path / "b")]).height == 5
     assert read_spans(str(tmp_path / "*" / "**" / "*.parquet")).height == 5
 

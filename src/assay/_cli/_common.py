@@ -97,6 +97,13 @@ TestAttribute = Annotated[
     str,
     typer.Option(help="Span attribute naming the test (e.g. gen_ai.agent.name for production)."),
 ]
+PassWhen = Annotated[
+    str | None,
+    typer.Option(
+        help="A passing trial meets this rule over its evaluations, scores and checks, e.g. "
+        '"correctness.label == pass" or "quality >= 0.7" (docs/analysis.md).'
+    ),
+]
 Ks = Annotated[str, typer.Option("--k", help="The k of pass@k and pass^k, e.g. 1,5,10.")]
 ScoreCIOpt = Annotated[ScoreCI, typer.Option("--score-ci", help="Interval of mean scores.")]
 MinMeanScore = Annotated[
@@ -165,6 +172,7 @@ _ANALYSIS_KEYWORDS = {
     "errors": "errors",
     "min_score": "min_score",
     "test_attribute": "test_attribute",
+    "pass_when": "pass_when",
     "k": "ks",
     "score_ci": "score_ci",
     "min_mean_score": "min_mean_score",

@@ -31,6 +31,7 @@ def analyze(
     errors: o.Errors = None,
     min_score: o.MinScore = None,
     test_attribute: o.TestAttribute = "assay.test.id",
+    pass_when: o.PassWhen = None,
     k: o.Ks = "1,5,10",
     score_ci: o.ScoreCIOpt = o.ScoreCI.T,
     min_mean_score: o.MinMeanScore = None,
@@ -85,6 +86,7 @@ def compare(
     errors: o.Errors = None,
     min_score: o.MinScore = None,
     test_attribute: o.TestAttribute = "assay.test.id",
+    pass_when: o.PassWhen = None,
     k: o.Ks = "1,5,10",
     score_ci: o.ScoreCIOpt = o.ScoreCI.T,
     fail_on: o.FailOnOpt = None,
@@ -118,6 +120,7 @@ def report(
     errors: o.Errors = None,
     min_score: o.MinScore = None,
     test_attribute: o.TestAttribute = "assay.test.id",
+    pass_when: o.PassWhen = None,
     k: o.Ks = "1,5,10",
     baseline_version: Annotated[
         str | None, typer.Option(help="Show regressions against this assay.agent.version.")

@@ -39,6 +39,19 @@ def collect(
     max_queue_mb: Annotated[
         int, typer.Option(help="Request MB waiting to be converted before pushing back.")
     ] = 128,
+    max_connections: Annotated[
+        int, typer.Option(help="Concurrent HTTP connections; more are answered 503.")
+    ] = 512,
+    max_gzip_members: Annotated[
+        int, typer.Option(help="Concatenated gzip members per request; more get 400.")
+    ] = 16,
+    header_timeout: Annotated[
+        float,
+        typer.Option(help="Seconds a connection may take to send a request's headers."),
+    ] = 20.0,
+    body_timeout: Annotated[
+        float, typer.Option(help="Seconds a request may take to send its body.")
+    ] = 60.0,
     fsync: Annotated[
         bool, typer.Option(help="fsync the write-ahead log before acknowledging.")
     ] = True,
@@ -70,6 +83,10 @@ def collect(
         max_body_bytes=max_body_mb * mb,
         max_decompressed_bytes=max_decompressed_mb * mb,
         max_queue_bytes=max_queue_mb * mb,
+        max_connections=max_connections,
+        max_gzip_members=max_gzip_members,
+        header_timeout_s=header_timeout,
+        body_timeout_s=body_timeout,
         fsync=fsync,
         workers=workers,
     )
@@ -81,11 +98,23 @@ def import_(
         list[Path], typer.Argument(help="OTLP files or folders (JSON lines or protobuf).")
     ],
     out: Annotated[Path, typer.Option("--out", help="Output folder of the spans table.")],
+    max_decompressed_mb: Annotated[
+        int, typer.Option(help="Most MB one input file may decompress to (gzip bombs stop here).")
+    ] = 1024,
+    max_message_mb: Annotated[
+        int, typer.Option(help="Most MB in one JSON line or protobuf message (held in memory).")
+    ] = 64,
 ) -> None:
-    """Import recorded OTLP files (JSON lines or protobuf, optionally gzip/zstd) into Parquet."""
-    from assay.ingest import import_files
+    """Import recorded OTLP files (JSON lines or protobuf, optionally gzip/zstd) into Parquet.
 
-    result = import_files(paths, out)
+    All or nothing: the output folder changes only once every input was read and written.
+    """
+    from assay.ingest import ImportLimits, import_files
+
+    mb = 1024 * 1024
+    result = import_files(
+        paths, out, limits=ImportLimits(max_decompressed_mb * mb, max_message_mb * mb)
+    )
     rejected = f", {result.rejected} rejected (invalid IDs)" if result.rejected else ""
     typer.echo(
         f"imported {result.spans} spans from {result.files_read} file(s) into "

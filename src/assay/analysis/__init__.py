@@ -11,20 +11,29 @@ from assay.analysis._cost import (
     load_prices,
     with_cost,
 )
+from assay.analysis._describe import Candidate, Description, describe_spans
 from assay.analysis._ownership import assign_trials
-from assay.analysis._trials import trials_from_spans
+from assay.analysis._passwhen import PassRule, parse_pass_when
+from assay.analysis._trials import Trials, read_trials, trials_from_spans
 from assay.analysis._variants import tool_variants
 
 __all__ = [
+    "Candidate",
     "DEFAULT_PRICES",
     "DEFAULT_PRICES_AS_OF",
+    "Description",
+    "PassRule",
     "Price",
     "PriceTable",
+    "Trials",
     "assign_trials",
     "behaviour_sample",
     "columns",
     "conventions",
+    "describe_spans",
     "load_prices",
+    "parse_pass_when",
+    "read_trials",
     "tool_variants",
     "trials_from_spans",
     "with_cost",

@@ -17,11 +17,72 @@ def _col(attribute: str) -> pl.Expr:
     return pl.col(col_of(attribute))
 
 
+def _is_openinference_handoff() -> pl.Expr:
+    return (_col(c.OPENINFERENCE_KIND) == c.OPENINFERENCE_TOOL) & pl.col("name").str.starts_with(
+        c.OPENINFERENCE_HANDOFF_PREFIX
+    )
+
+
+def handoff_target() -> pl.Expr:
+    """The agent a span hands over to, or null if the span is not a handoff.
+
+    A handoff is an agent transition, not a tool call: the OpenAI Agents SDK records one as a
+    ``handoff`` span (openai-agents-opentelemetry) or a ``TOOL`` span named "handoff to X"
+    (OpenInference). The target is an empty string when the span does not know it (the first
+    bridge records "unknown" at span start); the trials table then names the next agent run.
+    """
+    target = _col(c.OPENAI_AGENTS_HANDOFF_TO)
+    return (
+        pl.when(_col(c.OPENAI_AGENTS_SPAN_TYPE) == c.OPENAI_AGENTS_HANDOFF)
+        .then(
+            pl.when(target.is_null() | (target == c.OPENAI_AGENTS_UNKNOWN))
+            .then(pl.lit(""))
+            .otherwise(target)
+        )
+        .when(_is_openinference_handoff())
+        .then(pl.col("name").str.strip_prefix(c.OPENINFERENCE_HANDOFF_PREFIX))
+        .otherwise(None)
+    )
+
+
+def is_agent_invocation() -> pl.Expr:
+    """True for a span that is one run of an agent (an exception escaping it is an error)."""
+    return (
+        (_col(c.GENAI_OPERATION) == c.GENAI_INVOKE_AGENT).fill_null(False)
+        | (_col(c.OPENINFERENCE_KIND) == c.OPENINFERENCE_AGENT).fill_null(False)
+        | (_col(c.OPENAI_AGENTS_SPAN_TYPE) == c.OPENAI_AGENTS_AGENT).fill_null(False)
+        | _col(c.TRACELOOP_KIND).is_in([c.TRACELOOP_AGENT, c.TRACELOOP_WORKFLOW]).fill_null(False)
+    )
+
+
+def agent_name() -> pl.Expr:
+    """The named agent a span runs, or null.
+
+    Only spans that name their agent count: an OpenInference ``AGENT`` span without
+    ``agent.name`` (the OpenAI Agents bridge's workflow root) and traceloop workflows are runs
+    of no particular agent, so that a run lists the same agents under every bridge.
+    """
+    return (
+        pl.when(_col(c.GENAI_OPERATION) == c.GENAI_INVOKE_AGENT)
+        .then(pl.coalesce(_col(c.GENAI_AGENT_NAME), pl.col("name")))
+        .when(
+            (_col(c.OPENINFERENCE_KIND) == c.OPENINFERENCE_AGENT)
+            | (_col(c.OPENAI_AGENTS_SPAN_TYPE) == c.OPENAI_AGENTS_AGENT)
+        )
+        .then(_col(c.AGENT_NAME))
+        .when(_col(c.TRACELOOP_KIND) == c.TRACELOOP_AGENT)
+        .then(pl.coalesce(_col(c.TRACELOOP_ENTITY), pl.col("name")))
+        .otherwise(None)
+    )
+
+
 def tool_name() -> pl.Expr:
-    """The tool a span calls, or null if the span is not a tool call."""
+    """The tool a span calls, or null if the span is not a tool call (handoffs are not)."""
     return (
         pl.when(_col(c.GENAI_OPERATION) == c.GENAI_EXECUTE_TOOL)
         .then(pl.coalesce(_col(c.GENAI_TOOL_NAME), pl.col("name")))
+        .when(_is_openinference_handoff())
+        .then(None)
         .when(_col(c.OPENINFERENCE_KIND) == c.OPENINFERENCE_TOOL)
         .then(pl.coalesce(_col(c.OPENINFERENCE_TOOL_NAME), pl.col("name")))
         .when(_col(c.TRACELOOP_KIND) == c.TRACELOOP_TOOL)
@@ -118,6 +179,10 @@ SPAN_COLUMNS = [
             c.LLM_REQUEST_TYPE,
             c.LEGACY_PROMPT_TOKENS,
             c.LEGACY_COMPLETION_TOKENS,
+            c.AGENT_NAME,
+            c.GENAI_AGENT_NAME,
+            c.OPENAI_AGENTS_SPAN_TYPE,
+            c.OPENAI_AGENTS_HANDOFF_TO,
         )
     ),
 ]

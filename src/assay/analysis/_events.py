@@ -35,7 +35,8 @@ def explode_events(evented: pl.DataFrame) -> pl.DataFrame:
     """One row per score or check event.
 
     Columns: ``trace_id``, ``span_id``, ``time``, ``kind`` (``score`` / ``check``), ``name``,
-    ``value`` (float, scores) and ``passed`` (bool, checks).
+    ``value`` (float, scores), ``label`` (str, evaluations) and ``passed`` (bool, checks).
+    An evaluation may carry only a label; its ``value`` is then null.
 
     Raises:
         SchemaError: A score whose value is not a number.
@@ -57,6 +58,7 @@ def explode_events(evented: pl.DataFrame) -> pl.DataFrame:
                 "kind": pl.String,
                 "name": pl.String,
                 "value": pl.Float64,
+                "label": pl.String,
                 "passed": pl.Boolean,
             }
         )
@@ -67,6 +69,7 @@ def explode_events(evented: pl.DataFrame) -> pl.DataFrame:
         *_typed(c.CHECK_PASSED),
         *_typed(c.EVALUATION_NAME),
         *_typed(c.EVALUATION_SCORE),
+        _attribute(c.EVALUATION_LABEL, "string_value").alias("label"),
     )
     is_score = pl.col("_event") == c.SCORE_EVENT
     is_eval = pl.col("_event") == c.EVALUATION_EVENT
@@ -131,5 +134,8 @@ def explode_events(evented: pl.DataFrame) -> pl.DataFrame:
         .fill_null("score")
         .alias("name"),
         "value",
+        "label",
         pl.col(f"{c.CHECK_PASSED}#bool").alias("passed"),
-    ).filter((pl.col("kind") == "check") | pl.col("value").is_not_null())
+    ).filter(
+        (pl.col("kind") == "check") | pl.col("value").is_not_null() | pl.col("label").is_not_null()
+    )

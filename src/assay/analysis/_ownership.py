@@ -1,5 +1,9 @@
 """Which trial does each span belong to? Its nearest ancestor-or-self carrying a test id.
 
+For a *mapped* attribute (``--test-attribute``; instrumentations copy such attributes onto every
+child span) the owner is instead the **top-most** ancestor-or-self carrying it: the trial is
+the top-most span of its subtree carrying the attribute, and its descendants are its work.
+
 Most traces hold one trial at their root; then every span of the trace is that trial's, and a
 join on ``trace_id`` answers (fast path). Otherwise — trials nested under a run span, several
 trials in one trace — ancestors are resolved by pointer jumping: each round, every unresolved
@@ -32,8 +36,25 @@ class TraceShapes:
     """Trace ids holding several trials, or a trial below a parent span."""
 
 
-def classify_traces(trial_spans: pl.DataFrame) -> TraceShapes:
-    """Split the traces holding trial spans into simple and nested ones."""
+def classify_traces(trial_spans: pl.DataFrame, *, topmost: bool = False) -> TraceShapes:
+    """Split the traces holding trial spans into simple and nested ones.
+
+    Args:
+        trial_spans: The spans carrying the test attribute.
+        topmost: Mapped framing: a trace whose root carries the attribute is simple (the root
+            is its one trial, whatever spans below it carry the attribute too).
+    """
+    if topmost:
+        is_root = pl.col("parent_span_id").is_null()
+        roots = trial_spans.group_by("trace_id").agg(
+            is_root.sum().alias("_roots"),
+            pl.col("span_id").filter(is_root).first().alias(tc.TRIAL_SPAN_ID),
+        )
+        one_root = pl.col("_roots") == 1
+        return TraceShapes(
+            simple=roots.filter(one_root).select("trace_id", tc.TRIAL_SPAN_ID),
+            nested=roots.filter(~one_root)["trace_id"],
+        )
     per_trace = trial_spans.group_by("trace_id").agg(
         pl.len().alias("_trials"),
         pl.col("span_id").first().alias(tc.TRIAL_SPAN_ID),
@@ -63,6 +84,43 @@ def assign_trials(spans: pl.DataFrame) -> pl.DataFrame:
         return owned
     nested = spans.filter(pl.col("trace_id").is_in(shapes.nested.implode()))
     return pl.concat([owned, resolve_nested(nested)], how="vertical_relaxed")
+
+
+def resolve_topmost(spans: pl.DataFrame) -> pl.DataFrame:
+    """Add ``_trial_span_id``: the top-most ancestor-or-self carrying the test attribute.
+
+    Pointer jumping over segments: each span holds the top-most carrier between itself and its
+    current ancestor pointer (exclusive); joining segments end to end doubles them each round.
+    A chain broken by a missing parent stops there, so its top-most visible carrier owns it.
+    Spans with no carrier on their chain belong to no trial and are dropped.
+    """
+    links = spans.select(
+        "trace_id",
+        "span_id",
+        pl.when(_IS_TRIAL).then(pl.col("span_id")).alias("_top"),
+        pl.col("parent_span_id").alias("_anc"),
+    )
+    for _ in range(_MAX_ROUNDS):
+        if links["_anc"].null_count() == links.height:
+            break
+        ancestors = links.select(
+            "trace_id",
+            pl.col("span_id").alias("_anc"),
+            pl.col("_top").alias("_anc_top"),
+            pl.col("_anc").alias("_anc_anc"),
+        )
+        links = (
+            links.join(ancestors, on=["trace_id", "_anc"], how="left")
+            .with_columns(
+                pl.coalesce("_anc_top", "_top").alias("_top"),
+                pl.col("_anc_anc").alias("_anc"),
+            )
+            .drop("_anc_top", "_anc_anc")
+        )
+    owners = links.filter(pl.col("_top").is_not_null()).select(
+        "trace_id", "span_id", pl.col("_top").alias(tc.TRIAL_SPAN_ID)
+    )
+    return spans.join(owners, on=["trace_id", "span_id"], how="inner")
 
 
 def resolve_nested(spans: pl.DataFrame) -> pl.DataFrame:

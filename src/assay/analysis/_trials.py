@@ -2,17 +2,40 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import polars as pl
 
 from assay import conventions as c
 from assay.analysis import _columns as tc
 from assay.analysis import _conventions as conv
+from assay.analysis import _quality as quality
 from assay.analysis._events import explode_events
-from assay.analysis._ownership import classify_traces, resolve_nested
+from assay.analysis._ownership import classify_traces, resolve_nested, resolve_topmost
+from assay.analysis._passwhen import PassRule, parse_pass_when, rule_outcomes
+from assay.analysis._work import (
+    derive_work_columns,
+    name_handoff_targets,
+    scores_and_checks,
+    with_work_columns,
+    work_aggregations,
+)
 from assay.errors import SchemaError
+from assay.quality import DataQuality
 from assay.store import PROMOTED_ATTRIBUTES, promoted_column
 
 _P = promoted_column
+_KEYS = ["trace_id", tc.TRIAL_SPAN_ID]
+
+
+@dataclass(frozen=True, slots=True)
+class Trials:
+    """The trials table and what assay noticed while building it."""
+
+    table: pl.DataFrame
+    """One row per trial; columns are named in ``assay.analysis.columns``."""
+    data_quality: DataQuality
+    """Findings about the input: nesting mappings, incomplete traces, NaN scores, ..."""
 
 
 def trials_from_spans(
@@ -20,65 +43,90 @@ def trials_from_spans(
     *,
     min_score: float | None = None,
     test_attribute: str = c.TEST_ID,
+    pass_when: str | PassRule | None = None,
 ) -> pl.DataFrame:
     """Build the trials table from a lazy scan of the spans table.
 
-    A trial passes when ``assay.trial.outcome = pass``; without an outcome, a trial span with
-    status ERROR is an ``error``, and otherwise it passes when every check passed and every
-    score is at least ``min_score`` (when given).
+    The same as :func:`read_trials`, without the findings.
+    """
+    return read_trials(
+        spans, min_score=min_score, test_attribute=test_attribute, pass_when=pass_when
+    ).table
+
+
+def read_trials(
+    spans: pl.LazyFrame,
+    *,
+    min_score: float | None = None,
+    test_attribute: str = c.TEST_ID,
+    pass_when: str | PassRule | None = None,
+) -> Trials:
+    """Build the trials table from a lazy scan of the spans table, with its data quality.
+
+    A trial's outcome is ``assay.trial.outcome`` when present. Otherwise it is ``error`` when
+    its span is ERROR or an exception escaped an agent invocation inside it (a failed tool the
+    agent recovered from is not an error); else it fails when a check failed, a score is
+    below ``min_score`` (NaN counts as below) or ``pass_when`` does not hold; else it passes.
 
     Args:
         spans: A lazy scan of spans (``assay.store.scan_spans``).
         min_score: Scores below this fail a trial that has no explicit outcome.
-        test_attribute: The attribute that names the test. ``assay.test.id`` by default; for
-            traces without ``assay.*`` attributes (production traffic) another one, e.g.
-            ``gen_ai.agent.name``: every span carrying it is then a trial.
+        test_attribute: The attribute that names the test. ``assay.test.id`` by default (a
+            trial is every span carrying it). Another one maps traces assay did not frame:
+            a trial is then the top-most span of a subtree carrying it, and the spans below
+            are its work even when they carry it too.
+        pass_when: A rule over the trial's evaluations, scores and checks
+            (:func:`assay.analysis.parse_pass_when`).
 
     Returns:
-        One row per trial; columns are named in ``assay.analysis.columns``.
+        The trials table and its findings.
 
     Raises:
-        SchemaError: No trial spans, an unknown outcome value, or a non-numeric score.
+        SchemaError: No trial spans (naming root-span attributes that would map), an unknown
+            outcome value, or a non-numeric score.
+        ConfigError: A ``pass_when`` rule that does not parse.
     """
-    if test_attribute != c.TEST_ID:
+    rule = parse_pass_when(pass_when) if isinstance(pass_when, str) else pass_when
+    mapped = test_attribute != c.TEST_ID
+    if mapped:
         # The mapped attribute stands in for assay.test.id everywhere downstream.
         spans = spans.with_columns(attribute_as_string(test_attribute).alias(_P(c.TEST_ID)))
-    trial_spans = (
-        spans.filter(pl.col(_P(c.TEST_ID)).is_not_null()).select(conv.SPAN_COLUMNS).collect()
-    )
-    if trial_spans.height == 0:
-        total = spans.select(pl.len()).collect().item()
-        raise SchemaError(
-            f"no trial spans: none of the {total} spans read carries {test_attribute}"
-        )
-    _check_outcomes(trial_spans)
-    shapes = classify_traces(trial_spans)
-    # Fast path: a trace whose one trial is its root belongs wholly to that trial, so the work
-    # is aggregated per trace and only then joined (no join over every span).
-    simple = (
-        _with_work_columns(spans.select(conv.SPAN_COLUMNS))
+    carriers = spans.filter(pl.col(_P(c.TEST_ID)).is_not_null()).select(conv.SPAN_COLUMNS).collect()
+    if carriers.height == 0:
+        raise SchemaError(quality.no_trials_message(spans, test_attribute))
+    _check_outcomes(carriers)
+    shapes = classify_traces(carriers, topmost=mapped)
+    # Work is aggregated per trace in one streaming pass; a trace whose one trial is its root
+    # belongs wholly to that trial, so only the small per-trace frame is joined (fast path).
+    per_trace = (
+        with_work_columns(spans.select(conv.SPAN_COLUMNS))
         .group_by("trace_id")
-        .agg(_work_aggregations())
-        .join(shapes.simple.lazy(), on="trace_id", how="inner")
+        .agg(work_aggregations())
         .collect(engine="streaming")
     )
-    owners = shapes.simple
-    per_trial = [simple]
+    per_trial = [per_trace.join(shapes.simple, on="trace_id", how="inner")]
+    per_trace = derive_work_columns(per_trace)
+    owners = [carriers.join(shapes.simple, on="trace_id", how="inner")]
     owner_spans: list[pl.DataFrame] = []
     if shapes.nested.len():
-        nested = resolve_nested(
+        resolve = resolve_topmost if mapped else resolve_nested
+        nested = resolve(
             spans.filter(pl.col("trace_id").is_in(shapes.nested.implode()))
             .select(conv.SPAN_COLUMNS)
             .collect()
         )
         per_trial.append(
-            _with_work_columns(nested.lazy())
-            .group_by("trace_id", tc.TRIAL_SPAN_ID)
-            .agg(_work_aggregations())
-            .collect()
+            with_work_columns(nested.lazy()).group_by(_KEYS).agg(work_aggregations()).collect()
         )
         owner_spans.append(nested.select("trace_id", "span_id", tc.TRIAL_SPAN_ID))
-    work = pl.concat(per_trial, how="diagonal_relaxed").rename({tc.TRIAL_SPAN_ID: "span_id"})
+        owners.append(nested.filter(pl.col(_P(c.TEST_ID)).is_not_null()))
+    work = name_handoff_targets(derive_work_columns(pl.concat(per_trial, how="diagonal_relaxed")))
+    owned = pl.concat(owners, how="diagonal_relaxed")
+    trial_spans = carriers.join(
+        work.select("trace_id", pl.col(tc.TRIAL_SPAN_ID).alias("span_id")),
+        on=["trace_id", "span_id"],
+        how="semi",
+    )
     events = explode_events(
         spans.filter(pl.col("events").list.len() > 0)
         .select("trace_id", "span_id", "events")
@@ -86,12 +134,35 @@ def trials_from_spans(
     )
     located = pl.concat(
         [
-            events.join(owners, on="trace_id", how="inner"),
+            events.join(shapes.simple, on="trace_id", how="inner"),
             *(events.join(o, on=["trace_id", "span_id"], how="inner") for o in owner_spans),
         ],
         how="diagonal_relaxed",
     )
-    scored = _scores_and_checks(located, trial_spans)
+    trial_keys = work.select(_KEYS)
+    scored = scores_and_checks(located, trial_keys)
+    if rule is not None:
+        scored = scored.join(rule_outcomes(located, rule), on=_KEYS, how="left")
+    table = _assemble(trial_spans, work, scored, min_score, rule)
+    findings = quality.findings(
+        test_attribute=test_attribute,
+        table=table,
+        per_trace=per_trace,
+        owned=owned,
+        located=located,
+        rule=rule,
+        min_score=min_score,
+    )
+    return Trials(_finish(table), findings)
+
+
+def _assemble(
+    trial_spans: pl.DataFrame,
+    work: pl.DataFrame,
+    scored: pl.DataFrame,
+    min_score: float | None,
+    rule: PassRule | None,
+) -> pl.DataFrame:
     trials = (
         trial_spans.select(
             pl.col(_P(c.TEST_ID)).alias(tc.TEST_ID),
@@ -100,7 +171,7 @@ def trials_from_spans(
             pl.col(_P(c.AGENT_VERSION)).alias(tc.AGENT_VERSION),
             pl.col(_P(c.TRIAL_INDEX)).alias(tc.TRIAL_INDEX),
             "trace_id",
-            "span_id",
+            pl.col("span_id").alias(tc.TRIAL_SPAN_ID),
             pl.col(_P(c.TRIAL_OUTCOME)).str.to_lowercase().alias("_outcome"),
             pl.col("status_code"),
             pl.col("status_message").alias(tc.STATUS_MESSAGE),
@@ -109,30 +180,49 @@ def trials_from_spans(
                 tc.DURATION_S
             ),
         )
-        .join(work, on=["trace_id", "span_id"], how="left")
-        .join(scored, on=["trace_id", "span_id"], how="left")
+        .join(work, on=_KEYS, how="left")
+        .join(scored, on=_KEYS, how="left")
     )
+    own_error = pl.col("status_code") == "ERROR"
     low_score = (
-        pl.col(tc.SCORES).list.eval(pl.element().struct.field("value") < min_score).list.any()
+        pl.col(tc.SCORES)
+        .list.eval(
+            (pl.element().struct.field("value") < min_score)
+            | pl.element().struct.field("value").is_nan()
+        )
+        .list.any()
         if min_score is not None
         else pl.lit(False)
     )
+    failed = (pl.col(tc.FAILED_CHECKS) > 0) | low_score.fill_null(False)
+    if rule is not None:
+        failed = failed | ~pl.col("_rule_pass").fill_null(False)
     outcome = (
         pl.when(pl.col("_outcome").is_not_null())
         .then(pl.col("_outcome"))
-        .when(pl.col("status_code") == "ERROR")
+        .when(own_error | (pl.col(tc.AGENT_ERRORS) > 0))
         .then(pl.lit(c.OUTCOME_ERROR))
-        .when((pl.col(tc.FAILED_CHECKS) > 0) | low_score.fill_null(False))
+        .when(failed)
         .then(pl.lit(c.OUTCOME_FAIL))
         .otherwise(pl.lit(c.OUTCOME_PASS))
     )
+    return trials.with_columns(
+        outcome.alias(tc.OUTCOME),
+        # The trial span is ERROR spans' only one that is not work: subtract it (see _work).
+        (pl.col(tc.ALL_ERRORS) - own_error.cast(pl.Int64)).alias(tc.ERROR_SPANS),
+        pl.coalesce(tc.STATUS_MESSAGE, tc.AGENT_ERROR_MESSAGE).alias(tc.STATUS_MESSAGE),
+        # A trial that ends before it starts has no duration (reported, left out of latency).
+        pl.when(pl.col(tc.DURATION_S) >= 0).then(pl.col(tc.DURATION_S)).alias(tc.DURATION_S),
+        pl.col("_outcome").is_not_null().alias("_explicit"),
+    ).with_columns(
+        (pl.col(tc.OUTCOME) == c.OUTCOME_PASS).alias(tc.PASSED),
+        (pl.col(tc.OUTCOME) == c.OUTCOME_ERROR).alias(tc.ERROR),
+    )
+
+
+def _finish(trials: pl.DataFrame) -> pl.DataFrame:
     return (
-        trials.with_columns(outcome.alias(tc.OUTCOME))
-        .with_columns(
-            (pl.col(tc.OUTCOME) == c.OUTCOME_PASS).alias(tc.PASSED),
-            (pl.col(tc.OUTCOME) == c.OUTCOME_ERROR).alias(tc.ERROR),
-        )
-        .drop("_outcome", "status_code")
+        trials.rename({tc.TRIAL_SPAN_ID: tc.SPAN_ID})
         .sort(tc.TEST_ID, tc.START_TIME, tc.TRIAL_INDEX, nulls_last=True)
         .select(
             tc.TEST_ID,
@@ -156,6 +246,11 @@ def trials_from_spans(
             tc.ERROR_SPANS,
             tc.SPAN_COUNT,
             tc.MODELS,
+            tc.AGENTS,
+            tc.HANDOFFS,
+            tc.TOOL_ERRORS,
+            tc.TOOL_ERROR_MESSAGES,
+            tc.RETRIES,
             tc.START_TIME,
             tc.DURATION_S,
             tc.STATUS_MESSAGE,
@@ -187,73 +282,3 @@ def _check_outcomes(trial_spans: pl.DataFrame) -> None:
         raise SchemaError(
             f"{c.TRIAL_OUTCOME} must be one of {', '.join(c.OUTCOMES)} (found {bad[0]!r})"
         )
-
-
-def _with_work_columns(spans: pl.LazyFrame) -> pl.LazyFrame:
-    """Add what each span is: the tool it calls, whether it is an LLM call, usage, model."""
-    return spans.with_columns(
-        conv.tool_name().alias(tc.TOOL),
-        conv.is_llm_call().alias(tc.IS_LLM),
-        conv.model_name().alias(tc.MODEL),
-        conv.input_tokens().alias(tc.IN_TOK),
-        conv.output_tokens().alias(tc.OUT_TOK),
-    )
-
-
-def _work_aggregations() -> list[pl.Expr]:
-    """Per trial: its tool sequence, LLM calls, tokens, error spans, models."""
-    is_tool = pl.col(tc.TOOL).is_not_null()
-    # Only trial spans carry a test id, so this counts ERROR spans other than trial spans.
-    is_work = pl.col(_P(c.TEST_ID)).is_null()
-    return [
-        pl.col(tc.TOOL)
-        .filter(is_tool)
-        .sort_by(pl.col("start_time_unix_nano").filter(is_tool))
-        .alias(tc.TOOL_SEQUENCE),
-        is_tool.sum().cast(pl.Int64).alias(tc.TOOL_CALLS),
-        pl.col(tc.IS_LLM).sum().cast(pl.Int64).alias(tc.LLM_CALLS),
-        pl.col(tc.IN_TOK).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64).alias(tc.INPUT_TOKENS),
-        pl.col(tc.OUT_TOK).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64).alias(tc.OUTPUT_TOKENS),
-        ((pl.col("status_code") == "ERROR") & is_work).sum().cast(pl.Int64).alias(tc.ERROR_SPANS),
-        pl.len().cast(pl.Int64).alias(tc.SPAN_COUNT),
-        pl.col(tc.MODEL)
-        .filter(pl.col(tc.IS_LLM) & pl.col(tc.MODEL).is_not_null())
-        .unique(maintain_order=True)
-        .alias(tc.MODELS),
-    ]
-
-
-def _scores_and_checks(located: pl.DataFrame, trial_spans: pl.DataFrame) -> pl.DataFrame:
-    """Per trial: its scores (from any span of the trial) and its checks (trial span only).
-
-    ``located`` holds score and check events with the ``_trial_span_id`` that owns them.
-    """
-    located = located.sort("time")
-    scores = (
-        located.filter(pl.col("kind") == "score")
-        .group_by("trace_id", tc.TRIAL_SPAN_ID)
-        .agg(pl.struct("name", "value").alias(tc.SCORES))
-    )
-    checks = (
-        located.filter(
-            (pl.col("kind") == "check") & (pl.col("span_id") == pl.col(tc.TRIAL_SPAN_ID))
-        )
-        .group_by("trace_id", tc.TRIAL_SPAN_ID)
-        .agg(
-            pl.struct("name", "passed").alias(tc.CHECKS),
-            (~pl.col("passed")).sum().cast(pl.Int64).alias(tc.FAILED_CHECKS),
-        )
-    )
-    keys = trial_spans.select("trace_id", pl.col("span_id").alias(tc.TRIAL_SPAN_ID))
-    empty_scores = pl.lit([], dtype=pl.List(pl.Struct({"name": pl.String, "value": pl.Float64})))
-    empty_checks = pl.lit([], dtype=pl.List(pl.Struct({"name": pl.String, "passed": pl.Boolean})))
-    return (
-        keys.join(scores, on=["trace_id", tc.TRIAL_SPAN_ID], how="left")
-        .join(checks, on=["trace_id", tc.TRIAL_SPAN_ID], how="left")
-        .with_columns(
-            pl.col(tc.SCORES).fill_null(empty_scores),
-            pl.col(tc.CHECKS).fill_null(empty_checks),
-            pl.col(tc.FAILED_CHECKS).fill_null(0),
-        )
-        .rename({tc.TRIAL_SPAN_ID: "span_id"})
-    )

@@ -7,6 +7,7 @@ import logging
 import os
 import signal
 import threading
+from pathlib import Path
 from types import FrameType
 
 from assay.collect._config import CollectorConfig
@@ -23,6 +24,8 @@ __all__ = ["Collector", "run_collector"]
 
 _log = logging.getLogger("assay.collect")
 LOCK_FILE = "LOCK"
+#: In the output folder; readers skip names starting with ``_``.
+OUT_LOCK_FILE = "_collector.lock"
 
 
 class Collector:
@@ -47,7 +50,7 @@ class Collector:
         self._converter: Converter | None = None
         self._intake: Intake | None = None
         self._stopped = False
-        self._lock_fd: int | None = None
+        self._lock_fds: list[tuple[Path, int]] = []
 
     @property
     def http_port(self) -> int | None:
@@ -72,7 +75,14 @@ class Collector:
         except OSError as exc:
             raise ConfigError(f"{config.out}: cannot create the output folder ({exc})") from exc
         self._lock_out()
-        recovered = recover(config, self.counters)
+        try:
+            recovered = recover(config, self.counters)
+        except OSError as exc:
+            self._unlock_out()
+            raise ConfigError(
+                f"{config.out}: cannot convert the write-ahead log left by the last run "
+                f"({exc.strerror or exc}); it is kept — free space and start again"
+            ) from exc
         if recovered:
             _log.info("recovered %d acknowledged spans from the write-ahead log", recovered)
         intake_ref: list[Intake] = []
@@ -95,6 +105,7 @@ class Collector:
         self.counters.add_gauge("queue_bytes", intake.queued_bytes)
         self.counters.add_gauge("converter_failed", lambda: int(converter.failed is not None))
         self.counters.add_gauge("wal_failed", lambda: int(wal.failed))
+        self.counters.add_gauge("disk_full", lambda: int(wal.disk_full or converter.disk_full))
         self._wal, self._converter, self._intake = wal, converter, intake
         converter.start()
         try:
@@ -114,24 +125,35 @@ class Collector:
         _log.info("writing spans to %s", config.out)
 
     def _lock_out(self) -> None:
-        """Hold an exclusive lock on the log folder: two collectors must not share one."""
-        path = self.config.wal_path / LOCK_FILE
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            os.close(fd)
-            raise ConfigError(
-                f"{self.config.wal_path}: another collector is using this write-ahead log; "
-                "give each collector its own --out or --wal-dir"
-            ) from exc
-        self._lock_fd = fd
+        """Hold exclusive locks on the output folder and the log folder.
+
+        One output folder, one collector: two collectors sharing ``OUT`` would share its
+        staging area and delete each other's uncommitted files on recovery (losing acknowledged
+        spans), even with separate logs. The locks are ``flock``s, so they vanish with the
+        process, kill -9 included; a clean stop also removes the lock files.
+        """
+        config = self.config
+        targets = [(config.out / OUT_LOCK_FILE, "output folder", "--out")]
+        if config.wal_path.resolve() != config.out.resolve():
+            targets.append((config.wal_path / LOCK_FILE, "write-ahead log", "--wal-dir"))
+        for path, what, flag in targets:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as exc:
+                os.close(fd)
+                self._unlock_out()
+                raise ConfigError(
+                    f"{path.parent}: another collector is using this {what}; give each "
+                    f"collector its own {flag}"
+                ) from exc
+            self._lock_fds.append((path, fd))
 
     def _unlock_out(self) -> None:
-        if self._lock_fd is not None:
-            (self.config.wal_path / LOCK_FILE).unlink(missing_ok=True)
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        for path, fd in self._lock_fds:
+            path.unlink(missing_ok=True)
+            os.close(fd)
+        self._lock_fds.clear()
 
     def stop(self) -> None:
         """Drain: refuse new requests (503), finish those in progress, flush everything."""

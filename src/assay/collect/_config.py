@@ -48,6 +48,14 @@ class CollectorConfig:
     """Seconds senders are told to wait when pushed back."""
     max_connections: int = 512
     """Concurrent HTTP connections; more are answered 503 and closed."""
+    max_gzip_members: int = 16
+    """Concatenated gzip members one request may hold; more get 400 (a member flood)."""
+    header_timeout_s: float = 20.0
+    """Seconds a connection may take to send a request's line and headers (idle keep-alive
+    time included); slower ones are closed (slowloris)."""
+    body_timeout_s: float = 60.0
+    """Seconds a request may take to send its body once its headers are in; slower ones are
+    closed."""
     workers: int | None = None
     """Processes decoding OTLP into columns; None = one per core (at most 4), 0 = none."""
 
@@ -55,8 +63,12 @@ class CollectorConfig:
         for name in ("max_body_bytes", "max_decompressed_bytes", "max_queue_bytes", "roll_bytes"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")
-        if self.roll_age_s <= 0:
-            raise ConfigError("roll_age_s must be positive")
+        for name in ("max_connections", "max_gzip_members"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1")
+        for name in ("roll_age_s", "header_timeout_s", "body_timeout_s"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be positive")
         if self.http_port is None and self.grpc_port is None:
             raise ConfigError("enable at least one receiver (an HTTP or a gRPC port)")
         for name in ("http_port", "grpc_port"):
@@ -74,18 +86,26 @@ class CollectorConfig:
         return self.wal_dir if self.wal_dir is not None else self.out / "_wal"
 
 
-def gunzip_bounded(data: bytes, limit: int) -> bytes:
+def gunzip_bounded(data: bytes, limit: int, max_members: int = 16) -> bytes:
     """Decompress gzip ``data`` without ever inflating more than ``limit`` bytes.
+
+    Args:
+        data: One or more concatenated gzip members.
+        limit: Most bytes to inflate.
+        max_members: Most members to accept: each costs a fresh inflater, so a body of
+            thousands of tiny members would buy unbounded CPU with few bytes.
 
     Raises:
         TooLargeError: The data inflates beyond ``limit`` (a gzip bomb stops here).
-        DecompressionError: The data is not valid gzip.
+        DecompressionError: The data is not valid gzip, or has more than ``max_members``.
     """
     out: list[bytes] = []
     size = 0
     rest = data
     try:
         while rest:
+            if len(out) >= max_members:
+                raise DecompressionError(f"more than {max_members} gzip members in one body")
             inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
             chunk = inflater.decompress(rest, limit - size + 1)
             size += len(chunk)

@@ -13,6 +13,10 @@ and once it has converted every record of the sealed segments it commits:
 A crash before step 2 leaves staged files that recovery deletes (the log still holds their
 spans); after it, recovery finishes steps 3–4. So every acknowledged span reaches a visible file
 exactly once, and no visible file is ever half-written.
+
+A full disk is the same story without the crash: the converter drops what it staged since the
+last commit, waits (backing off up to 10 s), and converts those records again from the log —
+which holds them until a commit — as soon as there is room; ``disk_full`` is 1 meanwhile.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from pathlib import Path
 from assay.collect._config import CollectorConfig
 from assay.collect._counters import Counters
 from assay.collect._decoding import DecodePool, decode_record
-from assay.collect._wal import list_segments, read_segment
+from assay.collect._wal import disk_full, list_segments, read_segment, segment_name
 from assay.errors import InputError
 from assay.store import SpanWriter, fsync_dir
 
@@ -199,6 +203,12 @@ class Converter:
             on_roll=self._staged,
         )
         self._pending_bytes = 0
+        # Records written into the current writer, per log segment, since the last commit:
+        # what a full disk makes us convert again (they are the first records of each segment).
+        self._consumed: dict[int, int] = {}
+        self._inflight_segments: deque[int] = deque()
+        self._commit_pending: int | None = None
+        self.disk_full = False
         self._rotation_requested = False
         self._first_uncommitted: float | None = None
         self._thread = threading.Thread(target=self._run, name="assay-converter", daemon=True)
@@ -258,11 +268,13 @@ class Converter:
                 while pool:
                     self._write_next()
                 self._rotation_requested = False
-                _commit(config, self._writer, self._staged, item, self._counters)
+                self._commit_pending = item
+                self._guarded(self._commit_sealed)
                 self._pending_bytes = 0
                 self._first_uncommitted = None
             elif item is not None:
-                _, kind, payload = item
+                segment, kind, payload = item
+                self._inflight_segments.append(segment)
                 pool.submit(kind, payload)
                 if len(pool) > pool.depth:
                     self._write_next()
@@ -274,14 +286,82 @@ class Converter:
 
     def _write_next(self) -> None:
         table, size = self._pool.next()
-        if table is None:
-            self._counters.add("conversion_errors")
-        else:
-            self._writer.write(table)
-        self._release(size)
+        segment = self._inflight_segments.popleft()
+        self._consumed[segment] = self._consumed.get(segment, 0) + 1
+        try:
+            if table is None:
+                self._counters.add("conversion_errors")
+            else:
+                self._guarded(lambda: self._writer.write(table))
+        finally:
+            self._release(size)
         self._pending_bytes += size
         if self._first_uncommitted is None:
             self._first_uncommitted = time.monotonic()
+
+    def _commit_sealed(self) -> None:
+        sealed = self._commit_pending
+        assert sealed is not None
+        _commit(self._config, self._writer, self._staged, sealed, self._counters)
+        self._committed(sealed)
+
+    def _committed(self, sealed: int) -> None:
+        self._consumed = {n: c for n, c in self._consumed.items() if n > sealed}
+        if self._commit_pending is not None and self._commit_pending <= sealed:
+            self._commit_pending = None
+
+    def _guarded(self, action: Callable[[], None]) -> None:
+        """Run ``action``; on a full disk, wait for room and rebuild from the log instead.
+
+        After a rebuild the writer holds every consumed record again (the one ``action`` was
+        writing included) and a pending commit is done, so ``action`` is not repeated.
+        """
+        try:
+            action()
+        except OSError as exc:
+            if not disk_full(exc):
+                raise
+            self._wait_for_room(exc)
+
+    def _wait_for_room(self, exc: OSError) -> None:
+        delay = 0.5
+        self.disk_full = True
+        _log.warning("disk full while writing Parquet (%s); the log keeps every span", exc)
+        while True:
+            with self._cond:
+                if self._stopping:
+                    raise exc  # the log keeps everything for the next start
+                self._cond.wait(timeout=delay)
+            delay = min(2 * delay, 10.0)
+            try:
+                self._rebuild()
+            except OSError as again:
+                if not disk_full(again):
+                    raise
+                exc = again
+                continue
+            self.disk_full = False
+            _log.info("disk has room again; conversion resumed")
+            return
+
+    def _rebuild(self) -> None:
+        """Drop what was staged since the last commit and convert it again from the log."""
+        config = self._config
+        staging = _staging(config)
+        marker = staging / COMMIT
+        if marker.exists():  # the commit got as far as its marker: finish it
+            sealed = int(json.loads(marker.read_text())["sealed"])
+            _publish(config, self._counters)
+            self._committed(sealed)
+        self._writer.abort()
+        self._staged.files.clear()
+        shutil.rmtree(staging, ignore_errors=True)
+        for number, count in sorted(self._consumed.items()):
+            records = read_segment(config.wal_path / segment_name(number))
+            for _, (kind, payload) in zip(range(count), records, strict=False):
+                _convert(self._writer, kind, payload, None)
+        if self._commit_pending is not None:
+            self._commit_sealed()
 
     def _due(self) -> bool:
         if self._rotation_requested or self._first_uncommitted is None:

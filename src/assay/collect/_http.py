@@ -10,9 +10,12 @@ in the request's encoding.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
+import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -81,11 +84,43 @@ class _Server(ThreadingHTTPServer):
             self.connections.release()
 
 
+class _DeadlineReader(io.RawIOBase):
+    """A socket reader with a deadline for the whole of a request's headers or body.
+
+    A per-read timeout alone lets a slow client (slowloris) keep a connection by sending a
+    byte just before each timeout; a deadline bounds the total time instead.
+    """
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self.deadline = float("inf")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("read deadline passed")
+        self._sock.settimeout(min(remaining, 3600.0))
+        return self._sock.recv_into(buffer)
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
     server_version = "assay-collector"
-    timeout = 60  # an idle or stalled connection cannot pin a thread forever
+    _reader: _DeadlineReader
+
+    def setup(self) -> None:
+        super().setup()
+        self._reader = _DeadlineReader(self.connection)
+        self.rfile = io.BufferedReader(self._reader, 1 << 16)
+
+    def handle_one_request(self) -> None:
+        # The header deadline includes the wait for the request (idle keep-alive time).
+        self._reader.deadline = time.monotonic() + self.server.config.header_timeout_s
+        super().handle_one_request()
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         _log.debug("%s " + format, self.address_string(), *args)
@@ -98,6 +133,9 @@ class _Handler(BaseHTTPRequestHandler):
         content_type: str,
         headers: dict[str, str] | None = None,
     ) -> None:
+        # Reads may have left a nearly spent deadline as the socket timeout; writing the
+        # answer gets its own (a sender that stops reading is still cut off).
+        self.connection.settimeout(self.server.config.body_timeout_s)
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -134,6 +172,8 @@ class _Handler(BaseHTTPRequestHandler):
             status = "ok"
             if snapshot.get("converter_failed") or snapshot.get("wal_failed"):
                 status = "failed"  # the log still holds every acknowledged span
+            elif snapshot.get("disk_full"):
+                status = "disk_full"  # refusing (WAL) or waiting to convert, nothing lost
             elif self.server.intake.draining:
                 status = "draining"
             document = {"status": status, **snapshot}
@@ -197,20 +237,21 @@ class _Handler(BaseHTTPRequestHandler):
         elif length > config.max_body_bytes:
             limit = config.max_body_bytes
             refusal = (413, f"body of {length} bytes exceeds the limit of {limit}", None)
+        self._reader.deadline = time.monotonic() + config.body_timeout_s
         if refusal is not None:
             status, message, headers = refusal
             self.close_connection = True
             self._discard(length, 4 * config.max_body_bytes)
             self._error(status, message, json_body=json_body and status != 415, headers=headers)
             return
-        body = self.rfile.read(length)
+        body = self.rfile.read(length)  # under the body deadline set above
         if len(body) < length:
             self.close_connection = True
             return
         encoding = (self.headers.get("Content-Encoding") or "identity").strip().lower()
         try:
             if encoding == "gzip":
-                body = gunzip_bounded(body, config.max_decompressed_bytes)
+                body = gunzip_bounded(body, config.max_decompressed_bytes, config.max_gzip_members)
             elif encoding != "identity":
                 self._error(
                     415, f"unsupported content encoding {encoding!r}; use gzip", json_body=json_body

@@ -14,6 +14,7 @@ the sealed segments and may delete them once their spans are in visible Parquet 
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import re
@@ -34,6 +35,15 @@ KIND_LOGS = 2
 _HEADER = struct.Struct("<IBI")
 _NAME = re.compile(r"^wal-(\d{12})\.log$")
 _log = logging.getLogger("assay.collect")
+
+
+class WalFullError(WalClosedError):
+    """The disk is full: this record was not stored, but the log takes the next one."""
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` says the disk (or the user's quota) is full."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 def segment_name(number: int) -> str:
@@ -109,6 +119,10 @@ class WriteAheadLog:
         existing = list_segments(folder)
         self.segment = (existing[-1][0] + 1) if existing else 1
         self._fd = self._open(self.segment)
+        self._size = 0  # bytes of complete records in the current segment
+        self.disk_full = False
+        """Whether the last write found the disk full (requests are refused until one fits)."""
+        self._rotate_later = False
         self._thread = threading.Thread(target=self._run, name="assay-wal", daemon=True)
         self._thread.start()
 
@@ -136,6 +150,8 @@ class WriteAheadLog:
             self._cond.notify_all()
         batch.done.wait()
         if batch.error is not None:
+            if disk_full(batch.error):
+                raise WalFullError(f"disk full, nothing stored; retry later ({batch.error})")
             raise WalClosedError(f"write-ahead log write failed: {batch.error}")
 
     def request_rotation(self) -> None:
@@ -157,7 +173,8 @@ class WriteAheadLog:
                 while not self._batch.records and not self._rotate and not self._closing:
                     self._cond.wait()
                 batch, self._batch = self._batch, _Batch()
-                rotate, self._rotate = self._rotate, False
+                rotate, self._rotate = self._rotate or self._rotate_later, False
+                self._rotate_later = False
                 closing = self._closing
             if batch.records:
                 self._write(batch)
@@ -166,11 +183,34 @@ class WriteAheadLog:
                 self._on_sealed(self.segment)
                 return
             if rotate and self._broken is None:
-                os.close(self._fd)
-                sealed = self.segment
-                self.segment += 1
-                self._fd = self._open(self.segment)
-                self._on_sealed(sealed)
+                self._seal()
+
+    def _seal(self) -> None:
+        """Start the next segment; on a full disk keep this one and try at the next write."""
+        try:
+            fd = self._open(self.segment + 1)
+        except OSError as exc:
+            if not disk_full(exc):
+                raise
+            _log.warning("cannot start a new log segment (%s); will retry", exc)
+            self._rotate_later = True
+            return
+        os.close(self._fd)
+        sealed = self.segment
+        self.segment += 1
+        self._fd, self._size = fd, 0
+        self._on_sealed(sealed)
+
+    def _cut_back(self) -> bool:
+        """Truncate a partly written group off the segment; False if even that fails."""
+        try:
+            os.ftruncate(self._fd, self._size)
+            if self._fsync:
+                os.fdatasync(self._fd)
+        except OSError as exc:
+            _log.error("cannot truncate the log after a failed write: %s", exc)
+            return False
+        return True
 
     def _write(self, batch: _Batch) -> None:
         parts: list[bytes] = []
@@ -188,11 +228,22 @@ class WriteAheadLog:
             if self._fsync:
                 os.fdatasync(self._fd)
         except OSError as exc:
-            # A failed write or fsync leaves the file in an unknown state: stop accepting.
-            _log.error("write-ahead log write failed, refusing further requests: %s", exc)
-            self._broken = exc
             batch.error = exc
+            if disk_full(exc) and self._cut_back():
+                # Nothing of this group is acknowledged; the segment ends with the last good
+                # record again, so the next group (once space returns) goes on from there.
+                if not self.disk_full:
+                    _log.warning("disk full: refusing requests until there is room (%s)", exc)
+                self.disk_full = True
+            else:
+                # A failed write or fsync leaves the file in an unknown state: stop accepting.
+                _log.error("write-ahead log write failed, refusing further requests: %s", exc)
+                self._broken = exc
         else:
+            if self.disk_full:
+                _log.info("disk has room again; accepting requests")
+            self.disk_full = False
+            self._size += len(data)
             self.bytes_appended += len(data)
             self._on_durable(self.segment, batch.records)
         batch.done.set()

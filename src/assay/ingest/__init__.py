@@ -4,7 +4,7 @@ Shared by the collector (``assay collect``) and ``assay import``.
 """
 
 from assay.ingest._columns import SpanColumns, any_value_to_python
-from assay.ingest._files import ImportResult, import_files, read_otlp_file
+from assay.ingest._files import ImportLimits, ImportResult, import_files, read_otlp_file
 from assay.ingest._logs import (
     EVALUATION_EVENT,
     DecodedLogs,
@@ -25,6 +25,7 @@ __all__ = [
     "EVALUATION_EVENT",
     "DecodedLogs",
     "DecodedSpans",
+    "ImportLimits",
     "ImportResult",
     "SpanColumns",
     "any_value_to_python",

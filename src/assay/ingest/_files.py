@@ -5,20 +5,25 @@ Reads what the OpenTelemetry Collector's file exporter writes: OTLP/JSON, one
 each message prefixed by its 4-byte big-endian length), and also a single protobuf message per
 file. Any of these may be gzip- or zstd-compressed (recognised by their magic bytes); pyarrow
 decompresses, so no extra dependency is needed.
+
+Everything is streamed and bounded (:class:`ImportLimits`): a 20 KB gzip bomb or a newline-free
+stream ends in one clear error at the limit, never in the OOM killer.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import struct
+import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 
-from assay.errors import InputError
+from assay.errors import ConfigError, InputError
 from assay.ingest._logs import logs_to_table, parse_logs_json
 from assay.ingest._otlp import (
     DecodedSpans,
@@ -26,13 +31,33 @@ from assay.ingest._otlp import (
     parse_traces_protobuf,
     traces_to_table,
 )
-from assay.store import SpanWriter
+from assay.store import SpanWriter, fsync_dir
 
-__all__ = ["ImportResult", "import_files", "read_otlp_file"]
+__all__ = ["ImportLimits", "ImportResult", "import_files", "read_otlp_file"]
 
 _GZIP = b"\x1f\x8b"
 _ZSTD = b"\x28\xb5\x2f\xfd"
-_MAX_FILE_BYTES = 4 * 1024 * 1024 * 1024
+_CHUNK = 1 << 20
+_MB = 1024 * 1024
+#: Default bound on one file's decompressed size (a gzip bomb stops here, not at the OOM).
+MAX_DECOMPRESSED_BYTES = 1024 * _MB
+#: Default bound on one JSON line or protobuf message: one export request, as the collector's
+#: ``--max-decompressed-mb`` (a newline-free stream stops here).
+MAX_MESSAGE_BYTES = 64 * _MB
+
+
+@dataclass(frozen=True, slots=True)
+class ImportLimits:
+    """What one import may cost: each bound is a flag of ``assay import``."""
+
+    max_decompressed_bytes: int = MAX_DECOMPRESSED_BYTES
+    """Most bytes one input file may inflate to."""
+    max_message_bytes: int = MAX_MESSAGE_BYTES
+    """Most bytes in one JSON line or protobuf message (held in memory at once)."""
+
+    def __post_init__(self) -> None:
+        if self.max_decompressed_bytes <= 0 or self.max_message_bytes <= 0:
+            raise ConfigError("import limits must be positive")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,21 +74,79 @@ class ImportResult:
     """The Parquet files created."""
 
 
-def _read_bytes(path: Path) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(4)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    compression = "gzip" if head.startswith(_GZIP) else "zstd" if head == _ZSTD else None
-    try:
-        with pa.input_stream(str(path), compression=compression) as stream:
-            data: bytes = stream.read(_MAX_FILE_BYTES + 1)
-    except (OSError, pa.ArrowException) as exc:
-        raise InputError(f"{path}: cannot decompress {compression} data ({exc})") from exc
-    if len(data) > _MAX_FILE_BYTES:
-        raise InputError(f"{path}: more than {_MAX_FILE_BYTES} bytes once decompressed")
-    return data
+class _Stream:
+    """A file's decompressed bytes, read in chunks, never more than the limit in total."""
+
+    def __init__(self, path: Path, limits: ImportLimits) -> None:
+        self.path = path
+        self._limit = limits.max_decompressed_bytes
+        try:
+            with path.open("rb") as handle:
+                head = handle.read(4)
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+        self.compression = "gzip" if head.startswith(_GZIP) else "zstd" if head == _ZSTD else None
+        self._stream = pa.input_stream(str(path), compression=self.compression)
+        self._read = 0
+
+    def __enter__(self) -> _Stream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stream.close()
+
+    def read(self, size: int = _CHUNK) -> bytes:
+        """Up to ``size`` more bytes (``b""`` at the end)."""
+        try:
+            data: bytes = self._stream.read(size)
+        except (OSError, pa.ArrowException) as exc:
+            what = f"{self.compression} data" if self.compression else "the file"
+            raise InputError(f"{self.path}: cannot decompress {what} ({exc})") from exc
+        self._read += len(data)
+        if self._read > self._limit:
+            raise InputError(
+                f"{self.path}: more than {self._limit // _MB} MB once decompressed (the limit; "
+                "raise it with --max-decompressed-mb)"
+            )
+        return data
+
+    def read_exactly(self, size: int) -> bytes:
+        """``size`` bytes, or fewer only at the end of the file."""
+        parts: list[bytes] = []
+        wanted = size
+        while wanted:
+            chunk = self.read(min(wanted, _CHUNK))
+            if not chunk:
+                break
+            parts.append(chunk)
+            wanted -= len(chunk)
+        return b"".join(parts)
+
+
+def _lines(stream: _Stream, first: bytes, limit: int) -> Iterator[bytes]:
+    """JSON lines of at most ``limit`` bytes each, from ``first`` and then the stream."""
+    buffer = bytearray(first)
+    start = 0
+    while True:
+        newline = buffer.find(b"\n", start)
+        if newline >= 0:
+            yield bytes(buffer[start:newline])
+            start = newline + 1
+            continue
+        del buffer[:start]
+        start = 0
+        if len(buffer) > limit:
+            raise _TooLong()
+        chunk = stream.read()
+        if not chunk:
+            if buffer:
+                yield bytes(buffer)
+            return
+        buffer += chunk
+
+
+class _TooLong(Exception):
+    """A line or message over the limit (turned into an InputError naming the line)."""
 
 
 def _framed(data: bytes) -> list[bytes] | None:
@@ -104,31 +187,49 @@ def _json_document(text: bytes) -> DecodedSpans | None:
     raise InputError("not an OTLP/JSON request (no resourceSpans, resourceLogs or resourceMetrics)")
 
 
-def read_otlp_file(path: str | os.PathLike[str]) -> Iterator[DecodedSpans]:
+def read_otlp_file(
+    path: str | os.PathLike[str], limits: ImportLimits | None = None
+) -> Iterator[DecodedSpans]:
     """Yield decoded spans-table batches from one recorded OTLP file (JSON lines or protobuf).
 
-    JSON lines may mix signals, as the file exporter writes them: trace requests become spans,
-    log requests their GenAI evaluation results (as in the collector), metric requests are
-    skipped.
+    The file is streamed: one JSON line or one length-prefixed protobuf message is in memory at
+    a time, so memory stays near ``limits.max_message_bytes`` however large the file. JSON
+    lines may mix signals, as the file exporter writes them: trace requests become spans, log
+    requests their GenAI evaluation results (as in the collector), metric requests are skipped.
 
     Raises:
-        InputError: The file cannot be read or holds something else; the message names the
-            file (and the line, for JSON lines).
+        InputError: The file cannot be read, holds something else, or exceeds a limit; the
+            message names the file (and the line, for JSON lines).
     """
+    limits = limits or ImportLimits()
     p = Path(path)
-    data = _read_bytes(p)
-    if data.lstrip()[:1] in (b"{", b""):
-        lines = data.splitlines()
-        for number, line in enumerate(lines, start=1):
+    limit = limits.max_message_bytes
+    with _Stream(p, limits) as stream:
+        head = stream.read_exactly(limit + 1)
+        small = len(head) <= limit  # the whole file is in ``head``
+        if head.lstrip()[:1] in (b"{", b""):
+            yield from _json_lines(p, stream, head, small, limit)
+        elif small:
+            yield from _protobuf_file(p, head)
+        else:
+            yield from _protobuf_frames(p, stream, head, limit)
+
+
+def _json_lines(
+    p: Path, stream: _Stream, head: bytes, small: bool, limit: int
+) -> Iterator[DecodedSpans]:
+    number = 0
+    try:
+        for number, line in enumerate(_lines(stream, head, limit), start=1):  # noqa: B007
             if not line.strip():
                 continue
             try:
                 decoded = _json_document(line)
             except InputError as exc:
-                if number == 1 and len(lines) > 1:
+                if number == 1 and small and b"\n" in head.strip():
                     # Perhaps one pretty-printed document rather than JSON lines.
                     try:
-                        decoded = _json_document(data)
+                        decoded = _json_document(head)
                     except InputError:
                         raise InputError(f"{p}:{number}: {exc}") from exc
                     if decoded is not None:
@@ -137,7 +238,15 @@ def read_otlp_file(path: str | os.PathLike[str]) -> Iterator[DecodedSpans]:
                 raise InputError(f"{p}:{number}: {exc}") from exc
             if decoded is not None:
                 yield decoded
-        return
+    except _TooLong:
+        raise InputError(
+            f"{p}:{number + 1}: line longer than {limit // _MB} MB (the limit; raise it with "
+            "--max-message-mb)"
+        ) from None
+
+
+def _protobuf_file(p: Path, data: bytes) -> Iterator[DecodedSpans]:
+    """A whole file that fits the message limit: length-prefixed messages, or one message."""
     frames = _framed(data)
     if frames is not None:
         try:
@@ -155,6 +264,39 @@ def read_otlp_file(path: str | os.PathLike[str]) -> Iterator[DecodedSpans]:
     if not request.resource_spans:
         raise InputError(f"{p}: neither OTLP JSON lines nor OTLP protobuf (no resource spans)")
     yield traces_to_table(request)
+
+
+def _protobuf_frames(p: Path, stream: _Stream, head: bytes, limit: int) -> Iterator[DecodedSpans]:
+    """A file larger than one message: it must be length-prefixed messages; stream them."""
+    buffer = head
+    offset = 0
+    number = 0
+    while True:
+        if len(buffer) - offset < 4:
+            buffer = buffer[offset:] + stream.read_exactly(4 - (len(buffer) - offset))
+            offset = 0
+            if not buffer:
+                return
+            if len(buffer) < 4:
+                raise InputError(f"{p}: truncated protobuf message length at the end")
+        (size,) = struct.unpack_from(">I", buffer, offset)
+        number += 1
+        if size > limit:
+            raise InputError(
+                f"{p}: message {number} of {size} bytes is over the {limit // _MB} MB limit, or "
+                "the file is neither OTLP JSON lines nor length-prefixed OTLP protobuf"
+            )
+        offset += 4
+        body = buffer[offset : offset + size]
+        offset += len(body)
+        if len(body) < size:
+            body += stream.read_exactly(size - len(body))
+            if len(body) < size:
+                raise InputError(f"{p}: message {number} is truncated")
+        try:
+            yield traces_to_table(parse_traces_protobuf(body))
+        except InputError as exc:
+            raise InputError(f"{p}: message {number}: {exc}") from exc
 
 
 def _expand(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
@@ -182,28 +324,63 @@ def import_files(
     out: str | os.PathLike[str],
     *,
     partition_by: Sequence[str] = ("date", "service"),
+    limits: ImportLimits | None = None,
 ) -> ImportResult:
-    """Import recorded OTLP files into a spans-table folder.
+    """Import recorded OTLP files into a spans-table folder, all or nothing.
 
-    Every input is decoded before anything is written, so bad input leaves ``out`` untouched.
+    Inputs are streamed into a hidden staging folder inside ``out`` (readers skip it) and only
+    moved into place once every input was read and written; bad input, a limit or a full disk
+    leaves ``out`` as it was. Importing a file twice stores its spans twice, and readers count
+    them once (see :func:`assay.store.open_trace_set`).
 
     Args:
         paths: Files or folders (searched recursively, hidden files skipped).
         out: The output folder.
         partition_by: Hive partition keys, as for :class:`assay.store.SpanWriter`.
+        limits: Decompressed-size and message-size bounds (defaults are safe).
 
     Raises:
-        InputError: An input is missing, unreadable or not OTLP; the message names it.
+        InputError: An input is missing, unreadable, not OTLP or over a limit, or ``out``
+            cannot be written; the message names it.
     """
     files = _expand(paths)
     if not files:
         raise InputError("no input files given")
-    decoded: list[DecodedSpans] = []
-    for f in files:
-        decoded.extend(read_otlp_file(f))
-    spans = sum(d.table.num_rows for d in decoded)
-    writer = SpanWriter(out, partition_by=partition_by)
-    for d in decoded:
-        writer.write(d.table)
-    written = writer.flush()
-    return ImportResult(len(files), spans, sum(d.rejected for d in decoded), tuple(written))
+    root = Path(out)
+    staging = root / f"_import-{uuid.uuid4().hex[:12]}"
+    spans = rejected = 0
+    try:
+        writer = SpanWriter(staging, partition_by=partition_by)
+        for f in files:
+            for decoded in read_otlp_file(f, limits):
+                writer.write(decoded.table)
+                spans += decoded.table.num_rows
+                rejected += decoded.rejected
+        staged = writer.flush()
+        written = _publish(staging, root, staged)
+    except OSError as exc:
+        raise InputError(
+            f"{root}: cannot write ({exc.strerror or exc}); nothing was imported"
+        ) from exc
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return ImportResult(len(files), spans, rejected, tuple(written))
+
+
+def _publish(staging: Path, root: Path, staged: list[Path]) -> list[Path]:
+    """Move staged files into ``root``; on a failure move back those already moved."""
+    targets = [root / p.relative_to(staging) for p in staged]
+    for folder in {t.parent for t in targets}:
+        folder.mkdir(parents=True, exist_ok=True)  # the step that may need space: first
+    moved: list[tuple[Path, Path]] = []
+    try:
+        for source, target in zip(staged, targets, strict=True):
+            os.replace(source, target)
+            moved.append((source, target))
+        for folder in {t.parent for t in targets}:
+            fsync_dir(folder)
+    except OSError:
+        for source, target in reversed(moved):
+            os.replace(target, source)
+        raise
+    return targets

@@ -14,12 +14,14 @@
 
 from assay.instrument._configure import Configured, configure
 from assay.instrument._exporter import ParquetSpanExporter, spans_table
+from assay.instrument._processor import LosslessBatchSpanProcessor
 from assay.instrument._tool import LLMCall, llm, tool
 from assay.instrument._trial import Trial, check, current_trial, score, trial
 
 __all__ = [
     "Configured",
     "LLMCall",
+    "LosslessBatchSpanProcessor",
     "ParquetSpanExporter",
     "Trial",
     "check",

@@ -14,10 +14,11 @@ from typing import Literal
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.export import SpanExporter
 
 from assay.errors import ConfigError
 from assay.instrument._exporter import ParquetSpanExporter
+from assay.instrument._processor import LosslessBatchSpanProcessor
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +78,11 @@ def configure(
     its span processor to it and leaves everything else as it was; otherwise it installs a new
     provider with ``service.name`` set. Calling ``configure`` twice adds a second processor.
 
+    Spans are batched like the SDK's ``BatchSpanProcessor`` (queue ``OTEL_BSP_MAX_QUEUE_SIZE``,
+    default 2048), but a full queue is flushed before the next span is queued instead of
+    dropping spans: an agent that ends spans faster than they are written waits, and loses
+    nothing (docs/integrations.md).
+
     Args:
         path: Folder of the trace set (``ASSAY_TRACES_DIR``, default ``traces``).
         otlp_endpoint: Export over OTLP instead (``ASSAY_OTLP_ENDPOINT``), e.g.
@@ -106,6 +112,7 @@ def configure(
         if trace.get_tracer_provider() is not provider:
             raise ConfigError("a non-SDK tracer provider is already installed; pass spans to it")
         installed = True
-    processor = BatchSpanProcessor(exporter)
+    # Never the SDK's plain BatchSpanProcessor: its full queue drops spans with only a log line.
+    processor = LosslessBatchSpanProcessor(exporter)
     provider.add_span_processor(processor)
     return Configured(provider, processor, exporter, installed)

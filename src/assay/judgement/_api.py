@@ -10,7 +10,7 @@ from typing import Any
 import polars as pl
 
 from assay.analysis import columns as tc
-from assay.analysis import trials_from_spans, with_cost
+from assay.analysis import read_trials, with_cost
 from assay.errors import ConfigError, InputError
 from assay.judgement._behaviour import price_table
 from assay.judgement._options import AnalyzeOptions
@@ -74,17 +74,22 @@ class _Read:
     trials: pl.DataFrame
     recorded: dict[str, Judgement]
     findings: tuple[Finding, ...]
-    """What pricing the trials noticed (unpriced models, ...)."""
+    """What reading the trials noticed (a nesting mapping, incomplete traces, ...) and what
+    pricing them noticed (unpriced models, ...)."""
 
 
 def _read_trials(paths: Paths, options: AnalyzeOptions, skip_bad_files: bool) -> _Read:
     trace_set = open_trace_set(paths, skip_bad_files=skip_bad_files)
     try:
-        trials = trials_from_spans(
-            trace_set.scan(), min_score=options.min_score, test_attribute=options.test_attribute
+        read = read_trials(
+            trace_set.scan(),
+            min_score=options.min_score,
+            test_attribute=options.test_attribute,
+            pass_when=options.pass_when,
         )
-        recorded = read_judgements(trace_set.scan(), trials)
-        trials, findings = with_cost(trials, price_table(options.prices), trace_set.scan())
+        recorded = read_judgements(trace_set.scan(), read.table)
+        trials, priced = with_cost(read.table, price_table(options.prices), trace_set.scan())
+        findings = (*read.data_quality.findings, *priced)
     except pl.exceptions.PolarsError as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise InputError(f"could not read the trace set: {first}") from exc

@@ -60,6 +60,8 @@ class AnalyzeOptions:
     """Multiple-comparison adjustment across the suite: none, holm or bh."""
     seed: int = 0
     """Seed of bootstrap resampling (results are reproducible)."""
+    pass_when: str | None = None
+    """A rule over evaluations, scores and checks that a passing trial meets (docs/analysis.md)."""
     fail_on: tuple[str, ...] = ()
     """``--fail-on`` rules: behaviour changes that fail a test (``behaviour``, ``tools``,
     ``cost:+20%``, ...; see :mod:`assay.verdict._gate`)."""
@@ -92,6 +94,10 @@ class AnalyzeOptions:
                 raise ConfigError(f"{flag} must be one of {', '.join(allowed)} (got {choice!r})")
         if not self.ks or any(k < 1 for k in self.ks):
             raise ConfigError(f"--k needs whole numbers ≥ 1 (got {list(self.ks)})")
+        if self.pass_when is not None:
+            from assay.analysis import parse_pass_when
+
+            parse_pass_when(self.pass_when)
         for rule in self.fail_on:
             parse_fail_on(rule)
         if self.max_std_dev is not None and self.max_std_dev < 0:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from assay.report._safe import visible
 from assay.verdict import BehaviourChange, BehaviourResult, CostSummary, describe_change
 
 SHOWN = 5
@@ -131,7 +132,10 @@ def behaviour_html(behaviour: BehaviourResult | None, trace_url: str | None = No
     """The "what changed" section of a test's HTML report ("" without a behaviour diff)."""
     if behaviour is None:
         return ""
-    e = html.escape
+
+    def e(text: str) -> str:  # tool names in the changes are data: controls shown, escaped
+        return html.escape(visible(text))
+
     rows = [
         "<tr>"
         f"<td>{e(describe_change(change))}</td>"

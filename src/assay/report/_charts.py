@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from assay.report._safe import visible
 from assay.report._text import passk_points, shown_interval
 from assay.stats import Factor, ScoreSummary
 from assay.verdict import RegressionResult, TestResult
@@ -75,7 +76,7 @@ def overview_chart(tests: Sequence[TestResult]) -> Figure:
     ax = fig.add_subplot()
     labels = []
     for row, test in enumerate(reversed(tests)):
-        labels.append(f"{test.test_id}  {test.verdict.value}")
+        labels.append(f"{visible(test.test_id)}  {test.verdict.value}")
         colour = COLOURS[test.verdict.value]
         shown, rate = shown_interval(test), test.pass_rate
         if shown is not None:
@@ -128,7 +129,7 @@ def score_chart(
         if summary.ci_low is not None and summary.ci_high is not None:
             ax.axvspan(summary.ci_low, summary.ci_high, color=GREY, alpha=0.2)
         ax.axvline(summary.mean, color="#24292f", linestyle="--", label="mean (and CI)")
-    ax.set_title(f"score: {name}", fontsize=10, loc="left")
+    ax.set_title(f"score: {visible(name)}", fontsize=10, loc="left")
     ax.set_ylabel("trials")
     ax.legend(fontsize=8, frameon=False)
     _style(ax)

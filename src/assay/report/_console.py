@@ -19,11 +19,21 @@ from rich.text import Text
 
 from assay.report import _text as tx
 from assay.report._behaviour import behaviour_lines, cost_text
+from assay.report._safe import visible
 from assay.verdict import AnalysisResult, TestResult, Verdict
 
 VERDICT_STYLE = {"PASS": "bold green", "FAIL": "bold red", "INCONCLUSIVE": "bold yellow"}
 BAR_WIDTH = 20
 SPARK = "▁▂▃▄▅▆▇█"
+
+
+def data_text(value: object, style: str = "") -> Text:
+    r"""User-controlled text (ids, names, messages) as rich text: never markup, no raw control.
+
+    ``Text`` keeps rich from reading ``[red]`` as markup; :func:`visible` shows control
+    characters (``\x1b``, ``\r``) instead of letting the terminal act on them.
+    """
+    return Text(visible(value), style=style)
 
 
 def pass_rate_bar(
@@ -137,7 +147,7 @@ def verdict_table(
     for test in tests:
         style = VERDICT_STYLE[test.verdict.value]
         cells = [
-            Text(test.test_id),
+            data_text(test.test_id),
             Text(test.verdict.value, style=style),
             Text(tx.rate_text(test)),
             Text(tx.interval_label(test)),
@@ -162,8 +172,8 @@ def _details(test: TestResult, scores: Mapping[str, list[float]], bar: bool) -> 
     style = VERDICT_STYLE[test.verdict.value]
     head = Text()
     head.append(f"{test.verdict.value:<12} ", style=style)
-    head.append(test.test_id, style="bold")
-    head.append(f" — {test.verdict_reason}")
+    head.append(visible(test.test_id), style="bold")
+    head.append(visible(f" — {test.verdict_reason}"))
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="dim", no_wrap=True)
     grid.add_column()
@@ -178,7 +188,7 @@ def _details(test: TestResult, scores: Mapping[str, list[float]], bar: bool) -> 
         if text:
             rows.append((symbol + "k", text))
     for name in list(test.scores) or list(scores):
-        line = Text(f"{name}: ")
+        line = data_text(f"{name}: ")
         if name in test.scores:
             line.append(tx.score_text(test.scores[name]))
         values = scores.get(name, [])
@@ -212,7 +222,7 @@ def _details(test: TestResult, scores: Mapping[str, list[float]], bar: bool) -> 
     rows.extend(("note", note) for note in test.notes)
     for label, value in rows:
         # Text, not str: a test's words (ids, details) are data, never rich markup.
-        grid.add_row(Text(label), Text(value) if isinstance(value, str) else value)
+        grid.add_row(Text(label), data_text(value) if isinstance(value, str) else value)
     return Group(head, Padding(grid, (0, 0, 0, 2))) if rows else Group(head)
 
 
@@ -229,7 +239,7 @@ def summary_panel(result: AnalysisResult) -> Panel:
         if test.verdict is not Verdict.PASS:
             item = Text("  ")
             item.append(f"{test.verdict.value:<12}", style=VERDICT_STYLE[test.verdict.value])
-            item.append(f" {test.test_id}: {test.verdict_reason}")
+            item.append(visible(f" {test.test_id}: {test.verdict_reason}"))
             lines.append(item)
     if result.skipped_files:
         count = len(result.skipped_files)
@@ -240,7 +250,7 @@ def summary_panel(result: AnalysisResult) -> Panel:
 def quality_lines(result: AnalysisResult) -> list[Text]:
     """One line per warning finding about the input (``data_quality``)."""
     return [
-        Text(f"warning: {finding.message}", style="yellow")
+        data_text(f"warning: {finding.message}", style="yellow")
         for finding in result.data_quality.warnings
     ]
 
@@ -276,9 +286,9 @@ def render_console(
             console.print(_details(test, scores.get(test.test_id, {}), bar=not with_bar))
         console.print()
         for path, reason in result.skipped_files:
-            console.print(Text(f"skipped {path}: {reason}", style="yellow"))
+            console.print(data_text(f"skipped {path}: {reason}", style="yellow"))
         for note in result.notes:
-            console.print(Text(note))
+            console.print(data_text(note))
     else:
         for line in quality_lines(result):
             console.print(line)

@@ -5,6 +5,12 @@ why they are flaky (flakiness factors, score distributions, tool-sequence varian
 trials to open (failing trials first, each with its trace id). It renders the analysis result,
 the trials table and the tool-sequence variants (:func:`assay.analysis.tool_variants`) as
 given; it computes no statistic.
+
+A report of many tests stays fast to write and to open: the summary table lists every test,
+but charts (each a matplotlib figure, the costly part) are drawn for the
+:data:`MAX_CHARTED_TESTS` tests that need attention most and the pass-rate chart shows the
+:data:`MAX_OVERVIEW_ROWS` most severe; the other tests' sections keep their figures in words
+and start collapsed. The report says so where it happens.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from assay.report import _charts as ch
 from assay.report import _text as tx
 from assay.report._behaviour import behaviour_html
 from assay.report._json import SCHEMA
+from assay.report._safe import visible
 from assay.verdict import AnalysisResult, TestResult, Verdict
 
 Rows = Sequence[Mapping[str, Any]]
@@ -26,6 +33,12 @@ MAX_TRIAL_ROWS = 200
 """Trials listed per test (failing ones first); the rest are counted, not listed."""
 TRIALS_TO_OPEN = 8
 MAX_VARIANTS = 8
+MAX_CHARTED_TESTS = 5
+"""Tests (most severe first) whose sections get charts and start open; the rest are words."""
+MAX_SCORE_CHARTS = 3
+"""Score histograms per test (by name); further scores are in the figures, in words."""
+MAX_OVERVIEW_ROWS = 25
+"""Tests (most severe first) drawn in the pass-rate chart; the summary table lists them all."""
 
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#24292f;margin:0;
@@ -39,6 +52,7 @@ section.test{background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:
  margin:18px 0;border-left:8px solid #57606a}
 section.FAIL{border-left-color:#cf222e}section.PASS{border-left-color:#1a7f37}
 section.INCONCLUSIVE{border-left-color:#bf8700}
+section.test>details>summary{cursor:pointer}section.test>details>summary h2{display:inline}
 .badge{display:inline-block;padding:1px 9px;border-radius:12px;color:#fff;font-size:12px;
  font-weight:600;vertical-align:middle}
 .badge.FAIL{background:#cf222e}.badge.PASS{background:#1a7f37}
@@ -50,11 +64,14 @@ tr.fail td{background:#fff5f5}code{font:12px ui-monospace,monospace}
 .charts{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
 svg.chart{max-width:100%;height:auto}
 ul.reasons li{margin:2px 0}.open li{margin:3px 0}
+div.summary{max-height:70vh;overflow:auto;border:1px solid #d0d7de}
+div.summary th{position:sticky;top:0}
 """
 
 
 def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    r"""Data as HTML text: control characters shown (``\x1b``), markup characters escaped."""
+    return html.escape(visible(value), quote=True)
 
 
 def _anchor(test_id: str) -> str:
@@ -134,12 +151,20 @@ def _overview(result: AnalysisResult, tests: Sequence[TestResult], charts: _Char
         f"<td>{_e(tx.flakiness_headline(t.flakiness) or '—')}</td></tr>"
         for t in tests
     )
-    chart = charts.svg(ch.overview_chart(tests), "pass-rates") if tests else ""
+    drawn = tests[:MAX_OVERVIEW_ROWS]
+    chart = charts.svg(ch.overview_chart(drawn), "pass-rates") if tests else ""
+    if len(drawn) < len(tests):
+        chart += (
+            f"<p class=muted>The chart shows the {len(drawn)} most severe of {len(tests)} "
+            "tests; the table below lists every one.</p>"
+        )
     return (
         f'<div class="cards"><div class="card"><b>{len(tests)}</b>tests</div>{cards}</div>'
         f"<h2>Pass rates against the threshold</h2>{chart}"
+        # A long summary scrolls in its own box, so that the sections stay a scroll away.
+        '<div class="summary">'
         "<table><tr><th>test</th><th>verdict</th><th>passed</th><th>rate</th><th>interval</th>"
-        f"<th>threshold</th><th>errors</th><th>flakiness</th></tr>{rows}</table>"
+        f"<th>threshold</th><th>errors</th><th>flakiness</th></tr>{rows}</table></div>"
     )
 
 
@@ -171,7 +196,9 @@ def _flakiness(test: TestResult, charts: _Charts | None) -> tuple[str, str]:
     return text, chart
 
 
-def _score_charts(test: TestResult, trials: Rows, charts: _Charts) -> list[str]:
+def _score_charts(test: TestResult, trials: Rows, charts: _Charts | None) -> list[str]:
+    if charts is None:
+        return []
     by_name: dict[str, tuple[list[float], list[float]]] = {}
     for row in trials:
         for score in row["scores"] or ():
@@ -182,11 +209,11 @@ def _score_charts(test: TestResult, trials: Rows, charts: _Charts) -> list[str]:
         charts.svg(
             ch.score_chart(name, p, f, test.scores[name] if name in test.scores else None), "score"
         )
-        for name, (p, f) in sorted(by_name.items())
+        for name, (p, f) in sorted(by_name.items())[:MAX_SCORE_CHARTS]
     ]
 
 
-def _variants(variants: Rows, charts: _Charts) -> str:
+def _variants(variants: Rows, charts: _Charts | None) -> str:
     if not variants:
         return ""
     shown = list(variants)[:MAX_VARIANTS]
@@ -198,7 +225,9 @@ def _variants(variants: Rows, charts: _Charts) -> str:
         for i, (v, label) in enumerate(zip(shown, labels, strict=True))
     )
     # One path for every trial needs no chart: the table says it.
-    chart = charts.svg(ch.variants_chart(shown, labels), "variants") if len(shown) > 1 else ""
+    chart = ""
+    if charts is not None and len(shown) > 1:
+        chart = charts.svg(ch.variants_chart(shown, labels), "variants")
     more = len(variants) - len(shown)
     note = f"<p class=muted>{more} rarer variants not shown.</p>" if more > 0 else ""
     return (
@@ -250,26 +279,31 @@ def _trials(test: TestResult, trials: Rows, variants: Rows, trace_url: str | Non
 
 
 def _section(
-    test: TestResult, trials: Rows, variants: Rows, trace_url: str | None, charts: _Charts
+    test: TestResult, trials: Rows, variants: Rows, trace_url: str | None, charts: _Charts | None
 ) -> str:
+    """One test's section; ``charts`` None keeps it to words and collapsed (a long report)."""
     verdict = test.verdict.value
     # A PASS needs fewer pictures: its factors and pass@k stay in words (and the page fast).
-    full = test.verdict is not Verdict.PASS
+    full = charts is not None and test.verdict is not Verdict.PASS
     flaky_text, flaky_chart = _flakiness(test, charts if full else None)
     chart_list = _score_charts(test, trials, charts)
-    if full and (test.pass_at_k or test.pass_hat_k):
+    if charts is not None and full and (test.pass_at_k or test.pass_hat_k):
         chart_list.append(charts.svg(ch.passk_chart(test.pass_at_k, test.pass_hat_k), "passk"))
-    if test.regression is not None and test.regression.baseline_n:
+    if charts is not None and test.regression is not None and test.regression.baseline_n:
         chart_list.append(charts.svg(ch.regression_chart(test, test.regression), "regression"))
     if flaky_chart:
         chart_list.insert(0, flaky_chart)
+    drawn = f'<div class="charts">{"".join(chart_list)}</div>' if chart_list else ""
+    # <details> keeps a long report short: the browser lays out only the open sections, and
+    # a link to a collapsed section (#test-...) opens it.
     return (
         f'<section class="test {verdict}" id="{_anchor(test.test_id)}">'
-        f'<h2>{_e(test.test_id)} <span class="badge {verdict}">{verdict}</span></h2>'
+        f"<details{' open' if charts is not None else ''}><summary>"
+        f'<h2>{_e(test.test_id)} <span class="badge {verdict}">{verdict}</span></h2></summary>'
         f"<p>{_e(test.verdict_reason)}</p>{_figures(test)}"
-        f"{behaviour_html(test.behaviour, trace_url)}{flaky_text}"
-        f'<div class="charts">{"".join(chart_list)}</div>'
-        f"{_variants(variants, charts)}{_trials(test, trials, variants, trace_url)}</section>"
+        f"{behaviour_html(test.behaviour, trace_url)}{flaky_text}{drawn}"
+        f"{_variants(variants, charts)}{_trials(test, trials, variants, trace_url)}"
+        "</details></section>"
     )
 
 
@@ -312,9 +346,21 @@ def render_html(
         f"<li>⚠️ {_e(finding.message)}</li>" for finding in result.data_quality.warnings
     )
     sections = "".join(
-        _section(t, trials_by.get(t.test_id, []), variants_by.get(t.test_id, []), trace_url, charts)
-        for t in tests
+        _section(
+            t,
+            trials_by.get(t.test_id, []),
+            variants_by.get(t.test_id, []),
+            trace_url,
+            charts if i < MAX_CHARTED_TESTS else None,
+        )
+        for i, t in enumerate(tests)
     )
+    if len(tests) > MAX_CHARTED_TESTS:
+        sections = (
+            f"<p class=muted>Charts are drawn for the {MAX_CHARTED_TESTS} tests that need "
+            f"attention most; the other {len(tests) - MAX_CHARTED_TESTS} sections give their "
+            "figures in words and start collapsed.</p>" + sections
+        )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'

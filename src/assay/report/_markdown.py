@@ -9,12 +9,13 @@ request comment or a GitLab job summary. Annotations follow GitHub's workflow-co
 from __future__ import annotations
 
 from assay.report import _text as tx
+from assay.report._safe import visible
 from assay.verdict import AnalysisResult, TestResult, Verdict
 
 
 def _cell(text: str) -> str:
     """Table cells: no pipes or line breaks may leak into the table structure."""
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    return visible(text).replace("\\", "\\\\").replace("|", "\\|")
 
 
 def _score_cell(test: TestResult) -> str:
@@ -77,12 +78,12 @@ def render_markdown(result: AnalysisResult) -> str:
             f"{_html(test.verdict.value)}</summary>"
         )
         lines.append("")
-        lines += [line if line.startswith("  - ") else f"- {line}" for line in body]
+        lines += [visible(line if line.startswith("  - ") else f"- {line}") for line in body]
         lines += ["", "</details>", ""]
     for path, reason in result.skipped_files:
-        lines.append(f"> skipped `{path}`: {reason}")
+        lines.append(visible(f"> skipped `{path}`: {reason}"))
     for note in result.notes:
-        lines.append(f"> {note}")
+        lines.append(visible(f"> {note}"))
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -91,10 +92,13 @@ def _explanation(test: TestResult) -> list[str]:
 
 
 def _html(text: str) -> str:
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return visible(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _escape_data(text: str) -> str:
+    # Control characters from the data (an ESC would colour the CI log) are shown first;
+    # the line feeds left are the message's own.
+    text = visible(text, newlines=True)
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
@@ -119,11 +123,11 @@ def render_annotations(result: AnalysisResult, *, inconclusive_ok: bool = False)
         if verdict is Verdict.PASS:
             continue
         level = "error" if verdict is Verdict.FAIL else ("notice" if inconclusive_ok else "warning")
-        title = _escape_property(f"assay {verdict.value}: {test.test_id}")
-        message = tx.headline(test)
+        title = _escape_property(visible(f"assay {verdict.value}: {test.test_id}"))
+        message = visible(tx.headline(test))
         reasons = [*tx.failure_explanations(test), *tx.flakiness_reasons(test.flakiness)]
         reasons = reasons[:3]
         if reasons:
-            message += "\n" + "\n".join(f"- {reason}" for reason in reasons)
+            message += "\n" + "\n".join(f"- {visible(reason)}" for reason in reasons)
         lines.append(f"::{level} title={title}::{_escape_data(message)}")
     return "".join(line + "\n" for line in lines)

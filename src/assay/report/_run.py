@@ -14,7 +14,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, Tim
 from rich.progress import Progress as RichProgressBar
 from rich.table import Table
 
-from assay.report._console import VERDICT_STYLE
+from assay.report._console import VERDICT_STYLE, data_text
+from assay.report._safe import visible
 
 if TYPE_CHECKING:
     from assay.run import PlanRow, PriceTable, RunOptions, RunResult, TestCase, TestStatus
@@ -27,7 +28,8 @@ class RichProgress:
 
     def __init__(self, console: Console) -> None:
         self._progress = RichProgressBar(
-            TextColumn("{task.description}", justify="left"),
+            # The description is a test id (data): shown as text, never read as markup.
+            TextColumn("{task.description}", justify="left", markup=False),
             BarColumn(bar_width=24),
             MofNCompleteColumn(),
             TextColumn("{task.fields[detail]}"),
@@ -39,10 +41,10 @@ class RichProgress:
 
     def start(self, tests: Sequence[TestCase], max_runs: Sequence[int]) -> None:
         """Add one bar per test and start drawing."""
-        width = max(len(t.id) for t in tests)
+        width = max(len(visible(t.id)) for t in tests)
         for test, runs in zip(tests, max_runs, strict=True):
             self._tasks[test.id] = self._progress.add_task(
-                test.id.ljust(width), total=runs, detail="[cyan]waiting"
+                visible(test.id).ljust(width), total=runs, detail="[cyan]waiting"
             )
         self._progress.start()
 
@@ -80,8 +82,8 @@ def render_run_summary(result: RunResult, console: Console) -> None:
         line += f"; ${result.cost:.4f}"
     console.print(line)
     if result.stop_reason:
-        console.print(f"stopped early: {result.stop_reason}", style="yellow")
-    console.print(f"traces: {result.out} (run id {result.run_id})")
+        console.print(data_text(f"stopped early: {result.stop_reason}", style="yellow"))
+    console.print(data_text(f"traces: {result.out} (run id {result.run_id})"))
 
 
 def render_plan(
@@ -92,7 +94,7 @@ def render_plan(
     prices: PriceTable | None,
 ) -> None:
     """Print the dry-run plan: tests, maximum and expected trials, a cost estimate."""
-    table = Table(title=f"assay run --dry-run: {len(rows)} test(s), agent {agent}")
+    table = Table(title=data_text(f"assay run --dry-run: {len(rows)} test(s), agent {agent}"))
     for column in ("test", "threshold", "method", "max trials", "expected trials"):
         table.add_column(column, justify="left" if column in ("test", "method") else "right")
     for r in rows:
@@ -101,7 +103,7 @@ def render_plan(
             if r.method != "fixed"
             else str(r.max_runs)
         )
-        table.add_row(r.test_id, f"{r.threshold:g}", r.method, str(r.max_runs), expected)
+        table.add_row(data_text(r.test_id), f"{r.threshold:g}", r.method, str(r.max_runs), expected)
     console.print(table)
     total_max = sum(r.max_runs for r in rows)
     low = sum(min(r.expected_at_p0, r.expected_at_p1) for r in rows)
@@ -132,4 +134,6 @@ def render_plan(
     elif prices is not None:
         console.print("cost estimate: add `trial_tokens:` to the price table for one")
     timeout = "none" if options.timeout is None else f"{options.timeout:g} s"
-    console.print(f"concurrency {options.concurrency}, timeout {timeout}, traces to {options.out}")
+    console.print(
+        data_text(f"concurrency {options.concurrency}, timeout {timeout}, traces to {options.out}")
+    )

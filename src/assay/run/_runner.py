@@ -26,7 +26,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from assay import conventions as c
 from assay.errors import AgentError, ConfigError, InputError
 from assay.instrument import configure, trial
-from assay.run._agents import Agent, CallableAgent
+from assay.run._agents import Agent, CallableAgent, stop_commands
 from assay.run._budget import Budget, Spending
 from assay.run._live import TrialSpanCollector
 from assay.run._options import RunOptions, test_judgement, test_plan
@@ -45,17 +45,41 @@ def _trial_seed(seed: int | None, test_id: str, index: int) -> int | None:
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that a run stops the same way (CI cancels, ``kill``)."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise _Terminated()
+
+
 @contextlib.contextmanager
-def _no_interrupts(active: bool) -> Iterator[None]:
-    """After a first Ctrl-C, ignore a second one while the finished trials are written."""
-    if not active or threading.current_thread() is not threading.main_thread():
+def _sigterm_as_ctrl_c() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def _no_interrupts(active: bool) -> Iterator[None]:
+    """After a first Ctrl-C or SIGTERM, ignore more while the finished trials are written."""
+    if not active or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in _STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 class _Runner:
@@ -263,9 +287,10 @@ class _Runner:
                 state.feed(record)
                 if self.progress is not None:
                     self.progress.update(state.status())
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             interrupted = True
-            stop_reason = f"interrupted (Ctrl-C) with {in_flight} trial(s) in flight"
+            how = "SIGTERM" if isinstance(exc, _Terminated) else "Ctrl-C"
+            stop_reason = f"interrupted ({how}) with {in_flight} trial(s) in flight"
         finally:
             with _no_interrupts(interrupted):
                 if self.progress is not None:
@@ -277,6 +302,9 @@ class _Runner:
                 self.collector.shutdown()
                 configured.flush()
                 configured.shutdown()
+                if interrupted:
+                    # After the shutdown, so a trial ended by this is not recorded as an error.
+                    stop_commands()  # their process groups: grandchildren too
         self.warnings.extend(summarize(self._notes))
         if self._unpriced:
             names = ", ".join(sorted(self._unpriced))
@@ -356,4 +384,5 @@ def run_suite(
     chosen = list(suite.tests if tests is None else tests)
     if not chosen:
         raise ConfigError("no test to run")
-    return _Runner(suite, chosen, agent, options, progress, agents).run()
+    with _sigterm_as_ctrl_c():
+        return _Runner(suite, chosen, agent, options, progress, agents).run()

@@ -6,7 +6,6 @@ Every writer (exporter, collector, importer) produces this table; every reader r
 from assay.store._reader import (
     SkippedFile,
     TraceSet,
-    check_spans_file,
     open_trace_set,
     polars_schema,
     read_spans,
@@ -32,6 +31,7 @@ from assay.store._schema import (
     SPANS_SCHEMA,
     promoted_column,
 )
+from assay.store._validate import FileCheck, check_spans_file
 from assay.store._writer import SpanWriter, fsync_dir, sanitize_partition_value, write_spans
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "SCHEMA_VERSION_KEY",
     "SPANS_SCHEMA",
     "EncodedAttribute",
+    "FileCheck",
     "SkippedFile",
     "SpanRows",
     "SpanWriter",

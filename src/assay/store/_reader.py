@@ -1,25 +1,31 @@
-"""Reading a trace set: a folder, a glob or a list of spans files, scanned lazily with Polars."""
+"""Reading a trace set: a folder, a glob or a list of spans files, scanned lazily with Polars.
+
+Every file is checked first (``_paths`` lists each file once, ``_validate`` checks its footer
+and finds copies and repeated spans), so that what is scanned counts every span exactly once,
+and what had to be collapsed, rebuilt or left out is in :attr:`TraceSet.quality`.
+"""
 
 from __future__ import annotations
 
-import glob as globlib
 import os
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 import polars as pl
-import pyarrow as pa
-import pyarrow.parquet as pq
 
-from assay.errors import InputError, SchemaError
+from assay.errors import InputError
+from assay.quality import DataQuality, Finding
 from assay.store import _schema as s
-from assay.store._writer import TEMP_SUFFIX
+from assay.store._paths import list_files
+from assay.store._validate import (
+    FileCheck,
+    check_spans_file,
+    count_duplicate_spans,
+    find_copies,
+)
 
-_REMOTE = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
-_GLOB_CHARS = set("*?[")
+_EXAMPLES = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,16 +46,35 @@ class TraceSet:
     """Every file that will be read (local paths or object-store URLs)."""
     skipped: tuple[SkippedFile, ...] = ()
     """Files left out under ``skip_bad_files``, with the reason."""
+    quality: DataQuality = DataQuality()
+    """What the checks found: copies and repeated spans collapsed, columns rebuilt."""
+    rebuilt: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Files lacking promoted columns, with those columns (read from ``attributes``)."""
+    deduplicate: bool = False
+    """Whether some (trace_id, span_id) is stored more than once, so :meth:`scan` collapses."""
 
     def scan(self) -> pl.LazyFrame:
-        """A lazy scan of every span in the set, with the spans-table schema."""
-        return pl.scan_parquet(
-            list(self.files),
-            schema=polars_schema(),
-            hive_partitioning=False,
-            missing_columns="insert",
-            extra_columns="ignore",
-        )
+        """A lazy scan of every span in the set, each once, with the spans-table schema."""
+        missing = dict(self.rebuilt)
+        groups: dict[tuple[str, ...], list[str]] = {}
+        for f in self.files:
+            groups.setdefault(missing.get(f, ()), []).append(f)
+        frames = []
+        for columns, files in groups.items():
+            frame = pl.scan_parquet(
+                files,
+                schema=polars_schema(),
+                hive_partitioning=False,
+                missing_columns="insert",
+                extra_columns="ignore",
+            )
+            if columns:
+                frame = frame.with_columns(_from_attributes(c) for c in columns)
+            frames.append(frame)
+        scan = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical")
+        if self.deduplicate:
+            scan = scan.filter(pl.struct(s.TRACE_ID, s.SPAN_ID).is_first_distinct())
+        return scan
 
 
 @cache
@@ -60,60 +85,68 @@ def polars_schema() -> pl.Schema:
     return frame.schema
 
 
-def _expand(path: str) -> list[str]:
-    if _REMOTE.match(path):
-        return [path]
-    if _GLOB_CHARS & set(path):
-        found = sorted(p for p in globlib.glob(path, recursive=True) if os.path.isfile(p))
-        if not found:
-            raise InputError(f"{path}: no file matches this pattern")
-        return [p for p in found if not _hidden_or_temp(p)]
-    p = Path(path)
-    if p.is_dir():
-        files = sorted(
-            str(f)
-            for f in p.rglob("*.parquet")
-            if f.is_file() and not _hidden_or_temp(str(f.relative_to(p)))
-        )
-        if not files:
-            raise InputError(f"{path}: folder holds no .parquet files")
-        return files
-    if p.is_file():
-        return [str(p)]
-    raise InputError(f"{path}: no such file or folder")
+@cache
+def _promoted_types() -> dict[str, tuple[str, bool]]:
+    """Promoted column → (attribute name, whether it is an integer column)."""
+    import pyarrow as pa
+
+    return {
+        s.promoted_column(a): (a, pa.types.is_integer(t)) for a, t in s.PROMOTED_ATTRIBUTES.items()
+    }
 
 
-def _hidden_or_temp(relative: str) -> bool:
-    return relative.endswith(TEMP_SUFFIX) or any(
-        part.startswith((".", "_")) for part in Path(relative).parts
+def _from_attributes(column: str) -> pl.Expr:
+    """A promoted column rebuilt from ``attributes``, coerced as the writers coerce it."""
+    attribute, integer = _promoted_types()[column]
+    found = (
+        pl.col(s.ATTRIBUTES)
+        .list.eval(pl.element().filter(pl.element().struct.field("key") == attribute))
+        .list.last()
     )
-
-
-def check_spans_file(path: str) -> None:
-    """Raise :class:`InputError` / :class:`SchemaError` unless ``path`` is a readable spans file.
-
-    Reads only the Parquet footer, so a truncated or non-Parquet file is caught cheaply.
-    """
-    try:
-        schema = pq.read_schema(path)
-    except (OSError, pa.ArrowException) as exc:
-        raise InputError(f"{path}: not a readable Parquet file ({_first_line(exc)})") from exc
-    metadata = schema.metadata or {}
-    version = metadata.get(s.SCHEMA_VERSION_KEY)
-    if version is None:
-        raise SchemaError(f"{path}: not an assay spans file (no {s.SCHEMA_VERSION_KEY.decode()})")
-    if not version.isdigit() or int(version) > s.SCHEMA_VERSION:
-        raise SchemaError(
-            f"{path}: spans schema version {version.decode(errors='replace')} is newer than this "
-            f"assay understands ({s.SCHEMA_VERSION}); upgrade assay"
+    kind = found.struct.field("type")
+    text, whole, real = (
+        found.struct.field(f) for f in ("string_value", "int_value", "double_value")
+    )
+    if integer:
+        value = (
+            pl.when(kind == "int")
+            .then(whole)
+            .when((kind == "double") & (real == real.floor()))
+            .then(real.cast(pl.Int64, strict=False))
+            .when(kind == "string")
+            .then(text.str.strip_chars().cast(pl.Int64, strict=False))
         )
-    missing = [c for c in s.REQUIRED_COLUMNS if c not in schema.names]
-    if missing:
-        raise SchemaError(f"{path}: missing column(s) {', '.join(missing)}")
+    else:
+        value = (
+            pl.when(kind == "string")
+            .then(text)
+            .when(kind == "int")
+            .then(whole.cast(pl.String))
+            .when(kind == "double")
+            .then(real.cast(pl.String))
+        )
+    return value.alias(column)
 
 
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+def _findings(checks: Sequence[FileCheck]) -> list[Finding]:
+    out: list[Finding] = []
+    for what, attribute, how, severity in (
+        ("promoted", "missing_promoted", "rebuilt from their attributes", "info"),
+        ("optional", "missing_optional", "read as empty", "info"),
+    ):
+        lacking = [c for c in checks if getattr(c, attribute)]
+        if lacking:
+            columns = sorted(set().union(*(getattr(c, attribute) for c in lacking)))
+            out.append(
+                Finding(
+                    f"missing_{what}_columns",
+                    f"{len(lacking)} file(s) lack column(s) {', '.join(columns)}; {how}",
+                    len(lacking),
+                    tuple(c.path for c in lacking[:_EXAMPLES]),
+                    severity,  # type: ignore[arg-type]
+                )
+            )
+    return out
 
 
 def open_trace_set(
@@ -123,14 +156,20 @@ def open_trace_set(
 ) -> TraceSet:
     """Resolve folders, globs and files into a checked :class:`TraceSet`.
 
+    Each file is read once however it is named (folders twice, relative and absolute, through
+    symlinks; loops are not followed); whole-file copies are left out, and spans stored more
+    than once are collapsed by :meth:`TraceSet.scan`; each of these is a finding in
+    :attr:`TraceSet.quality`.
+
     Args:
         paths: One or more folders (searched recursively, Hive partitions included), glob
             patterns, files, or object-store URLs (passed to Polars unchecked).
-        skip_bad_files: Leave out unreadable files (listed in ``TraceSet.skipped``) instead of
-            failing on the first.
+        skip_bad_files: Leave out unreadable files and folders (listed in
+            ``TraceSet.skipped``) instead of failing on the first.
 
     Raises:
-        InputError: A path does not exist, a folder is empty, or a file is unreadable.
+        InputError: A path does not exist, a folder is empty or unreadable, or a file is
+            unreadable or breaks the spans-table contract (e.g. a span without a span_id).
     """
     items: Iterable[str | os.PathLike[str]] = (
         [paths] if isinstance(paths, str | os.PathLike) else paths
@@ -138,26 +177,53 @@ def open_trace_set(
     names = [os.fspath(p) for p in items]
     if not names:
         raise InputError("no trace set given")
-    files: list[str] = []
-    for name in names:
-        files.extend(_expand(name))
-    good: list[str] = []
+    listing = list_files(names)
     skipped: list[SkippedFile] = []
-    for f in dict.fromkeys(files):
-        if _REMOTE.match(f):
-            good.append(f)
+    for path, reason in listing.unreadable:
+        if not skip_bad_files:
+            raise InputError(f"{path}: {reason}")
+        skipped.append(SkippedFile(path, reason))
+    remote: list[str] = []
+    checks: list[FileCheck] = []
+    for f in listing.files:
+        if "://" in f:
+            remote.append(f)
             continue
         try:
-            check_spans_file(f)
+            checks.append(check_spans_file(f))
         except InputError as exc:
             if not skip_bad_files:
                 raise
             skipped.append(SkippedFile(f, str(exc).removeprefix(f"{f}: ")))
-            continue
-        good.append(f)
-    if not good:
+    if not checks and not remote:
         raise InputError(f"{', '.join(names)}: no readable spans file")
-    return TraceSet(tuple(good), tuple(skipped))
+    checks, copies = find_copies(checks)
+    findings = listing.findings() + ([copies] if copies else []) + _findings(checks)
+    trace_set = TraceSet(
+        tuple(c.path for c in checks) + tuple(remote),
+        tuple(skipped),
+        rebuilt=tuple(
+            (c.path, tuple(sorted(c.missing_promoted))) for c in checks if c.missing_promoted
+        ),
+    )
+    repeated, examples = count_duplicate_spans(trace_set.scan())
+    if repeated:
+        findings.append(
+            Finding(
+                "duplicate_spans",
+                f"{repeated} span(s) are stored more than once (same trace_id and span_id, e.g. "
+                "an import run twice or a retried export); each is counted once",
+                repeated,
+                examples,
+            )
+        )
+    return TraceSet(
+        trace_set.files,
+        trace_set.skipped,
+        DataQuality(tuple(findings)),
+        trace_set.rebuilt,
+        deduplicate=bool(repeated),
+    )
 
 
 def scan_spans(

@@ -14,6 +14,8 @@ from typing import Final
 
 import pyarrow as pa
 
+from assay import conventions as c
+
 #: Version of the spans table layout, stored in every file's metadata.
 SCHEMA_VERSION: Final = 1
 #: Parquet key-value metadata entry that carries :data:`SCHEMA_VERSION`.
@@ -110,6 +112,13 @@ PROMOTED_ATTRIBUTES: Final[dict[str, pa.DataType]] = {
     "llm.request.type": pa.string(),
     "gen_ai.usage.prompt_tokens": pa.int64(),
     "gen_ai.usage.completion_tokens": pa.int64(),
+    # agent names, handoffs and the natural test attributes of agent frameworks
+    c.AGENT_NAME: pa.string(),
+    c.OPENAI_AGENTS_SPAN_TYPE: pa.string(),
+    c.OPENAI_AGENTS_HANDOFF_TO: pa.string(),
+    c.OPENAI_AGENTS_WORKFLOW: pa.string(),
+    c.TRACELOOP_WORKFLOW_NAME: pa.string(),
+    c.OPENINFERENCE_SESSION_ID: pa.string(),
 }
 
 

@@ -134,6 +134,19 @@ class SpanWriter:
         """Flush; the writer may be used again afterwards (it opens new files)."""
         self.flush()
 
+    def abort(self) -> None:
+        """Drop everything not yet visible (buffered rows, temporary files); stay usable.
+
+        For a writer that failed (a full disk): files already made visible are the caller's.
+        """
+        for handle in self._open.values():
+            try:
+                handle.writer.close()
+            except (OSError, pa.ArrowException):
+                pass  # the file is being thrown away
+            handle.temp_path.unlink(missing_ok=True)
+        self._open.clear()
+
     # --- internals ----------------------------------------------------------------------------
     def _split(self, table: pa.Table) -> list[tuple[tuple[str, ...], pa.Table]]:
         if not self.partition_by:

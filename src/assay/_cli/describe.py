@@ -1,0 +1,60 @@
+"""``assay describe``: what an unknown trace set holds, to find its ``--test-attribute``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from assay._cli import _common as o
+
+if TYPE_CHECKING:
+    from assay.analysis import Description
+
+
+class DescribeFormat(StrEnum):
+    """Formats of ``assay describe``."""
+
+    CONSOLE = "console"
+    JSON = "json"
+
+
+def _text(d: Description) -> str:
+    lines = [f"{d.spans} spans in {d.traces} traces", "", "span names (most common):"]
+    lines += [f"  {count:>8}  {name}" for name, count in d.span_names]
+    lines += ["", "conventions detected (spans):"]
+    lines += [f"  {count:>8}  {label}" for label, count in d.conventions] or ["  none known"]
+    lines += ["", "candidate test attributes:"]
+    if not d.candidates:
+        lines.append("  none: no root span carries a string attribute")
+    for k in d.candidates:
+        lines.append(
+            f"  {k.attribute}: {k.values} values in {k.traces} traces, on {k.spans} spans "
+            f"({k.on_roots} of them roots)"
+        )
+    best = next((k for k in d.candidates if k.on_roots), None)
+    if best is not None:
+        lines += ["", f"try: assay analyze PATH --test-attribute {best.attribute}"]
+    return "\n".join(lines) + "\n"
+
+
+def describe(
+    paths: o.Paths,
+    format: Annotated[
+        DescribeFormat, typer.Option("--format", help="console or json.")
+    ] = DescribeFormat.CONSOLE,
+    skip_bad_files: o.SkipBadFiles = False,
+) -> None:
+    """Describe a trace set: span names, conventions, candidate test attributes."""
+    from assay.analysis import describe_spans
+    from assay.store import open_trace_set
+
+    description = describe_spans(open_trace_set(paths, skip_bad_files=skip_bad_files).scan())
+    if format == DescribeFormat.JSON:
+        sys.stdout.write(json.dumps(asdict(description), indent=2) + "\n")
+    else:
+        sys.stdout.write(_text(description))

@@ -1,0 +1,136 @@
+"""What an unknown trace set holds: span names, conventions, attributes that could name a test.
+
+``assay describe PATH`` prints it, so that a user finds the ``--test-attribute`` mapping of a
+trace set in one step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from assay import conventions as c
+from assay.store import PROMOTED_ATTRIBUTES, promoted_column
+
+_TOP = 15
+
+#: Convention → the promoted attribute whose presence shows it.
+_CONVENTIONS = {
+    "assay trial contract": c.TEST_ID,
+    "OpenTelemetry GenAI": c.GENAI_OPERATION,
+    "OpenInference": c.OPENINFERENCE_KIND,
+    "OpenLLMetry (traceloop)": c.TRACELOOP_KIND,
+    "OpenAI Agents (openai-agents-opentelemetry)": c.OPENAI_AGENTS_SPAN_TYPE,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """An attribute that could name the test (``--test-attribute``)."""
+
+    attribute: str
+    """The attribute name."""
+    traces: int
+    """Traces with a span carrying it."""
+    values: int
+    """Distinct values (the number of tests it would make)."""
+    spans: int
+    """Spans carrying it (far more than traces: instrumentations copy it onto children)."""
+    on_roots: int
+    """Root spans carrying it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Description:
+    """A summary of a trace set."""
+
+    spans: int
+    """Spans read."""
+    traces: int
+    """Distinct traces."""
+    span_names: tuple[tuple[str, int], ...]
+    """The most common span names, with their counts."""
+    conventions: tuple[tuple[str, int], ...]
+    """Conventions detected, with the number of spans in each."""
+    candidates: tuple[Candidate, ...]
+    """Attributes that could name the test, the known mapping attributes first."""
+
+
+def _known_candidates(spans: pl.LazyFrame) -> list[Candidate]:
+    attributes = (c.TEST_ID, *c.MAPPING_CANDIDATES)
+    figures = []
+    for i, attribute in enumerate(attributes):
+        column = pl.col(promoted_column(attribute))
+        carried = column.is_not_null()
+        figures += [
+            pl.col("trace_id").filter(carried).n_unique().alias(f"{i}:traces"),
+            column.drop_nulls().n_unique().alias(f"{i}:values"),
+            carried.sum().alias(f"{i}:spans"),
+            (carried & pl.col("parent_span_id").is_null()).sum().alias(f"{i}:on_roots"),
+        ]
+    row = spans.select(figures).collect().row(0)
+    out = []
+    for i, attribute in enumerate(attributes):
+        traces, values, n, on_roots = (int(v) for v in row[4 * i : 4 * i + 4])
+        if n:
+            out.append(Candidate(attribute, traces, values, n, on_roots))
+    return out
+
+
+def _root_candidates(spans: pl.LazyFrame, known: set[str]) -> list[Candidate]:
+    """String attributes of root spans, not already listed."""
+    rows = (
+        spans.filter(pl.col("parent_span_id").is_null())
+        .select("trace_id", "attributes")
+        .explode("attributes")
+        .unnest("attributes")
+        .filter(pl.col("string_value").is_not_null() & ~pl.col("key").is_in(list(known)))
+        .group_by("key")
+        .agg(
+            pl.col("trace_id").n_unique().alias("traces"),
+            pl.col("string_value").n_unique().alias("values"),
+            pl.len().alias("spans"),
+        )
+        .sort(["traces", "key"], descending=[True, False])
+        .head(_TOP)
+        .collect()
+    )
+    return [
+        Candidate(key, int(traces), int(values), int(n), int(n))
+        for key, traces, values, n in rows.select("key", "traces", "values", "spans").rows()
+    ]
+
+
+def describe_spans(spans: pl.LazyFrame) -> Description:
+    """Describe a trace set: its span names, conventions and candidate test attributes.
+
+    Args:
+        spans: A lazy scan of the spans table.
+    """
+    totals = spans.select(pl.len(), pl.col("trace_id").n_unique()).collect().row(0)
+    names = (
+        spans.group_by("name")
+        .agg(pl.len().alias("n"))
+        .sort(["n", "name"], descending=[True, False])
+        .head(_TOP)
+        .collect()
+    )
+    counts = (
+        spans.select(
+            pl.col(promoted_column(attr)).is_not_null().sum().alias(label)
+            for label, attr in _CONVENTIONS.items()
+            if attr in PROMOTED_ATTRIBUTES
+        )
+        .collect()
+        .row(0, named=True)
+    )
+    known = _known_candidates(spans)
+    roots = _root_candidates(spans, {k.attribute for k in known})
+    return Description(
+        spans=int(totals[0]),
+        traces=int(totals[1]),
+        span_names=tuple((str(n), int(k)) for n, k in names.rows()),
+        conventions=tuple((label, int(n)) for label, n in counts.items() if n),
+        candidates=tuple(known + roots),
+    )

@@ -1,0 +1,246 @@
+"""What the analysis noticed about its input, as :class:`assay.quality.Finding` values.
+
+Never silently wrong: a mapping whose trials nest, trials without work beside traces full of
+it, traces with missing parents, NaN scores, trials that end before they start, and outcomes
+that nothing but errors decided are all said, in the console, the JSON and the reports.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from assay import conventions as c
+from assay.analysis import _columns as tc
+from assay.analysis._passwhen import PassRule
+from assay.quality import DataQuality, Finding
+from assay.store import promoted_column
+
+_EXAMPLES = 3
+_HINTS = 5
+_TEST = promoted_column(c.TEST_ID)
+
+
+def _examples(series: pl.Series) -> tuple[str, ...]:
+    return tuple(str(v) for v in series.unique(maintain_order=True).head(_EXAMPLES).to_list())
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def no_trials_message(spans: pl.LazyFrame, test_attribute: str) -> str:
+    """The error for a trace set where nothing carries the test attribute, with hints.
+
+    The hints are the attributes on root spans, each with the number of traces carrying it,
+    the best-known mapping attributes first.
+    """
+    total = spans.select(pl.len()).collect().item()
+    keys = (
+        spans.filter(pl.col("parent_span_id").is_null())
+        .select("trace_id", pl.col("attributes").list.eval(pl.element().struct.field("key")))
+        .explode("attributes")
+        .drop_nulls("attributes")
+        .group_by("attributes")
+        .agg(pl.col("trace_id").n_unique().alias("traces"))
+        .with_columns(pl.col("attributes").is_in(list(c.MAPPING_CANDIDATES)).alias("_known"))
+        .sort(["_known", "traces", "attributes"], descending=[True, True, False])
+        .head(_HINTS)
+        .collect()
+    )
+    message = f"no trial spans: none of the {total} spans read carries {test_attribute}"
+    if keys.height:
+        hints = ", ".join(
+            f"{key} ({_plural(n, 'trace')})"
+            for key, n in keys.select("attributes", "traces").rows()
+        )
+        message += f"; root spans carry {hints}: try --test-attribute with one of them"
+    return message
+
+
+def findings(
+    *,
+    test_attribute: str,
+    table: pl.DataFrame,
+    per_trace: pl.DataFrame,
+    owned: pl.DataFrame,
+    located: pl.DataFrame,
+    rule: PassRule | None,
+    min_score: float | None,
+) -> DataQuality:
+    """Every finding about one trials table.
+
+    Args:
+        test_attribute: The attribute that names the test.
+        table: The trials being built (with ``_trial_span_id``, ``_explicit`` and, with a
+            rule, ``_rule_pass`` / ``_rule_missing``).
+        per_trace: Work aggregated per whole trace (every trace read).
+        owned: The spans carrying the test attribute, with the ``_trial_span_id`` owning them.
+        located: Score and check events of the trials.
+        rule: The ``--pass-when`` rule, if any.
+        min_score: ``--min-score``, if any.
+    """
+    out: list[Finding] = []
+    if test_attribute != c.TEST_ID:
+        out += _nesting(test_attribute, owned)
+    out += _without_work(test_attribute, table, per_trace)
+    out += _incomplete(table, per_trace)
+    out += _nan_scores(located, min_score)
+    out += _negative_durations(table)
+    out += _outcome_basis(test_attribute, table, located, rule)
+    return DataQuality(tuple(out))
+
+
+def _nesting(test_attribute: str, owned: pl.DataFrame) -> list[Finding]:
+    trials = owned.filter(pl.col("span_id") == pl.col(tc.TRIAL_SPAN_ID)).select(
+        "trace_id", tc.TRIAL_SPAN_ID, pl.col(_TEST).alias("_trial_value")
+    )
+    inner = owned.filter(pl.col("span_id") != pl.col(tc.TRIAL_SPAN_ID)).join(
+        trials, on=["trace_id", tc.TRIAL_SPAN_ID], how="left"
+    )
+    if inner.height == 0:
+        return []
+    out = [
+        Finding(
+            "nested_mapping",
+            f"{test_attribute} is also on {_plural(inner.height, 'span')} inside the "
+            f"{_plural(trials.height, 'trial')} carrying it: each trial is the top-most span "
+            "carrying it, and those spans are counted as its work",
+            count=inner.height,
+            examples=_examples(inner["trace_id"]),
+            severity="info",
+        )
+    ]
+    other = inner.filter(pl.col(_TEST) != pl.col("_trial_value"))
+    if other.height:
+        values = ", ".join(_examples(other[_TEST]))
+        out.append(
+            Finding(
+                "nested_mapping_values",
+                f"{_plural(other.height, 'span')} inside trials carry another {test_attribute} "
+                f"than their trial ({values}): they are work of the trial above them, not trials "
+                "of their own",
+                count=other.height,
+                examples=_examples(other["trace_id"]),
+            )
+        )
+    return out
+
+
+_HAS_WORK = (pl.col(tc.TOOL_CALLS) + pl.col(tc.LLM_CALLS)) > 0
+
+
+def _without_work(
+    test_attribute: str, table: pl.DataFrame, per_trace: pl.DataFrame
+) -> list[Finding]:
+    out: list[Finding] = []
+    busy = per_trace.filter(_HAS_WORK).select("trace_id")
+    idle = table.filter(~_HAS_WORK).join(busy, on="trace_id", how="semi")
+    if idle.height:
+        out.append(
+            Finding(
+                "trials_without_work",
+                f"{_plural(idle.height, 'trial')} made no tool or LLM call while their traces "
+                f"hold some outside them: is {test_attribute} on the span that runs the agent?",
+                count=idle.height,
+                examples=_examples(idle["trace_id"]),
+            )
+        )
+    unframed = busy.join(table.select("trace_id"), on="trace_id", how="anti")
+    if unframed.height:
+        out.append(
+            Finding(
+                "traces_without_trials",
+                f"{_plural(unframed.height, 'trace')} hold tool or LLM calls but no span carrying "
+                f"{test_attribute}: they are not analysed",
+                count=unframed.height,
+                examples=_examples(unframed["trace_id"]),
+            )
+        )
+    return out
+
+
+def _incomplete(table: pl.DataFrame, per_trace: pl.DataFrame) -> list[Finding]:
+    broken = per_trace.join(table.select("trace_id"), on="trace_id", how="semi").filter(
+        pl.col(tc.ORPHANS) > 0
+    )
+    if broken.height == 0:
+        return []
+    spans = int(broken[tc.ORPHANS].sum())
+    return [
+        Finding(
+            "incomplete_traces",
+            f"{_plural(broken.height, 'trace')} with trials hold {_plural(spans, 'span')} whose "
+            "parent span is missing (dropped by the exporter, e.g. a BatchSpanProcessor queue "
+            "full, or not yet written): those trials' figures may be short",
+            count=broken.height,
+            examples=_examples(broken["trace_id"]),
+        )
+    ]
+
+
+def _nan_scores(located: pl.DataFrame, min_score: float | None) -> list[Finding]:
+    nan = located.filter((pl.col("kind") == "score") & pl.col("value").is_nan())
+    if nan.height == 0:
+        return []
+    effect = (
+        f"each fails --min-score {min_score:g}"
+        if min_score is not None
+        else "they fail any --min-score and meet no --pass-when comparison"
+    )
+    return [
+        Finding(
+            "nan_scores",
+            f"{_plural(nan.height, 'score')} are NaN ({', '.join(_examples(nan['name']))}): "
+            f"{effect}",
+            count=nan.height,
+            examples=_examples(nan["trace_id"]),
+        )
+    ]
+
+
+def _negative_durations(table: pl.DataFrame) -> list[Finding]:
+    negative = table.filter(pl.col(tc.DURATION_S).is_null())
+    if negative.height == 0:
+        return []
+    return [
+        Finding(
+            "negative_durations",
+            f"{_plural(negative.height, 'trial')} end before they start (clock skew?): their "
+            "duration is left out of the latency figures",
+            count=negative.height,
+            examples=_examples(negative["trace_id"]),
+        )
+    ]
+
+
+def _outcome_basis(
+    test_attribute: str, table: pl.DataFrame, located: pl.DataFrame, rule: PassRule | None
+) -> list[Finding]:
+    if rule is not None:
+        lacking = table.filter(
+            pl.col("_rule_pass").is_null() | pl.col("_rule_missing").fill_null(True)
+        )
+        names = ", ".join(sorted({clause.name for clause in rule.clauses}))
+        if lacking.height == 0:
+            return []
+        return [
+            Finding(
+                "pass_when_unrecorded",
+                f"{_plural(lacking.height, 'trial')} recorded no {names} for --pass-when "
+                f"{rule.text!r}: they fail it",
+                count=lacking.height,
+                examples=_examples(lacking["trace_id"]),
+            )
+        ]
+    judged = table["_explicit"].any() or located.height > 0
+    if judged:
+        return []
+    return [
+        Finding(
+            "outcome_from_errors_only",
+            f"no trial carries {c.TRIAL_OUTCOME}, a check, a score or an evaluation, and no "
+            "--pass-when was given: pass rates only reflect errors (every trial that did not "
+            "error passed)",
+            count=table.height,
+        )
+    ]

@@ -1,0 +1,178 @@
+"""What a trial did, aggregated from its spans: tools, LLM calls, usage, agents, errors, events."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from assay.analysis import _columns as tc
+from assay.analysis import _conventions as conv
+
+_TOOL_ERROR_MESSAGES = 3
+_TOOL_CALLS = "_tool_calls"
+_AGENT_CALLS = "_agent_calls"
+_STRUCT_SCORES = pl.List(pl.Struct({"name": pl.String, "value": pl.Float64}))
+_STRUCT_CHECKS = pl.List(pl.Struct({"name": pl.String, "passed": pl.Boolean}))
+
+
+def with_work_columns(spans: pl.LazyFrame) -> pl.LazyFrame:
+    """Add what each span is: the tool it calls, LLM call or not, usage, model, agent, handoff."""
+    return spans.with_columns(
+        conv.tool_name().alias(tc.TOOL),
+        conv.is_llm_call().alias(tc.IS_LLM),
+        conv.model_name().alias(tc.MODEL),
+        conv.input_tokens().alias(tc.IN_TOK),
+        conv.output_tokens().alias(tc.OUT_TOK),
+        conv.agent_name().alias(tc.AGENT),
+        conv.is_agent_invocation().alias(tc.IS_AGENT),
+        conv.handoff_target().alias(tc.HANDOFF),
+    )
+
+
+def _in_order(column: str, keep: pl.Expr) -> pl.Expr:
+    """The values of ``column`` where ``keep`` holds, in start-time order."""
+    return pl.col(column).filter(keep).sort_by(pl.col("start_time_unix_nano").filter(keep))
+
+
+def _calls(keep: pl.Expr, name: str, alias: str) -> pl.Expr:
+    """One sorted list of {name, failed, message} structs per group for the spans ``keep``.
+
+    One filter and one sort per group; the per-trial figures are derived from these short
+    lists afterwards (:func:`derive_work_columns`), which is much cheaper than sorting the
+    group once per figure.
+    """
+    calls = pl.struct(
+        pl.col(name).alias("name"),
+        (pl.col("status_code") == "ERROR").alias("failed"),
+        pl.col("status_message").alias("message"),
+    )
+    return calls.filter(keep).sort_by(pl.col("start_time_unix_nano").filter(keep)).alias(alias)
+
+
+def work_aggregations() -> list[pl.Expr]:
+    """Per trial (or per trace): what its spans did (finish with :func:`derive_work_columns`).
+
+    ``_errors`` counts every ERROR span of the group, the trial span included; the caller
+    subtracts the trial span's own status, so no join over every span is needed to tell them
+    apart. ``_orphans`` counts spans whose parent is not in the group: in a whole trace, those
+    are spans whose parent was never recorded (dropped, or still in flight).
+    """
+    is_error = pl.col("status_code") == "ERROR"
+    return [
+        _calls(pl.col(tc.TOOL).is_not_null(), tc.TOOL, _TOOL_CALLS),
+        _calls(pl.col(tc.IS_AGENT), tc.AGENT, _AGENT_CALLS),
+        pl.col(tc.IS_LLM).sum().cast(pl.Int64).alias(tc.LLM_CALLS),
+        pl.col(tc.IN_TOK).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64).alias(tc.INPUT_TOKENS),
+        pl.col(tc.OUT_TOK).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64).alias(tc.OUTPUT_TOKENS),
+        is_error.sum().cast(pl.Int64).alias(tc.ALL_ERRORS),
+        pl.len().cast(pl.Int64).alias(tc.SPAN_COUNT),
+        pl.col(tc.MODEL)
+        .filter(pl.col(tc.IS_LLM) & pl.col(tc.MODEL).is_not_null())
+        .unique(maintain_order=True)
+        .alias(tc.MODELS),
+        _in_order(tc.HANDOFF, pl.col(tc.HANDOFF).is_not_null()).alias(tc.HANDOFFS),
+        (
+            pl.col("parent_span_id").is_not_null()
+            & ~pl.col("parent_span_id").is_in(pl.col("span_id").implode())
+        )
+        .sum()
+        .cast(pl.Int64)
+        .alias(tc.ORPHANS),
+    ]
+
+
+def _field(name: str) -> pl.Expr:
+    return pl.element().struct.field(name)
+
+
+def derive_work_columns(work: pl.DataFrame) -> pl.DataFrame:
+    """The tool and agent columns of the trials table, from the call lists of the group-by."""
+    tools, agents = pl.col(_TOOL_CALLS), pl.col(_AGENT_CALLS)
+    failed = _field("failed")
+    return work.with_columns(
+        tools.list.eval(_field("name")).alias(tc.TOOL_SEQUENCE),
+        tools.list.len().cast(pl.Int64).alias(tc.TOOL_CALLS),
+        tools.list.eval(failed.cast(pl.Int64)).list.sum().cast(pl.Int64).alias(tc.TOOL_ERRORS),
+        tools.list.eval(pl.element().filter(failed & _field("message").is_not_null()))
+        .list.eval(_field("message"))
+        .list.head(_TOOL_ERROR_MESSAGES)
+        .alias(tc.TOOL_ERROR_MESSAGES),
+        tools.list.eval(
+            ((_field("name") == _field("name").shift(1)) & failed.shift(1)).cast(pl.Int64)
+        )
+        .list.sum()
+        .cast(pl.Int64)
+        .alias(tc.RETRIES),
+        agents.list.eval(_field("name").drop_nulls()).alias(tc.AGENT_RUNS),
+        agents.list.eval(_field("name").drop_nulls().unique(maintain_order=True)).alias(tc.AGENTS),
+        agents.list.eval(failed.cast(pl.Int64)).list.sum().cast(pl.Int64).alias(tc.AGENT_ERRORS),
+        agents.list.eval(pl.element().filter(failed))
+        .list.first()
+        .struct.field("message")
+        .alias(tc.AGENT_ERROR_MESSAGE),
+    ).drop(_TOOL_CALLS, _AGENT_CALLS)
+
+
+def name_handoff_targets(work: pl.DataFrame) -> pl.DataFrame:
+    """Give each handoff whose target was not recorded the agent run it led to.
+
+    The n-th handoff of a trial leads to its (n+1)-th agent run: the first run is the agent
+    that started, each handoff starts the next. Works on one row per trial, not per span.
+    """
+    unknown = pl.col(tc.HANDOFFS).list.eval(pl.element() == "").list.any().fill_null(False)
+    if not work.select(unknown.any()).item():
+        return work.drop(tc.AGENT_RUNS)
+    indexed = work.with_row_index("_row")
+    named = (
+        indexed.filter(unknown)
+        .select("_row", tc.HANDOFFS, tc.AGENT_RUNS)
+        .explode(tc.HANDOFFS)
+        .with_columns(pl.int_range(pl.len()).over("_row").alias("_n"))
+        .with_columns(
+            pl.when(pl.col(tc.HANDOFFS) == "")
+            .then(pl.col(tc.AGENT_RUNS).list.get(pl.col("_n") + 1, null_on_oob=True))
+            .otherwise(pl.col(tc.HANDOFFS))
+            .alias(tc.HANDOFFS)
+        )
+        .group_by("_row", maintain_order=True)
+        .agg(pl.col(tc.HANDOFFS).alias("_named"))
+    )
+    return (
+        indexed.join(named, on="_row", how="left")
+        .with_columns(pl.coalesce("_named", tc.HANDOFFS).alias(tc.HANDOFFS))
+        .drop("_row", "_named", tc.AGENT_RUNS)
+    )
+
+
+def scores_and_checks(located: pl.DataFrame, trial_keys: pl.DataFrame) -> pl.DataFrame:
+    """Per trial: its scores (from any span of the trial) and its checks (trial span only).
+
+    Args:
+        located: Score and check events with the ``_trial_span_id`` that owns them.
+        trial_keys: ``trace_id`` and ``_trial_span_id`` of every trial.
+    """
+    located = located.sort("time")
+    keys = ["trace_id", tc.TRIAL_SPAN_ID]
+    scores = (
+        located.filter((pl.col("kind") == "score") & pl.col("value").is_not_null())
+        .group_by(keys)
+        .agg(pl.struct("name", "value").alias(tc.SCORES))
+    )
+    checks = (
+        located.filter(
+            (pl.col("kind") == "check") & (pl.col("span_id") == pl.col(tc.TRIAL_SPAN_ID))
+        )
+        .group_by(keys)
+        .agg(
+            pl.struct("name", "passed").alias(tc.CHECKS),
+            (~pl.col("passed")).sum().cast(pl.Int64).alias(tc.FAILED_CHECKS),
+        )
+    )
+    return (
+        trial_keys.join(scores, on=keys, how="left")
+        .join(checks, on=keys, how="left")
+        .with_columns(
+            pl.col(tc.SCORES).fill_null(pl.lit([], dtype=_STRUCT_SCORES)),
+            pl.col(tc.CHECKS).fill_null(pl.lit([], dtype=_STRUCT_CHECKS)),
+            pl.col(tc.FAILED_CHECKS).fill_null(0),
+        )
+    )

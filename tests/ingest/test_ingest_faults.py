@@ -1,0 +1,152 @@
+"""``assay import`` under hostile input: bombs and endless lines stop at a documented limit,
+memory stays bounded, a failed import leaves nothing, and importing twice never counts twice."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_ingest_import import _json_line, _request
+
+import assay
+from assay.cli import run
+from assay.ingest import ImportLimits, import_files, read_otlp_file
+
+ASSAY = str(Path(sys.executable).parent / "assay")
+MB = 1024 * 1024
+
+
+def _one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_a_gzip_bomb_stops_at_the_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bomb = tmp_path / "bomb.json.gz"
+    with gzip.open(bomb, "wb", compresslevel=9) as handle:
+        handle.write(_json_line(_request(1, 2)).encode() + b"\n")
+        for _ in range(8):
+            handle.write(b" " * MB)  # 8 MB of blanks on one line, a few KB compressed
+    assert bomb.stat().st_size < 100_000
+    out = tmp_path / "traces"
+    assert run(["import", str(bomb), "--out", str(out), "--max-decompressed-mb", "4"]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert f"{bomb}: more than 4 MB once decompressed" in line
+    assert not out.exists() or not list(out.rglob("*.parquet"))
+
+
+def test_a_newline_free_stream_stops_at_the_line_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    endless = tmp_path / "endless.json"
+    with endless.open("wb") as handle:
+        handle.write(_json_line(_request(1, 2)).encode() + b"\n")
+        handle.write(b'{"resourceSpans": [' + b" " * (3 * MB))
+    out = tmp_path / "traces"
+    assert run(["import", str(endless), "--out", str(out), "--max-message-mb", "1"]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert f"{endless}:2: line longer than 1 MB" in line
+    assert not out.exists() or not list(out.rglob("*.parquet"))  # all or nothing
+
+
+_PEAK = """
+import sys
+from pathlib import Path
+from assay.ingest import ImportLimits, read_otlp_file
+
+def hwm() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise SystemExit("no VmHWM")
+
+limits = ImportLimits(max_message_bytes=256 * 1024)
+sum(b.table.num_rows for b in read_otlp_file(sys.argv[2], limits))  # warm up
+Path("/proc/self/clear_refs").write_text("5")  # reset the peak to the current RSS
+base = hwm()
+spans = sum(b.table.num_rows for b in read_otlp_file(sys.argv[1], limits))
+print(spans, hwm() - base)
+"""
+
+
+@pytest.mark.slow
+def test_large_files_stream_in_bounded_memory(tmp_path: Path) -> None:
+    """A 6 MB JSON-lines file and its framed protobuf twin, the message limit at 256 KB: the
+    reading process's peak RSS grows by far less than the file (reading it whole would not)."""
+    if not Path("/proc/self/clear_refs").exists():
+        pytest.skip("needs Linux /proc/self/clear_refs to reset the peak RSS")
+    request = _request(1, 200)
+    line = (_json_line(request) + "\n").encode()
+    body = request.SerializeToString()
+    frame = struct.pack(">I", len(body)) + body
+    units = {"big.json": line, "big.pb": frame}
+    for name, unit in units.items():
+        (tmp_path / name).write_bytes(unit * (6 * MB // len(unit)))
+        (tmp_path / f"small-{name}").write_bytes(unit * 2)
+    for name, unit in units.items():
+        result = subprocess.run(
+            [sys.executable, "-c", _PEAK, str(tmp_path / name), str(tmp_path / f"small-{name}")],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        spans, grown = map(int, result.stdout.split())
+        assert spans == 200 * (6 * MB // len(unit))
+        # Reading whole, as before, holds the file and its lines: at least 12 MB.
+        assert grown < 5 * MB, (name, grown)
+
+
+@pytest.mark.slow
+def test_a_full_disk_leaves_nothing(tmp_path: Path, small_disk: Any) -> None:
+    out = small_disk.path
+    source = tmp_path / "big.json"
+    with source.open("w") as handle:
+        for first in range(1, 10_001, 2000):
+            handle.write(_json_line(_request(first, 2000)) + "\n")
+    small_disk.fill()
+    before = sorted(out.rglob("*"))
+    result = subprocess.run(
+        [ASSAY, "import", str(source), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 2, result.stderr
+    line = _one_line(result.stderr)
+    assert line.startswith(f"assay: error: {out}: cannot write (")
+    assert "No space left on device" in line and line.endswith("; nothing was imported")
+    assert sorted(out.rglob("*")) == before  # no partial file, no staging folder left
+
+
+def test_importing_the_same_file_twice_counts_each_span_once(tmp_path: Path) -> None:
+    source = tmp_path / "run.json"
+    source.write_text(_json_line(_request(1, 10)) + "\n")
+    out = tmp_path / "traces"
+    for _ in range(2):
+        import_files([source], out)
+    assert len(list(out.rglob("*.parquet"))) == 2
+    analysis = assay.analyze(str(out))
+    (test,) = analysis.result.tests
+    assert test.n == 10
+    kinds = [f.kind for f in analysis.trace_set.quality.findings]
+    assert kinds in (["duplicate_files"], ["duplicate_spans"])
+
+
+def test_limits_must_be_positive() -> None:
+    with pytest.raises(assay.errors.ConfigError):
+        ImportLimits(max_message_bytes=0)
+
+
+def test_a_small_file_over_no_limit_reads_as_before(tmp_path: Path) -> None:
+    source = tmp_path / "pretty.json"
+    source.write_text(json.dumps(json.loads(_json_line(_request(1, 3))), indent=2))
+    assert sum(b.table.num_rows for b in read_otlp_file(source)) == 3
