@@ -10,7 +10,7 @@ from typing import Any
 import polars as pl
 
 from assay.analysis import columns as tc
-from assay.analysis import read_trials, with_cost
+from assay.analysis import read_trials, trials_from_spans, with_cost
 from assay.errors import ConfigError, InputError
 from assay.judgement._behaviour import price_table
 from assay.judgement._options import AnalyzeOptions
@@ -241,7 +241,10 @@ def judge_spans(spans: pl.LazyFrame, options: AnalyzeOptions | None = None) -> A
     """
     settings = _options(options, {})
     trials = trials_from_spans(
-        spans, min_score=settings.min_score, test_attribute=settings.test_attribute
+        spans,
+        min_score=settings.min_score,
+        test_attribute=settings.test_attribute,
+        pass_when=settings.pass_when,
     )
     tests, notes = judge(trials, settings, recorded=read_judgements(spans, trials))
     return AnalysisResult(tests=tests, options=_as_dict(settings), notes=tuple(notes))
