@@ -16,8 +16,10 @@ $(STAMP): pyproject.toml
 	command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || true
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,frameworks]'
+	$(BIN)/pip install --quiet -e '.[dev,frameworks,spark]'
 	$(BIN)/pip install --quiet --no-deps $(TRACELOOP)
+	# --engine spark's tests run local Spark, which needs a Java runtime (17 or later).
+	command -v java >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null)
 	touch $(STAMP)
 
 demo: $(STAMP)

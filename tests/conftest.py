@@ -39,6 +39,20 @@ class RoutingExporter(SpanExporter):
 
 
 _ROUTER = RoutingExporter()
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def traces(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example agent's trace set: 30 trials × 4 cases (PASS, FAIL and INCONCLUSIVE)."""
+    out = tmp_path_factory.mktemp("example") / "traces"
+    subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "agent.py"), "--out", str(out), "--trials", "30"],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    return out
 
 
 @pytest.fixture(scope="session")
@@ -148,23 +162,3 @@ def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
         yield SmallDisk(mount)
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="session")
-def example_traces(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example agent's trace set: 30 trials × 4 cases (PASS, FAIL and INCONCLUSIVE).
-
-    Recorded once per session by the example script itself (the script running is part of
-    what is tested); tests only read it.
-    """
-    out = tmp_path_factory.mktemp("example") / "traces"
-    subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "agent.py"), "--out", str(out), "--trials", "30"],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    return out

@@ -11,11 +11,11 @@ from assay.cli import run
 
 
 def test_example_agent_shows_all_three_verdicts(
-    example_traces: Path, capsys: pytest.CaptureFixture[str]
+    traces: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # the script is run by the session fixture; the analysis runs in process (the console
     # script and `python -m assay` are run as processes in test_cli.py and run/test_cli_run.py)
-    code = run(["analyze", str(example_traces), "--format", "json"])
+    code = run(["analyze", str(traces), "--format", "json"])
     captured = capsys.readouterr()
     assert code == 1, captured.err
     document = json.loads(captured.out)

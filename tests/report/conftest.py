@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from sample_result import build_result
 
 from assay.verdict import AnalysisResult
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture()
@@ -41,12 +38,6 @@ def empty_result() -> AnalysisResult:
         for t in built.tests
     )
     return dataclasses.replace(built, tests=bare)
-
-
-@pytest.fixture(scope="session")
-def traces(example_traces: Path) -> Path:
-    """The example agent's trace set (recorded once per session in tests/conftest.py)."""
-    return example_traces
 
 
 @pytest.fixture(autouse=True)

@@ -187,6 +187,12 @@ _ANALYSIS_KEYWORDS = {
 }
 
 
+Buckets = Annotated[
+    int | None,
+    typer.Option(help="Also lay the output out in N bucket=NN folders by trace (large sets)."),
+]
+
+
 def analysis_options(flags: Mapping[str, Any]) -> dict[str, Any]:
     """The keyword arguments of :func:`assay.analyze` from a command's flags (its ``locals()``).
 

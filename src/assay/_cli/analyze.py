@@ -52,6 +52,14 @@ def analyze(
     prices: o.Prices = None,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
+    engine: Annotated[
+        str,
+        typer.Option(help="Where spans become trials: local (bucket by bucket) or spark."),
+    ] = "local",
+    spark_master: Annotated[
+        str | None,
+        typer.Option(help="Spark master URL for --engine spark, e.g. local[4], spark://h:7077."),
+    ] = None,
 ) -> None:
     """Read a trace set and give every test a verdict (the CI entry point)."""
     from assay import analyze as run_analysis
@@ -63,6 +71,8 @@ def analyze(
         skip_bad_files=skip_bad_files,
         baseline_version=baseline_version,
         current_version=current_version,
+        engine=engine,
+        spark_master=spark_master,
         **o.analysis_options(flags),
     )
     emit(analysis, targets, quiet=quiet, inconclusive_ok=inconclusive_ok)

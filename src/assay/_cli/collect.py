@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from assay._cli import _common as o
+
 
 def collect(
     out: Annotated[Path, typer.Option("--out", help="Output folder of the spans table.")] = Path(
@@ -60,6 +62,7 @@ def collect(
         typer.Option(help="Decoding processes (default: one per core, at most 4; 0: none)."),
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every request.")] = False,
+    buckets: o.Buckets = None,
 ) -> None:
     """Receive OTLP (HTTP and gRPC) and write the spans table; SIGTERM drains and stops."""
     import logging
@@ -89,6 +92,7 @@ def collect(
         body_timeout_s=body_timeout,
         fsync=fsync,
         workers=workers,
+        buckets=buckets,
     )
     run_collector(config)
 
@@ -104,6 +108,7 @@ def import_(
     max_message_mb: Annotated[
         int, typer.Option(help="Most MB in one JSON line or protobuf message (held in memory).")
     ] = 64,
+    buckets: o.Buckets = None,
 ) -> None:
     """Import recorded OTLP files (JSON lines or protobuf, optionally gzip/zstd) into Parquet.
 
@@ -113,7 +118,10 @@ def import_(
 
     mb = 1024 * 1024
     result = import_files(
-        paths, out, limits=ImportLimits(max_decompressed_mb * mb, max_message_mb * mb)
+        paths,
+        out,
+        limits=ImportLimits(max_decompressed_mb * mb, max_message_mb * mb),
+        buckets=buckets,
     )
     rejected = f", {result.rejected} rejected (invalid IDs)" if result.rejected else ""
     typer.echo(

@@ -12,6 +12,7 @@ from assay.analysis._cost import (
     with_cost,
 )
 from assay.analysis._describe import Candidate, Description, describe_spans
+from assay.analysis._engines import SPANS_PER_BUCKET, Engine, engine_trials
 from assay.analysis._ownership import assign_trials
 from assay.analysis._passwhen import PassRule, parse_pass_when
 from assay.analysis._trials import Trials, read_trials, trials_from_spans
@@ -23,6 +24,8 @@ __all__ = [
     "DEFAULT_PRICES_AS_OF",
     "Description",
     "PassRule",
+    "SPANS_PER_BUCKET",
+    "Engine",
     "Price",
     "PriceTable",
     "Trials",
@@ -31,6 +34,7 @@ __all__ = [
     "columns",
     "conventions",
     "describe_spans",
+    "engine_trials",
     "load_prices",
     "parse_pass_when",
     "read_trials",

@@ -32,6 +32,8 @@ class CollectorConfig:
     """Write-ahead log folder; default ``OUT/_wal`` (hidden from readers)."""
     partition_by: tuple[str, ...] = ("date", "service")
     """Hive partition keys of the output."""
+    buckets: int | None = None
+    """Also lay the output out in this many ``bucket=NN`` folders by trace (``docs/scale.md``)."""
     max_body_bytes: int = 16 * 1024 * 1024
     """Largest request body accepted as sent (compressed or not); larger gets 413."""
     max_decompressed_bytes: int = 64 * 1024 * 1024

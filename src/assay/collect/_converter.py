@@ -154,6 +154,7 @@ def recover(config: CollectorConfig, counters: Counters | None = None) -> int:
     writer = SpanWriter(
         staging,
         partition_by=config.partition_by,
+        buckets=config.buckets,
         max_file_bytes=config.roll_bytes,
         row_group_rows=ROW_GROUP_ROWS,
         on_roll=staged,
@@ -198,6 +199,7 @@ class Converter:
         self._writer = SpanWriter(
             _staging(config),
             partition_by=config.partition_by,
+            buckets=config.buckets,
             max_file_bytes=config.roll_bytes,
             row_group_rows=ROW_GROUP_ROWS,
             on_roll=self._staged,

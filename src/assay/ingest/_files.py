@@ -325,6 +325,7 @@ def import_files(
     *,
     partition_by: Sequence[str] = ("date", "service"),
     limits: ImportLimits | None = None,
+    buckets: int | None = None,
 ) -> ImportResult:
     """Import recorded OTLP files into a spans-table folder, all or nothing.
 
@@ -338,6 +339,7 @@ def import_files(
         out: The output folder.
         partition_by: Hive partition keys, as for :class:`assay.store.SpanWriter`.
         limits: Decompressed-size and message-size bounds (defaults are safe).
+        buckets: Also lay the output out by trace bucket, as for the ``SpanWriter``.
 
     Raises:
         InputError: An input is missing, unreadable, not OTLP or over a limit, or ``out``
@@ -350,7 +352,7 @@ def import_files(
     staging = root / f"_import-{uuid.uuid4().hex[:12]}"
     spans = rejected = 0
     try:
-        writer = SpanWriter(staging, partition_by=partition_by)
+        writer = SpanWriter(staging, partition_by=partition_by, buckets=buckets)
         for f in files:
             for decoded in read_otlp_file(f, limits):
                 writer.write(decoded.table)

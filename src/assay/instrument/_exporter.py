@@ -82,6 +82,8 @@ class ParquetSpanExporter(SpanExporter):
         path: Output folder; files go into Hive partitions ``date=YYYY-MM-DD/``.
         max_file_bytes: Roll to a new file past this size.
         max_file_age_s: Make a file visible once it is this old (at the next export).
+        buckets: Also lay the files out in this many ``bucket=NN`` folders by trace, so that
+            large sets are analysed bucket by bucket (see ``docs/scale.md``).
     """
 
     def __init__(
@@ -90,9 +92,10 @@ class ParquetSpanExporter(SpanExporter):
         *,
         max_file_bytes: int = 128 * 1024 * 1024,
         max_file_age_s: float | None = 60.0,
+        buckets: int | None = None,
     ) -> None:
         self._writer = SpanWriter(
-            path, max_file_bytes=max_file_bytes, max_file_age_s=max_file_age_s
+            path, max_file_bytes=max_file_bytes, max_file_age_s=max_file_age_s, buckets=buckets
         )
         self._lock = threading.Lock()
         self._shut_down = False

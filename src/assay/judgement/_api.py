@@ -9,8 +9,8 @@ from typing import Any
 
 import polars as pl
 
+from assay.analysis import Engine, engine_trials, read_trials, with_cost
 from assay.analysis import columns as tc
-from assay.analysis import read_trials, trials_from_spans, with_cost
 from assay.errors import ConfigError, InputError
 from assay.judgement._behaviour import price_table
 from assay.judgement._options import AnalyzeOptions
@@ -78,14 +78,22 @@ class _Read:
     pricing them noticed (unpriced models, ...)."""
 
 
-def _read_trials(paths: Paths, options: AnalyzeOptions, skip_bad_files: bool) -> _Read:
+def _read_trials(
+    paths: Paths,
+    options: AnalyzeOptions,
+    skip_bad_files: bool,
+    engine: Engine | str = Engine.LOCAL,
+    spark_master: str | None = None,
+) -> _Read:
     trace_set = open_trace_set(paths, skip_bad_files=skip_bad_files)
     try:
-        read = read_trials(
-            trace_set.scan(),
+        read = engine_trials(
+            trace_set,
+            engine=engine,
             min_score=options.min_score,
             test_attribute=options.test_attribute,
             pass_when=options.pass_when,
+            spark_master=spark_master,
         )
         recorded = read_judgements(trace_set.scan(), read.table)
         trials, priced = with_cost(read.table, price_table(options.prices), trace_set.scan())
@@ -136,6 +144,8 @@ def analyze(
     baseline_version: str | None = None,
     current_version: str | None = None,
     run_id: str | None = None,
+    engine: Engine | str = Engine.LOCAL,
+    spark_master: str | None = None,
     **overrides: Any,
 ) -> Analysis:
     """Read a trace set and give every test its verdict.
@@ -150,6 +160,9 @@ def analyze(
             test's verdict then answers "did it get worse?" (see :func:`compare`).
         current_version: The version under test when the set holds more than two.
         run_id: Only the trials of this ``assay.run.id`` (how ``assay run`` judges its own).
+        engine: Where spans become trials: ``local`` (here, bucket by bucket) or ``spark``
+            (see ``docs/scale.md``); the statistics are the same either way.
+        spark_master: The Spark master URL for ``engine="spark"``.
         **overrides: Fields of :class:`AnalyzeOptions` set on top of ``options``
             (``threshold=0.8``, ``ks=(1, 5, 10)``, ...).
 
@@ -161,7 +174,7 @@ def analyze(
         ConfigError: A bad option.
     """
     settings = _options(options, overrides)
-    read = _read_trials(paths, settings, skip_bad_files)
+    read = _read_trials(paths, settings, skip_bad_files, engine, spark_master)
     trace_set, trials, recorded = read.trace_set, read.trials, read.recorded
     if run_id is not None:
         trials = trials.filter(pl.col(tc.RUN_ID) == run_id)
@@ -240,14 +253,19 @@ def judge_spans(spans: pl.LazyFrame, options: AnalyzeOptions | None = None) -> A
         options: The options of the analysis; defaults throughout if None.
     """
     settings = _options(options, {})
-    trials = trials_from_spans(
+    read = read_trials(
         spans,
         min_score=settings.min_score,
         test_attribute=settings.test_attribute,
         pass_when=settings.pass_when,
     )
-    tests, notes = judge(trials, settings, recorded=read_judgements(spans, trials))
-    return AnalysisResult(tests=tests, options=_as_dict(settings), notes=tuple(notes))
+    tests, notes = judge(read.table, settings, recorded=read_judgements(spans, read.table))
+    return AnalysisResult(
+        tests=tests,
+        options=_as_dict(settings),
+        notes=tuple(notes),
+        data_quality=read.data_quality,
+    )
 
 
 def _version(trials: pl.DataFrame, version: str) -> pl.DataFrame:

@@ -26,8 +26,6 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special
-from scipy import stats as sps
 
 from assay.errors import ConfigError, InsufficientDataError
 from assay.stats._intervals import wilson_interval
@@ -167,6 +165,8 @@ def binary_shift(
     Returns:
         The shift, ``measure="difference"``.
     """
+    from scipy import stats as sps
+
     check_confidence(confidence)
     require_trials(n_baseline, n_current)
     if not (0 <= k_baseline <= n_baseline and 0 <= k_current <= n_current):
@@ -240,6 +240,8 @@ def _ratio_shift(
     method: str,
 ) -> Shift:
     """The ratio of means with its robust interval and the Wald p-value on the log scale."""
+    from scipy import special
+
     m_b, m_c = float(baseline.mean()), float(current.mean())
     common = (kind, m_b, m_c)
     sizes = (int(baseline.size), int(current.size))
@@ -310,6 +312,8 @@ def continuous_shift(
     Returns:
         The shift, ``measure="ratio"``, ``method="mann-whitney"``.
     """
+    from scipy import stats as sps
+
     check_confidence(confidence)
     x, y = _sample(baseline, "baseline"), _sample(current, "current")
     shift = _ratio_shift("continuous", x, y, confidence, "mann-whitney")

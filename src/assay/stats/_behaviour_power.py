@@ -9,8 +9,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from scipy import special
-
 from assay.errors import ConfigError
 from assay.stats._behaviour import BehaviourKind, check_alpha
 
@@ -46,6 +44,8 @@ def share_power(
     Returns:
         The power, in [0, 1].
     """
+    from scipy import special
+
     check_alpha(alpha)
     if difference <= 0:
         raise ConfigError(f"the change to detect must be positive (got {difference})")
@@ -76,6 +76,8 @@ def ratio_power(cv: float, n_baseline: int, n_current: int, ratio: float, alpha:
     Returns:
         The power, in [0, 1]; 1 when the values never vary.
     """
+    from scipy import special
+
     check_alpha(alpha)
     if ratio <= 1:
         raise ConfigError(f"the ratio to detect must exceed 1 (got {ratio})")

@@ -35,7 +35,6 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special as sps_special
 
 from assay.errors import ConfigError, InsufficientDataError
 
@@ -123,6 +122,8 @@ def _grid() -> FloatArray:
 
 @functools.lru_cache(maxsize=64)
 def _log_comb(n: int) -> FloatArray:
+    from scipy import special as sps_special
+
     x = np.arange(n + 1)
     log_comb: FloatArray = (
         sps_special.gammaln(n + 1) - sps_special.gammaln(x + 1) - (sps_special.gammaln(n - x + 1))
@@ -132,6 +133,8 @@ def _log_comb(n: int) -> FloatArray:
 
 def _pmfs(n: int, pis: FloatArray) -> FloatArray:
     """Binomial(n, π) probabilities of 0..n, one row per π, computed in log space."""
+    from scipy import special as sps_special
+
     x = np.arange(n + 1)[None, :]
     p = pis[:, None]
     log_pmf = _log_comb(n)[None, :] + sps_special.xlogy(x, p) + sps_special.xlog1py(n - x, -p)

@@ -9,7 +9,6 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as sps
 
 from assay.errors import ConfigError
 from assay.stats._multiple import adjust_p_values
@@ -69,6 +68,8 @@ def _share_factor(
     failed: npt.NDArray[np.bool_],
     label: str | None = None,
 ) -> tuple[float, FailureFactor]:
+    from scipy import stats as sps
+
     a = int((has & failed).sum())
     b = int((~has & failed).sum())
     c = int((has & ~failed).sum())
@@ -107,6 +108,8 @@ def _numeric_factor(
     failed: npt.NDArray[np.bool_],
     label: str | None = None,
 ) -> tuple[float, FailureFactor] | None:
+    from scipy import stats as sps
+
     what = label if label is not None else f"`{feature}`"
     keep = np.isfinite(x)
     fail_x, pass_x = x[keep & failed], x[keep & ~failed]

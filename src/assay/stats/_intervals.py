@@ -13,7 +13,6 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as sps
 
 from assay.errors import ConfigError, InsufficientDataError
 
@@ -90,6 +89,8 @@ def proportion_interval(
             [0, n].
         InsufficientDataError: For n = 0.
     """
+    from scipy import stats as sps
+
     _check_method(method)
     _check(successes, n, confidence)
     if method in _SCIPY_NAMES:
@@ -140,6 +141,8 @@ def proportion_bounds(
     Returns:
         ``(low, high)`` as float arrays of the broadcast shape.
     """
+    from scipy import stats as sps
+
     _check_method(method)
     _check_confidence(confidence)
     x = np.asarray(successes, dtype=np.float64)

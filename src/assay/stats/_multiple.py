@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as sps
 
 from assay.errors import ConfigError
 
@@ -33,6 +32,8 @@ def adjust_p_values(p_values: npt.ArrayLike, method: str = "none") -> npt.NDArra
     Returns:
         The adjusted p-values, in the input order.
     """
+    from scipy import stats as sps
+
     if method not in ADJUST_METHODS:
         raise ConfigError(f"unknown adjustment {method!r}; choose none, holm or bh")
     p = np.asarray(p_values, dtype=np.float64).ravel()

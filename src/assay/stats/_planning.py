@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as sps
 
 from assay.errors import ConfigError
 from assay.stats._exact2x2 import _check_alpha, _check_test
@@ -90,6 +89,8 @@ def pass_probability(
     Returns:
         The probabilities, shaped like ``n``.
     """
+    from scipy import stats as sps
+
     _check_probability("threshold", threshold, open_low=False)
     _check_probability("expected", expected, open_low=False)
     ns = np.asarray(n, dtype=np.int64)

@@ -9,7 +9,6 @@ difference.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats as sps
 
 from assay.errors import ConfigError
 from assay.stats._exact2x2 import (
@@ -126,6 +125,8 @@ def rejection_probability(
     Returns:
         The probability in [0, 1].
     """
+    from scipy import stats as sps
+
     for name, rate in (("baseline_rate", baseline_rate), ("current_rate", current_rate)):
         if not 0 <= rate <= 1:
             raise ConfigError(f"{name} must lie in [0, 1] (got {rate})")

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as sps
 
 from assay.errors import ConfigError, InsufficientDataError
 
@@ -82,6 +81,8 @@ def score_summary(
         InsufficientDataError: For no values.
         ConfigError: For a bad ``ci``, ``confidence`` or a non-finite value.
     """
+    from scipy import stats as sps
+
     if ci not in SCORE_CI_METHODS:
         raise ConfigError(f"unknown score interval {ci!r}; choose t or bootstrap")
     if not 0 < confidence < 1:
@@ -111,6 +112,8 @@ def score_summary(
 def _bootstrap(
     x: npt.NDArray[np.float64], confidence: float, seed: int | None, n_resamples: int
 ) -> tuple[float, float]:
+    from scipy import stats as sps
+
     rng = np.random.default_rng(seed)
     with warnings.catch_warnings():
         # BCa warns and returns NaN on nearly-degenerate samples; fall back to percentile.
@@ -175,6 +178,8 @@ def score_shift_test(baseline: npt.ArrayLike, current: npt.ArrayLike) -> ScoreSh
     Raises:
         InsufficientDataError: If either sample is empty.
     """
+    from scipy import stats as sps
+
     x = _values(baseline, "baseline scores")
     y = _values(current, "current scores")
     if np.ptp(np.concatenate([x, y])) == 0:

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as sps
 
 from assay.errors import ConfigError
 from assay.stats._sprt import SequentialTest
@@ -101,6 +100,8 @@ def fixed_sample_design(
     Returns:
         The design.
     """
+    from scipy import stats as sps
+
     if not 0 < p0 < p1 < 1:
         raise ConfigError(f"need 0 < p0 < p1 < 1 (got {p0}, {p1})")
     for n in range(1, max_n + 1):

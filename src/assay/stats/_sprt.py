@@ -32,8 +32,6 @@ from typing import Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize
-from scipy import special as sp
 
 from assay.errors import ConfigError
 
@@ -249,6 +247,8 @@ def _log_mixture(
     successes: npt.NDArray[np.float64] | float, n: int, p: float, a: float, b: float
 ) -> npt.NDArray[np.float64]:
     """Log of ``∫ L(q) dBeta(a, b)(q) / L(p)``: the beta-binomial mixture martingale at ``p``."""
+    from scipy import special as sp
+
     s = np.asarray(successes, dtype=np.float64)
     f = n - s
     return np.asarray(
@@ -261,6 +261,8 @@ def _mixture_bounds(
     successes: int, n: int, alpha: float, beta: float, prior: tuple[float, float]
 ) -> tuple[float, float]:
     """Anytime-valid lower (level alpha) and upper (level beta) bounds on the pass rate."""
+    from scipy import optimize
+
     if n == 0:
         return 0.0, 1.0
     a, b = prior

@@ -1,4 +1,4 @@
-"""Writing spans-table files: atomic, rolled by size and age, optionally Hive-partitioned.
+"""Writing spans-table files: atomic, rolled by size and age, Hive-partitioned, bucketed.
 
 A file is either complete or invisible: it is written under a hidden temporary name, fsynced,
 then renamed into place (and the folder fsynced), so a reader never sees half a file.
@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from assay.errors import ConfigError
+from assay.store import _buckets as b
 from assay.store import _schema as s
 
 PARTITION_KEYS = ("date", "service")
@@ -72,6 +73,9 @@ class SpanWriter:
         max_file_bytes: Roll to a new file once a file reaches this size on disk.
         max_file_age_s: Roll a file at the next write or :meth:`roll_aged` once it is this old.
         row_group_rows: Rows buffered before a row group is written.
+        compression: The Parquet codec.
+        buckets: Also split by trace into this many ``bucket=NN`` folders (the last level), so
+            that each bucket holds whole traces (see ``docs/scale.md``); None: no buckets.
         on_roll: Called with the path and row count of every file made visible.
     """
 
@@ -85,13 +89,20 @@ class SpanWriter:
         row_group_rows: int = 128 * 1024,
         compression: str = "zstd",
         on_roll: Callable[[Path, int], None] | None = None,
+        buckets: int | None = None,
     ) -> None:
         unknown = set(partition_by) - set(PARTITION_KEYS)
         if unknown:
             raise ConfigError(f"unknown partition key(s) {sorted(unknown)}; use {PARTITION_KEYS}")
+        self.buckets = b.check_bucket_count(buckets) if buckets is not None else None
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.partition_by = tuple(partition_by)
+        self._schema = s.SPANS_SCHEMA
+        if self.buckets is not None:
+            count = str(self.buckets).encode()
+            metadata = {**(s.SPANS_SCHEMA.metadata or {}), b.BUCKET_COUNT_KEY: count}
+            self._schema = s.SPANS_SCHEMA.with_metadata(metadata)
         self.max_file_bytes = max_file_bytes
         self.max_file_age_s = max_file_age_s
         self.row_group_rows = row_group_rows
@@ -149,6 +160,16 @@ class SpanWriter:
 
     # --- internals ----------------------------------------------------------------------------
     def _split(self, table: pa.Table) -> list[tuple[tuple[str, ...], pa.Table]]:
+        parts = self._split_partitions(table)
+        if self.buckets is None:
+            return parts
+        return [
+            ((*key, b.bucket_folder(number, self.buckets)), bucket)
+            for key, part in parts
+            for number, bucket in b.split_by_bucket(part, self.buckets)
+        ]
+
+    def _split_partitions(self, table: pa.Table) -> list[tuple[tuple[str, ...], pa.Table]]:
         if not self.partition_by:
             return [((), table)]
         single = self._single_key(table)
@@ -192,8 +213,9 @@ class SpanWriter:
         return tuple(key)
 
     def _start(self, key: tuple[str, ...]) -> _OpenFile:
+        partitions = zip(self.partition_by, key[: len(self.partition_by)], strict=True)
         folder = self.root.joinpath(
-            *(f"{n}={v}" for n, v in zip(self.partition_by, key, strict=True))
+            *(f"{n}={v}" for n, v in partitions), *key[len(self.partition_by) :]
         )
         # Defence in depth: a partition folder must stay inside the output folder.
         if not folder.resolve().is_relative_to(self.root.resolve()):
@@ -203,7 +225,7 @@ class SpanWriter:
         name = f"spans-{stamp}-{uuid.uuid4().hex[:12]}.parquet"
         final = folder / name
         temp = folder / f".{name}{TEMP_SUFFIX}"
-        writer = pq.ParquetWriter(temp, s.SPANS_SCHEMA, compression=self.compression)
+        writer = pq.ParquetWriter(temp, self._schema, compression=self.compression)
         handle = _OpenFile(final, temp, writer, time.monotonic())
         self._open[key] = handle
         return handle
@@ -239,9 +261,13 @@ class SpanWriter:
 
 
 def write_spans(
-    table: pa.Table, root: str | os.PathLike[str], *, partition_by: Sequence[str] = ("date",)
+    table: pa.Table,
+    root: str | os.PathLike[str],
+    *,
+    partition_by: Sequence[str] = ("date",),
+    buckets: int | None = None,
 ) -> list[Path]:
     """Write one spans table into ``root`` as complete files; return the paths written."""
-    writer = SpanWriter(root, partition_by=partition_by)
+    writer = SpanWriter(root, partition_by=partition_by, buckets=buckets)
     writer.write(table)
     return writer.flush()

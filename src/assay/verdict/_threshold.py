@@ -6,7 +6,6 @@ import enum
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
 
 from assay.errors import ConfigError
 from assay.stats import Interval, min_trials_for_pass, proportion_bounds, proportion_interval
@@ -91,6 +90,8 @@ def settle_probability(
     Returns:
         The probability in [0, 1].
     """
+    from scipy import stats as sps
+
     _check_threshold(threshold)
     if n < 1 or not 0 <= successes <= n or additional < 0:
         raise ConfigError(

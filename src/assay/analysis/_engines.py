@@ -1,0 +1,225 @@
+"""Engines: where the spans → trials function runs over a trace set.
+
+Both engines run the same function (:func:`assay.analysis.read_trials`) on whole traces, one
+bucket of the trace set at a time, and concatenate the trials tables and their data-quality
+findings; statistics are then computed from the trials table on this machine, whichever engine
+made it.
+
+* ``local``: here, bucket by bucket, so memory is bounded by a bucket, not by the trace set.
+* ``spark``: inside Spark (``groupBy(bucket).applyInArrow``), see ``_spark.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Sequence
+from enum import StrEnum
+from typing import Final
+
+import polars as pl
+
+from assay import conventions as c
+from assay.analysis import _columns as tc
+from assay.analysis._passwhen import PassRule
+from assay.analysis._trials import Trials, attribute_as_string, read_trials
+from assay.errors import ConfigError, SchemaError
+from assay.quality import DataQuality, Finding, Severity
+from assay.store import TraceSet
+from assay.store._buckets import Bucket, existing_buckets, made_buckets, row_group_buckets
+
+SPANS_PER_BUCKET: Final = 4_000_000
+"""Spans per bucket the engines aim at when they make buckets (``ASSAY_SPANS_PER_BUCKET``)."""
+SPANS_PER_BUCKET_ENV: Final = "ASSAY_SPANS_PER_BUCKET"
+
+TrialsFunction = Callable[[pl.LazyFrame], Trials]
+"""Spans of whole traces → their trials table and findings."""
+
+
+class Engine(StrEnum):
+    """Where the spans → trials function runs."""
+
+    LOCAL = "local"
+    SPARK = "spark"
+
+
+def trials_function(
+    min_score: float | None, test_attribute: str, pass_when: str | PassRule | None = None
+) -> TrialsFunction:
+    """The spans → trials function with the analysis' options bound."""
+
+    def build(spans: pl.LazyFrame) -> Trials:
+        return read_trials(
+            spans, min_score=min_score, test_attribute=test_attribute, pass_when=pass_when
+        )
+
+    return build
+
+
+def engine_trials(
+    trace_set: TraceSet,
+    *,
+    engine: Engine | str = Engine.LOCAL,
+    min_score: float | None = None,
+    test_attribute: str = c.TEST_ID,
+    pass_when: str | PassRule | None = None,
+    spark_master: str | None = None,
+    spans_per_bucket: int | None = None,
+) -> Trials:
+    """The trials table of a trace set and its findings, made by ``engine``.
+
+    Args:
+        trace_set: The checked files to read.
+        engine: ``local`` (here, bucket by bucket) or ``spark``.
+        min_score: As for :func:`read_trials`.
+        test_attribute: As for :func:`read_trials`.
+        pass_when: As for :func:`read_trials`.
+        spark_master: The Spark master URL (``spark`` only; default: Spark's own setting).
+        spans_per_bucket: Bucket size the engine aims at when the set has no buckets; default
+            ``ASSAY_SPANS_PER_BUCKET`` or :data:`SPANS_PER_BUCKET`.
+
+    Raises:
+        ConfigError: An unknown engine, or ``spark`` without pyspark installed.
+        SchemaError: No trial spans in the whole set, or a bucket breaks the trial contract.
+    """
+    try:
+        chosen = Engine(engine)
+    except ValueError:
+        names = ", ".join(e.value for e in Engine)
+        raise ConfigError(f"--engine {engine}: unknown engine (use one of {names})") from None
+    if spans_per_bucket is None:
+        spans_per_bucket = _spans_per_bucket_from_env()
+    build = trials_function(min_score, test_attribute, pass_when)
+    if chosen is Engine.SPARK:
+        from assay.analysis._spark import spark_trials
+
+        tables, spans = spark_trials(
+            trace_set,
+            build,
+            spans_per_bucket=spans_per_bucket,
+            master=spark_master,
+            test_attribute=test_attribute,
+        )
+        return concat_trials(tables, lambda: spans, test_attribute)
+    return local_trials(trace_set, build, test_attribute, spans_per_bucket)
+
+
+def _spans_per_bucket_from_env() -> int:
+    text = os.environ.get(SPANS_PER_BUCKET_ENV)
+    if text is None:
+        return SPANS_PER_BUCKET
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ConfigError(f"{SPANS_PER_BUCKET_ENV}={text}: not a positive number of spans")
+    return value
+
+
+def local_trials(
+    trace_set: TraceSet,
+    build: TrialsFunction,
+    test_attribute: str = c.TEST_ID,
+    spans_per_bucket: int = SPANS_PER_BUCKET,
+) -> Trials:
+    """Trials bucket by bucket: the set's own buckets, else made ones when it is large.
+
+    A set small enough for one bucket is read in one pass, exactly as without buckets.
+    """
+    buckets = existing_buckets(trace_set.files)
+    if buckets is not None and len(buckets) > 1:
+        return _over_buckets(buckets, build, trace_set, test_attribute)
+    spans = trace_set_spans(trace_set)
+    if spans <= 2 * spans_per_bucket:
+        return build(trace_set.scan())
+    grouped = row_group_buckets(trace_set.files, spans_per_bucket)
+    if grouped is not None:
+        return _over_buckets(grouped, build, trace_set, test_attribute)
+    if trace_set.rebuilt:
+        # The hashed copy is made from the files as stored; columns rebuilt from
+        # ``attributes`` exist only in the reader's scan, so such a set is read in one pass.
+        return build(trace_set.scan())
+    with made_buckets(trace_set.files, math.ceil(spans / spans_per_bucket)) as made:
+        return _over_buckets(made, build, trace_set, test_attribute)
+
+
+def _over_buckets(
+    buckets: Sequence[Bucket], build: TrialsFunction, whole: TraceSet, test_attribute: str
+) -> Trials:
+    tables = [bucket_trials(b.scan(whole), build, test_attribute) for b in buckets]
+    return concat_trials(tables, lambda: trace_set_spans(whole), test_attribute)
+
+
+def bucket_trials(spans: pl.LazyFrame, build: TrialsFunction, test_attribute: str) -> Trials | None:
+    """The trials of one bucket, or None when the bucket holds no trial span at all.
+
+    A bucket without trials is normal (a set with few traces, or traces without trials); the
+    set as a whole must still hold some, which :func:`concat_trials` checks.
+    """
+    try:
+        return build(spans)
+    except SchemaError:
+        has_trials = spans.select(attribute_as_string(test_attribute).is_not_null().any())
+        if has_trials.collect().item():
+            raise
+        return None
+
+
+def concat_trials(
+    tables: Sequence[Trials | None], spans_read: Callable[[], int], test_attribute: str
+) -> Trials:
+    """One trials table from the buckets' tables, in a fixed order, with their findings.
+
+    The order is that of :func:`trials_from_spans` (test, start time, trial index), with the
+    trace and span ids breaking ties, so it does not depend on how traces were bucketed.
+    ``spans_read`` counts the set's spans, for the message when no bucket held a trial.
+    Findings of one kind from several buckets become one finding (see :func:`merge_findings`).
+
+    Raises:
+        SchemaError: No bucket held a trial span.
+    """
+    found = [t for t in tables if t is not None]
+    if not found:
+        raise SchemaError(
+            f"no trial spans: none of the {spans_read()} spans read carries {test_attribute}"
+        )
+    if len(found) == 1:
+        return found[0]
+    columns = found[0].table.columns
+    table = (
+        pl.concat([t.table for t in found], how="diagonal_relaxed")
+        .select(columns)
+        .sort(tc.TEST_ID, tc.START_TIME, tc.TRIAL_INDEX, tc.TRACE_ID, tc.SPAN_ID, nulls_last=True)
+    )
+    return Trials(table, merge_findings([t.data_quality for t in found]))
+
+
+def merge_findings(per_bucket: Sequence[DataQuality]) -> DataQuality:
+    """The findings of several buckets as those of one set.
+
+    A kind found in one bucket is kept as it is; a kind found in several becomes one finding
+    whose count is the sum, whose examples are the first few, and whose message is the first
+    bucket's, saying in how many buckets it was found — so nothing is repeated or lost.
+    """
+    by_kind: dict[str, list[Finding]] = {}
+    for quality in per_bucket:
+        for finding in quality.findings:
+            by_kind.setdefault(finding.kind, []).append(finding)
+    merged: list[Finding] = []
+    for kind, found in by_kind.items():
+        if len(found) == 1:
+            merged.append(found[0])
+            continue
+        total = sum(f.count for f in found)
+        examples = tuple(e for f in found for e in f.examples)[:5]
+        severity: Severity = "warning" if any(f.severity == "warning" for f in found) else "info"
+        message = f"{found[0].message} (found in {len(found)} buckets of the set: {total} in all)"
+        merged.append(Finding(kind, message, total, examples, severity))
+    return DataQuality(tuple(merged))
+
+
+def trace_set_spans(trace_set: TraceSet) -> int:
+    """How many spans the set holds (Polars reads this from the Parquet footers)."""
+    count = trace_set.scan().select(pl.len()).collect().item()
+    return int(count)

@@ -1,0 +1,316 @@
+"""Trace buckets: a trace set split by a stable hash of the trace id into whole traces.
+
+A bucket can be analysed on its own. Writers lay a set out as Hive partitions ``bucket=NN``
+(the last folder level, under ``date=`` and ``service=`` when those are used) and record the
+bucket count in each file's metadata. Readers use that layout when every file has it;
+otherwise they make buckets from whole Parquet row groups that share no trace, or, when
+traces interleave too much for that, by writing a hashed copy of the set into a scratch
+folder in one pass (see ``docs/scale.md``).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from assay.errors import ConfigError, InputError
+from assay.store import _schema as s
+
+if TYPE_CHECKING:
+    from assay.store._reader import TraceSet
+
+BUCKET_KEY: Final = "bucket"
+"""The Hive partition key of a bucket folder (``bucket=07``)."""
+BUCKET_COUNT_KEY: Final = b"assay.bucket.count"
+"""Parquet file metadata: how many buckets the writer split the trace set into."""
+MAX_BUCKETS: Final = 4096
+_GOLDEN: Final = 0x9E3779B1  # Knuth's multiplicative constant: mixes the id's low bits
+_FOLDER = re.compile(rf"(?:^|/){BUCKET_KEY}=(\d+)(?:/|$)")
+
+
+def check_bucket_count(count: int) -> int:
+    """Return ``count`` if it is a usable number of buckets, else raise :class:`ConfigError`."""
+    if not 1 <= count <= MAX_BUCKETS:
+        raise ConfigError(f"buckets must be between 1 and {MAX_BUCKETS} (got {count})")
+    return count
+
+
+def bucket_of(trace_ids: pl.Series, count: int) -> pl.Series:
+    """The bucket (``0 … count-1``) of each trace id, the same in every process and version.
+
+    A trace id is random hex (W3C Trace Context), so its last 8 hex digits are already a good
+    hash; they are mixed by Knuth's multiplicative hash and scaled onto ``count`` buckets.
+    Polars' own ``hash`` is not used: it may change between versions, and a bucket must not.
+    Ids that are not hex (other systems) fall back to CRC-32 of their bytes.
+    """
+    tail = trace_ids.str.slice(-8).str.to_integer(base=16, strict=False).cast(pl.UInt64)
+    if tail.null_count():
+        fallback = pl.Series(
+            [zlib.crc32(t.encode()) if t is not None else 0 for t in trace_ids.to_list()],
+            dtype=pl.UInt64,
+        )
+        tail = tail.fill_null(fallback)
+    mixed = (tail * _GOLDEN) % (1 << 32)
+    return ((mixed * count) // (1 << 32)).cast(pl.UInt32).rename(BUCKET_KEY)
+
+
+def bucket_folder(bucket: int, count: int) -> str:
+    """The folder name of ``bucket`` among ``count`` (``bucket=07``: zero-padded, so sorted)."""
+    width = max(2, len(str(count - 1)))
+    return f"{BUCKET_KEY}={bucket:0{width}d}"
+
+
+def split_by_bucket(table: pa.Table, count: int) -> list[tuple[int, pa.Table]]:
+    """Split a spans batch into its buckets, keeping the order of spans within each."""
+    trace_ids = pl.Series(table[s.TRACE_ID].combine_chunks())
+    buckets = bucket_of(trace_ids, count).to_numpy()
+    if (buckets == buckets[0]).all():
+        return [(int(buckets[0]), table)]
+    order = np.argsort(buckets, kind="stable")
+    ranked = buckets[order]
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(ranked)) + 1))
+    ends = np.append(starts[1:], len(ranked))
+    taken = table.take(pa.array(order))
+    return [(int(ranked[a]), taken.slice(a, b - a)) for a, b in zip(starts, ends, strict=True)]
+
+
+@dataclass(frozen=True, slots=True)
+class Bucket:
+    """The files of one bucket: whole traces, analysable on their own."""
+
+    number: int
+    """The bucket's number (its ``bucket=NN`` folder)."""
+    files: tuple[str, ...]
+    """Its spans files."""
+    ipc: bool = False
+    """The files are Arrow IPC in the spans schema (a copy made by :func:`made_buckets`)."""
+    row_ranges: tuple[tuple[tuple[int, int], ...], ...] | None = None
+    """Only these ``(offset, rows)`` ranges of each file: whole row groups, read by a sliced
+    scan so that Polars still reads only the columns it needs (see :func:`row_group_buckets`)."""
+
+    def scan(self, like: TraceSet | None = None) -> pl.LazyFrame:
+        """A lazy scan of the bucket's spans, with the spans-table schema.
+
+        Args:
+            like: The whole trace set the bucket belongs to: its checks (promoted columns
+                rebuilt from ``attributes``, repeated spans collapsed) apply to the bucket too.
+                A repeated span has the trace id of its first copy, so it falls in the same
+                bucket and collapsing per bucket is collapsing over the set.
+        """
+        from dataclasses import replace
+
+        from assay.store._reader import TraceSet
+
+        whole = like if like is not None else TraceSet(self.files)
+        if self.ipc:
+            scan = pl.scan_ipc(list(self.files))
+        elif self.row_ranges is None:
+            return replace(whole, files=self.files).scan()
+        else:
+            scan = pl.concat(
+                [
+                    replace(whole, files=(f,), deduplicate=False).scan().slice(offset, rows)
+                    for f, ranges in zip(self.files, self.row_ranges, strict=True)
+                    for offset, rows in ranges
+                ]
+            )
+        if whole.deduplicate:
+            scan = scan.filter(pl.struct(s.TRACE_ID, s.SPAN_ID).is_first_distinct())
+        return scan
+
+
+def existing_buckets(files: tuple[str, ...]) -> list[Bucket] | None:
+    """The buckets of a trace set laid out by a bucketing writer, or None if it is not.
+
+    Every file must sit in a ``bucket=NN`` folder, and every local file must record the same
+    bucket count: two writers with different counts put one trace in different buckets.
+    """
+    grouped: dict[int, list[str]] = {}
+    counts: set[bytes | None] = set()
+    for f in files:
+        match = _FOLDER.search(f.replace("\\", "/"))
+        if match is None:
+            return None
+        grouped.setdefault(int(match.group(1)), []).append(f)
+        if not _is_remote(f):
+            counts.add((pq.read_schema(f).metadata or {}).get(BUCKET_COUNT_KEY))
+    if len(counts) > 1 or None in counts:
+        return None
+    return [Bucket(n, tuple(grouped[n])) for n in sorted(grouped)]
+
+
+def total_spans(files: tuple[str, ...]) -> int:
+    """The number of spans in ``files``, from their Parquet footers."""
+    return sum(_parquet_file(f).metadata.num_rows for f in files)
+
+
+def _is_remote(path: str) -> bool:
+    from assay.store._paths import _REMOTE
+
+    return _REMOTE.match(path) is not None
+
+
+def _parquet_file(path: str) -> pq.ParquetFile:
+    if _is_remote(path):
+        fs, inner = pafs.FileSystem.from_uri(path)
+        return pq.ParquetFile(fs.open_input_file(inner))
+    return pq.ParquetFile(path)
+
+
+def row_group_buckets(files: tuple[str, ...], spans_per_bucket: int) -> list[Bucket] | None:
+    """Buckets made of whole Parquet row groups, when traces do not interleave too much.
+
+    Reads only the trace-id column, once. Row groups that share a trace are joined into one
+    group (a connected component); groups are packed, in file order, into buckets of about
+    ``spans_per_bucket`` spans. Nothing is copied. Returns None when some group of row groups
+    sharing traces is larger than two buckets — traces spread over the whole set — and a
+    hashed copy (:func:`made_buckets`) is needed instead.
+    """
+    units: list[tuple[int, int, int]] = []  # (file, first row, rows) of each row group
+    hashes: list[pl.DataFrame] = []
+    for fi, f in enumerate(files):
+        try:
+            source = _parquet_file(f)
+            first = 0
+            for rg in range(source.num_row_groups):
+                ids = pl.Series(source.read_row_group(rg, columns=[s.TRACE_ID]).column(0))
+                # Any hash will do within one run: a collision only joins two groups.
+                hashes.append(pl.DataFrame({"unit": len(units), "h": ids.unique().hash()}))
+                rows = source.metadata.row_group(rg).num_rows
+                units.append((fi, first, rows))
+                first += rows
+        except (OSError, pa.ArrowException) as exc:
+            raise InputError(f"{f}: could not be read for bucketing ({exc})") from exc
+    parent = list(range(len(units)))
+
+    def root(u: int) -> int:
+        while parent[u] != u:
+            parent[u] = parent[parent[u]]
+            u = parent[u]
+        return u
+
+    shared = (
+        pl.concat(hashes)
+        .group_by("h")
+        .agg(pl.col("unit").min().alias("first"), pl.col("unit"))
+        .filter(pl.col("unit").list.len() > 1)
+        .explode("unit")
+        .select("first", "unit")
+        .unique()
+    )
+    for first, unit in shared.iter_rows():
+        parent[root(unit)] = root(first)
+    components: dict[int, list[int]] = {}
+    for u in range(len(units)):
+        components.setdefault(root(u), []).append(u)
+    sizes = {c: sum(units[u][2] for u in members) for c, members in components.items()}
+    if max(sizes.values(), default=0) > 2 * spans_per_bucket:
+        return None
+    packed: list[list[int]] = [[]]
+    filled = 0
+    for c in sorted(components):  # roots are the first unit of each group: file order
+        if filled and filled + sizes[c] > spans_per_bucket:
+            packed.append([])
+            filled = 0
+        packed[-1].extend(components[c])
+        filled += sizes[c]
+    return [_row_group_bucket(n, sorted(members), units, files) for n, members in enumerate(packed)]
+
+
+def _row_group_bucket(
+    number: int, members: list[int], units: list[tuple[int, int, int]], files: tuple[str, ...]
+) -> Bucket:
+    by_file: dict[int, list[tuple[int, int]]] = {}
+    for u in members:
+        f, offset, rows = units[u]
+        ranges = by_file.setdefault(f, [])
+        if ranges and sum(ranges[-1]) == offset:  # adjacent row groups: one range
+            ranges[-1] = (ranges[-1][0], ranges[-1][1] + rows)
+        else:
+            ranges.append((offset, rows))
+    return Bucket(
+        number,
+        tuple(files[f] for f in by_file),
+        row_ranges=tuple(tuple(ranges) for ranges in by_file.values()),
+    )
+
+
+def _conform(batch: pa.RecordBatch) -> pa.Table:
+    """A batch in the current spans schema: missing columns as nulls, extra columns dropped."""
+    columns = [
+        batch.column(f.name) if f.name in batch.schema.names else pa.nulls(batch.num_rows, f.type)
+        for f in s.SPANS_SCHEMA
+    ]
+    table = pa.Table.from_arrays(columns, names=s.SPANS_SCHEMA.names)
+    if not table.schema.equals(s.SPANS_SCHEMA):
+        table = table.cast(s.SPANS_SCHEMA)
+    return table
+
+
+@contextmanager
+def made_buckets(
+    files: tuple[str, ...], count: int, scratch: str | None = None
+) -> Iterator[list[Bucket]]:
+    """Write a bucketed copy of ``files`` into a scratch folder; yield its buckets.
+
+    One pass over the input, a row group at a time, split by :func:`bucket_of` exactly as a
+    bucketing writer splits. The copy is Arrow IPC (LZ4), not Parquet: it is read once, right
+    away, and IPC costs little more than a memory copy to write, where Parquet encoding cost
+    more than the analysis itself. The copy is deleted when the block ends.
+
+    Args:
+        files: The spans files of the trace set.
+        count: How many buckets to make.
+        scratch: Where the copy goes (default: the system's temporary folder).
+
+    Raises:
+        InputError: A file cannot be read.
+    """
+    root = Path(tempfile.mkdtemp(prefix="assay-buckets-", dir=scratch))
+    # Buffered rows per bucket before a batch is written: about 2M rows in all.
+    batch_rows = max(4096, 2 * 1024 * 1024 // count)
+    writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
+    made: dict[int, Path] = {}
+    pending: dict[int, list[pa.Table]] = {}
+    options = pa.ipc.IpcWriteOptions(compression="lz4")
+
+    def write(number: int) -> None:
+        if number not in writers:
+            path = root / bucket_folder(number, count) / "spans.arrow"
+            path.parent.mkdir()
+            made[number] = path
+            writers[number] = pa.ipc.new_file(path, s.SPANS_SCHEMA, options=options)
+        writers[number].write_table(pa.concat_tables(pending.pop(number)))
+
+    try:
+        for f in files:
+            try:
+                for batch in _parquet_file(f).iter_batches(batch_size=64 * 1024):
+                    for number, part in split_by_bucket(_conform(batch), count):
+                        pending.setdefault(number, []).append(part)
+                        if sum(p.num_rows for p in pending[number]) >= batch_rows:
+                            write(number)
+            except (OSError, pa.ArrowException) as exc:
+                raise InputError(f"{f}: could not be read for bucketing ({exc})") from exc
+        for number in list(pending):
+            write(number)
+        for number in list(writers):
+            writers.pop(number).close()
+        yield [Bucket(n, (str(path),), ipc=True) for n, path in sorted(made.items())]
+    finally:
+        for writer in writers.values():  # left open only when reading failed
+            writer.close()
+        shutil.rmtree(root, ignore_errors=True)

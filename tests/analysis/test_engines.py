@@ -1,0 +1,140 @@
+"""Engines: bucket by bucket (local, made or laid-out buckets) and Spark give the same results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+
+import assay
+from assay.analysis import columns as tc
+from assay.analysis import engine_trials
+from assay.cli import run
+from assay.errors import ConfigError, SchemaError
+from assay.store import (
+    SPANS_SCHEMA,
+    SpanRows,
+    encode_attributes,
+    open_trace_set,
+    read_spans,
+    write_spans,
+)
+from assay.store._buckets import row_group_buckets
+
+ORDER = [tc.TEST_ID, tc.START_TIME, tc.TRIAL_INDEX, tc.TRACE_ID, tc.SPAN_ID]
+
+
+@pytest.fixture(scope="module")
+def example(traces: Path) -> Path:
+    """The example agent's traces: 30 trials of 4 cases, with tools, LLM calls and scores."""
+    return traces
+
+
+@pytest.fixture(scope="module")
+def bucketed(traces: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same spans, laid out in 8 buckets by a bucketing writer."""
+    out = tmp_path_factory.mktemp("bucketed") / "traces"
+    write_spans(read_spans(traces).to_arrow(), out, buckets=8)
+    return out
+
+
+def _trials(path: Path, **kwargs: object) -> pl.DataFrame:
+    return engine_trials(open_trace_set(path), **kwargs)  # type: ignore[arg-type]
+
+
+def test_laid_out_buckets_give_the_same_json(example: Path, bucketed: Path) -> None:
+    assert len({Path(f).parent.name for f in open_trace_set(bucketed).files}) > 1
+    assert assay.analyze(bucketed).to_json() == assay.analyze(example).to_json()
+    assert _trials(bucketed).equals(_trials(example).sort(ORDER, nulls_last=True))
+
+
+def test_made_buckets_give_the_same_trials(example: Path) -> None:
+    whole = _trials(example)
+    spans = read_spans(example).height
+    # 60 spans a bucket: the one row group of the set must be copied into many buckets,
+    # some of them without trials.
+    assert row_group_buckets(open_trace_set(example).files, 60) is None
+    made = _trials(example, spans_per_bucket=60)
+    assert spans > 2 * 60
+    assert made.equals(whole.sort(ORDER, nulls_last=True))
+
+
+def test_row_group_buckets_give_the_same_trials(example: Path, tmp_path: Path) -> None:
+    # A row group of whole traces for every 3 traces: buckets without a copy.
+    spans = read_spans(example).with_columns((pl.col("trace_id").rank("dense") // 3).alias("group"))
+    (tmp_path / "traces").mkdir()
+    path = tmp_path / "traces" / "spans.parquet"
+    with pq.ParquetWriter(path, SPANS_SCHEMA) as writer:
+        for _, group in spans.sort("group").group_by("group", maintain_order=True):
+            writer.write_table(group.drop("group").to_arrow().cast(SPANS_SCHEMA))
+    files = (str(path),)
+    assert pq.ParquetFile(path).num_row_groups > 10
+    assert row_group_buckets(files, 60) is not None
+    trials = _trials(tmp_path / "traces", spans_per_bucket=60)
+    assert trials.equals(_trials(example).sort(ORDER, nulls_last=True))
+
+
+def _one_span(rows: SpanRows, trace: int, attributes: dict[str, object]) -> None:
+    rows.append(
+        trace_id=f"{trace:032x}",
+        span_id=f"{trace:016x}",
+        name="trial",
+        start_time=trace,
+        end_time=trace + 10**9,
+        service_name="svc",
+        attributes=encode_attributes(attributes),
+    )
+
+
+def test_buckets_without_trials_are_fine_but_a_set_without_any_is_not(tmp_path: Path) -> None:
+    rows = SpanRows()
+    _one_span(rows, 1, {"assay.test.id": "only", "assay.trial.outcome": "pass"})
+    for trace in range(2, 40):
+        _one_span(rows, trace, {"other": 1})
+    write_spans(rows.to_table(), tmp_path / "some", buckets=16)
+    trials = _trials(tmp_path / "some")
+    assert trials[tc.TEST_ID].to_list() == ["only"]
+    rows = SpanRows()
+    for trace in range(2, 40):
+        _one_span(rows, trace, {"other": 1})
+    write_spans(rows.to_table(), tmp_path / "none", buckets=16)
+    with pytest.raises(SchemaError, match="none of the 38 spans read carries assay.test.id"):
+        _trials(tmp_path / "none")
+
+
+def test_a_bad_bucket_still_fails(tmp_path: Path) -> None:
+    rows = SpanRows()
+    for trace in range(1, 30):
+        outcome = "maybe" if trace == 17 else "pass"
+        _one_span(rows, trace, {"assay.test.id": "t", "assay.trial.outcome": outcome})
+    write_spans(rows.to_table(), tmp_path / "traces", buckets=8)
+    with pytest.raises(SchemaError, match="found 'maybe'"):
+        _trials(tmp_path / "traces")
+
+
+def test_unknown_engine(example: Path, capsys) -> None:
+    with pytest.raises(ConfigError, match="--engine flink: unknown engine"):
+        assay.analyze(example, engine="flink")
+    assert run(["analyze", str(example), "--engine", "flink"]) == 2
+    assert "use one of local, spark" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_spark_gives_the_json_of_the_local_engine(
+    example: Path, bucketed: Path, tmp_path: Path
+) -> None:
+    sql = pytest.importorskip("pyspark.sql", reason="the spark extra is not installed")
+    local = assay.analyze(example)
+    out = tmp_path / "spark.json"
+    # The bucketed copy: Spark reads files under bucket=NN folders and re-groups them itself.
+    args = ["analyze", str(bucketed), "--format", "json", "--output", str(out)]
+    try:
+        code = run([*args, "--engine", "spark", "--spark-master", "local[2]"])
+    finally:
+        session = sql.SparkSession.getActiveSession()
+        if session is not None:
+            session.stop()  # the JVM would otherwise live on through the rest of the suite
+    assert code == local.exit_code()
+    assert out.read_text().rstrip("\n") == local.to_json().rstrip("\n")
