@@ -36,6 +36,18 @@ class Senders:
         for t in self.threads:
             t.start()
 
+    def wait_acknowledged(self, spans: int, timeout: float = 60) -> None:
+        """Wait (on the condition, not a fixed time) until ``spans`` spans were acknowledged."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                if len(self.acknowledged) >= spans:
+                    return
+                if self.statuses and not all(s == 200 for s in self.statuses):
+                    raise AssertionError(f"a batch was refused: {self.statuses}")
+            time.sleep(0.02)
+        raise AssertionError(f"only {len(self.acknowledged)} of {spans} spans acknowledged")
+
     def join(self) -> None:
         for t in self.threads:
             t.join(timeout=60)
@@ -75,7 +87,7 @@ def test_concurrent_senders_then_sigterm(
     collector = collector_factory(tmp_path / "traces", ["--roll-age", "0.5"]).start()
     senders = Senders(collector.http_port, count=10, batch=50)
     senders.start()
-    time.sleep(2.5)
+    senders.wait_acknowledged(2 * 10 * 50)  # every sender had two batches acknowledged
     assert collector.terminate() == 0  # SIGTERM while the senders are still sending
     senders.stop.set()
     senders.join()
@@ -99,7 +111,7 @@ def test_kill_9_mid_stream_then_restart_recovers_every_acknowledged_span(
     first = collector_factory(out, ["--roll-age", "1.5"]).start()
     senders = Senders(first.http_port, count=6, batch=100)
     senders.start()
-    time.sleep(2.5)
+    senders.wait_acknowledged(2 * 6 * 100)  # mid stream, before most of it is rolled to Parquet
     assert first.proc is not None
     workers = _children(first.proc.pid)
     assert workers, "the collector decodes in worker processes"

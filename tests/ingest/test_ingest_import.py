@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import gzip
+import io
 import json
 import struct
-import subprocess
-import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,9 +17,8 @@ from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
+from assay.cli import run
 from assay.store import open_trace_set, read_spans
-
-ASSAY = str(Path(sys.executable).parent / "assay")
 
 
 def _request(first: int, n: int, service: str = "imported") -> ExportTraceServiceRequest:
@@ -50,10 +50,19 @@ def _json_line(request: ExportTraceServiceRequest) -> str:
     return json.dumps(document)
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [ASSAY, "import", *args], capture_output=True, text=True, timeout=60, check=False
-    )
+@dataclass(frozen=True)
+class _Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def _run(*args: str) -> _Result:
+    """``assay import`` in process (the console script itself is tested in test_cli.py)."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = run(["import", *args])
+    return _Result(code, stdout.getvalue(), stderr.getvalue())
 
 
 def _write_zstd(path: Path, data: bytes) -> None:
