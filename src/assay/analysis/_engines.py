@@ -216,6 +216,8 @@ def concat_trials(
     trace and span ids breaking ties, so it does not depend on how traces were bucketed.
     ``spans_read`` counts the set's spans, for the message when no bucket held a trial.
     Findings of one kind from several buckets become one finding (see :func:`merge_findings`).
+    A list ``tables`` is emptied on the way, so that the buckets' tables are freed before the
+    set's table is sorted.
 
     Raises:
         SchemaError: No bucket held a trial span.
@@ -228,12 +230,16 @@ def concat_trials(
     if len(found) == 1:
         return found[0]
     columns = found[0].table.columns
-    table = (
-        pl.concat([t.table for t in found], how="diagonal_relaxed")
-        .select(columns)
-        .sort(tc.TEST_ID, tc.START_TIME, tc.TRIAL_INDEX, tc.TRACE_ID, tc.SPAN_ID, nulls_last=True)
+    quality = merge_findings([t.data_quality for t in found])
+    table = pl.concat([t.table for t in found], how="diagonal_relaxed", rechunk=False)
+    # Let the buckets' tables go before sorting: the set's trials are held twice, not thrice.
+    found.clear()
+    if isinstance(tables, list):
+        tables.clear()
+    table = table.select(columns).sort(
+        tc.TEST_ID, tc.START_TIME, tc.TRIAL_INDEX, tc.TRACE_ID, tc.SPAN_ID, nulls_last=True
     )
-    return Trials(table, merge_findings([t.data_quality for t in found]))
+    return Trials(table, quality)
 
 
 def merge_findings(per_bucket: Sequence[DataQuality]) -> DataQuality:
