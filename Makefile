@@ -27,8 +27,11 @@ demo: $(STAMP)
 	$(BIN)/python examples/agent.py --out demo-traces --trials 30
 	$(BIN)/assay analyze demo-traces --inconclusive-ok || test $$? -eq 1
 
+# Four pytest-xdist workers on two cores: many tests wait on subprocesses (collectors, agents,
+# signals), so more workers than cores keep both busy. A module's tests share a worker
+# (--dist loadscope), so a module's recordings are made once.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 4 --dist loadscope
 
 check: $(STAMP)
 	$(BIN)/ruff format --check src tests examples benchmarks
