@@ -194,14 +194,40 @@ _SPAN_LLM = "_span_llm_calls"
 _SPAN_TOKENS = "_span_tokens"
 
 
-def _per_call_costs(spans: pl.LazyFrame, trials: pl.DataFrame, prices: PriceTable) -> pl.DataFrame:
+def _per_call_costs(
+    spans: pl.LazyFrame,
+    trials: pl.DataFrame,
+    prices: PriceTable,
+    recorded: bool,
+) -> pl.DataFrame | None:
     """Per trace holding one trial: the sum of each LLM call's cost, call by call.
 
     A call's cost is the one its instrumentation recorded, else its tokens at its own model's
     price; null if neither is known. Traces holding several trials are left to the trials-table
     estimate (their calls would need the ownership resolution of the trials table).
+
+    Only traces whose calls the estimate could price differently are read: with ``recorded``
+    (some span may carry a recorded cost), every one; else those whose trial used several
+    models, or one model and calls that name none. For the rest, pricing the token totals at
+    the one model's price is pricing each call at it. None when no trace needs it.
     """
     single = trials.group_by(tc.TRACE_ID).len().filter(pl.col("len") == 1).select(tc.TRACE_ID)
+    if not recorded:
+        models = trials.select(tc.TRACE_ID, pl.col(tc.MODELS).list.len().alias("_n"))
+        several = models.filter(pl.col("_n") > 1).select(tc.TRACE_ID)
+        one = models.filter(pl.col("_n") == 1).select(tc.TRACE_ID)
+        if one.height:
+            unnamed = (
+                spans.filter(conv.is_llm_call() & conv.model_name().is_null())
+                .select(tc.TRACE_ID)
+                .join(one.lazy(), on=tc.TRACE_ID, how="semi")
+                .unique()
+                .collect()
+            )
+            several = pl.concat([several, unnamed])
+        single = single.join(several, on=tc.TRACE_ID, how="semi")
+        if single.height == 0:
+            return None
     calls = (
         spans.filter(conv.is_llm_call())
         .join(single.lazy(), on=tc.TRACE_ID, how="semi")
@@ -210,16 +236,16 @@ def _per_call_costs(spans: pl.LazyFrame, trials: pl.DataFrame, prices: PriceTabl
             conv.model_name().alias("_model"),
             conv.input_tokens().fill_null(0).alias("_in"),
             conv.output_tokens().fill_null(0).alias("_out"),
-            conv.recorded_cost().alias("_recorded"),
+            (conv.recorded_cost() if recorded else pl.lit(None, pl.Float64)).alias("_recorded"),
         )
         .collect()
     )
-    models = calls["_model"].unique().to_list()
+    names: list[str | None] = calls["_model"].unique().to_list()
     table = pl.DataFrame(
         {
-            "_model": models,
-            "_price_in": [_price_of(prices, m, "input") for m in models],
-            "_price_out": [_price_of(prices, m, "output") for m in models],
+            "_model": names,
+            "_price_in": [_price_of(prices, m, "input") for m in names],
+            "_price_out": [_price_of(prices, m, "output") for m in names],
         },
         schema={"_model": pl.String, "_price_in": pl.Float64, "_price_out": pl.Float64},
     )
@@ -253,6 +279,8 @@ def with_cost(
     trials: pl.DataFrame,
     prices: PriceTable = DEFAULT_PRICES,
     spans: pl.LazyFrame | None = None,
+    *,
+    recorded_costs: bool = True,
 ) -> tuple[pl.DataFrame, tuple[Finding, ...]]:
     """Add the ``cost_usd`` column to the trials table: what each trial's LLM calls cost.
 
@@ -269,19 +297,22 @@ def with_cost(
         trials: The trials table.
         prices: The price table (the default table unless the user gave ``--prices``).
         spans: A lazy scan of the spans the trials were built from.
+        recorded_costs: Whether some span may carry a recorded cost (``SpanContents``); when
+            none can, only the traces a token-total estimate could misprice are read.
 
     Returns:
         The table with ``cost_usd`` (Float64, nullable), and what the user must be told.
     """
     costed = _estimated_cost(trials, prices)
-    if spans is not None:
+    per_call = _per_call_costs(spans, trials, prices, recorded_costs) if spans is not None else None
+    if per_call is not None:
         usage = pl.col(tc.INPUT_TOKENS).fill_null(0) + pl.col(tc.OUTPUT_TOKENS).fill_null(0)
         # Call by call only where the calls add up to what the trials table counted.
         exact = (
             (pl.col(_SPAN_LLM) == pl.col(tc.LLM_CALLS)) & (pl.col(_SPAN_TOKENS) == usage)
         ).fill_null(False)
         costed = (
-            costed.join(_per_call_costs(spans, trials, prices), on=tc.TRACE_ID, how="left")
+            costed.join(per_call, on=tc.TRACE_ID, how="left")
             .with_columns(
                 pl.when(exact)
                 .then(pl.col(_SPAN_COST))
@@ -300,28 +331,46 @@ _MIXED = "_mixed_prices"
 
 
 def _estimated_cost(trials: pl.DataFrame, prices: PriceTable) -> pl.DataFrame:
-    """Each trial's token totals at its model's price, with what went unpriced or mixed."""
-    costs: list[float | None] = []
-    unpriced: list[list[str]] = []
-    mixed: list[bool] = []
-    rows = trials.select(tc.MODELS, tc.LLM_CALLS, tc.INPUT_TOKENS, tc.OUTPUT_TOKENS).iter_rows()
-    for models, llm_calls, tokens_in, tokens_out in rows:
-        names: list[str | None] = list(models or ()) or [None]
+    """Each trial's token totals at its model's price, with what went unpriced or mixed.
+
+    Priced once per distinct list of models (trials repeat a few), then per trial by index.
+    """
+    from assay.analysis._features import distinct_lists
+
+    model_lists, index = distinct_lists(trials[tc.MODELS])
+    first_in, first_out, unpriced, mixed = [], [], [], []
+    for models in model_lists:
+        names: list[str | None] = list(models) or [None]
         priced = [prices.price(m) for m in names]
-        missing = [name or "(no model)" for name, p in zip(names, priced, strict=True) if not p]
-        unpriced.append(missing if llm_calls else [])
-        mixed.append(bool(llm_calls) and not missing and len(set(priced)) > 1)
-        first = priced[0]
-        if not llm_calls:
-            costs.append(0.0)
-        elif missing or first is None:
-            costs.append(None)
-        else:
-            costs.append(prices.tokens_cost(first, tokens_in or 0, tokens_out or 0))
-    return trials.with_columns(
-        pl.Series(tc.COST_USD, costs, dtype=pl.Float64),
-        pl.Series(_UNPRICED, unpriced, dtype=pl.List(pl.String)),
-        pl.Series(_MIXED, mixed, dtype=pl.Boolean),
+        unpriced.append(
+            [name or "(no model)" for name, p in zip(names, priced, strict=True) if not p]
+        )
+        mixed.append(not unpriced[-1] and len(set(priced)) > 1)
+        first = priced[0] if not unpriced[-1] else None
+        first_in.append(first.input if first is not None else None)
+        first_out.append(first.output if first is not None else None)
+    lists = pl.DataFrame(
+        {"_in_price": first_in, "_out_price": first_out, _UNPRICED: unpriced, _MIXED: mixed},
+        schema={
+            "_in_price": pl.Float64,
+            "_out_price": pl.Float64,
+            _UNPRICED: pl.List(pl.String),
+            _MIXED: pl.Boolean,
+        },
+    )
+    per_trial = lists[pl.Series(index)] if len(model_lists) else lists.clear(trials.height)
+    calls = pl.col(tc.LLM_CALLS).fill_null(0) > 0
+    tokens_in = pl.col(tc.INPUT_TOKENS).fill_null(0)
+    tokens_out = pl.col(tc.OUTPUT_TOKENS).fill_null(0)
+    cost = (tokens_in * pl.col("_in_price") + tokens_out * pl.col("_out_price")) / prices.per
+    return (
+        pl.concat([trials, per_trial], how="horizontal")
+        .with_columns(
+            pl.when(calls).then(cost).otherwise(0.0).alias(tc.COST_USD),
+            pl.when(calls).then(pl.col(_UNPRICED)).otherwise(pl.lit([], pl.List(pl.String))),
+            pl.col(_MIXED) & calls,
+        )
+        .drop("_in_price", "_out_price")
     )
 
 

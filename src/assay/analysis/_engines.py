@@ -25,7 +25,7 @@ from assay.analysis._passwhen import PassRule
 from assay.analysis._trials import Trials, attribute_as_string, read_trials
 from assay.errors import ConfigError, SchemaError
 from assay.quality import DataQuality, Finding, Severity
-from assay.store import TraceSet
+from assay.store import SpanContents, TraceSet
 from assay.store._buckets import Bucket, existing_buckets, made_buckets, row_group_buckets
 
 SPANS_PER_BUCKET: Final = 4_000_000
@@ -44,13 +44,24 @@ class Engine(StrEnum):
 
 
 def trials_function(
-    min_score: float | None, test_attribute: str, pass_when: str | PassRule | None = None
+    min_score: float | None,
+    test_attribute: str,
+    pass_when: str | PassRule | None = None,
+    contents: SpanContents | None = None,
 ) -> TrialsFunction:
-    """The spans → trials function with the analysis' options bound."""
+    """The spans → trials function with the analysis' options bound.
+
+    ``contents`` is what the whole trace set may hold (``TraceSet.contents()``); every bucket
+    holds at most that.
+    """
 
     def build(spans: pl.LazyFrame) -> Trials:
         return read_trials(
-            spans, min_score=min_score, test_attribute=test_attribute, pass_when=pass_when
+            spans,
+            min_score=min_score,
+            test_attribute=test_attribute,
+            pass_when=pass_when,
+            contents=contents,
         )
 
     return build
@@ -89,7 +100,7 @@ def engine_trials(
         raise ConfigError(f"--engine {engine}: unknown engine (use one of {names})") from None
     if spans_per_bucket is None:
         spans_per_bucket = _spans_per_bucket_from_env()
-    build = trials_function(min_score, test_attribute, pass_when)
+    build = trials_function(min_score, test_attribute, pass_when, trace_set.contents())
     if chosen is Engine.SPARK:
         from assay.analysis._spark import spark_trials
 

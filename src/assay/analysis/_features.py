@@ -7,14 +7,15 @@ model used, error spans, step count, latency.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 from assay.analysis import _columns as tc
+from assay.stats import ToolPaths
 
 FeatureKind = Literal["binary", "count", "continuous"]
 
@@ -33,6 +34,26 @@ class Feature:
     """Words for a person, e.g. "calls to `search`"."""
 
 
+def distinct_lists(values: pl.Series) -> tuple[list[tuple[str, ...]], npt.NDArray[np.intp]]:
+    """Each distinct list of a ``list[str]`` column once, and per row the position of its list.
+
+    Lists come in the order rows first hold them (null counts as empty); the rows' lists never
+    become Python objects one by one.
+    """
+    frame = pl.DataFrame({"_list": values.fill_null([])}).with_row_index("_row")
+    groups = frame.group_by("_list", maintain_order=True).agg(pl.col("_row"))
+    index = np.empty(frame.height, dtype=np.intp)
+    members = groups.with_row_index("_k").select("_k", "_row").explode("_row")
+    index[members["_row"].to_numpy()] = members["_k"].to_numpy()
+    return [tuple(v) for v in groups["_list"].to_list()], index
+
+
+def tool_paths(trials: pl.DataFrame) -> ToolPaths:
+    """The tool paths of a set of trials (rows of the trials table)."""
+    distinct, index = distinct_lists(trials[tc.TOOL_SEQUENCE])
+    return ToolPaths(tuple(distinct), index)
+
+
 def _divergence_step(sequence: tuple[str, ...], reference: tuple[str, ...]) -> int:
     """1-based step where ``sequence`` first differs from ``reference``; 0 if it never does."""
     for step, (a, b) in enumerate(zip(sequence, reference, strict=False), start=1):
@@ -41,41 +62,46 @@ def _divergence_step(sequence: tuple[str, ...], reference: tuple[str, ...]) -> i
     return 0 if len(sequence) == len(reference) else min(len(sequence), len(reference)) + 1
 
 
-def trial_features(trials: pl.DataFrame) -> list[Feature]:
+def trial_features(trials: pl.DataFrame, paths: ToolPaths | None = None) -> list[Feature]:
     """The candidate features of one test's trials (constant features are left out).
 
     Args:
         trials: The trials of one test (rows of the trials table).
+        paths: Their tool paths, when the caller has them already.
 
     Returns:
         Features with one value per row of ``trials``.
     """
-    sequences = [tuple(s) for s in trials[tc.TOOL_SEQUENCE].to_list()]
-    passed = trials[tc.PASSED].to_numpy()
+    paths = paths if paths is not None else tool_paths(trials)
+    passed = trials[tc.PASSED].to_numpy().astype(bool)
     features: list[Feature] = []
-    tools = sorted({t for s in sequences for t in s})
-    for tool in tools:
-        counts = np.array([s.count(tool) for s in sequences], dtype=float)
+    tools = sorted({t for s in paths.distinct for t in s})
+    # Calls of each tool per distinct path, then per trial through the path index.
+    calls = np.array(
+        [[s.count(tool) for tool in tools] for s in paths.distinct], dtype=float
+    ).reshape(len(paths.distinct), len(tools))[paths.index]
+    for column, tool in enumerate(tools):
+        counts = calls[:, column]
         features.append(
             Feature(f"uses:{tool}", "binary", (counts > 0).astype(float), f"use `{tool}`")
         )
         features.append(Feature(f"tool_calls:{tool}", "count", counts, f"calls to `{tool}`"))
-    passing = [s for s, ok in zip(sequences, passed, strict=True) if ok]
-    if passing:
-        reference = Counter(passing).most_common(1)[0][0]
-        steps = np.array([_divergence_step(s, reference) for s in sequences], dtype=float)
+    reference = paths.most_common_among(passed)
+    if reference is not None:
+        steps = np.array([_divergence_step(s, reference) for s in paths.distinct], dtype=float)
         features.append(
             Feature(
                 "leaves_common_path",
                 "binary",
-                (steps > 0).astype(float),
+                (steps[paths.index] > 0).astype(float),
                 "leave the most common passing tool path",
             )
         )
-    models = sorted({m for ms in trials[tc.MODELS].to_list() for m in ms})
+    model_sets, model_index = distinct_lists(trials[tc.MODELS])
+    models = sorted({m for ms in model_sets for m in ms})
     if len(models) > 1:
         for model in models:
-            used = np.array([model in ms for ms in trials[tc.MODELS].to_list()], dtype=float)
+            used = np.array([model in ms for ms in model_sets], dtype=float)[model_index]
             features.append(Feature(f"model:{model}", "binary", used, f"use model `{model}`"))
     errors = trials[tc.ERROR_SPANS].to_numpy().astype(float)
     features.append(

@@ -22,7 +22,7 @@ from assay.analysis._work import (
 )
 from assay.errors import SchemaError
 from assay.quality import DataQuality
-from assay.store import PROMOTED_ATTRIBUTES, promoted_column
+from assay.store import PROMOTED_ATTRIBUTES, SpanContents, promoted_column
 
 _P = promoted_column
 _KEYS = ["trace_id", tc.TRIAL_SPAN_ID]
@@ -44,13 +44,18 @@ def trials_from_spans(
     min_score: float | None = None,
     test_attribute: str = c.TEST_ID,
     pass_when: str | PassRule | None = None,
+    contents: SpanContents | None = None,
 ) -> pl.DataFrame:
     """Build the trials table from a lazy scan of the spans table.
 
     The same as :func:`read_trials`, without the findings.
     """
     return read_trials(
-        spans, min_score=min_score, test_attribute=test_attribute, pass_when=pass_when
+        spans,
+        min_score=min_score,
+        test_attribute=test_attribute,
+        pass_when=pass_when,
+        contents=contents,
     ).table
 
 
@@ -60,6 +65,7 @@ def read_trials(
     min_score: float | None = None,
     test_attribute: str = c.TEST_ID,
     pass_when: str | PassRule | None = None,
+    contents: SpanContents | None = None,
 ) -> Trials:
     """Build the trials table from a lazy scan of the spans table, with its data quality.
 
@@ -77,6 +83,8 @@ def read_trials(
             are its work even when they carry it too.
         pass_when: A rule over the trial's evaluations, scores and checks
             (:func:`assay.analysis.parse_pass_when`).
+        contents: What the spans may hold, from their files' footers
+            (``TraceSet.contents()``): parts they cannot hold are not read. None: read all.
 
     Returns:
         The trials table and its findings.
@@ -127,11 +135,10 @@ def read_trials(
         on=["trace_id", "span_id"],
         how="semi",
     )
-    events = explode_events(
-        spans.filter(pl.col("events").list.len() > 0)
-        .select("trace_id", "span_id", "events")
-        .collect()
-    )
+    evented = spans.filter(pl.col("events").list.len() > 0).select("trace_id", "span_id", "events")
+    if contents is not None and not contents.events:
+        evented = evented.head(0)  # no file holds an event: nothing to decode
+    events = explode_events(evented.collect())
     located = pl.concat(
         [
             events.join(shapes.simple, on="trace_id", how="inner"),

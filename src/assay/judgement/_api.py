@@ -95,8 +95,15 @@ def _read_trials(
             pass_when=options.pass_when,
             spark_master=spark_master,
         )
-        recorded = read_judgements(trace_set.scan(), read.table)
-        trials, priced = with_cost(read.table, price_table(options.prices), trace_set.scan())
+        # Only read what the files may hold: most sets record no judgement and no call cost.
+        contents = trace_set.contents()
+        recorded = read_judgements(trace_set.scan(), read.table) if contents.judgements else {}
+        trials, priced = with_cost(
+            read.table,
+            price_table(options.prices),
+            trace_set.scan(),
+            recorded_costs=contents.recorded_costs,
+        )
         findings = (*read.data_quality.findings, *priced)
     except pl.exceptions.PolarsError as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]

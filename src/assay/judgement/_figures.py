@@ -15,7 +15,7 @@ import numpy.typing as npt
 import polars as pl
 
 from assay.analysis import columns as tc
-from assay.analysis._features import trial_features
+from assay.analysis._features import tool_paths, trial_features
 from assay.stats import (
     FailureFactor,
     Flakiness,
@@ -144,7 +144,7 @@ def test_figures(
         for name, values in counted_scores.items()
         if np.any(~np.isnan(values))
     }
-    sequences = [tuple(s) for s in trials[tc.TOOL_SEQUENCE].to_list()]
+    paths = tool_paths(trials)
     flaky = None
     if trials.height:
         primary_values = scores.get(primary) if primary is not None else None
@@ -152,14 +152,14 @@ def test_figures(
             trials[tc.PASSED].to_numpy(),
             errors=trials[tc.ERROR].to_numpy(),
             scores=primary_values,
-            tool_sequences=sequences,
+            tool_sequences=paths,
             step_counts=trials[tc.TOOL_CALLS].to_numpy(),
             latencies=trials[tc.DURATION_S].to_numpy(),
         )
     explanations: tuple[FailureFactor, ...] = ()
     ok = counted[tc.PASSED].to_numpy()
     if 0 < ok.sum() < ok.size:
-        features = trial_features(counted)
+        features = trial_features(counted, paths if counted is trials else None)
         explanations = tuple(
             explain_failures(
                 ok,
@@ -180,7 +180,7 @@ def test_figures(
         pass_hat_k=_k_values(pass_hat_ks(n, passed, ks), "pass^", notes) if n else None,
         scores=summaries,
         primary_score=primary if summaries else None,
-        tool_consistency=tool_consistency(sequences) if len(sequences) >= 2 else None,
+        tool_consistency=tool_consistency(paths) if len(paths) >= 2 else None,
         flakiness=flaky,
         failure_explanations=explanations,
         first_error=_first_error(trials),

@@ -9,6 +9,7 @@ One idea per private module, all re-exported here:
 * ``_passk`` — unbiased pass@k and pass^k.
 * ``_scores`` — score summaries (t or bootstrap interval) and the Mann–Whitney score test.
 * ``_consistency`` — tool-choice agreement and Levenshtein similarity.
+* ``_tool_paths`` — a set of trials' distinct tool sequences and which one each took.
 * ``_flakiness`` — the flakiness score and its explained factors.
 * ``_explain`` — which trace features separate failing from passing trials.
 * ``_behaviour`` — behaviour diff between two versions: a test, effect and interval per feature
@@ -96,6 +97,7 @@ from assay.stats._sprt import (
     SequentialTest,
     sequential_test,
 )
+from assay.stats._tool_paths import ToolPaths
 
 __all__ = [
     "ADJUST_METHODS",
@@ -170,6 +172,7 @@ __all__ = [
     "simulate_sequential",
     "simultaneous_confidence",
     "tool_consistency",
+    "ToolPaths",
     "trials_for_power",
     "wilson_interval",
 ]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
+from assay.stats._tool_paths import ToolPaths
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +57,7 @@ MAX_SIMILARITY_PAIRS = 1000
 
 
 def tool_consistency(
-    sequences: Sequence[Sequence[str]],
+    sequences: Sequence[Sequence[str]] | ToolPaths,
     top: int = 3,
     *,
     similarity: bool = True,
@@ -76,7 +77,7 @@ def tool_consistency(
     an unbiased estimate whose standard error is at most 0.5 / sqrt(max_pairs) (0.016).
 
     Args:
-        sequences: Each trial's tool names in call order.
+        sequences: Each trial's tool names in call order, or their :class:`ToolPaths`.
         top: How many of the most common sequences to keep.
         similarity: Compute ``mean_similarity`` (the costly part); else it is None.
         max_pairs: Most pairs of distinct sequences compared exactly.
@@ -85,53 +86,51 @@ def tool_consistency(
     Returns:
         The consistency figures.
     """
-    counts = Counter(tuple(s) for s in sequences)
-    n = sum(counts.values())
-    most_common = tuple(counts.most_common(top))
+    paths = ToolPaths.of(sequences)
+    counts = paths.counts
+    n, distinct = len(paths), len(paths.distinct)
+    most_common = tuple(paths.most_common(top))
     if n < 2:
-        return ToolConsistency(n, None, None, len(counts), most_common)
+        return ToolConsistency(n, None, None, distinct, most_common)
     pairs = n * (n - 1)
-    agreement = sum(c * (c - 1) for c in counts.values()) / pairs
+    agreement = float((counts * (counts - 1)).sum()) / pairs
     if not similarity:
-        return ToolConsistency(n, agreement, None, len(counts), most_common)
-    distinct = list(counts)
-    if len(distinct) * (len(distinct) - 1) // 2 > max_pairs:
-        return _sampled(sequences, counts, agreement, most_common, max_pairs, seed)
-    weights = np.array([counts[s] for s in distinct], dtype=np.float64)
+        return ToolConsistency(n, agreement, None, distinct, most_common)
+    if distinct * (distinct - 1) // 2 > max_pairs:
+        return _sampled(paths, agreement, most_common, max_pairs, seed)
+    weights = counts.astype(np.float64)
     total = float((weights * (weights - 1) / 2).sum())  # identical pairs: similarity 1
-    if len(distinct) > 1:
-        first, second = np.triu_indices(len(distinct), k=1)
-        alike = _pairwise_similarity(distinct, first, second)
+    if distinct > 1:
+        first, second = np.triu_indices(distinct, k=1)
+        alike = _pairwise_similarity(list(paths.distinct), first, second)
         total += float((weights[first] * weights[second] * alike).sum())
-    return ToolConsistency(n, agreement, total / (pairs / 2), len(counts), most_common)
+    return ToolConsistency(n, agreement, total / (pairs / 2), distinct, most_common)
 
 
 def _sampled(
-    sequences: Sequence[Sequence[str]],
-    counts: Counter[tuple[str, ...]],
+    paths: ToolPaths,
     agreement: float,
     most_common: tuple[tuple[tuple[str, ...], int], ...],
     pairs: int,
     seed: int,
 ) -> ToolConsistency:
     """Mean similarity over ``pairs`` uniformly drawn pairs of different trials."""
-    n = len(sequences)
+    n = len(paths)
     rng = np.random.default_rng(seed)
     first = rng.integers(0, n, pairs)
     second = (first + rng.integers(1, n, pairs)) % n  # uniform over the other n - 1 trials
-    index = {s: i for i, s in enumerate(counts)}
-    trial_to_distinct = np.array([index[tuple(s)] for s in sequences], dtype=np.intp)
-    a, b = trial_to_distinct[first], trial_to_distinct[second]
+    a, b = paths.index[first], paths.index[second]
     values = np.ones(pairs)
     differ = a != b
     if differ.any():
         # Encode only the sequences the sample touches.
         used, inverse = np.unique(np.concatenate([a[differ], b[differ]]), return_inverse=True)
-        distinct = list(counts)
-        chosen = [distinct[k] for k in used]
+        chosen = [paths.distinct[k] for k in used]
         half = int(differ.sum())
         values[differ] = _pairwise_similarity(chosen, inverse[:half], inverse[half:])
-    return ToolConsistency(n, agreement, float(values.mean()), len(counts), most_common, pairs)
+    return ToolConsistency(
+        n, agreement, float(values.mean()), len(paths.distinct), most_common, pairs
+    )
 
 
 def _pairwise_similarity(

@@ -101,21 +101,55 @@ def _share_factor(
     return p, factor
 
 
-def _numeric_factor(
-    feature: str,
-    kind: str,
-    x: npt.NDArray[np.float64],
-    failed: npt.NDArray[np.bool_],
-    label: str | None = None,
-) -> tuple[float, FailureFactor] | None:
-    from scipy import stats as sps
-
-    what = label if label is not None else f"`{feature}`"
+def _numeric_samples(
+    x: npt.NDArray[np.float64], failed: npt.NDArray[np.bool_]
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
+    """The finite values among failing and passing trials; None when there is nothing to test."""
     keep = np.isfinite(x)
     fail_x, pass_x = x[keep & failed], x[keep & ~failed]
     if fail_x.size == 0 or pass_x.size == 0 or np.ptp(x[keep]) == 0:
         return None
-    p = float(sps.mannwhitneyu(fail_x, pass_x, alternative="two-sided").pvalue)
+    return fail_x, pass_x
+
+
+def _rank_sum_p_values(
+    samples: list[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]],
+) -> list[float]:
+    """Two-sided Mann–Whitney p-values, one per (failing, passing) pair of samples.
+
+    Pairs of the same sizes above 8 each are tested in one vectorised scipy call (scipy's
+    "auto" method is the asymptotic one there, so the p-values are those of separate calls).
+    """
+    from scipy import stats as sps
+
+    out: list[float | None] = [None] * len(samples)
+    batches: dict[tuple[int, int], list[int]] = {}
+    for i, (fail_x, pass_x) in enumerate(samples):
+        if fail_x.size > 8 and pass_x.size > 8:
+            batches.setdefault((fail_x.size, pass_x.size), []).append(i)
+        else:
+            result = sps.mannwhitneyu(fail_x, pass_x, alternative="two-sided")
+            out[i] = float(result.pvalue)
+    for members in batches.values():
+        fail = np.column_stack([samples[i][0] for i in members])
+        passing = np.column_stack([samples[i][1] for i in members])
+        result = sps.mannwhitneyu(
+            fail, passing, alternative="two-sided", method="asymptotic", axis=0
+        )
+        for i, p in zip(members, np.atleast_1d(result.pvalue), strict=True):
+            out[i] = float(p)
+    return [float(p) for p in out if p is not None]
+
+
+def _numeric_factor(
+    feature: str,
+    kind: str,
+    fail_x: npt.NDArray[np.float64],
+    pass_x: npt.NDArray[np.float64],
+    p: float,
+    label: str | None = None,
+) -> FailureFactor:
+    what = label if label is not None else f"`{feature}`"
     if kind == "count":
         fail_v, pass_v = float(fail_x.mean()), float(pass_x.mean())
         effect = fail_v / pass_v if pass_v else math.inf
@@ -135,9 +169,7 @@ def _numeric_factor(
         detail = (
             f"failing trials have {direction} {what} (median {fail_v:.3g} vs {pass_v:.3g}), {{p}}"
         )
-    return p, FailureFactor(
-        feature, None, kind, "mannwhitney", effect, fail_v, pass_v, p, p, detail
-    )
+    return FailureFactor(feature, None, kind, "mannwhitney", effect, fail_v, pass_v, p, p, detail)
 
 
 def explain_failures(
@@ -185,6 +217,7 @@ def explain_failures(
     kinds = kinds or {}
     labels = labels or {}
     found: list[FailureFactor] = []
+    numeric: list[tuple[str, str, npt.NDArray[np.float64], npt.NDArray[np.float64]]] = []
     if not failed.any() or failed.all():
         return []
     for name, raw in features.items():
@@ -219,11 +252,12 @@ def explain_failures(
                 has = names[known] == level
                 found.append(_share_factor(name, level, kind, has, sub_failed, labels.get(name))[1])
         else:
-            result = _numeric_factor(
-                name, kind, values.astype(np.float64), failed, labels.get(name)
-            )
-            if result is not None:
-                found.append(result[1])
+            sample = _numeric_samples(values.astype(np.float64), failed)
+            if sample is not None:
+                numeric.append((name, kind, *sample))
+    p_values = _rank_sum_p_values([(fail_x, pass_x) for _, _, fail_x, pass_x in numeric])
+    for (name, kind, fail_x, pass_x), p in zip(numeric, p_values, strict=True):
+        found.append(_numeric_factor(name, kind, fail_x, pass_x, p, labels.get(name)))
     if not found:
         return []
     adjusted = adjust_p_values([f.p_value for f in found], adjust)

@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from assay.errors import ConfigError, InsufficientDataError
 from assay.stats._consistency import tool_consistency
+from assay.stats._tool_paths import ToolPaths
 
 WEIGHTS: Final = {
     "outcome_instability": 0.40,
@@ -90,7 +91,7 @@ def flakiness(
     *,
     errors: npt.ArrayLike | None = None,
     scores: npt.ArrayLike | None = None,
-    tool_sequences: Sequence[Sequence[str]] | None = None,
+    tool_sequences: Sequence[Sequence[str]] | ToolPaths | None = None,
     step_counts: npt.ArrayLike | None = None,
     latencies: npt.ArrayLike | None = None,
 ) -> Flakiness:
@@ -113,7 +114,7 @@ def flakiness(
         passed: One bool per trial.
         errors: One bool per trial: did it error.
         scores: One score per trial (NaN for none).
-        tool_sequences: Each trial's tool names in order.
+        tool_sequences: Each trial's tool names in order, or their :class:`ToolPaths`.
         step_counts: Steps (spans or tool calls) per trial.
         latencies: Wall time per trial, in seconds.
 

@@ -3,6 +3,7 @@
 Every writer (exporter, collector, importer) produces this table; every reader reads only it.
 """
 
+from assay.store._contents import SpanContents, span_contents
 from assay.store._reader import (
     SkippedFile,
     TraceSet,
@@ -47,6 +48,7 @@ __all__ = [
     "EncodedAttribute",
     "FileCheck",
     "SkippedFile",
+    "SpanContents",
     "SpanRows",
     "SpanWriter",
     "TraceSet",
@@ -58,6 +60,7 @@ __all__ = [
     "fsync_dir",
     "open_trace_set",
     "polars_schema",
+    "span_contents",
     "promoted_column",
     "read_spans",
     "sanitize_partition_value",

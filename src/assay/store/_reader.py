@@ -18,6 +18,7 @@ import pyarrow as pa
 from assay.errors import InputError
 from assay.quality import DataQuality, Finding
 from assay.store import _schema as s
+from assay.store._contents import SpanContents, span_contents
 from assay.store._paths import list_files
 from assay.store._validate import (
     FileCheck,
@@ -53,6 +54,10 @@ class TraceSet:
     """Files lacking promoted columns, with those columns (read from ``attributes``)."""
     deduplicate: bool = False
     """Whether some (trace_id, span_id) is stored more than once, so :meth:`scan` collapses."""
+
+    def contents(self) -> SpanContents:
+        """What the set's spans may hold, from the files' footers (parts a reader may skip)."""
+        return span_contents(self.files)
 
     def scan(self) -> pl.LazyFrame:
         """A lazy scan of every span in the set, each once, with the spans-table schema."""

@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 from assay.errors import ConfigError
 from assay.store import _buckets as b
 from assay.store import _schema as s
+from assay.store._contents import attribute_families, families_metadata
 
 PARTITION_KEYS = ("date", "service")
 _DAY_NS = 86_400 * 10**9
@@ -61,6 +62,8 @@ class _OpenFile:
     rows: int = 0
     pending: list[pa.Table] = field(default_factory=list)
     pending_rows: int = 0
+    families: set[str] = field(default_factory=set)
+    """The attribute families its spans carry, recorded in its footer (see ``_contents``)."""
 
 
 class SpanWriter:
@@ -121,6 +124,7 @@ class SpanWriter:
             table = table.select(s.SPANS_SCHEMA.names).cast(s.SPANS_SCHEMA)
         for key, part in self._split(table):
             handle = self._open.get(key) or self._start(key)
+            handle.families |= attribute_families(part[s.ATTRIBUTES])
             handle.pending.append(part)
             handle.pending_rows += part.num_rows
             if handle.pending_rows >= self.row_group_rows:
@@ -242,6 +246,7 @@ class SpanWriter:
     def _finish(self, key: tuple[str, ...]) -> Path | None:
         handle = self._open.pop(key)
         self._write_pending(handle)
+        handle.writer.add_key_value_metadata(families_metadata(handle.families))
         handle.writer.close()
         if handle.rows == 0:
             handle.temp_path.unlink(missing_ok=True)

@@ -1,0 +1,54 @@
+"""ToolPaths: the distinct sequences and index must say exactly what the per-trial lists say."""
+
+from collections import Counter
+
+import numpy as np
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assay.analysis import columns as tc
+from assay.analysis._features import distinct_lists, tool_paths
+from assay.stats import ToolPaths
+
+TOOLS = st.lists(st.sampled_from(["search", "read", "write"]), max_size=6).map(tuple)
+
+
+@settings(deadline=None)
+@given(st.lists(TOOLS, max_size=40))
+def test_paths_rebuild_every_trial_and_count_like_counter(seqs: list[tuple[str, ...]]) -> None:
+    paths = ToolPaths.of(seqs)
+    assert [paths.distinct[k] for k in paths.index] == seqs
+    assert paths.most_common() == Counter(seqs).most_common()
+    assert paths.most_common(2) == Counter(seqs).most_common(2)
+
+
+@settings(deadline=None)
+@given(st.lists(st.tuples(TOOLS, st.booleans()), max_size=40))
+def test_most_common_among_kept_trials_is_counters_choice(
+    rows: list[tuple[tuple[str, ...], bool]],
+) -> None:
+    seqs = [s for s, _ in rows]
+    keep = np.array([k for _, k in rows], dtype=bool)
+    kept = [s for s, k in rows if k]
+    expected = Counter(kept).most_common(1)[0][0] if kept else None
+    assert ToolPaths.of(seqs).most_common_among(keep) == expected
+
+
+@settings(deadline=None)
+@given(st.lists(TOOLS, max_size=40))
+def test_polars_paths_equal_python_paths(seqs: list[tuple[str, ...]]) -> None:
+    trials = pl.DataFrame(
+        {tc.TOOL_SEQUENCE: [list(s) for s in seqs]},
+        schema={tc.TOOL_SEQUENCE: pl.List(pl.String)},
+    )
+    made = tool_paths(trials)
+    expected = ToolPaths.of(seqs)
+    assert made.distinct == expected.distinct
+    assert made.index.tolist() == expected.index.tolist()
+
+
+def test_a_null_list_is_the_empty_list() -> None:
+    distinct, index = distinct_lists(pl.Series([["a"], None, []], dtype=pl.List(pl.String)))
+    assert distinct == [("a",), ()]
+    assert index.tolist() == [0, 1, 1]
