@@ -29,9 +29,10 @@ demo: $(STAMP)
 
 # Four pytest-xdist workers on two cores: many tests wait on subprocesses (collectors, agents,
 # signals), so more workers than cores keep both busy. A module's tests share a worker
-# (--dist loadscope), so a module's recordings are made once.
+# (--dist loadscope), so a module's recordings are made once; modules are handed out in the
+# order tests/conftest.py gives them (slow ones first), not by their number of tests.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 4 --dist loadscope
+	$(BIN)/python -m pytest -q -n 4 --dist loadscope --no-loadscope-reorder
 
 check: $(STAMP)
 	$(BIN)/ruff format --check src tests examples benchmarks

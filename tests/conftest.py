@@ -47,6 +47,16 @@ _ROUTER = RoutingExporter()
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules with slow-marked tests first, the rest after, each group in its own order.
+
+    xdist (``--dist loadscope --no-loadscope-reorder``) hands modules to workers in this order:
+    a long module started last would keep one worker busy while the others have finished.
+    """
+    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)
+
+
 def shared_path(
     tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]
 ) -> Path:

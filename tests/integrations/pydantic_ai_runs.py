@@ -3,6 +3,7 @@ framework takes seconds, paid only by the test process that records it)."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 from pydantic_ai import Agent, ModelRetry
@@ -73,9 +74,17 @@ def runs(recorder: Recorder, api: bool) -> None:
     """Every run of both cases, with the assay API (``api``) or bare."""
     rng = random.Random(7)
     Agent.instrument_all(True)
-    for i in range(RUNS_PER_CASE * len(CASES)):
-        case = CASES[i % 2]
-        truth = Truth(test_id=case)
-        agent = _agent(case, truth, _plan(rng, crash=(i == 5)))
-        recorder.run(truth, api, lambda t, agent=agent: agent.run_sync("help"))
-    Agent.instrument_all(False)
+    # run_sync runs on the thread's event loop, makes one if none is set, and leaves it set: give
+    # it one and close it after, or whichever later test drops it fails on its ResourceWarning.
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        for i in range(RUNS_PER_CASE * len(CASES)):
+            case = CASES[i % 2]
+            truth = Truth(test_id=case)
+            agent = _agent(case, truth, _plan(rng, crash=(i == 5)))
+            recorder.run(truth, api, lambda t, agent=agent: agent.run_sync("help"))
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
+        Agent.instrument_all(False)
