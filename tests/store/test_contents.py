@@ -5,12 +5,14 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from opentelemetry.context import Context
 
 import assay
 import assay.instrument as ai
 from assay import conventions as c
 from assay.analysis import columns as tc
 from assay.analysis import read_trials, with_cost
+from assay.analysis._work import WorkShape
 from assay.store import SpanContents, open_trace_set, span_contents
 from assay.store._contents import ATTRIBUTE_FAMILIES_KEY
 
@@ -26,7 +28,11 @@ def test_synthetic_spans_hold_no_events_judgements_or_costs(tmp_path: Path) -> N
     generate(tmp_path / "t", trials=40, spans_per_trial=6, tests=4)
     files = _files(tmp_path / "t")
     assert pq.read_metadata(files[0]).metadata[ATTRIBUTE_FAMILIES_KEY] == b""
-    assert span_contents(files) == SpanContents(False, False, False)
+    contents = span_contents(files)
+    assert (contents.events, contents.judgements, contents.recorded_costs) == (False,) * 3
+    assert not contents.may_hold("status_code", "ERROR")
+    assert contents.may_hold("gen_ai_operation_name", "chat")
+    assert WorkShape.of(contents) == WorkShape(False, False, False, False)
     scan = open_trace_set(tmp_path / "t").scan()
     skipped = read_trials(scan, contents=span_contents(files))
     full = read_trials(scan, contents=None)
@@ -37,7 +43,8 @@ def test_events_and_recorded_attributes_are_seen(parquet_sink, tracer) -> None:
     with ai.trial("scored", index=0) as trial:
         trial.score("quality", 0.5)
     path = parquet_sink.flush()
-    assert span_contents(_files(path)) == SpanContents(True, False, False)
+    contents = span_contents(_files(path))
+    assert (contents.events, contents.judgements, contents.recorded_costs) == (True, False, False)
     with tracer.start_as_current_span(
         "trial", attributes={c.TEST_ID: "judged", f"{c.JUDGEMENT_PREFIX}threshold": 0.8}
     ):
@@ -46,7 +53,8 @@ def test_events_and_recorded_attributes_are_seen(parquet_sink, tracer) -> None:
         ):
             pass
     path = parquet_sink.flush()
-    assert span_contents(_files(path)) == SpanContents(True, True, True)
+    contents = span_contents(_files(path))
+    assert (contents.events, contents.judgements, contents.recorded_costs) == (True, True, True)
 
 
 def test_a_file_that_does_not_say_may_hold_anything(tmp_path: Path) -> None:
@@ -74,7 +82,8 @@ def test_costs_read_only_where_needed_equal_costs_read_call_by_call(parquet_sink
         "unnamed": [None],
     }
     for name, models in cases.items():
-        with tracer.start_as_current_span("trial", attributes={c.TEST_ID: name}):
+        # A root span each (an empty context): one trial per trace, whatever ran before.
+        with tracer.start_as_current_span("trial", Context(), attributes={c.TEST_ID: name}):
             for i, model in enumerate(models):
                 _chat(tracer, model, 1000 + 100 * i)
     path = parquet_sink.flush()

@@ -14,6 +14,8 @@ from assay.analysis._events import explode_events
 from assay.analysis._ownership import classify_traces, resolve_nested, resolve_topmost
 from assay.analysis._passwhen import PassRule, parse_pass_when, rule_outcomes
 from assay.analysis._work import (
+    WorkShape,
+    count_orphans,
     derive_work_columns,
     name_handoff_targets,
     scores_and_checks,
@@ -106,12 +108,14 @@ def read_trials(
     shapes = classify_traces(carriers, topmost=mapped)
     # Work is aggregated per trace in one streaming pass; a trace whose one trial is its root
     # belongs wholly to that trial, so only the small per-trace frame is joined (fast path).
+    shape = WorkShape.of(contents)
     per_trace = (
         with_work_columns(spans.select(conv.SPAN_COLUMNS))
         .group_by("trace_id")
-        .agg(work_aggregations())
+        .agg(work_aggregations(shape))
         .collect(engine="streaming")
     )
+    per_trace = count_orphans(spans, per_trace)
     per_trial = [per_trace.join(shapes.simple, on="trace_id", how="inner")]
     per_trace = derive_work_columns(per_trace)
     owners = [carriers.join(shapes.simple, on="trace_id", how="inner")]
@@ -124,7 +128,10 @@ def read_trials(
             .collect()
         )
         per_trial.append(
-            with_work_columns(nested.lazy()).group_by(_KEYS).agg(work_aggregations()).collect()
+            with_work_columns(nested.lazy())
+            .group_by(_KEYS)
+            .agg(work_aggregations(shape, orphans=False))
+            .collect()
         )
         owner_spans.append(nested.select("trace_id", "span_id", tc.TRIAL_SPAN_ID))
         owners.append(nested.filter(pl.col(_P(c.TEST_ID)).is_not_null()))
@@ -183,9 +190,7 @@ def _assemble(
             pl.col("status_code"),
             pl.col("status_message").alias(tc.STATUS_MESSAGE),
             pl.col("start_time_unix_nano").alias(tc.START_TIME),
-            ((pl.col("end_time_unix_nano") - pl.col("start_time_unix_nano")) / 1e9).alias(
-                tc.DURATION_S
-            ),
+            (pl.col("end_time_unix_nano") - pl.col("start_time_unix_nano")).alias(tc.DURATION_S),
         )
         .join(work, on=_KEYS, how="left")
         .join(scored, on=_KEYS, how="left")
@@ -213,6 +218,10 @@ def _assemble(
         .then(pl.lit(c.OUTCOME_FAIL))
         .otherwise(pl.lit(c.OUTCOME_PASS))
     )
+    # Seconds by numpy's correctly rounded division: Polars' division by a constant rounds
+    # differently with the length of the column, and a bucketed read must give the same table.
+    seconds = trials[tc.DURATION_S].to_numpy() / 1e9
+    trials = trials.with_columns(pl.Series(tc.DURATION_S, seconds, dtype=pl.Float64))
     return trials.with_columns(
         outcome.alias(tc.OUTCOME),
         # The trial span is ERROR spans' only one that is not work: subtract it (see _work).

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import polars as pl
 
+from assay import conventions as c
 from assay.analysis import _columns as tc
 from assay.analysis import _conventions as conv
+from assay.store import SpanContents
+from assay.store import promoted_column as col_of
 
 _TOOL_ERROR_MESSAGES = 3
 _TOOL_CALLS = "_tool_calls"
@@ -28,9 +33,18 @@ def with_work_columns(spans: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
+def _start_order(keep: pl.Expr) -> pl.Expr:
+    """Sort key of the spans ``keep``: their start time.
+
+    Sorts using it are stable, so spans starting at the same instant keep the order they
+    were stored in, which bucketing keeps too (a tie-break by span id costs a second key).
+    """
+    return pl.col("start_time_unix_nano").filter(keep)
+
+
 def _in_order(column: str, keep: pl.Expr) -> pl.Expr:
     """The values of ``column`` where ``keep`` holds, in start-time order."""
-    return pl.col(column).filter(keep).sort_by(pl.col("start_time_unix_nano").filter(keep))
+    return pl.col(column).filter(keep).sort_by(_start_order(keep), maintain_order=True)
 
 
 def _calls(keep: pl.Expr, name: str, alias: str) -> pl.Expr:
@@ -45,21 +59,71 @@ def _calls(keep: pl.Expr, name: str, alias: str) -> pl.Expr:
         (pl.col("status_code") == "ERROR").alias("failed"),
         pl.col("status_message").alias("message"),
     )
-    return calls.filter(keep).sort_by(pl.col("start_time_unix_nano").filter(keep)).alias(alias)
+    return calls.filter(keep).sort_by(_start_order(keep), maintain_order=True).alias(alias)
 
 
-def work_aggregations() -> list[pl.Expr]:
+@dataclass(frozen=True, slots=True)
+class WorkShape:
+    """Which kinds of span the spans may hold; what they cannot hold is not aggregated.
+
+    Aggregating a kind of span costs per trace even where no trace has one (a sorted list
+    per group), so the columns of a kind the files' footers rule out are constants instead.
+    """
+
+    errors: bool = True
+    """Some span may have status ERROR (then tool calls keep their status and message)."""
+    agents: bool = True
+    """Some span may be an agent invocation."""
+    handoffs: bool = True
+    """Some span may be a handoff."""
+    models: bool = True
+    """Some span may name a model."""
+
+    @classmethod
+    def of(cls, contents: SpanContents | None) -> WorkShape:
+        """What ``contents`` (the footers' word) allows; everything when unknown."""
+        if contents is None:
+            return cls()
+
+        def any_of(*attributes: str) -> bool:
+            return any(col_of(a) not in contents.null_columns for a in attributes)
+
+        operation = col_of(c.GENAI_OPERATION)
+        return cls(
+            errors=contents.may_hold("status_code", "ERROR"),
+            agents=contents.may_hold(operation, c.GENAI_INVOKE_AGENT)
+            or any_of(c.OPENINFERENCE_KIND, c.OPENAI_AGENTS_SPAN_TYPE, c.TRACELOOP_KIND),
+            handoffs=any_of(c.OPENINFERENCE_KIND, c.OPENAI_AGENTS_SPAN_TYPE),
+            models=any_of(c.GENAI_RESPONSE_MODEL, c.GENAI_REQUEST_MODEL, c.OPENINFERENCE_MODEL),
+        )
+
+
+_TOOL_NAMES = "_tool_names"
+_EMPTY_NAMES = pl.lit([], dtype=pl.List(pl.String))
+
+
+def work_aggregations(shape: WorkShape = WorkShape(), *, orphans: bool = True) -> list[pl.Expr]:
     """Per trial (or per trace): what its spans did (finish with :func:`derive_work_columns`).
 
     ``_errors`` counts every ERROR span of the group, the trial span included; the caller
     subtracts the trial span's own status, so no join over every span is needed to tell them
-    apart. ``_orphans`` counts spans whose parent is not in the group: in a whole trace, those
-    are spans whose parent was never recorded (dropped, or still in flight).
+    apart. ``_orphans`` (with ``orphans``) screens for spans whose parent is not in the group:
+    in a whole trace, those are spans whose parent was never recorded (dropped, or still in
+    flight); :func:`count_orphans` makes the screen exact.
+
+    Args:
+        shape: Which kinds of span can occur; the others give constant columns.
+        orphans: Add the ``_orphans`` screen (per whole trace only).
     """
     is_error = pl.col("status_code") == "ERROR"
-    return [
-        _calls(pl.col(tc.TOOL).is_not_null(), tc.TOOL, _TOOL_CALLS),
-        _calls(pl.col(tc.IS_AGENT), tc.AGENT, _AGENT_CALLS),
+    is_tool = pl.col(tc.TOOL).is_not_null()
+    out = [
+        _calls(is_tool, tc.TOOL, _TOOL_CALLS)
+        if shape.errors
+        else _in_order(tc.TOOL, is_tool).alias(_TOOL_NAMES),
+        _calls(pl.col(tc.IS_AGENT), tc.AGENT, _AGENT_CALLS)
+        if shape.agents
+        else pl.lit(None, pl.Null).alias(_AGENT_CALLS),
         pl.col(tc.IS_LLM).sum().cast(pl.Int64).alias(tc.LLM_CALLS),
         pl.col(tc.IN_TOK).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64).alias(tc.INPUT_TOKENS),
         pl.col(tc.OUT_TOK).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64).alias(tc.OUTPUT_TOKENS),
@@ -68,16 +132,63 @@ def work_aggregations() -> list[pl.Expr]:
         pl.col(tc.MODEL)
         .filter(pl.col(tc.IS_LLM) & pl.col(tc.MODEL).is_not_null())
         .unique(maintain_order=True)
-        .alias(tc.MODELS),
-        _in_order(tc.HANDOFF, pl.col(tc.HANDOFF).is_not_null()).alias(tc.HANDOFFS),
-        (
-            pl.col("parent_span_id").is_not_null()
-            & ~pl.col("parent_span_id").is_in(pl.col("span_id").implode())
-        )
-        .sum()
-        .cast(pl.Int64)
-        .alias(tc.ORPHANS),
+        .alias(tc.MODELS)
+        if shape.models
+        else _EMPTY_NAMES.alias(tc.MODELS),
+        _in_order(tc.HANDOFF, pl.col(tc.HANDOFF).is_not_null()).alias(tc.HANDOFFS)
+        if shape.handoffs
+        else _EMPTY_NAMES.alias(tc.HANDOFFS),
     ]
+    if orphans:
+        out.append(_below_the_root().alias(tc.ORPHANS))
+    return out
+
+
+def _below_the_root() -> pl.Expr:
+    """Spans whose parent is not the group's first root: an upper bound of its orphans.
+
+    Zero means every parent named is the root, which is present: no orphan. It costs a
+    comparison per span, where a membership test per group costs a hash set per group.
+    """
+    parent = pl.col("parent_span_id")
+    root = pl.col("span_id").filter(parent.is_null()).first()
+    return (parent.is_not_null() & (parent != root).fill_null(True)).sum().cast(pl.Int64)
+
+
+def count_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame:
+    """Make the ``_orphans`` screen of ``per_trace`` exact: spans whose parent is missing.
+
+    Only the traces the screen flagged are read again (their three id columns), and their
+    spans' parents looked up in one join.
+    """
+    flagged = per_trace.filter(pl.col(tc.ORPHANS) > 0).select("trace_id")
+    if flagged.height == 0:
+        return per_trace
+    ids = (
+        spans.select("trace_id", "span_id", "parent_span_id")
+        .join(flagged.lazy(), on="trace_id", how="semi")
+        .collect()
+    )
+    missing = (
+        ids.filter(pl.col("parent_span_id").is_not_null())
+        .join(
+            ids.select("trace_id", pl.col("span_id").alias("parent_span_id")),
+            on=["trace_id", "parent_span_id"],
+            how="anti",
+        )
+        .group_by("trace_id")
+        .agg(pl.len().cast(pl.Int64).alias("_missing"))
+    )
+    return (
+        per_trace.join(missing, on="trace_id", how="left")
+        .with_columns(
+            pl.when(pl.col(tc.ORPHANS) > 0)
+            .then(pl.col("_missing").fill_null(0))
+            .otherwise(pl.col(tc.ORPHANS))
+            .alias(tc.ORPHANS)
+        )
+        .drop("_missing")
+    )
 
 
 def _field(name: str) -> pl.Expr:
@@ -85,31 +196,65 @@ def _field(name: str) -> pl.Expr:
 
 
 def derive_work_columns(work: pl.DataFrame) -> pl.DataFrame:
-    """The tool and agent columns of the trials table, from the call lists of the group-by."""
-    tools, agents = pl.col(_TOOL_CALLS), pl.col(_AGENT_CALLS)
+    """The tool and agent columns of the trials table, from the call lists of the group-by.
+
+    Without tool statuses (no span can be ERROR) the tool calls are their names alone: no
+    errors, messages or retries. Without agent calls (no span can be one) the agent columns
+    are empty.
+    """
     failed = _field("failed")
-    return work.with_columns(
-        tools.list.eval(_field("name")).alias(tc.TOOL_SEQUENCE),
-        tools.list.len().cast(pl.Int64).alias(tc.TOOL_CALLS),
-        tools.list.eval(failed.cast(pl.Int64)).list.sum().cast(pl.Int64).alias(tc.TOOL_ERRORS),
-        tools.list.eval(pl.element().filter(failed & _field("message").is_not_null()))
-        .list.eval(_field("message"))
-        .list.head(_TOOL_ERROR_MESSAGES)
-        .alias(tc.TOOL_ERROR_MESSAGES),
-        tools.list.eval(
-            ((_field("name") == _field("name").shift(1)) & failed.shift(1)).cast(pl.Int64)
-        )
-        .list.sum()
-        .cast(pl.Int64)
-        .alias(tc.RETRIES),
-        agents.list.eval(_field("name").drop_nulls()).alias(tc.AGENT_RUNS),
-        agents.list.eval(_field("name").drop_nulls().unique(maintain_order=True)).alias(tc.AGENTS),
-        agents.list.eval(failed.cast(pl.Int64)).list.sum().cast(pl.Int64).alias(tc.AGENT_ERRORS),
-        agents.list.eval(pl.element().filter(failed))
-        .list.first()
-        .struct.field("message")
-        .alias(tc.AGENT_ERROR_MESSAGE),
-    ).drop(_TOOL_CALLS, _AGENT_CALLS)
+    if _TOOL_CALLS in work.columns:
+        tools = pl.col(_TOOL_CALLS)
+        tool_columns = [
+            tools.list.eval(_field("name")).alias(tc.TOOL_SEQUENCE),
+            tools.list.len().cast(pl.Int64).alias(tc.TOOL_CALLS),
+            tools.list.eval(failed.cast(pl.Int64)).list.sum().cast(pl.Int64).alias(tc.TOOL_ERRORS),
+            tools.list.eval(pl.element().filter(failed & _field("message").is_not_null()))
+            .list.eval(_field("message"))
+            .list.head(_TOOL_ERROR_MESSAGES)
+            .alias(tc.TOOL_ERROR_MESSAGES),
+            tools.list.eval(
+                ((_field("name") == _field("name").shift(1)) & failed.shift(1)).cast(pl.Int64)
+            )
+            .list.sum()
+            .cast(pl.Int64)
+            .alias(tc.RETRIES),
+        ]
+    else:
+        names = pl.col(_TOOL_NAMES)
+        tool_columns = [
+            names.alias(tc.TOOL_SEQUENCE),
+            names.list.len().cast(pl.Int64).alias(tc.TOOL_CALLS),
+            pl.lit(0, pl.Int64).alias(tc.TOOL_ERRORS),
+            _EMPTY_NAMES.alias(tc.TOOL_ERROR_MESSAGES),
+            pl.lit(0, pl.Int64).alias(tc.RETRIES),
+        ]
+    agents = pl.col(_AGENT_CALLS)
+    if work.schema.get(_AGENT_CALLS) == pl.Null:
+        agent_columns = [
+            _EMPTY_NAMES.alias(tc.AGENT_RUNS),
+            _EMPTY_NAMES.alias(tc.AGENTS),
+            pl.lit(0, pl.Int64).alias(tc.AGENT_ERRORS),
+            pl.lit(None, pl.String).alias(tc.AGENT_ERROR_MESSAGE),
+        ]
+    else:
+        agent_columns = [
+            agents.list.eval(_field("name").drop_nulls()).alias(tc.AGENT_RUNS),
+            agents.list.eval(_field("name").drop_nulls().unique(maintain_order=True)).alias(
+                tc.AGENTS
+            ),
+            agents.list.eval(failed.cast(pl.Int64))
+            .list.sum()
+            .cast(pl.Int64)
+            .alias(tc.AGENT_ERRORS),
+            agents.list.eval(pl.element().filter(failed))
+            .list.first()
+            .struct.field("message")
+            .alias(tc.AGENT_ERROR_MESSAGE),
+        ]
+    return work.with_columns(*tool_columns, *agent_columns).drop(
+        _TOOL_CALLS, _TOOL_NAMES, _AGENT_CALLS, strict=False
+    )
 
 
 def name_handoff_targets(work: pl.DataFrame) -> pl.DataFrame:

@@ -173,27 +173,40 @@ def _parquet_file(path: str) -> pq.ParquetFile:
 def row_group_buckets(files: tuple[str, ...], spans_per_bucket: int) -> list[Bucket] | None:
     """Buckets made of whole Parquet row groups, when traces do not interleave too much.
 
-    Reads only the trace-id column, once. Row groups that share a trace are joined into one
+    Reads only the trace-id column, once — or not at all when the row groups' statistics show
+    that their trace-id ranges overlap nowhere. Row groups that share a trace are joined into one
     group (a connected component); groups are packed, in file order, into buckets of about
     ``spans_per_bucket`` spans. Nothing is copied. Returns None when some group of row groups
     sharing traces is larger than two buckets — traces spread over the whole set — and a
     hashed copy (:func:`made_buckets`) is needed instead.
     """
     units: list[tuple[int, int, int]] = []  # (file, first row, rows) of each row group
-    hashes: list[pl.DataFrame] = []
+    ranges: list[tuple[str, str] | None] = []  # smallest and largest trace id of each
+    groups: list[tuple[pq.ParquetFile, int]] = []  # where each is read from
     for fi, f in enumerate(files):
         try:
             source = _parquet_file(f)
             first = 0
             for rg in range(source.num_row_groups):
-                ids = pl.Series(source.read_row_group(rg, columns=[s.TRACE_ID]).column(0))
-                # Any hash will do within one run: a collision only joins two groups.
-                hashes.append(pl.DataFrame({"unit": len(units), "h": ids.unique().hash()}))
                 rows = source.metadata.row_group(rg).num_rows
                 units.append((fi, first, rows))
+                groups.append((source, rg))
+                ranges.append(_trace_id_range(source.metadata.row_group(rg)))
                 first += rows
         except (OSError, pa.ArrowException) as exc:
             raise InputError(f"{f}: could not be read for bucketing ({exc})") from exc
+    hashes: list[pl.DataFrame] = []
+    if not _disjoint(ranges):
+        # Some row groups may share a trace: read their trace ids to find which.
+        for u, (source, rg) in enumerate(groups):
+            try:
+                table = source.read_row_group(rg, columns=[s.TRACE_ID])
+            except (OSError, pa.ArrowException) as exc:
+                name = files[units[u][0]]
+                raise InputError(f"{name}: could not be read for bucketing ({exc})") from exc
+            ids = pl.Series(table.column(0))
+            # Any hash will do within one run: a collision only joins two groups.
+            hashes.append(pl.DataFrame({"unit": u, "h": ids.unique().hash()}))
     parent = list(range(len(units)))
 
     def root(u: int) -> int:
@@ -203,7 +216,7 @@ def row_group_buckets(files: tuple[str, ...], spans_per_bucket: int) -> list[Buc
         return u
 
     shared = (
-        pl.concat(hashes)
+        pl.concat(hashes or [pl.DataFrame(schema={"unit": pl.Int64, "h": pl.UInt64})])
         .group_by("h")
         .agg(pl.col("unit").min().alias("first"), pl.col("unit"))
         .filter(pl.col("unit").list.len() > 1)
@@ -228,6 +241,33 @@ def row_group_buckets(files: tuple[str, ...], spans_per_bucket: int) -> list[Buc
         packed[-1].extend(components[c])
         filled += sizes[c]
     return [_row_group_bucket(n, sorted(members), units, files) for n, members in enumerate(packed)]
+
+
+def _trace_id_range(group: pq.RowGroupMetaData) -> tuple[str, str] | None:
+    """The smallest and largest trace id of a row group, from its statistics (None: unknown)."""
+    for i in range(group.num_columns):
+        chunk = group.column(i)
+        if chunk.path_in_schema != s.TRACE_ID:
+            continue
+        stats = chunk.statistics
+        if stats is None or not stats.has_min_max or not isinstance(stats.min, str):
+            return None
+        if max(len(stats.min), len(stats.max)) >= 64:
+            return None  # statistics a writer may have cut short
+        return stats.min, stats.max
+    return None
+
+
+def _disjoint(ranges: list[tuple[str, str] | None]) -> bool:
+    """Whether the row groups' trace-id ranges are all known and overlap nowhere.
+
+    Then no trace spans two row groups, and no trace id need be read: sets written in trace
+    order with ordered ids (time-prefixed ids, or synthetic ones) are bucketed from footers.
+    """
+    if any(r is None for r in ranges):
+        return False
+    known = sorted(r for r in ranges if r is not None)
+    return all(a[1] < b[0] for a, b in zip(known, known[1:], strict=False))
 
 
 def _row_group_bucket(

@@ -10,6 +10,9 @@ footers say so without reading a row:
   its column statistics record (any Parquet writer that writes statistics, pyarrow's default).
 * **judgements and recorded costs**: assay's writers record in each file's metadata which of
   these attribute families its spans carry (:data:`ATTRIBUTE_FAMILIES_KEY`).
+* **column values**: the statistics of each top-level column say whether it is null in every
+  row, and the smallest and largest string it holds (so "no span is ERROR" when the smallest
+  ``status_code`` sorts after ``ERROR``).
 
 A file that does not say (no statistics, no metadata, an object-store URL whose footer is not
 read ahead) *may* hold anything, so nothing is skipped for it: a skip is only ever taken on
@@ -38,6 +41,7 @@ RECORDED_COST: Final = "recorded_cost"
 instrumentation recorded on an LLM call)."""
 FAMILIES: Final = (JUDGEMENT, RECORDED_COST)
 
+_TRUNCATED: Final = 64
 _EVENT_LEAF: Final = f"{s.EVENTS}.list.element.time_unix_nano"
 _EVENT_NAME_LEAF: Final = f"{s.EVENTS}.list.element.name"
 
@@ -52,6 +56,19 @@ class SpanContents:
     """Some span may carry ``assay.judgement.*`` attributes."""
     recorded_costs: bool = True
     """Some span may carry a recorded cost attribute."""
+    null_columns: frozenset[str] = frozenset()
+    """Columns null in every span."""
+    bounds: tuple[tuple[str, str, str], ...] = ()
+    """``(column, smallest, largest)`` of string columns whose every value lies in that range."""
+
+    def may_hold(self, column: str, value: str) -> bool:
+        """Whether some span may have ``value`` in ``column``."""
+        if column in self.null_columns:
+            return False
+        for name, low, high in self.bounds:
+            if name == column:
+                return low <= value <= high
+        return True
 
 
 def attribute_families(attributes: pa.ChunkedArray | pa.Array) -> set[str]:
@@ -74,6 +91,7 @@ def families_metadata(families: Iterable[str]) -> dict[bytes, bytes]:
 def span_contents(files: Iterable[str]) -> SpanContents:
     """What the spans of ``files`` may hold, from their footers (see the module docstring)."""
     events = judgements = costs = False
+    columns: dict[str, _Column] = {}
     for f in files:
         metadata = _footer(f)
         if metadata is None:
@@ -86,9 +104,63 @@ def span_contents(files: Iterable[str]) -> SpanContents:
             families = set(recorded.decode().split(","))
             judgements = judgements or JUDGEMENT in families
             costs = costs or RECORDED_COST in families
-        if events and judgements and costs:
-            break
-    return SpanContents(events=events, judgements=judgements, recorded_costs=costs)
+        _column_facts(metadata, columns)
+    return SpanContents(
+        events=events,
+        judgements=judgements,
+        recorded_costs=costs,
+        null_columns=frozenset(n for n, f in columns.items() if f.known and f.all_null),
+        bounds=tuple(
+            (n, f.low, f.high)
+            for n, f in sorted(columns.items())
+            if f.known and f.bounded and f.low is not None and f.high is not None
+        ),
+    )
+
+
+@dataclass(slots=True)
+class _Column:
+    known: bool = True
+    """Every row group had statistics for it."""
+    all_null: bool = True
+    bounded: bool = True
+    """Every row group holding values gave its smallest and largest string."""
+    low: str | None = None
+    high: str | None = None
+
+
+def _column_facts(metadata: pq.FileMetaData, columns: dict[str, _Column]) -> None:
+    """Fold one file's top-level column statistics into ``columns`` (name → what is known).
+
+    A column the file lacks is unknown: the reader may rebuild it from ``attributes``.
+    """
+    present = {metadata.schema.column(i).path.split(".")[0] for i in range(metadata.num_columns)}
+    for name in s.SPANS_SCHEMA.names:
+        if name not in present:
+            columns.setdefault(name, _Column()).known = False
+    for g in range(metadata.num_row_groups):
+        group = metadata.row_group(g)
+        for i in range(group.num_columns):
+            chunk = group.column(i)
+            name = chunk.path_in_schema
+            if "." in name:
+                continue  # a leaf of a nested column
+            fact = columns.setdefault(name, _Column())
+            stats = chunk.statistics
+            if stats is None or stats.null_count is None:
+                fact.known = False
+                continue
+            if stats.null_count == group.num_rows:
+                continue
+            fact.all_null = False
+            if not stats.has_min_max or not isinstance(stats.min, str):
+                fact.bounded = False
+                continue
+            if max(len(stats.min), len(stats.max)) >= _TRUNCATED:
+                fact.bounded = False  # writers may cut long statistics short
+                continue
+            fact.low = stats.min if fact.low is None else min(fact.low, stats.min)
+            fact.high = stats.max if fact.high is None else max(fact.high, stats.max)
 
 
 def _footer(path: str) -> pq.FileMetaData | None:
