@@ -1,7 +1,8 @@
 """Where ``assay analyze`` spends its time and memory, phase by phase (issue 12).
 
 Runs the analysis of one trace set in this process under cProfile, one phase at a time —
-imports, spans → trials (``trials_from_spans``, one pass, no buckets), the per-test phase,
+imports, spans → trials (``trials_from_spans``, one pass, no buckets, reading what the footers
+say the set may hold), the per-test phase,
 the JSON — printing each phase's wall time and the peak RSS reached by its end, then the
 calls that cost most inside the two big phases. Make a set with ``bench_analyze.py --keep``.
 
@@ -52,8 +53,14 @@ def main() -> None:
     trace_set = open_trace_set(args.traces)
     from assay.analysis import trials_from_spans
 
-    trials = phase("spans -> trials", lambda: trials_from_spans(trace_set.scan()))
-    recorded = phase("recorded judgements", lambda: api.read_judgements(trace_set.scan(), trials))
+    contents = trace_set.contents()  # what the footers say the set may hold, as analyze reads
+    trials = phase(
+        "spans -> trials", lambda: trials_from_spans(trace_set.scan(), contents=contents)
+    )
+    recorded = phase(
+        "recorded judgements",
+        lambda: api.read_judgements(trace_set.scan(), trials) if contents.judgements else {},
+    )
     analysis = phase(
         "per-test figures", lambda: api._analysis(trace_set, trials, options, recorded)
     )

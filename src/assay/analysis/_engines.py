@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from enum import StrEnum
 from typing import Final
 
@@ -27,6 +28,7 @@ from assay.errors import ConfigError, SchemaError
 from assay.quality import DataQuality, Finding, Severity
 from assay.store import SpanContents, TraceSet
 from assay.store._buckets import Bucket, existing_buckets, made_buckets, row_group_buckets
+from assay.store._reader import duplicate_spans
 
 SPANS_PER_BUCKET: Final = 4_000_000
 """Spans per bucket the engines aim at when they make buckets (``ASSAY_SPANS_PER_BUCKET``)."""
@@ -99,9 +101,10 @@ def engine_trials(
         names = ", ".join(e.value for e in Engine)
         raise ConfigError(f"--engine {engine}: unknown engine (use one of {names})") from None
     if spans_per_bucket is None:
-        spans_per_bucket = _spans_per_bucket_from_env()
+        spans_per_bucket = bucket_size()
     build = trials_function(min_score, test_attribute, pass_when, trace_set.contents())
     if chosen is Engine.SPARK:
+        trace_set = trace_set.screen()
         from assay.analysis._spark import spark_trials
 
         tables, spans = spark_trials(
@@ -115,7 +118,8 @@ def engine_trials(
     return local_trials(trace_set, build, test_attribute, spans_per_bucket)
 
 
-def _spans_per_bucket_from_env() -> int:
+def bucket_size() -> int:
+    """Spans per bucket the engines aim at: ``ASSAY_SPANS_PER_BUCKET``, else the default."""
     text = os.environ.get(SPANS_PER_BUCKET_ENV)
     if text is None:
         return SPANS_PER_BUCKET
@@ -143,23 +147,49 @@ def local_trials(
         return _over_buckets(buckets, build, trace_set, test_attribute)
     spans = trace_set_spans(trace_set)
     if spans <= 2 * spans_per_bucket:
-        return build(trace_set.scan())
+        return _one_pass(trace_set, build)
     grouped = row_group_buckets(trace_set.files, spans_per_bucket)
     if grouped is not None:
         return _over_buckets(grouped, build, trace_set, test_attribute)
     if trace_set.rebuilt:
         # The hashed copy is made from the files as stored; columns rebuilt from
         # ``attributes`` exist only in the reader's scan, so such a set is read in one pass.
-        return build(trace_set.scan())
+        return _one_pass(trace_set, build)
     with made_buckets(trace_set.files, math.ceil(spans / spans_per_bucket)) as made:
         return _over_buckets(made, build, trace_set, test_attribute)
+
+
+def _one_pass(trace_set: TraceSet, build: TrialsFunction) -> Trials:
+    screened = trace_set.screen()
+    trials = build(screened.scan())
+    found = [f for f in screened.quality.findings if f.kind == _DUPLICATES]
+    if trace_set.screened or not found:
+        return trials
+    return Trials(trials.table, trials.data_quality.merged(found))
+
+
+_DUPLICATES = "duplicate_spans"
 
 
 def _over_buckets(
     buckets: Sequence[Bucket], build: TrialsFunction, whole: TraceSet, test_attribute: str
 ) -> Trials:
-    tables = [bucket_trials(b.scan(whole), build, test_attribute) for b in buckets]
+    tables = [_bucket(b, build, whole, test_attribute) for b in buckets]
     return concat_trials(tables, lambda: trace_set_spans(whole), test_attribute)
+
+
+def _bucket(
+    bucket: Bucket, build: TrialsFunction, whole: TraceSet, test_attribute: str
+) -> Trials | None:
+    """One bucket's trials; a set not screened as a whole is screened here, bucket by bucket."""
+    if whole.screened:
+        return bucket_trials(bucket.scan(whole), build, test_attribute)
+    found = duplicate_spans(bucket.scan(whole))
+    scan = bucket.scan(replace(whole, deduplicate=True) if found else whole)
+    trials = bucket_trials(scan, build, test_attribute)
+    if trials is None or found is None:
+        return trials
+    return Trials(trials.table, trials.data_quality.merged([found]))
 
 
 def bucket_trials(spans: pl.LazyFrame, build: TrialsFunction, test_attribute: str) -> Trials | None:

@@ -11,6 +11,7 @@ import polars as pl
 
 from assay.analysis import Engine, engine_trials, read_trials, with_cost
 from assay.analysis import columns as tc
+from assay.analysis._engines import bucket_size
 from assay.errors import ConfigError, InputError
 from assay.judgement._behaviour import price_table
 from assay.judgement._options import AnalyzeOptions
@@ -85,7 +86,10 @@ def _read_trials(
     engine: Engine | str = Engine.LOCAL,
     spark_master: str | None = None,
 ) -> _Read:
-    trace_set = open_trace_set(paths, skip_bad_files=skip_bad_files)
+    # A large local set is screened for repeated spans bucket by bucket, in bounded memory.
+    local = str(engine) == Engine.LOCAL.value
+    limit = 2 * bucket_size() if local else None
+    trace_set = open_trace_set(paths, skip_bad_files=skip_bad_files, screen_limit=limit)
     try:
         read = engine_trials(
             trace_set,
@@ -97,12 +101,11 @@ def _read_trials(
         )
         # Only read what the files may hold: most sets record no judgement and no call cost.
         contents = trace_set.contents()
-        recorded = read_judgements(trace_set.scan(), read.table) if contents.judgements else {}
+        repeated = any(f.kind == "duplicate_spans" for f in read.data_quality.findings)
+        spans = replace(trace_set, deduplicate=trace_set.deduplicate or repeated).scan()
+        recorded = read_judgements(spans, read.table) if contents.judgements else {}
         trials, priced = with_cost(
-            read.table,
-            price_table(options.prices),
-            trace_set.scan(),
-            recorded_costs=contents.recorded_costs,
+            read.table, price_table(options.prices), spans, recorded_costs=contents.recorded_costs
         )
         findings = (*read.data_quality.findings, *priced)
     except pl.exceptions.PolarsError as exc:

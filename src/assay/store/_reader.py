@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 import polars as pl
@@ -18,6 +18,7 @@ import pyarrow as pa
 from assay.errors import InputError
 from assay.quality import DataQuality, Finding
 from assay.store import _schema as s
+from assay.store._buckets import total_spans
 from assay.store._contents import SpanContents, span_contents
 from assay.store._paths import list_files
 from assay.store._validate import (
@@ -54,6 +55,23 @@ class TraceSet:
     """Files lacking promoted columns, with those columns (read from ``attributes``)."""
     deduplicate: bool = False
     """Whether some (trace_id, span_id) is stored more than once, so :meth:`scan` collapses."""
+    screened: bool = True
+    """Whether repeated spans were looked for over the whole set. A large set opened with a
+    ``screen_limit`` is not: its reader looks bucket by bucket (a repeated span has its first
+    copy's trace id, so it is in the same bucket), in memory bounded by a bucket, or calls
+    :meth:`screen` first."""
+
+    def screen(self) -> TraceSet:
+        """This set with repeated spans looked for over the whole set (itself if they were)."""
+        if self.screened:
+            return self
+        found = duplicate_spans(self.scan())
+        return replace(
+            self,
+            quality=self.quality.merged(DataQuality((found,)) if found else DataQuality()),
+            deduplicate=found is not None,
+            screened=True,
+        )
 
     def contents(self) -> SpanContents:
         """What the set's spans may hold, from the files' footers (parts a reader may skip)."""
@@ -160,6 +178,7 @@ def open_trace_set(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     *,
     skip_bad_files: bool = False,
+    screen_limit: int | None = None,
 ) -> TraceSet:
     """Resolve folders, globs and files into a checked :class:`TraceSet`.
 
@@ -173,6 +192,9 @@ def open_trace_set(
             patterns, files, or object-store URLs (passed to Polars unchecked).
         skip_bad_files: Leave out unreadable files and folders (listed in
             ``TraceSet.skipped``) instead of failing on the first.
+        screen_limit: Above this many spans (local files, counted from their footers) the
+            set is not screened for repeated spans as a whole: the screen's memory grows
+            with the set, so its reader screens bucket by bucket (``TraceSet.screened``).
 
     Raises:
         InputError: A path does not exist, a folder is empty or unreadable, or a file is
@@ -213,23 +235,27 @@ def open_trace_set(
             (c.path, tuple(sorted(c.missing_promoted))) for c in checks if c.missing_promoted
         ),
     )
-    repeated, examples = count_duplicate_spans(trace_set.scan())
-    if repeated:
-        findings.append(
-            Finding(
-                "duplicate_spans",
-                f"{repeated} span(s) are stored more than once (same trace_id and span_id, e.g. "
-                "an import run twice or a retried export); each is counted once",
-                repeated,
-                examples,
-            )
-        )
-    return TraceSet(
-        trace_set.files,
-        trace_set.skipped,
-        DataQuality(tuple(findings)),
-        trace_set.rebuilt,
-        deduplicate=bool(repeated),
+    if screen_limit is not None and not remote and total_spans(trace_set.files) > screen_limit:
+        return replace(trace_set, quality=DataQuality(tuple(findings)), screened=False)
+    found = duplicate_spans(trace_set.scan())
+    return replace(
+        trace_set,
+        quality=DataQuality(tuple(findings) + ((found,) if found else ())),
+        deduplicate=found is not None,
+    )
+
+
+def duplicate_spans(scan: pl.LazyFrame) -> Finding | None:
+    """The finding about spans stored more than once in ``scan``, or None if none is."""
+    repeated, examples = count_duplicate_spans(scan)
+    if not repeated:
+        return None
+    return Finding(
+        "duplicate_spans",
+        f"{repeated} span(s) are stored more than once (same trace_id and span_id, e.g. "
+        "an import run twice or a retried export); each is counted once",
+        repeated,
+        examples,
     )
 
 
