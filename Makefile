@@ -27,8 +27,12 @@ demo: $(STAMP)
 	$(BIN)/python examples/agent.py --out demo-traces --trials 30
 	$(BIN)/assay analyze demo-traces --inconclusive-ok || test $$? -eq 1
 
+# Two pytest-xdist workers, one a core: the suite is CPU-bound (its subprocesses too), and
+# measured here 3 or 4 workers cost a third more CPU for no shorter run. A module's tests share
+# a worker (--dist loadscope), so a module's recordings are made once; modules are handed out
+# in the order tests/conftest.py gives them (slow ones first), not by their number of tests.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadscope --no-loadscope-reorder
 
 check: $(STAMP)
 	$(BIN)/ruff format --check src tests examples benchmarks

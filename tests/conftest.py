@@ -2,16 +2,21 @@
 
 OpenTelemetry allows one global tracer provider per process, so the tests install one real SDK
 provider once and route its spans, per test, to whichever exporter the test wants.
+
+``make test`` runs the tests in several pytest-xdist worker processes; what takes seconds to make
+and is only read (the example agent's trace set) is made once for all of them (``shared_path``).
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
+import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -42,17 +47,54 @@ _ROUTER = RoutingExporter()
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules with slow-marked tests first, the rest after, each group in its own order.
+
+    xdist (``--dist loadscope --no-loadscope-reorder``) hands modules to workers in this order:
+    a long module started last would keep one worker busy while the others have finished.
+    """
+    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)
+
+
+def shared_path(
+    tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]
+) -> Path:
+    """``make(folder)`` once per test run, whatever the number of xdist workers: the folder.
+
+    The first worker to get here makes it; the others wait on a lock, then read the same folder
+    (its contents must only be read). Without xdist this is ``tmp_path_factory.mktemp``.
+    """
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, above each worker's own
+    folder = base / f"shared-{name}"
+    with (base / f"shared-{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = folder / ".made"
+        if not done.exists():  # not made, or a worker's attempt failed half-way
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def traces(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The example agent's trace set: 30 trials × 4 cases (PASS, FAIL and INCONCLUSIVE)."""
-    out = tmp_path_factory.mktemp("example") / "traces"
-    subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "agent.py"), "--out", str(out), "--trials", "30"],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    return out
+
+    def record(folder: Path) -> None:
+        agent = str(ROOT / "examples" / "agent.py")
+        out = str(folder / "traces")
+        subprocess.run(
+            [sys.executable, agent, "--out", out, "--trials", "30"],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+
+    return shared_path(tmp_path_factory, "example", record) / "traces"
 
 
 @pytest.fixture(scope="session")
@@ -75,15 +117,46 @@ def memory_spans(provider: TracerProvider) -> Iterator[InMemorySpanExporter]:
     _ROUTER.targets.remove(exporter)
 
 
+class HeldSpans(SpanExporter):
+    """Holds the spans it is given and hands them to ``inner`` in one batch on a flush.
+
+    The session provider exports each span as it ends (a ``SimpleSpanProcessor``: spans reach
+    the test before it reads them); written one by one, the thousands some tests record take
+    seconds. The one export per flush is what a ``BatchSpanProcessor`` would make. The exporter's
+    span-at-a-time path is exercised by the framework recordings and ``instrument``'s tests.
+    """
+
+    def __init__(self, inner: SpanExporter) -> None:
+        self.inner = inner
+        self._spans: list[ReadableSpan] = []
+        self._lock = threading.Lock()
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        with self._lock:
+            self._spans.extend(spans)
+        return SpanExportResult.SUCCESS
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        with self._lock:
+            spans, self._spans = self._spans, []
+        if spans and self.inner.export(spans) != SpanExportResult.SUCCESS:
+            return False
+        return self.inner.force_flush(timeout_millis)
+
+    def shutdown(self) -> None:
+        self.force_flush()
+        self.inner.shutdown()
+
+
 class ParquetSink:
-    """A Parquet trace set the test's spans go to."""
+    """A Parquet trace set the test's spans go to (written on :meth:`flush`)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.exporter = ParquetSpanExporter(path)
+        self.exporter = HeldSpans(ParquetSpanExporter(path))
 
     def flush(self) -> Path:
-        self.exporter.force_flush()
+        assert self.exporter.force_flush(), f"spans not written to {self.path}"
         return self.path
 
 

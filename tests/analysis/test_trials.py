@@ -111,18 +111,20 @@ def test_trace_with_thousands_of_spans(parquet_sink, tracer) -> None:
 
 
 def test_deep_chain_of_spans_resolves_to_its_nested_trial(parquet_sink, tracer) -> None:
+    from opentelemetry import trace
+
     with tracer.start_as_current_span("run"), ai.trial("deep", new_trace=False):
         stack = []
         for i in range(300):
             span = tracer.start_span(f"level{i}")
-            stack.append(span)
-            from opentelemetry import trace
-
             token = trace.use_span(span, end_on_exit=False)
             token.__enter__()
+            stack.append((span, token))
         with ai.tool("bottom"):
             pass
-        for span in reversed(stack):
+        # Leave every level again: a span left current would parent the next tests' spans.
+        for span, token in reversed(stack):
+            token.__exit__(None, None, None)
             span.end()
     (row,) = _trials(parquet_sink).to_dicts()
     assert row[tc.TOOL_SEQUENCE] == ["bottom"]

@@ -118,13 +118,15 @@ def test_opens_in_headless_chromium(document: str, tmp_path: Path) -> None:
     page = tmp_path / "report.html"
     page.write_text(document, encoding="utf-8")
     shot = tmp_path / "shot.png"
-    _headless(
+    # One browser start for both: the screenshot, and the DOM as parsed (on stdout).
+    dom = _headless(
         binary,
         tmp_path / "profile",
         f"--screenshot={shot}",
+        "--dump-dom",
         "--window-size=1280,2000",
         page.as_uri(),
-    )
+    ).stdout
     pixels = imread(str(shot))[..., :3]
     assert pixels.shape[:2] == (2000, 1280)
     background = np.median(pixels.reshape(-1, 3), axis=0)
@@ -134,7 +136,6 @@ def test_opens_in_headless_chromium(document: str, tmp_path: Path) -> None:
     red = (pixels[..., 0] > 0.7) & (pixels[..., 1] < 0.3) & (pixels[..., 2] < 0.35)
     assert red.sum() > 200
 
-    dom = _headless(binary, tmp_path / "profile", "--dump-dom", page.as_uri()).stdout
     charts = _charts(dom)
     assert charts[0] == "pass-rates" and {"score", "variants", "flakiness"} <= set(charts)
     # The SVGs were parsed as SVG (their drawing survived into the DOM), not dropped.

@@ -1,7 +1,10 @@
 """The pytest plugin, in a real pytest subprocess (the plugin loads through its entry point).
 
 ``pytester`` would need ``pytest_plugins`` in the top-level conftest, which is not this
-package's to edit; a subprocess runs the same real pytest.
+package's to edit; a subprocess runs the same real pytest. It loads no other plugin:
+``-p assay`` names the ``pytest11`` entry point (pytest looks the name up among the entry
+points), and auto-loading the frameworks' plugins (langsmith's, anyio's) would cost each run
+seconds.
 """
 
 from __future__ import annotations
@@ -67,7 +70,8 @@ def _pytest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         "[pytest]\naddopts = --strict-markers\nfilterwarnings = error\n"
     )
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", *args],
+        [sys.executable, "-m", "pytest", "--disable-plugin-autoload", "-p", "assay"]
+        + ["-p", "no:cacheprovider", "-rA", *args],
         cwd=tmp_path,
         capture_output=True,
         text=True,
