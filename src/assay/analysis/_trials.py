@@ -106,14 +106,15 @@ def read_trials(
         raise SchemaError(quality.no_trials_message(spans, test_attribute))
     _check_outcomes(carriers)
     shapes = classify_traces(carriers, topmost=mapped)
-    # Work is aggregated per trace in one streaming pass; a trace whose one trial is its root
-    # belongs wholly to that trial, so only the small per-trace frame is joined (fast path).
+    # Work is aggregated per trace in one pass (in memory: a bucket at a time, it is faster
+    # than the streaming engine at the same peak); a trace whose one trial is its root belongs
+    # wholly to that trial, so only the small per-trace frame is joined (fast path).
     shape = WorkShape.of(contents)
     per_trace = (
         with_work_columns(spans.select(conv.SPAN_COLUMNS))
         .group_by("trace_id")
         .agg(work_aggregations(shape))
-        .collect(engine="streaming")
+        .collect()
     )
     per_trace = count_orphans(spans, per_trace)
     per_trial = [per_trace.join(shapes.simple, on="trace_id", how="inner")]

@@ -174,7 +174,8 @@ def row_group_buckets(files: tuple[str, ...], spans_per_bucket: int) -> list[Buc
     """Buckets made of whole Parquet row groups, when traces do not interleave too much.
 
     Reads only the trace-id column, once — or not at all when the row groups' statistics show
-    that their trace-id ranges overlap nowhere. Row groups that share a trace are joined into one
+    which trace-id ranges meet (see :func:`_overlapping`). Row groups that share a trace are
+    joined into one
     group (a connected component); groups are packed, in file order, into buckets of about
     ``spans_per_bucket`` spans. Nothing is copied. Returns None when some group of row groups
     sharing traces is larger than two buckets — traces spread over the whole set — and a
@@ -195,8 +196,21 @@ def row_group_buckets(files: tuple[str, ...], spans_per_bucket: int) -> list[Buc
                 first += rows
         except (OSError, pa.ArrowException) as exc:
             raise InputError(f"{f}: could not be read for bucketing ({exc})") from exc
+    parent = list(range(len(units)))
+
+    def root(u: int) -> int:
+        while parent[u] != u:
+            parent[u] = parent[parent[u]]
+            u = parent[u]
+        return u
+
     hashes: list[pl.DataFrame] = []
-    if not _disjoint(ranges):
+    overlapping = _overlapping(ranges)
+    if overlapping is not None and _largest(overlapping, units) <= 2 * spans_per_bucket:
+        # From the footers alone: row groups whose trace-id ranges meet are kept together.
+        for first, unit in overlapping:
+            parent[root(unit)] = root(first)
+    else:
         # Some row groups may share a trace: read their trace ids to find which.
         for u, (source, rg) in enumerate(groups):
             try:
@@ -207,14 +221,6 @@ def row_group_buckets(files: tuple[str, ...], spans_per_bucket: int) -> list[Buc
             ids = pl.Series(table.column(0))
             # Any hash will do within one run: a collision only joins two groups.
             hashes.append(pl.DataFrame({"unit": u, "h": ids.unique().hash()}))
-    parent = list(range(len(units)))
-
-    def root(u: int) -> int:
-        while parent[u] != u:
-            parent[u] = parent[parent[u]]
-            u = parent[u]
-        return u
-
     shared = (
         pl.concat(hashes or [pl.DataFrame(schema={"unit": pl.Int64, "h": pl.UInt64})])
         .group_by("h")
@@ -258,16 +264,44 @@ def _trace_id_range(group: pq.RowGroupMetaData) -> tuple[str, str] | None:
     return None
 
 
-def _disjoint(ranges: list[tuple[str, str] | None]) -> bool:
-    """Whether the row groups' trace-id ranges are all known and overlap nowhere.
+def _overlapping(ranges: list[tuple[str, str] | None]) -> list[tuple[int, int]] | None:
+    """Pairs ``(first, other)`` of row groups whose trace-id ranges meet; None if one is unknown.
 
-    Then no trace spans two row groups, and no trace id need be read: sets written in trace
-    order with ordered ids (time-prefixed ids, or synthetic ones) are bucketed from footers.
+    Two row groups can share a trace only if their ranges meet, so joining these pairs puts
+    every trace's row groups together (and perhaps a few more): sets written in trace order
+    with ordered ids (time-prefixed ids, or synthetic ones) are bucketed from their footers.
     """
-    if any(r is None for r in ranges):
-        return False
-    known = sorted(r for r in ranges if r is not None)
-    return all(a[1] < b[0] for a, b in zip(known, known[1:], strict=False))
+    known = [r for r in ranges if r is not None]
+    if len(known) < len(ranges):
+        return None
+    order = sorted(range(len(known)), key=lambda u: known[u])  # by smallest id
+    pairs: list[tuple[int, int]] = []
+    reach, holder = "", -1
+    for u in order:
+        low, high = known[u]
+        if holder >= 0 and low <= reach:
+            pairs.append((min(holder, u), max(holder, u)))
+        if holder < 0 or high > reach:
+            reach, holder = high, u
+    return pairs
+
+
+def _largest(pairs: list[tuple[int, int]], units: list[tuple[int, int, int]]) -> int:
+    """Spans in the largest group of row groups the pairs join."""
+    parent = list(range(len(units)))
+
+    def root(u: int) -> int:
+        while parent[u] != u:
+            parent[u] = parent[parent[u]]
+            u = parent[u]
+        return u
+
+    for a, b in pairs:
+        parent[root(b)] = root(a)
+    sizes: dict[int, int] = {}
+    for u, (_, _, rows) in enumerate(units):
+        sizes[root(u)] = sizes.get(root(u), 0) + rows
+    return max(sizes.values(), default=0)
 
 
 def _row_group_bucket(
