@@ -196,22 +196,13 @@ def row_group_buckets(files: tuple[str, ...], spans_per_bucket: int) -> list[Buc
                 first += rows
         except (OSError, pa.ArrowException) as exc:
             raise InputError(f"{f}: could not be read for bucketing ({exc})") from exc
-    parent = list(range(len(units)))
-
-    def root(u: int) -> int:
-        while parent[u] != u:
-            parent[u] = parent[parent[u]]
-            u = parent[u]
-        return u
-
-    hashes: list[pl.DataFrame] = []
-    overlapping = _overlapping(ranges)
-    if overlapping is not None and _largest(overlapping, units) <= 2 * spans_per_bucket:
-        # From the footers alone: row groups whose trace-id ranges meet are kept together.
-        for first, unit in overlapping:
-            parent[root(unit)] = root(first)
-    else:
+    # From the footers alone, row groups whose trace-id ranges meet are kept together.
+    pairs = _overlapping(ranges)
+    if pairs is not None and _largest(_components(len(units), pairs), units) > 2 * spans_per_bucket:
+        pairs = None  # ranges meet too widely: look at the ids themselves
+    if pairs is None:
         # Some row groups may share a trace: read their trace ids to find which.
+        hashes: list[pl.DataFrame] = []
         for u, (source, rg) in enumerate(groups):
             try:
                 table = source.read_row_group(rg, columns=[s.TRACE_ID])
@@ -221,23 +212,23 @@ def row_group_buckets(files: tuple[str, ...], spans_per_bucket: int) -> list[Buc
             ids = pl.Series(table.column(0))
             # Any hash will do within one run: a collision only joins two groups.
             hashes.append(pl.DataFrame({"unit": u, "h": ids.unique().hash()}))
-    shared = (
-        pl.concat(hashes or [pl.DataFrame(schema={"unit": pl.Int64, "h": pl.UInt64})])
-        .group_by("h")
-        .agg(pl.col("unit").min().alias("first"), pl.col("unit"))
-        .filter(pl.col("unit").list.len() > 1)
-        .explode("unit")
-        .select("first", "unit")
-        .unique()
-    )
-    for first, unit in shared.iter_rows():
-        parent[root(unit)] = root(first)
-    components: dict[int, list[int]] = {}
-    for u in range(len(units)):
-        components.setdefault(root(u), []).append(u)
-    sizes = {c: sum(units[u][2] for u in members) for c, members in components.items()}
-    if max(sizes.values(), default=0) > 2 * spans_per_bucket:
+        shared = (
+            pl.concat(
+                [*hashes, pl.DataFrame(schema={"unit": pl.Int64, "h": pl.UInt64})],
+                how="vertical_relaxed",
+            )
+            .group_by("h")
+            .agg(pl.col("unit").min().alias("first"), pl.col("unit"))
+            .filter(pl.col("unit").list.len() > 1)
+            .explode("unit")
+            .select("first", "unit")
+            .unique()
+        )
+        pairs = [(first, unit) for first, unit in shared.iter_rows()]
+    components = _components(len(units), pairs)
+    if _largest(components, units) > 2 * spans_per_bucket:
         return None
+    sizes = {c: sum(units[u][2] for u in members) for c, members in components.items()}
     packed: list[list[int]] = [[]]
     filled = 0
     for c in sorted(components):  # roots are the first unit of each group: file order
@@ -286,9 +277,9 @@ def _overlapping(ranges: list[tuple[str, str] | None]) -> list[tuple[int, int]] 
     return pairs
 
 
-def _largest(pairs: list[tuple[int, int]], units: list[tuple[int, int, int]]) -> int:
-    """Spans in the largest group of row groups the pairs join."""
-    parent = list(range(len(units)))
+def _components(count: int, pairs: list[tuple[int, int]]) -> dict[int, list[int]]:
+    """Groups of ``count`` row groups joined by ``pairs``, each keyed by its first row group."""
+    parent = list(range(count))
 
     def root(u: int) -> int:
         while parent[u] != u:
@@ -297,11 +288,17 @@ def _largest(pairs: list[tuple[int, int]], units: list[tuple[int, int, int]]) ->
         return u
 
     for a, b in pairs:
-        parent[root(b)] = root(a)
-    sizes: dict[int, int] = {}
-    for u, (_, _, rows) in enumerate(units):
-        sizes[root(u)] = sizes.get(root(u), 0) + rows
-    return max(sizes.values(), default=0)
+        ra, rb = root(a), root(b)
+        parent[max(ra, rb)] = min(ra, rb)  # the smaller one stays the root: file order
+    components: dict[int, list[int]] = {}
+    for u in range(count):
+        components.setdefault(root(u), []).append(u)
+    return components
+
+
+def _largest(components: dict[int, list[int]], units: list[tuple[int, int, int]]) -> int:
+    """Spans in the largest of the groups of row groups."""
+    return max((sum(units[u][2] for u in members) for members in components.values()), default=0)
 
 
 def _row_group_bucket(
