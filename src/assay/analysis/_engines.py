@@ -181,15 +181,26 @@ def _over_buckets(
 def _bucket(
     bucket: Bucket, build: TrialsFunction, whole: TraceSet, test_attribute: str
 ) -> Trials | None:
-    """One bucket's trials; a set not screened as a whole is screened here, bucket by bucket."""
-    if whole.screened:
-        return bucket_trials(bucket.scan(whole), build, test_attribute)
-    found = duplicate_spans(bucket.scan(whole))
-    scan = bucket.scan(replace(whole, deduplicate=True) if found else whole)
+    """One bucket's trials, kept compact until the set's table is made.
+
+    A set not screened as a whole for repeated spans is screened here, bucket by bucket.
+    """
+    found = None
+    scan = bucket.scan(whole)
+    if not whole.screened:
+        found = duplicate_spans(scan)
+        scan = bucket.scan(replace(whole, deduplicate=True)) if found else scan
     trials = bucket_trials(scan, build, test_attribute)
-    if trials is None or found is None:
-        return trials
-    return Trials(trials.table, trials.data_quality.merged([found]))
+    if trials is None:
+        return None
+    # Tool names repeat in every trial: while buckets wait, they are held as a dictionary
+    # (4 bytes a call, not 16); concat_trials gives them back as strings.
+    table = trials.table.with_columns(pl.col(tc.TOOL_SEQUENCE).cast(_COMPACT_TOOLS))
+    quality = trials.data_quality.merged([found]) if found else trials.data_quality
+    return Trials(table, quality)
+
+
+_COMPACT_TOOLS = pl.List(pl.Categorical)
 
 
 def bucket_trials(spans: pl.LazyFrame, build: TrialsFunction, test_attribute: str) -> Trials | None:
@@ -228,7 +239,7 @@ def concat_trials(
             f"no trial spans: none of the {spans_read()} spans read carries {test_attribute}"
         )
     if len(found) == 1:
-        return found[0]
+        return Trials(_as_strings(found[0].table), found[0].data_quality)
     columns = found[0].table.columns
     quality = merge_findings([t.data_quality for t in found])
     table = pl.concat([t.table for t in found], how="diagonal_relaxed", rechunk=False)
@@ -236,7 +247,14 @@ def concat_trials(
     found.clear()
     if isinstance(tables, list):
         tables.clear()
-    return Trials(_sorted(table.select(columns)), quality)
+    return Trials(_as_strings(_sorted(table.select(columns))), quality)
+
+
+def _as_strings(table: pl.DataFrame) -> pl.DataFrame:
+    """The trials table with its tool sequences as strings again (see :func:`_bucket`)."""
+    if table.schema[tc.TOOL_SEQUENCE] != _COMPACT_TOOLS:
+        return table
+    return table.with_columns(pl.col(tc.TOOL_SEQUENCE).cast(pl.List(pl.String)))
 
 
 _ORDER = (tc.TEST_ID, tc.START_TIME, tc.TRIAL_INDEX, tc.TRACE_ID, tc.SPAN_ID)
