@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -133,11 +134,26 @@ def test_spark_gives_the_json_of_the_local_engine(
     out = tmp_path / "spark.json"
     # The bucketed copy: Spark reads files under bucket=NN folders and re-groups them itself.
     args = ["analyze", str(bucketed), "--format", "json", "--output", str(out)]
+    # The same set with some spans stored twice (an import run twice, in part).
+    repeated = tmp_path / "repeated"
+    shutil.copytree(bucketed, repeated)
+    spans = read_spans(example)
+    again = spans.filter(pl.col("trace_id").is_in(spans["trace_id"].unique().sort().head(5)))
+    write_spans(again.to_arrow(), repeated, buckets=8)
+    local_repeated = assay.analyze(repeated)
+    out_repeated = tmp_path / "spark-repeated.json"
+    repeated_args = ["analyze", str(repeated), "--format", "json", "--output", str(out_repeated)]
     try:
         code = run([*args, "--engine", "spark", "--spark-master", "local[2]"])
+        code_repeated = run([*repeated_args, "--engine", "spark", "--spark-master", "local[2]"])
     finally:
         session = sql.SparkSession.getActiveSession()
         if session is not None:
             session.stop()  # the JVM would otherwise live on through the rest of the suite
     assert code == local.exit_code()
     assert out.read_text().rstrip("\n") == local.to_json().rstrip("\n")
+    # Repeated spans are counted once by both engines, and said so.
+    assert local_repeated.trials.height == local.trials.height
+    assert code_repeated == local_repeated.exit_code()
+    assert out_repeated.read_text().rstrip("\n") == local_repeated.to_json().rstrip("\n")
+    assert "duplicate_spans" in out_repeated.read_text()

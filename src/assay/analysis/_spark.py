@@ -84,6 +84,9 @@ def spark_trials(
 
     spark = spark_session(master)
     spans = spark.read.parquet(*trace_set.files)
+    if trace_set.deduplicate:
+        # Spans stored more than once are counted once, as the local engine counts them.
+        spans = spans.dropDuplicates(["trace_id", "span_id"])
     count = int(spans.count())
     buckets = max(spark.sparkContext.defaultParallelism, math.ceil(count / spans_per_bucket))
     # One shuffle partition per bucket: Spark's default of 200 is mostly empty tasks here.
