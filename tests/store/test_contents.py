@@ -3,6 +3,7 @@
 import sys
 from pathlib import Path
 
+import polars as pl
 import pyarrow.parquet as pq
 import pytest
 from opentelemetry.context import Context
@@ -10,10 +11,11 @@ from opentelemetry.context import Context
 import assay
 import assay.instrument as ai
 from assay import conventions as c
+from assay.analysis import _conventions as conv
 from assay.analysis import columns as tc
 from assay.analysis import read_trials, with_cost
 from assay.analysis._work import WorkShape
-from assay.store import SpanContents, open_trace_set, span_contents
+from assay.store import SPANS_SCHEMA, SpanContents, open_trace_set, promoted_column, span_contents
 from assay.store._contents import ATTRIBUTE_FAMILIES_KEY
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -112,3 +114,27 @@ def test_analysis_with_skips_equals_analysis_reading_everything(traces: Path) ->
     full = read_trials(trace_set.scan())
     skipped = read_trials(trace_set.scan(), contents=contents)
     assert skipped.table.equals(full.table) and skipped.table.height > 0
+
+
+@pytest.mark.parametrize(
+    ("kind", "expression"),
+    [
+        ("agents", conv.is_agent_invocation()),
+        ("handoffs", conv.handoff_target()),
+        ("models", conv.model_name()),
+        ("errors", pl.col("status_code") == "ERROR"),
+    ],
+)
+def test_every_column_a_convention_reads_can_make_its_kind_possible(
+    kind: str, expression: pl.Expr
+) -> None:
+    # The shape must know each column the convention reads: a column it forgot would let the
+    # analysis drop, say, every agent run of a framework whose attribute only that column holds.
+    # The span name alone marks nothing, nor does a handoff's target without its span type.
+    read = set(expression.meta.root_names()) - {"name", promoted_column(c.OPENAI_AGENTS_HANDOFF_TO)}
+    assert read
+    for column in read:
+        contents = SpanContents(null_columns=frozenset(SPANS_SCHEMA.names) - {column})
+        assert getattr(WorkShape.of(contents), kind), column
+    nothing = SpanContents(null_columns=frozenset(SPANS_SCHEMA.names))
+    assert not getattr(WorkShape.of(nothing), kind)

@@ -28,7 +28,7 @@ from assay.errors import ConfigError, SchemaError
 from assay.quality import DataQuality, Finding, Severity
 from assay.store import SpanContents, TraceSet
 from assay.store._buckets import Bucket, existing_buckets, made_buckets, row_group_buckets
-from assay.store._reader import duplicate_spans
+from assay.store._reader import DUPLICATE_SPANS, duplicate_spans
 
 SPANS_PER_BUCKET: Final = 4_000_000
 """Spans per bucket the engines aim at when they make buckets (``ASSAY_SPANS_PER_BUCKET``)."""
@@ -162,13 +162,10 @@ def local_trials(
 def _one_pass(trace_set: TraceSet, build: TrialsFunction) -> Trials:
     screened = trace_set.screen()
     trials = build(screened.scan())
-    found = [f for f in screened.quality.findings if f.kind == _DUPLICATES]
+    found = [f for f in screened.quality.findings if f.kind == DUPLICATE_SPANS]
     if trace_set.screened or not found:
         return trials
     return Trials(trials.table, trials.data_quality.merged(found))
-
-
-_DUPLICATES = "duplicate_spans"
 
 
 def _over_buckets(

@@ -19,6 +19,7 @@ from assay.judgement._pipeline import judge
 from assay.judgement._recorded import read_judgements
 from assay.quality import DataQuality, Finding
 from assay.store import TraceSet, open_trace_set
+from assay.store._reader import DUPLICATE_SPANS
 from assay.verdict import AnalysisResult, Judgement, OptionValue
 
 Paths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
@@ -101,7 +102,7 @@ def _read_trials(
         )
         # Only read what the files may hold: most sets record no judgement and no call cost.
         contents = trace_set.contents()
-        repeated = any(f.kind == "duplicate_spans" for f in read.data_quality.findings)
+        repeated = any(f.kind == DUPLICATE_SPANS for f in read.data_quality.findings)
         spans = replace(trace_set, deduplicate=trace_set.deduplicate or repeated).scan()
         recorded = read_judgements(spans, read.table) if contents.judgements else {}
         trials, priced = with_cost(

@@ -245,13 +245,17 @@ def open_trace_set(
     )
 
 
+DUPLICATE_SPANS = "duplicate_spans"
+"""The kind of the finding about spans stored more than once."""
+
+
 def duplicate_spans(scan: pl.LazyFrame) -> Finding | None:
     """The finding about spans stored more than once in ``scan``, or None if none is."""
     repeated, examples = count_duplicate_spans(scan)
     if not repeated:
         return None
     return Finding(
-        "duplicate_spans",
+        DUPLICATE_SPANS,
         f"{repeated} span(s) are stored more than once (same trace_id and span_id, e.g. "
         "an import run twice or a retried export); each is counted once",
         repeated,
