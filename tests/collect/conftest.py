@@ -1,4 +1,4 @@
-"""Fixtures that run ``assay collect`` as a real subprocess on 127.0.0.1."""
+"""Fixtures that run ``assay collect`` on 127.0.0.1, in the test process or as a subprocess."""
 
 from __future__ import annotations
 
@@ -6,23 +6,28 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from collector_process import CollectorProcess
+from collector_process import AnyCollector, CollectorFactory, CollectorProcess, InProcessCollector
 
 
 @pytest.fixture
-def collector_factory(tmp_path: Path) -> Iterator[type[CollectorProcess]]:
-    started: list[CollectorProcess] = []
+def collector_factory() -> Iterator[CollectorFactory]:
+    """``collector_factory(out, args, process=False)``: a collector, stopped after the test.
 
-    class Factory(CollectorProcess):
-        def start(self) -> CollectorProcess:
-            started.append(self)
-            return super().start()
+    In the test process unless ``process`` (what only a process shows: signals, kill -9, the
+    decode worker processes, staying alive).
+    """
+    made: list[AnyCollector] = []
 
-    yield Factory
-    for process in started:
-        process.kill()
+    def make(out: Path, args: list[str], *, process: bool = False) -> AnyCollector:
+        collector = (CollectorProcess if process else InProcessCollector)(out, args)
+        made.append(collector)
+        return collector
+
+    yield make
+    for collector in made:
+        collector.kill()
 
 
 @pytest.fixture
-def collector(tmp_path: Path, collector_factory: type[CollectorProcess]) -> CollectorProcess:
+def collector(tmp_path: Path, collector_factory: CollectorFactory) -> AnyCollector:
     return collector_factory(tmp_path / "traces", ["--roll-age", "0.5"]).start()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import polars as pl
 import pyarrow.parquet as pq
-from collector_process import CollectorProcess
+from collector_process import CollectorFactory
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from otlp_helpers import make_request, post_protobuf
 
@@ -28,9 +28,7 @@ def _assert_bucketed(root: Path, count: int, spans: int) -> None:
     assert read_spans(root).height == spans
 
 
-def test_collector_writes_buckets(
-    tmp_path: Path, collector_factory: type[CollectorProcess]
-) -> None:
+def test_collector_writes_buckets(tmp_path: Path, collector_factory: CollectorFactory) -> None:
     out = tmp_path / "traces"
     collector = collector_factory(out, ["--roll-age", "0.5", "--buckets", "4"]).start()
     request, _ = make_request(40)

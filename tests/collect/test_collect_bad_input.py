@@ -10,7 +10,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from collector_process import CollectorProcess
+from collector_process import AnyCollector, CollectorFactory
 from google.rpc import error_details_pb2, status_pb2
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -27,14 +27,14 @@ TRACES = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 
 
 @pytest.fixture
-def guarded(tmp_path: Path, collector_factory: type[CollectorProcess]) -> CollectorProcess:
+def guarded(tmp_path: Path, collector_factory: CollectorFactory) -> AnyCollector:
     return collector_factory(
         tmp_path / "traces",
         ["--token", TOKEN, "--max-body-mb", "1", "--max-decompressed-mb", "2", "--roll-age", "1"],
     ).start()
 
 
-def _good(collector: CollectorProcess, sent: list[str]) -> None:
+def _good(collector: AnyCollector, sent: list[str]) -> None:
     request, ids = make_request(3)
     status, _, body = post(collector.http_port, "/v1/traces", request.SerializeToString(), PROTOBUF)
     assert status == 200, body
@@ -47,7 +47,7 @@ def _status(body: bytes) -> status_pb2.Status:
     return status
 
 
-def test_http_bad_inputs_get_their_status(guarded: CollectorProcess) -> None:
+def test_http_bad_inputs_get_their_status(guarded: AnyCollector) -> None:
     port = guarded.http_port
     sent: list[str] = []
     valid, _ = make_request(2)
@@ -99,7 +99,7 @@ def test_http_bad_inputs_get_their_status(guarded: CollectorProcess) -> None:
     assert sorted(read_spans(guarded.out)["span_id"].to_list()) == sorted(sent)
 
 
-def test_grpc_bad_inputs_get_their_status(guarded: CollectorProcess) -> None:
+def test_grpc_bad_inputs_get_their_status(guarded: AnyCollector) -> None:
     channel = grpc.insecure_channel(
         f"127.0.0.1:{guarded.grpc_port}",
         options=[("grpc.max_send_message_length", 64 * 1024 * 1024)],
@@ -136,7 +136,7 @@ def test_grpc_bad_inputs_get_their_status(guarded: CollectorProcess) -> None:
 
 
 def test_backpressure_answers_429_with_retry_after(
-    tmp_path: Path, collector_factory: type[CollectorProcess]
+    tmp_path: Path, collector_factory: CollectorFactory
 ) -> None:
     collector = collector_factory(tmp_path / "traces", ["--max-queue-mb", "1"]).start()
     requests = [make_request(3000) for _ in range(24)]
@@ -164,7 +164,7 @@ def test_backpressure_answers_429_with_retry_after(
 
 
 def test_grpc_resource_exhausted_carries_retry_info(
-    tmp_path: Path, collector_factory: type[CollectorProcess]
+    tmp_path: Path, collector_factory: CollectorFactory
 ) -> None:
     collector = collector_factory(tmp_path / "traces", ["--max-queue-mb", "1"]).start()
     channel = grpc.insecure_channel(f"127.0.0.1:{collector.grpc_port}")
@@ -192,7 +192,7 @@ def test_grpc_resource_exhausted_carries_retry_info(
     assert collector.terminate() == 0
 
 
-def test_empty_request_is_fine(collector: CollectorProcess) -> None:
+def test_empty_request_is_fine(collector: AnyCollector) -> None:
     status, _, reply = post(
         collector.http_port,
         "/v1/traces",
@@ -209,13 +209,9 @@ def test_empty_request_is_fine(collector: CollectorProcess) -> None:
 
 def test_draining_collector_answers_503_and_unavailable(tmp_path: Path) -> None:
     """While draining (between SIGTERM and exit) new requests are pushed back, not lost."""
-    from collector_process import free_port
-
     from assay.collect import Collector, CollectorConfig
 
-    config = CollectorConfig(
-        out=tmp_path / "traces", http_port=free_port(), grpc_port=free_port(), workers=0
-    )
+    config = CollectorConfig(out=tmp_path / "traces", http_port=0, grpc_port=0, workers=0)
     collector = Collector(config)
     collector.start()
     try:
@@ -248,7 +244,7 @@ def test_draining_collector_answers_503_and_unavailable(tmp_path: Path) -> None:
     assert read_spans(config.out).height == 2
 
 
-def test_grpc_gzip_bomb_is_refused(guarded: CollectorProcess) -> None:
+def test_grpc_gzip_bomb_is_refused(guarded: AnyCollector) -> None:
     channel = grpc.insecure_channel(
         f"127.0.0.1:{guarded.grpc_port}",
         options=[("grpc.max_send_message_length", 64 * 1024 * 1024)],

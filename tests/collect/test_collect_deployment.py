@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import yaml
-from collector_process import CollectorProcess
+from collector_process import CollectorFactory
 
 from assay.store import read_spans
 
@@ -104,7 +104,7 @@ def test_compose_otelcol_and_dockerfile_agree() -> None:
 
 
 def test_example_agent_reaches_a_real_collector(
-    tmp_path: Path, collector_factory: type[CollectorProcess]
+    tmp_path: Path, collector_factory: CollectorFactory
 ) -> None:
     collector = collector_factory(tmp_path / "traces", ["--token", "t0k"]).start()
     env = dict(

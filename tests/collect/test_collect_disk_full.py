@@ -6,37 +6,26 @@ and says why), filled with a file and freed again while a real collector subproc
 
 from __future__ import annotations
 
-import json
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
-from collector_process import ASSAY, CollectorProcess, free_port
+from collector_process import ASSAY, AnyCollector, CollectorFactory, CollectorProcess
 from otlp_helpers import make_request, post
 
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
 
 
-def _send(collector: CollectorProcess, acknowledged: list[str], spans: int = 200) -> int:
+def _send(collector: AnyCollector, acknowledged: list[str], spans: int = 200) -> int:
     request, ids = make_request(spans)  # ~20 KB: more than the page a segment may have free
     status, _, _ = post(collector.http_port, "/v1/traces", request.SerializeToString(), PROTOBUF)
     if status == 200:
         acknowledged.extend(ids)
     return status
-
-
-def _health(collector: CollectorProcess) -> str:
-    try:
-        with urllib.request.urlopen(collector.url + "/health", timeout=5) as response:
-            return str(json.loads(response.read())["status"])
-    except urllib.error.HTTPError as exc:  # 503 while not ok
-        return str(json.loads(exc.read())["status"])
 
 
 def _wait(predicate: Callable[[], bool], seconds: float = 20) -> None:
@@ -63,13 +52,14 @@ def _stored(out: Path) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("log_on", ["the full disk", "another disk"])
 def test_full_disk_refuses_keeps_everything_and_resumes(
-    tmp_path: Path, small_disk: Any, collector_factory: type[CollectorProcess], log_on: str
+    tmp_path: Path, small_disk: Any, collector_factory: CollectorFactory, log_on: str
 ) -> None:
     out = small_disk.path / "traces"
     args = ["--roll-age", "0.3", "--workers", "0"]
     if log_on == "another disk":
         args += ["--wal-dir", str(tmp_path / "wal")]
-    collector = collector_factory(out, args).start()
+    # a process: that it stays alive on a full disk is part of the point
+    collector = collector_factory(out, args, process=True).start()
     acknowledged: list[str] = []
     assert _send(collector, acknowledged) == 200
     _wait(lambda: len(_stored(out)) == 200)
@@ -79,11 +69,12 @@ def test_full_disk_refuses_keeps_everything_and_resumes(
         assert statuses == [503] * 5  # nothing can be made durable: refused, retryable
     else:
         assert statuses == [200] * 5  # durable in the log; Parquet waits for room
-    _wait(lambda: _health(collector) == "disk_full")
+    _wait(lambda: collector.health()["status"] == "disk_full")
+    assert isinstance(collector, CollectorProcess)
     assert collector.proc is not None and collector.proc.poll() is None
     filler.unlink()
     _wait(lambda: _send(collector, acknowledged) == 200)
-    _wait(lambda: _health(collector) == "ok")
+    _wait(lambda: collector.health()["status"] == "ok")
     _wait(lambda: len(_stored(out)) == len(acknowledged))
     assert collector.terminate() == 0
     stored = _stored(out)
@@ -92,18 +83,17 @@ def test_full_disk_refuses_keeps_everything_and_resumes(
 
 @pytest.mark.slow
 def test_recovery_onto_a_full_disk_is_one_line_and_keeps_the_log(
-    small_disk: Any, collector_factory: type[CollectorProcess]
+    small_disk: Any, collector_factory: CollectorFactory
 ) -> None:
     out = small_disk.path / "traces"
     args = ["--roll-age", "600", "--workers", "0"]  # nothing converted before the kill
-    collector = collector_factory(out, args).start()
+    collector = collector_factory(out, args, process=True).start()
     acknowledged: list[str] = []
     assert _send(collector, acknowledged) == 200
     collector.kill()  # kill -9: the spans are only in the log
     filler = small_disk.fill()
     result = subprocess.run(
-        [ASSAY, "collect", "--out", str(out), "--http-port", str(free_port())]
-        + ["--grpc-port", str(free_port())],
+        [ASSAY, "collect", "--out", str(out), "--http-port", "0", "--grpc-port", "0"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from collector_process import CollectorProcess
+from collector_process import CollectorFactory
 from otlp_helpers import make_request, post
 
 from assay.store import open_trace_set, read_spans
@@ -82,9 +82,10 @@ def _children(pid: int) -> list[int]:
 
 @pytest.mark.slow
 def test_concurrent_senders_then_sigterm(
-    tmp_path: Path, collector_factory: type[CollectorProcess]
+    tmp_path: Path, collector_factory: CollectorFactory
 ) -> None:
-    collector = collector_factory(tmp_path / "traces", ["--roll-age", "0.5"]).start()
+    # a process with its decode workers: SIGTERM drains what the workers hold too
+    collector = collector_factory(tmp_path / "traces", ["--roll-age", "0.5"], process=True).start()
     senders = Senders(collector.http_port, count=10, batch=50)
     senders.start()
     senders.wait_acknowledged(2 * 10 * 50)  # every sender had two batches acknowledged
@@ -104,11 +105,11 @@ def test_concurrent_senders_then_sigterm(
 
 @pytest.mark.slow
 def test_kill_9_mid_stream_then_restart_recovers_every_acknowledged_span(
-    tmp_path: Path, collector_factory: type[CollectorProcess]
+    tmp_path: Path, collector_factory: CollectorFactory
 ) -> None:
     out = tmp_path / "traces"
     # a large roll age: at the kill, most acknowledged spans exist only in the log
-    first = collector_factory(out, ["--roll-age", "1.5"]).start()
+    first = collector_factory(out, ["--roll-age", "1.5"], process=True).start()
     senders = Senders(first.http_port, count=6, batch=100)
     senders.start()
     senders.wait_acknowledged(2 * 6 * 100)  # mid stream, before most of it is rolled to Parquet
@@ -127,8 +128,8 @@ def test_kill_9_mid_stream_then_restart_recovers_every_acknowledged_span(
     if list(out.rglob("*.parquet")):
         trace_set = open_trace_set(out)
         assert not trace_set.skipped
-    second = collector_factory(out, ["--roll-age", "0.5"])
-    second.http_port, second.grpc_port = first.http_port, first.grpc_port
+    second = collector_factory(out, ["--roll-age", "0.5"])  # recovery needs no process
+    second.http_port, second.grpc_port = first.http_port, first.grpc_port  # free again
     second.start()
     assert "recovered" in second.output() or not list((out / "_wal").glob("*.log"))
     assert second.terminate() == 0
@@ -140,9 +141,7 @@ def test_kill_9_mid_stream_then_restart_recovers_every_acknowledged_span(
     assert not list((out / "_wal").iterdir())
 
 
-def test_torn_log_tail_is_ignored_and_an_interrupted_commit_is_finished(
-    tmp_path: Path, collector_factory: type[CollectorProcess]
-) -> None:
+def test_torn_log_tail_is_ignored_and_an_interrupted_commit_is_finished(tmp_path: Path) -> None:
     from assay.collect import CollectorConfig, recover
     from assay.collect._wal import KIND_TRACES, WriteAheadLog
 
@@ -198,16 +197,16 @@ def test_torn_log_tail_is_ignored_and_an_interrupted_commit_is_finished(
 
 
 def test_two_collectors_cannot_share_one_log(
-    tmp_path: Path, collector_factory: type[CollectorProcess]
+    tmp_path: Path, collector_factory: CollectorFactory
 ) -> None:
     import subprocess
 
-    from collector_process import ASSAY, free_port
+    from collector_process import ASSAY
 
     collector_factory(tmp_path / "traces", []).start()
     result = subprocess.run(
-        [ASSAY, "collect", "--out", str(tmp_path / "traces"), "--http-port", str(free_port())]
-        + ["--grpc-port", str(free_port())],
+        [ASSAY, "collect", "--out", str(tmp_path / "traces"), "--http-port", "0"]
+        + ["--grpc-port", "0"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from collector_process import ASSAY, CollectorProcess, free_port
+from collector_process import ASSAY, AnyCollector, CollectorFactory
 from otlp_helpers import make_request, post
 
 from assay.store import read_spans
@@ -21,15 +21,15 @@ PROTOBUF = {"Content-Type": "application/x-protobuf"}
 
 @pytest.mark.slow
 def test_two_collectors_cannot_share_one_output_folder(
-    tmp_path: Path, collector_factory: type[CollectorProcess]
+    tmp_path: Path, collector_factory: CollectorFactory
 ) -> None:
     out = tmp_path / "traces"
-    first = collector_factory(out, ["--wal-dir", str(tmp_path / "wal-a")]).start()
+    first = collector_factory(out, ["--wal-dir", str(tmp_path / "wal-a")], process=True).start()
     request, ids = make_request(5)
     assert post(first.http_port, "/v1/traces", request.SerializeToString(), PROTOBUF)[0] == 200
     result = subprocess.run(
         [ASSAY, "collect", "--out", str(out), "--wal-dir", str(tmp_path / "wal-b")]
-        + ["--http-port", str(free_port()), "--grpc-port", str(free_port())],
+        + ["--http-port", "0", "--grpc-port", "0"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -46,7 +46,7 @@ def test_two_collectors_cannot_share_one_output_folder(
     assert sorted(read_spans(out)["span_id"].to_list()) == sorted(ids)
 
 
-def _ok(collector: CollectorProcess) -> int:
+def _ok(collector: AnyCollector) -> int:
     request, _ = make_request(2)
     return post(collector.http_port, "/v1/traces", request.SerializeToString(), PROTOBUF)[0]
 
@@ -70,7 +70,7 @@ def _closed_within(sock: socket.socket, seconds: float, trickle: bytes = b"") ->
 
 
 def test_slow_clients_are_cut_off_and_connections_are_bounded(
-    tmp_path: Path, collector_factory: type[CollectorProcess]
+    tmp_path: Path, collector_factory: CollectorFactory
 ) -> None:
     collector = collector_factory(
         tmp_path / "traces",
@@ -103,7 +103,7 @@ def _slow_clients(
 
 
 def test_a_flood_of_gzip_members_is_refused(
-    tmp_path: Path, collector_factory: type[CollectorProcess]
+    tmp_path: Path, collector_factory: CollectorFactory
 ) -> None:
     collector = collector_factory(tmp_path / "traces", ["--max-gzip-members", "4"]).start()
     request, _ = make_request(3)

@@ -2,8 +2,9 @@
 
 Each framework's recording runs its agent many times twice — wrapped in ``assay.instrument.trial``
 and bare, as production code would — while the session's tracer provider sends every span both
-to a ``ParquetSpanExporter`` and, over OTLP/HTTP, to a real ``assay collect`` subprocess. The
-ground truth of every run comes from the tool bodies and the fake models themselves.
+to a ``ParquetSpanExporter`` and, over OTLP/HTTP, to a real collector (``assay collect``'s
+options and ``Collector``, run in the recording process). The ground truth of every run comes
+from the tool bodies and the fake models themselves.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import assay.instrument as ai
 from assay.analysis import columns as tc
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "collect"))
-from collector_process import CollectorProcess  # noqa: E402
+from collector_process import InProcessCollector  # noqa: E402
 
 DURATION_SLACK_S = 0.005
 """Clock resolution: a trial's span covers its marked moments and lies inside the wall clock."""
@@ -157,7 +158,7 @@ def start_recording(provider: TracerProvider) -> None:
 
 def record_framework(name: str, runs: Callable[[Recorder, bool], None], root: Path) -> Recording:
     """Play ``runs(recorder, api)`` with and without the API into Parquet and a collector."""
-    collector = CollectorProcess(root / "collected", ["--roll-age", "0.2"]).start()
+    collector = InProcessCollector(root / "collected", ["--roll-age", "0.2"]).start()
     try:
         recorder = Recorder(root)
         for api in (True, False):
