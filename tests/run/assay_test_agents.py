@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import random
-import sys
 import threading
 import time
 from typing import Any
@@ -119,31 +117,3 @@ def evalview(input: dict[str, Any], mocks: dict[str, Any] | None = None) -> dict
 seen_mocks: list[Any] = []
 seen_results: list[Any] = []
 not_callable = 42
-
-
-def command_main() -> None:
-    """A command agent: ``python assay_test_agents.py MODE`` (echo, nonjson, exit1, tools)."""
-    mode = sys.argv[1]
-    data = json.loads(sys.stdin.read())
-    if mode == "nonjson":
-        print("this is not json")
-    elif mode == "exit1":
-        print("went wrong", file=sys.stderr)
-        raise SystemExit(1)
-    elif mode == "tools":
-        print(
-            json.dumps(
-                {
-                    "answer": data["answer"],
-                    "tool_calls": ["search", {"name": "book"}],
-                    "usage": {"input_tokens": 10, "output_tokens": 5, "model": "m"},
-                    "scores": {"quality": data.get("quality", 90)},
-                }
-            )
-        )
-    else:
-        print(json.dumps({"answer": data.get("answer", "ok")}))
-
-
-if __name__ == "__main__":
-    command_main()

@@ -76,7 +76,7 @@ def http_agent() -> Iterator[str]:
 @pytest.fixture()
 def command_agent() -> str:
     """The command line of the test command agent (append a mode)."""
-    return f"{sys.executable} {HERE / 'assay_test_agents.py'}"
+    return f"{sys.executable} {HERE / 'command_agent.py'}"
 
 
 @dataclass(frozen=True)
