@@ -6,6 +6,8 @@ STAMP  := $(VENV)/.installed
 # traceloop-sdk without its 40 instrumentations (pip backtracks on them): it and what it imports.
 TRACELOOP := traceloop-sdk==0.62.4 opentelemetry-instrumentation-openai==0.62.4 \
 	opentelemetry-instrumentation-logging opentelemetry-instrumentation-threading
+# The EvalView release tests/run/conftest.py reads (EVALVIEW_VERSION there).
+EVALVIEW := 0.8.1
 
 .PHONY: demo test check bench clean
 
@@ -18,6 +20,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev,frameworks,spark]'
 	$(BIN)/pip install --quiet --no-deps $(TRACELOOP)
+	# EvalView's published wheel, read by tests/run (its templates run unchanged); never vendored.
+	# Fetched here once, not by every test run; without network the tests fetch it or skip.
+	$(BIN)/pip download --quiet --no-deps --disable-pip-version-check -d $(VENV)/wheels evalview==$(EVALVIEW) || true
 	# --engine spark's tests run local Spark, which needs a Java runtime (17 or later).
 	command -v java >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null)
 	touch $(STAMP)
