@@ -20,7 +20,8 @@ from assay.stats import (
     trials_for_power,
 )
 
-statsmodels = pytest.importorskip("statsmodels.api")
+# statsmodels is imported by the tests that use it: every xdist worker collects this module,
+# and statsmodels.api costs a worker about a CPU-second.
 
 
 def test_binary_shift_is_fisher_and_newcombe() -> None:
@@ -52,6 +53,7 @@ def test_log_ratio_se_is_the_poisson_sandwich() -> None:
     b = rng.poisson(2.0, 40).astype(float)
     c = rng.negative_binomial(2, 0.4, 35).astype(float)
     y = np.concatenate([b, c])
+    statsmodels = pytest.importorskip("statsmodels.api")
     x = statsmodels.add_constant(np.r_[np.zeros(b.size), np.ones(c.size)])
     fit = statsmodels.GLM(y, x, family=statsmodels.families.Poisson()).fit(cov_type="HC0")
     se, _ = log_ratio_se(b, c, ddof=0)

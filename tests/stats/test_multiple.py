@@ -3,7 +3,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
-from statsmodels.stats.multitest import multipletests
 
 from assay.errors import ConfigError
 from assay.stats import adjust_p_values, false_verdict_risk
@@ -32,6 +31,8 @@ def test_holm_and_bh_equal_references(p: list[float]) -> None:
 
 
 def test_holm_equals_statsmodels() -> None:
+    from statsmodels.stats.multitest import multipletests  # not at collection: slow
+
     p = [0.001, 0.04, 0.03, 0.2, 0.011, 0.5]
     assert adjust_p_values(p, "holm") == pytest.approx(multipletests(p, method="holm")[1])
     assert adjust_p_values(p, "bh") == pytest.approx(multipletests(p, method="fdr_bh")[1])

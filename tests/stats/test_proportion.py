@@ -3,7 +3,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom, binomtest
-from statsmodels.stats.proportion import proportion_confint
 
 from assay.errors import ConfigError
 from assay.stats import (
@@ -39,6 +38,8 @@ def test_equals_scipy(k: int, n: int, method: str, confidence: float) -> None:
 @pytest.mark.parametrize("method", sorted(STATSMODELS))
 @pytest.mark.parametrize(("k", "n"), GRID)
 def test_equals_statsmodels(k: int, n: int, method: str, confidence: float) -> None:
+    from statsmodels.stats.proportion import proportion_confint  # not at collection: slow
+
     low, high = proportion_confint(k, n, alpha=1 - confidence, method=STATSMODELS[method])
     if method == "jeffreys":  # the boundary rule (Brown, Cai & DasGupta 2001)
         low = 0.0 if k == 0 else low
