@@ -111,7 +111,7 @@ def read_trials(
     # wholly to that trial, so only the small per-trace frame is joined (fast path).
     shape = WorkShape.of(contents)
     per_trace = (
-        with_work_columns(spans.select(conv.SPAN_COLUMNS))
+        with_work_columns(_read_columns(spans, contents))
         .group_by("trace_id")
         .agg(work_aggregations(shape))
         .collect()
@@ -169,6 +169,20 @@ def read_trials(
         min_score=min_score,
     )
     return Trials(_finish(table), findings)
+
+
+def _read_columns(spans: pl.LazyFrame, contents: SpanContents | None) -> pl.LazyFrame:
+    """The span columns the conventions read, those no file holds a value in as constants.
+
+    Most sets follow one convention, so most convention columns are null in every file: a
+    typed null constant costs nothing to read or decode (about a sixth of the group-by).
+    """
+    columns = spans.select(conv.SPAN_COLUMNS)
+    if contents is None:
+        return columns
+    schema = columns.collect_schema()
+    absent = [name for name in conv.SPAN_COLUMNS if name in contents.null_columns]
+    return columns.with_columns(pl.lit(None, schema[name]).alias(name) for name in absent)
 
 
 def _assemble(
