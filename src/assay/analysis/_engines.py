@@ -171,14 +171,23 @@ def _one_pass(trace_set: TraceSet, build: TrialsFunction) -> Trials:
 def _over_buckets(
     buckets: Sequence[Bucket], build: TrialsFunction, whole: TraceSet, test_attribute: str
 ) -> Trials:
-    tables = [_bucket(b, build, whole, test_attribute) for b in buckets]
+    compact = len(buckets) > COMPACT_FROM_BUCKETS
+    tables = [_bucket(b, build, whole, test_attribute, compact) for b in buckets]
     return concat_trials(tables, lambda: trace_set_spans(whole), test_attribute)
 
 
+COMPACT_FROM_BUCKETS: Final = 8
+"""Above this many buckets, the buckets' tool sequences wait as a dictionary (see _bucket)."""
+
+
 def _bucket(
-    bucket: Bucket, build: TrialsFunction, whole: TraceSet, test_attribute: str
+    bucket: Bucket,
+    build: TrialsFunction,
+    whole: TraceSet,
+    test_attribute: str,
+    compact: bool = False,
 ) -> Trials | None:
-    """One bucket's trials, kept compact until the set's table is made.
+    """One bucket's trials, kept compact (with ``compact``) until the set's table is made.
 
     A set not screened as a whole for repeated spans is screened here, bucket by bucket.
     """
@@ -190,9 +199,12 @@ def _bucket(
     trials = bucket_trials(scan, build, test_attribute)
     if trials is None:
         return None
-    # Tool names repeat in every trial: while buckets wait, they are held as a dictionary
-    # (4 bytes a call, not 16); concat_trials gives them back as strings.
-    table = trials.table.with_columns(pl.col(tc.TOOL_SEQUENCE).cast(_COMPACT_TOOLS))
+    table = trials.table
+    if compact:
+        # Tool names repeat in every trial: while many buckets wait, they are held as a
+        # dictionary (4 bytes a call, not 16); concat_trials gives them back as strings. The
+        # two casts cost about 0.1 s per million trials, so a few buckets are not compacted.
+        table = table.with_columns(pl.col(tc.TOOL_SEQUENCE).cast(_COMPACT_TOOLS))
     quality = trials.data_quality.merged([found]) if found else trials.data_quality
     return Trials(table, quality)
 
@@ -261,12 +273,13 @@ def _sorted(table: pl.DataFrame) -> pl.DataFrame:
     """``table`` in :data:`_ORDER`, reordered a column at a time.
 
     Each column is dropped once reordered, so the table is held about once and a half rather
-    than twice (a sort of the whole frame gathers every column at once).
+    than twice (a sort of the whole frame gathers every column at once). A column is made one
+    chunk before its gather: gathering from the buckets' chunks costs several times as much.
     """
     order = table.select(_ORDER).with_row_index("_row").sort(_ORDER, nulls_last=True)["_row"]
     columns: dict[str, pl.Series] = {}
     for name in table.columns:
-        columns[name] = table[name].gather(order)
+        columns[name] = table[name].rechunk().gather(order)
         table = table.drop(name)
     return pl.DataFrame(columns)
 
