@@ -1,4 +1,4 @@
-"""Real OpenTelemetry exporters (HTTP and gRPC) against a real ``assay collect`` process."""
+"""Real OpenTelemetry exporters (HTTP and gRPC) against a real ``assay collect`` on 127.0.0.1."""
 
 from __future__ import annotations
 
