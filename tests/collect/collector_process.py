@@ -41,29 +41,42 @@ _LISTENING = {
 _READY = "writing spans to "
 
 
-def _command(out: Path, http_port: int, grpc_port: int, args: list[str]) -> list[str]:
-    ports = ["--http-port", str(http_port), "--grpc-port", str(grpc_port)]
-    return ["collect", "--out", str(out), *ports, *args]
-
-
 @dataclass
-class CollectorProcess:
-    """``assay collect --out OUT ARGS`` as a subprocess."""
+class _Collector:
+    """What both kinds share: the command line, the ports (0: any), the health endpoint."""
 
     out: Path
     args: list[str]
     http_port: int = 0
     grpc_port: int = 0
-    proc: subprocess.Popen[bytes] | None = None
-    log: Path | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.http_port}"
 
+    def health(self) -> dict[str, int | str]:
+        try:
+            with urllib.request.urlopen(self.url + "/health", timeout=5) as response:
+                document: dict[str, int | str] = json.loads(response.read())
+        except urllib.error.HTTPError as exc:  # 503 while not ok
+            document = json.loads(exc.read())
+        return document
+
+    def command(self, args: list[str]) -> list[str]:
+        ports = ["--http-port", str(self.http_port), "--grpc-port", str(self.grpc_port)]
+        return ["collect", "--out", str(self.out), *ports, *args]
+
+
+@dataclass
+class CollectorProcess(_Collector):
+    """``assay collect --out OUT ARGS`` as a subprocess."""
+
+    proc: subprocess.Popen[bytes] | None = None
+    log: Path | None = None
+
     def start(self) -> CollectorProcess:
         self.log = self.out.parent / f"collector-{time.monotonic_ns()}.log"
-        command = [ASSAY, *_command(self.out, self.http_port, self.grpc_port, self.args)]
+        command = [ASSAY, *self.command(self.args)]
         with self.log.open("wb") as log:
             self.proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 20
@@ -81,9 +94,6 @@ class CollectorProcess:
             time.sleep(0.02)
         raise RuntimeError(f"collector did not start:\n{self.log.read_text()}")
 
-    def health(self) -> dict[str, int | str]:
-        return _health(self.url)
-
     def terminate(self, timeout: float = 30) -> int:
         assert self.proc is not None
         self.proc.send_signal(signal.SIGTERM)
@@ -99,26 +109,18 @@ class CollectorProcess:
 
 
 @dataclass
-class InProcessCollector:
+class InProcessCollector(_Collector):
     """``assay collect --out OUT ARGS`` in the test process (``--workers 0`` unless given)."""
 
-    out: Path
-    args: list[str]
-    http_port: int = 0
-    grpc_port: int = 0
     collector: Collector | None = None
     _log: io.StringIO | None = None
     _handler: logging.Handler | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.http_port}"
 
     def start(self) -> InProcessCollector:
         from assay.collect import Collector
 
         args = self.args if "--workers" in self.args else [*self.args, "--workers", "0"]
-        config = parse_collect(_command(self.out, self.http_port, self.grpc_port, args))
+        config = parse_collect(self.command(args))
         self._log = io.StringIO()
         self._handler = logging.StreamHandler(self._log)
         self._handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
@@ -134,9 +136,6 @@ class InProcessCollector:
         self.http_port = self.collector.http_port or -1
         self.grpc_port = self.collector.grpc_port or -1
         return self
-
-    def health(self) -> dict[str, int | str]:
-        return _health(self.url)
 
     def terminate(self, timeout: float = 30) -> int:
         """Drain and stop, as on SIGTERM; 0, the exit code ``assay collect`` then has."""
@@ -180,12 +179,3 @@ def parse_collect(argv: list[str]) -> CollectorConfig:
         code = run(argv)
     assert code == 0 and len(made) == 1, f"assay {' '.join(argv)} exited {code}"
     return made[0]
-
-
-def _health(url: str) -> dict[str, int | str]:
-    try:
-        with urllib.request.urlopen(url + "/health", timeout=5) as response:
-            document: dict[str, int | str] = json.loads(response.read())
-    except urllib.error.HTTPError as exc:  # 503 while not ok
-        document = json.loads(exc.read())
-    return document
