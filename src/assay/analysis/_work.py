@@ -107,13 +107,13 @@ def work_aggregations(shape: WorkShape = WorkShape(), *, orphans: bool = True) -
 
     ``_errors`` counts every ERROR span of the group, the trial span included; the caller
     subtracts the trial span's own status, so no join over every span is needed to tell them
-    apart. ``_orphans`` (with ``orphans``) screens for spans whose parent is not in the group:
-    in a whole trace, those are spans whose parent was never recorded (dropped, or still in
-    flight); :func:`count_orphans` makes the screen exact.
+    apart. With ``orphans``, the smallest and largest parent id of the group are kept: in a
+    whole trace, :func:`count_orphans` turns them into the count of spans whose parent was never
+    recorded (dropped, or still in flight).
 
     Args:
         shape: Which kinds of span can occur; the others give constant columns.
-        orphans: Add the ``_orphans`` screen (per whole trace only).
+        orphans: Add what :func:`count_orphans` needs (per whole trace only).
     """
     is_error = pl.col("status_code") == "ERROR"
     is_tool = pl.col(tc.TOOL).is_not_null()
@@ -140,29 +140,48 @@ def work_aggregations(shape: WorkShape = WorkShape(), *, orphans: bool = True) -
         else _EMPTY_NAMES.alias(tc.HANDOFFS),
     ]
     if orphans:
-        out.append(_below_the_root().alias(tc.ORPHANS))
+        out += parent_range()
     return out
 
 
-def _below_the_root() -> pl.Expr:
-    """Spans whose parent is not the group's first root: an upper bound of its orphans.
+_PARENT_LOW = "_parent_low"
+_PARENT_HIGH = "_parent_high"
 
-    Zero means every parent named is the root, which is present: no orphan. It costs a
-    comparison per span, where a membership test per group costs a hash set per group. The
-    root is found by position (``arg_max``), which is cheaper than a filter per group; in a
-    group without a root that is its first span, which is present too, so the bound holds.
-    """
+
+def parent_range() -> list[pl.Expr]:
+    """Per group, the smallest and largest parent id named (what :func:`count_orphans` reads)."""
     parent = pl.col("parent_span_id")
-    root = pl.col("span_id").get(parent.is_null().arg_max())
-    return (parent.is_not_null() & (parent != root).fill_null(True)).sum().cast(pl.Int64)
+    return [parent.min().alias(_PARENT_LOW), parent.max().alias(_PARENT_HIGH)]
 
 
 def count_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame:
-    """Make the ``_orphans`` screen of ``per_trace`` exact: spans whose parent is missing.
+    """Add ``_orphans`` to ``per_trace``: per trace, the spans whose parent is missing.
 
-    Only the traces the screen flagged are read again (their three id columns), and their
-    spans' parents looked up in one join.
+    A screen first: a trace whose spans all name one parent, and that parent is one of its
+    root spans, has none (a string minimum and maximum per trace, and a join of the roots,
+    cost far less than a comparison of every span with its trace's root). Only the traces
+    left (nested traces among them) are read again, their three id columns, and their spans'
+    parents looked up in one join.
     """
+    low, high = pl.col(_PARENT_LOW), pl.col(_PARENT_HIGH)
+    roots = (
+        spans.filter(pl.col("parent_span_id").is_null())
+        .select("trace_id", pl.col("span_id").alias(_PARENT_LOW))
+        .collect()
+    )
+    under_a_root = per_trace.filter(low == high).join(
+        roots, on=["trace_id", _PARENT_LOW], how="semi"
+    )["trace_id"]
+    screened = per_trace.with_columns(
+        (low.is_not_null() & ~pl.col("trace_id").is_in(under_a_root.implode()))
+        .cast(pl.Int64)
+        .alias(tc.ORPHANS)
+    ).drop(_PARENT_LOW, _PARENT_HIGH)
+    return _exact_orphans(spans, screened)
+
+
+def _exact_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame:
+    """Replace the ``_orphans`` flags of ``per_trace`` by the count of spans without a parent."""
     flagged = per_trace.filter(pl.col(tc.ORPHANS) > 0).select("trace_id")
     if flagged.height == 0:
         return per_trace
