@@ -33,33 +33,31 @@ def with_work_columns(spans: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def _start_order(keep: pl.Expr) -> pl.Expr:
-    """Sort key of the spans ``keep``: their start time.
+@dataclass(frozen=True, slots=True)
+class _InOrder:
+    """A list per group: ``value`` of the spans ``keep``, in start-time order."""
 
-    Sorts using it are stable, so spans starting at the same instant keep the order they
-    were stored in, which bucketing keeps too (a tie-break by span id costs a second key).
-    """
-    return pl.col("start_time_unix_nano").filter(keep)
-
-
-def _in_order(column: str, keep: pl.Expr) -> pl.Expr:
-    """The values of ``column`` where ``keep`` holds, in start-time order."""
-    return pl.col(column).filter(keep).sort_by(_start_order(keep), maintain_order=True)
+    alias: str
+    keep: pl.Expr
+    value: pl.Expr
 
 
-def _calls(keep: pl.Expr, name: str, alias: str) -> pl.Expr:
+def _calls(keep: pl.Expr, name: str, alias: str) -> _InOrder:
     """One sorted list of {name, failed, message} structs per group for the spans ``keep``.
 
-    One filter and one sort per group; the per-trial figures are derived from these short
-    lists afterwards (:func:`derive_work_columns`), which is much cheaper than sorting the
-    group once per figure.
+    The per-trial figures are derived from these short lists afterwards
+    (:func:`derive_work_columns`), which is much cheaper than sorting once per figure.
     """
     calls = pl.struct(
         pl.col(name).alias("name"),
         (pl.col("status_code") == "ERROR").alias("failed"),
         pl.col("status_message").alias("message"),
     )
-    return calls.filter(keep).sort_by(_start_order(keep), maintain_order=True).alias(alias)
+    return _InOrder(alias, keep, calls)
+
+
+def _in_order(column: str, keep: pl.Expr, alias: str) -> _InOrder:
+    return _InOrder(alias, keep, pl.col(column))
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,28 +100,46 @@ _TOOL_NAMES = "_tool_names"
 _EMPTY_NAMES = pl.lit([], dtype=pl.List(pl.String))
 
 
-def work_aggregations(shape: WorkShape = WorkShape(), *, orphans: bool = True) -> list[pl.Expr]:
+def aggregate_work(
+    spans: pl.LazyFrame, keys: list[str], shape: WorkShape = WorkShape(), *, orphans: bool = True
+) -> pl.LazyFrame:
     """Per trial (or per trace): what its spans did (finish with :func:`derive_work_columns`).
 
-    ``_errors`` counts every ERROR span of the group, the trial span included; the caller
-    subtracts the trial span's own status, so no join over every span is needed to tell them
-    apart. With ``orphans``, the smallest and largest parent id of the group are kept: in a
-    whole trace, :func:`count_orphans` turns them into the count of spans whose parent was never
-    recorded (dropped, or still in flight).
+    ``spans`` carries the work columns (:func:`with_work_columns`). ``_errors`` counts every
+    ERROR span of the group, the trial span included; the caller subtracts the trial span's own
+    status, so no join over every span is needed to tell them apart. With ``orphans``, the
+    smallest and largest parent id of the group are kept: in a whole trace,
+    :func:`count_orphans` turns them into the count of spans whose parent was never recorded
+    (dropped, or still in flight).
+
+    The lists in start-time order (tool calls, agent runs, handoffs) are built from one stable
+    sort of the spans they hold, grouped in that order, and joined to the group's other
+    figures: cheaper than a sort inside every group. Spans starting at the same instant keep
+    the order they were stored in, which bucketing keeps too.
 
     Args:
+        spans: The spans, with their work columns.
+        keys: What a group is: ``trace_id``, or ``trace_id`` and the trial span.
         shape: Which kinds of span can occur; the others give constant columns.
         orphans: Add what :func:`count_orphans` needs (per whole trace only).
     """
     is_error = pl.col("status_code") == "ERROR"
     is_tool = pl.col(tc.TOOL).is_not_null()
-    out = [
+    in_order = [
         _calls(is_tool, tc.TOOL, _TOOL_CALLS)
         if shape.errors
-        else _in_order(tc.TOOL, is_tool).alias(_TOOL_NAMES),
-        _calls(pl.col(tc.IS_AGENT), tc.AGENT, _AGENT_CALLS)
-        if shape.agents
-        else pl.lit(None, pl.Null).alias(_AGENT_CALLS),
+        else _in_order(tc.TOOL, is_tool, _TOOL_NAMES)
+    ]
+    constants = []
+    if shape.agents:
+        in_order.append(_calls(pl.col(tc.IS_AGENT), tc.AGENT, _AGENT_CALLS))
+    else:
+        constants.append(pl.lit(None, pl.Null).alias(_AGENT_CALLS))
+    if shape.handoffs:
+        in_order.append(_in_order(tc.HANDOFF, pl.col(tc.HANDOFF).is_not_null(), tc.HANDOFFS))
+    else:
+        constants.append(_EMPTY_NAMES.alias(tc.HANDOFFS))
+    figures = [
         pl.col(tc.IS_LLM).sum().cast(pl.Int64).alias(tc.LLM_CALLS),
         pl.col(tc.IN_TOK).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64).alias(tc.INPUT_TOKENS),
         pl.col(tc.OUT_TOK).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64).alias(tc.OUTPUT_TOKENS),
@@ -135,13 +151,23 @@ def work_aggregations(shape: WorkShape = WorkShape(), *, orphans: bool = True) -
         .alias(tc.MODELS)
         if shape.models
         else _EMPTY_NAMES.alias(tc.MODELS),
-        _in_order(tc.HANDOFF, pl.col(tc.HANDOFF).is_not_null()).alias(tc.HANDOFFS)
-        if shape.handoffs
-        else _EMPTY_NAMES.alias(tc.HANDOFFS),
     ]
     if orphans:
-        out += parent_range()
-    return out
+        figures += parent_range()
+    work = spans.group_by(keys).agg(figures)
+    for lists in in_order:
+        ordered = (
+            spans.filter(lists.keep)
+            .select(*keys, "start_time_unix_nano", lists.value.alias(lists.alias))
+            .sort("start_time_unix_nano", maintain_order=True)
+            .group_by(keys, maintain_order=True)
+            .agg(lists.alias)
+        )
+        empty = pl.lit([], dtype=ordered.collect_schema()[lists.alias])
+        work = work.join(ordered, on=keys, how="left", nulls_equal=True).with_columns(
+            pl.col(lists.alias).fill_null(empty)
+        )
+    return work.with_columns(constants) if constants else work
 
 
 _PARENT_LOW = "_parent_low"
