@@ -78,6 +78,7 @@ def engine_trials(
     pass_when: str | PassRule | None = None,
     spark_master: str | None = None,
     spans_per_bucket: int | None = None,
+    contents: SpanContents | None = None,
 ) -> Trials:
     """The trials table of a trace set and its findings, made by ``engine``.
 
@@ -90,6 +91,7 @@ def engine_trials(
         spark_master: The Spark master URL (``spark`` only; default: Spark's own setting).
         spans_per_bucket: Bucket size the engine aims at when the set has no buckets; default
             ``ASSAY_SPANS_PER_BUCKET`` or :data:`SPANS_PER_BUCKET`.
+        contents: ``trace_set.contents()`` when the caller has it (it reads every footer).
 
     Raises:
         ConfigError: An unknown engine, or ``spark`` without pyspark installed.
@@ -102,7 +104,9 @@ def engine_trials(
         raise ConfigError(f"--engine {engine}: unknown engine (use one of {names})") from None
     if spans_per_bucket is None:
         spans_per_bucket = bucket_size()
-    build = trials_function(min_score, test_attribute, pass_when, trace_set.contents())
+    if contents is None:
+        contents = trace_set.contents()
+    build = trials_function(min_score, test_attribute, pass_when, contents)
     if chosen is Engine.SPARK:
         trace_set = trace_set.screen()
         from assay.analysis._spark import spark_trials

@@ -15,12 +15,12 @@ from assay.analysis._ownership import classify_traces, resolve_nested, resolve_t
 from assay.analysis._passwhen import PassRule, parse_pass_when, rule_outcomes
 from assay.analysis._work import (
     WorkShape,
+    aggregate_work,
     count_orphans,
     derive_work_columns,
     name_handoff_targets,
     scores_and_checks,
     with_work_columns,
-    work_aggregations,
 )
 from assay.errors import SchemaError
 from assay.quality import DataQuality
@@ -112,7 +112,7 @@ def read_trials(
     # than the streaming engine at the same peak); a trace whose one trial is its root belongs
     # wholly to that trial, so only the small per-trace frame is joined (fast path).
     shape = WorkShape.of(contents)
-    per_trace = with_work_columns(read).group_by("trace_id").agg(work_aggregations(shape)).collect()
+    per_trace = aggregate_work(with_work_columns(read), ["trace_id"], shape).collect()
     per_trace = count_orphans(spans, per_trace)
     per_trial = [per_trace.join(shapes.simple, on="trace_id", how="inner")]
     per_trace = derive_work_columns(per_trace)
@@ -126,10 +126,7 @@ def read_trials(
             .collect()
         )
         per_trial.append(
-            with_work_columns(nested.lazy())
-            .group_by(_KEYS)
-            .agg(work_aggregations(shape, orphans=False))
-            .collect()
+            aggregate_work(with_work_columns(nested.lazy()), _KEYS, shape, orphans=False).collect()
         )
         owner_spans.append(nested.select("trace_id", "span_id", tc.TRIAL_SPAN_ID))
         owners.append(nested.filter(pl.col(_P(c.TEST_ID)).is_not_null()))

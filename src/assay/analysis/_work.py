@@ -33,33 +33,31 @@ def with_work_columns(spans: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def _start_order(keep: pl.Expr) -> pl.Expr:
-    """Sort key of the spans ``keep``: their start time.
+@dataclass(frozen=True, slots=True)
+class _InOrder:
+    """A list per group: ``value`` of the spans ``keep``, in start-time order."""
 
-    Sorts using it are stable, so spans starting at the same instant keep the order they
-    were stored in, which bucketing keeps too (a tie-break by span id costs a second key).
-    """
-    return pl.col("start_time_unix_nano").filter(keep)
-
-
-def _in_order(column: str, keep: pl.Expr) -> pl.Expr:
-    """The values of ``column`` where ``keep`` holds, in start-time order."""
-    return pl.col(column).filter(keep).sort_by(_start_order(keep), maintain_order=True)
+    alias: str
+    keep: pl.Expr
+    value: pl.Expr
 
 
-def _calls(keep: pl.Expr, name: str, alias: str) -> pl.Expr:
+def _calls(keep: pl.Expr, name: str, alias: str) -> _InOrder:
     """One sorted list of {name, failed, message} structs per group for the spans ``keep``.
 
-    One filter and one sort per group; the per-trial figures are derived from these short
-    lists afterwards (:func:`derive_work_columns`), which is much cheaper than sorting the
-    group once per figure.
+    The per-trial figures are derived from these short lists afterwards
+    (:func:`derive_work_columns`), which is much cheaper than sorting once per figure.
     """
     calls = pl.struct(
         pl.col(name).alias("name"),
         (pl.col("status_code") == "ERROR").alias("failed"),
         pl.col("status_message").alias("message"),
     )
-    return calls.filter(keep).sort_by(_start_order(keep), maintain_order=True).alias(alias)
+    return _InOrder(alias, keep, calls)
+
+
+def _in_order(column: str, keep: pl.Expr, alias: str) -> _InOrder:
+    return _InOrder(alias, keep, pl.col(column))
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,28 +100,46 @@ _TOOL_NAMES = "_tool_names"
 _EMPTY_NAMES = pl.lit([], dtype=pl.List(pl.String))
 
 
-def work_aggregations(shape: WorkShape = WorkShape(), *, orphans: bool = True) -> list[pl.Expr]:
+def aggregate_work(
+    spans: pl.LazyFrame, keys: list[str], shape: WorkShape = WorkShape(), *, orphans: bool = True
+) -> pl.LazyFrame:
     """Per trial (or per trace): what its spans did (finish with :func:`derive_work_columns`).
 
-    ``_errors`` counts every ERROR span of the group, the trial span included; the caller
-    subtracts the trial span's own status, so no join over every span is needed to tell them
-    apart. ``_orphans`` (with ``orphans``) screens for spans whose parent is not in the group:
-    in a whole trace, those are spans whose parent was never recorded (dropped, or still in
-    flight); :func:`count_orphans` makes the screen exact.
+    ``spans`` carries the work columns (:func:`with_work_columns`). ``_errors`` counts every
+    ERROR span of the group, the trial span included; the caller subtracts the trial span's own
+    status, so no join over every span is needed to tell them apart. With ``orphans``, the
+    smallest and largest parent id of the group are kept: in a whole trace,
+    :func:`count_orphans` turns them into the count of spans whose parent was never recorded
+    (dropped, or still in flight).
+
+    The lists in start-time order (tool calls, agent runs, handoffs) are built from one stable
+    sort of the spans they hold, grouped in that order, and joined to the group's other
+    figures: cheaper than a sort inside every group. Spans starting at the same instant keep
+    the order they were stored in, which bucketing keeps too.
 
     Args:
+        spans: The spans, with their work columns.
+        keys: What a group is: ``trace_id``, or ``trace_id`` and the trial span.
         shape: Which kinds of span can occur; the others give constant columns.
-        orphans: Add the ``_orphans`` screen (per whole trace only).
+        orphans: Add what :func:`count_orphans` needs (per whole trace only).
     """
     is_error = pl.col("status_code") == "ERROR"
     is_tool = pl.col(tc.TOOL).is_not_null()
-    out = [
+    in_order = [
         _calls(is_tool, tc.TOOL, _TOOL_CALLS)
         if shape.errors
-        else _in_order(tc.TOOL, is_tool).alias(_TOOL_NAMES),
-        _calls(pl.col(tc.IS_AGENT), tc.AGENT, _AGENT_CALLS)
-        if shape.agents
-        else pl.lit(None, pl.Null).alias(_AGENT_CALLS),
+        else _in_order(tc.TOOL, is_tool, _TOOL_NAMES)
+    ]
+    constants = []
+    if shape.agents:
+        in_order.append(_calls(pl.col(tc.IS_AGENT), tc.AGENT, _AGENT_CALLS))
+    else:
+        constants.append(pl.lit(None, pl.Null).alias(_AGENT_CALLS))
+    if shape.handoffs:
+        in_order.append(_in_order(tc.HANDOFF, pl.col(tc.HANDOFF).is_not_null(), tc.HANDOFFS))
+    else:
+        constants.append(_EMPTY_NAMES.alias(tc.HANDOFFS))
+    figures = [
         pl.col(tc.IS_LLM).sum().cast(pl.Int64).alias(tc.LLM_CALLS),
         pl.col(tc.IN_TOK).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64).alias(tc.INPUT_TOKENS),
         pl.col(tc.OUT_TOK).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64).alias(tc.OUTPUT_TOKENS),
@@ -135,34 +151,63 @@ def work_aggregations(shape: WorkShape = WorkShape(), *, orphans: bool = True) -
         .alias(tc.MODELS)
         if shape.models
         else _EMPTY_NAMES.alias(tc.MODELS),
-        _in_order(tc.HANDOFF, pl.col(tc.HANDOFF).is_not_null()).alias(tc.HANDOFFS)
-        if shape.handoffs
-        else _EMPTY_NAMES.alias(tc.HANDOFFS),
     ]
     if orphans:
-        out.append(_below_the_root().alias(tc.ORPHANS))
-    return out
+        figures += parent_range()
+    work = spans.group_by(keys).agg(figures)
+    for lists in in_order:
+        ordered = (
+            spans.filter(lists.keep)
+            .select(*keys, "start_time_unix_nano", lists.value.alias(lists.alias))
+            .sort("start_time_unix_nano", maintain_order=True)
+            .group_by(keys, maintain_order=True)
+            .agg(lists.alias)
+        )
+        empty = pl.lit([], dtype=ordered.collect_schema()[lists.alias])
+        work = work.join(ordered, on=keys, how="left", nulls_equal=True).with_columns(
+            pl.col(lists.alias).fill_null(empty)
+        )
+    return work.with_columns(constants) if constants else work
 
 
-def _below_the_root() -> pl.Expr:
-    """Spans whose parent is not the group's first root: an upper bound of its orphans.
+_PARENT_LOW = "_parent_low"
+_PARENT_HIGH = "_parent_high"
 
-    Zero means every parent named is the root, which is present: no orphan. It costs a
-    comparison per span, where a membership test per group costs a hash set per group. The
-    root is found by position (``arg_max``), which is cheaper than a filter per group; in a
-    group without a root that is its first span, which is present too, so the bound holds.
-    """
+
+def parent_range() -> list[pl.Expr]:
+    """Per group, the smallest and largest parent id named (what :func:`count_orphans` reads)."""
     parent = pl.col("parent_span_id")
-    root = pl.col("span_id").get(parent.is_null().arg_max())
-    return (parent.is_not_null() & (parent != root).fill_null(True)).sum().cast(pl.Int64)
+    return [parent.min().alias(_PARENT_LOW), parent.max().alias(_PARENT_HIGH)]
 
 
 def count_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame:
-    """Make the ``_orphans`` screen of ``per_trace`` exact: spans whose parent is missing.
+    """Add ``_orphans`` to ``per_trace``: per trace, the spans whose parent is missing.
 
-    Only the traces the screen flagged are read again (their three id columns), and their
-    spans' parents looked up in one join.
+    A screen first: a trace whose spans all name one parent, and that parent is one of its
+    root spans, has none (a string minimum and maximum per trace, and a join of the roots,
+    cost far less than a comparison of every span with its trace's root). Only the traces
+    left (nested traces among them) are read again, their three id columns, and their spans'
+    parents looked up in one join.
     """
+    low, high = pl.col(_PARENT_LOW), pl.col(_PARENT_HIGH)
+    roots = (
+        spans.filter(pl.col("parent_span_id").is_null())
+        .select("trace_id", pl.col("span_id").alias(_PARENT_LOW))
+        .collect()
+    )
+    under_a_root = per_trace.filter(low == high).join(
+        roots, on=["trace_id", _PARENT_LOW], how="semi"
+    )["trace_id"]
+    screened = per_trace.with_columns(
+        (low.is_not_null() & ~pl.col("trace_id").is_in(under_a_root.implode()))
+        .cast(pl.Int64)
+        .alias(tc.ORPHANS)
+    ).drop(_PARENT_LOW, _PARENT_HIGH)
+    return _exact_orphans(spans, screened)
+
+
+def _exact_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame:
+    """Replace the ``_orphans`` flags of ``per_trace`` by the count of spans without a parent."""
     flagged = per_trace.filter(pl.col(tc.ORPHANS) > 0).select("trace_id")
     if flagged.height == 0:
         return per_trace

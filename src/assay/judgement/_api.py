@@ -92,6 +92,8 @@ def _read_trials(
     limit = 2 * bucket_size() if local else None
     trace_set = open_trace_set(paths, skip_bad_files=skip_bad_files, screen_limit=limit)
     try:
+        # Only read what the files may hold: most sets record no judgement and no call cost.
+        contents = trace_set.contents()
         read = engine_trials(
             trace_set,
             engine=engine,
@@ -99,9 +101,8 @@ def _read_trials(
             test_attribute=options.test_attribute,
             pass_when=options.pass_when,
             spark_master=spark_master,
+            contents=contents,
         )
-        # Only read what the files may hold: most sets record no judgement and no call cost.
-        contents = trace_set.contents()
         repeated = any(f.kind == DUPLICATE_SPANS for f in read.data_quality.findings)
         spans = replace(trace_set, deduplicate=trace_set.deduplicate or repeated).scan()
         recorded = read_judgements(spans, read.table) if contents.judgements else {}

@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from assay.errors import ConfigError
+from assay.stats._fisher import fisher_two_sided
 from assay.stats._multiple import adjust_p_values
 
 FEATURE_KINDS: Final = ("binary", "count", "continuous", "categorical")
@@ -60,45 +61,70 @@ def _p(p: float) -> str:
     return f"p = {p:.2g}" if p >= 0.001 else "p < 0.001"
 
 
-def _share_factor(
-    feature: str,
-    level: str | None,
-    kind: str,
-    has: npt.NDArray[np.bool_],
-    failed: npt.NDArray[np.bool_],
-    label: str | None = None,
-) -> tuple[float, FailureFactor]:
-    from scipy import stats as sps
+@dataclass(frozen=True, slots=True)
+class _Share:
+    """A binary feature (or one level of a categorical one) among failing and passing trials."""
 
-    a = int((has & failed).sum())
-    b = int((~has & failed).sum())
-    c = int((has & ~failed).sum())
-    d = int((~has & ~failed).sum())
-    p = float(sps.fisher_exact([[a, b], [c, d]]).pvalue)
-    share_fail, share_pass = a / (a + b), c / (c + d)
-    if label is not None:
-        what = label if level is None else f"{label} `{level}`"
-    elif level is None:
-        what = f"have `{feature}`"
-    else:
-        what = f"have `{feature}` = `{level}`"
-    detail = (
-        f"{share_fail:.0%} of failing trials {what} ({a} of {a + b}) vs {share_pass:.0%} of "
-        f"passing trials ({c} of {c + d}), {{p}}"
-    )
-    factor = FailureFactor(
-        feature,
-        level,
-        kind,
-        "fisher",
-        share_fail - share_pass,
-        share_fail,
-        share_pass,
-        p,
-        p,
-        detail,
-    )
-    return p, factor
+    feature: str
+    level: str | None
+    kind: str
+    label: str | None
+    table: tuple[int, int, int, int]
+    """Failing with, failing without, passing with, passing without."""
+
+    @classmethod
+    def of(
+        cls,
+        feature: str,
+        level: str | None,
+        kind: str,
+        has: npt.NDArray[np.bool_],
+        failed: npt.NDArray[np.bool_],
+        label: str | None = None,
+    ) -> _Share:
+        table = (
+            int((has & failed).sum()),
+            int((~has & failed).sum()),
+            int((has & ~failed).sum()),
+            int((~has & ~failed).sum()),
+        )
+        return cls(feature, level, kind, label, table)
+
+    def factor(self, p: float) -> FailureFactor:
+        """The finding, given the two-sided Fisher p-value of :attr:`table`."""
+        a, b, c, d = self.table
+        share_fail, share_pass = a / (a + b), c / (c + d)
+        label, level, feature = self.label, self.level, self.feature
+        if label is not None:
+            what = label if level is None else f"{label} `{level}`"
+        elif level is None:
+            what = f"have `{feature}`"
+        else:
+            what = f"have `{feature}` = `{level}`"
+        detail = (
+            f"{share_fail:.0%} of failing trials {what} ({a} of {a + b}) vs {share_pass:.0%} of "
+            f"passing trials ({c} of {c + d}), {{p}}"
+        )
+        return FailureFactor(
+            feature,
+            level,
+            self.kind,
+            "fisher",
+            share_fail - share_pass,
+            share_fail,
+            share_pass,
+            p,
+            p,
+            detail,
+        )
+
+
+def _share_factors(shares: list[_Share]) -> list[FailureFactor]:
+    """The findings of ``shares``, their Fisher tests run together (:func:`fisher_two_sided`)."""
+    if not shares:
+        return []
+    p_values = fisher_two_sided(np.array([s.table for s in shares]).reshape(-1, 2, 2))
+    return [s.factor(float(p)) for s, p in zip(shares, p_values, strict=True)]
 
 
 def _numeric_samples(
@@ -217,6 +243,7 @@ def explain_failures(
     kinds = kinds or {}
     labels = labels or {}
     found: list[FailureFactor] = []
+    shares: list[_Share] = []
     numeric: list[tuple[str, str, npt.NDArray[np.float64], npt.NDArray[np.float64]]] = []
     if not failed.any() or failed.all():
         return []
@@ -228,8 +255,8 @@ def explain_failures(
         if kind not in FEATURE_KINDS:
             raise ConfigError(f"feature {name!r}: unknown kind {kind!r}")
         if kind == "binary":
-            found.append(
-                _share_factor(name, None, kind, values.astype(bool), failed, labels.get(name))[1]
+            shares.append(
+                _Share.of(name, None, kind, values.astype(bool), failed, labels.get(name))
             )
         elif kind == "categorical":
             known = np.array([v is not None for v in values.tolist()], dtype=bool)
@@ -250,11 +277,12 @@ def explain_failures(
                 levels = [levels[int(np.argmax(gap))]]
             for level in levels:
                 has = names[known] == level
-                found.append(_share_factor(name, level, kind, has, sub_failed, labels.get(name))[1])
+                shares.append(_Share.of(name, level, kind, has, sub_failed, labels.get(name)))
         else:
             sample = _numeric_samples(values.astype(np.float64), failed)
             if sample is not None:
                 numeric.append((name, kind, *sample))
+    found.extend(_share_factors(shares))
     p_values = _rank_sum_p_values([(fail_x, pass_x) for _, _, fail_x, pass_x in numeric])
     for (name, kind, fail_x, pass_x), p in zip(numeric, p_values, strict=True):
         found.append(_numeric_factor(name, kind, fail_x, pass_x, p, labels.get(name)))
