@@ -52,3 +52,11 @@ def test_a_null_list_is_the_empty_list() -> None:
     distinct, index = distinct_lists(pl.Series([["a"], None, []], dtype=pl.List(pl.String)))
     assert distinct == [("a",), ()]
     assert index.tolist() == [0, 1, 1]
+
+
+def test_only_empty_lists_are_one_empty_list() -> None:
+    distinct, index = distinct_lists(pl.Series([[], None, []], dtype=pl.List(pl.String)))
+    assert distinct == [()]
+    assert index.tolist() == [0, 0, 0]
+    distinct, index = distinct_lists(pl.Series([], dtype=pl.List(pl.String)))
+    assert distinct == [] and index.tolist() == []

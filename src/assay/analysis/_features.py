@@ -40,6 +40,9 @@ def distinct_lists(values: pl.Series) -> tuple[list[tuple[str, ...]], npt.NDArra
     Lists come in the order rows first hold them (null counts as empty); the rows' lists never
     become Python objects one by one.
     """
+    if values.len() and not values.list.len().fill_null(0).max():
+        # Every list empty (models where no span names one): nothing to group.
+        return [()], np.zeros(values.len(), dtype=np.intp)
     frame = pl.DataFrame({"_list": values.fill_null([])}).with_row_index("_row")
     groups = frame.group_by("_list", maintain_order=True).agg(pl.col("_row"))
     index = np.empty(frame.height, dtype=np.intp)

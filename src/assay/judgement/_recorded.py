@@ -86,7 +86,8 @@ def resolve(
     trials: pl.DataFrame, recorded: Mapping[str, Judgement], options: AnalyzeOptions
 ) -> Resolved:
     """The judgement of one test's trials under these options."""
-    found = {recorded.get(span) for span in trials[tc.SPAN_ID].to_list()}
+    # Most sets record no judgement: no trial's span id need become a Python string then.
+    found = {recorded.get(span) for span in trials[tc.SPAN_ID].to_list()} if recorded else {None}
     notes: list[str] = []
     base = next(iter(found)) if len(found) == 1 else None
     if len(found) > 1:
