@@ -31,7 +31,7 @@ def _expected(traces: list[list[tuple[str, str | None]]]) -> dict[str, int]:
     return out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(_TRACE, min_size=1, max_size=6))
 def test_orphans_are_counted_exactly(traces: list[list[tuple[str, str | None]]]) -> None:
     spans = _spans(traces)
