@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -102,35 +103,70 @@ print(code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
 
 
 @dataclass(frozen=True)
-class Timing:
+class Run:
     seconds: float
-    """Best wall time of the repeats."""
-    peak_gib: float
-    """Largest peak RSS of the process over the repeats."""
     cpu_s: float
-    """CPU time (user + system, every thread) of the best run: steadier on a busy machine."""
+    """CPU time (user + system, every thread): steadier on a busy machine."""
+    peak_gib: float
 
 
-def _timed(code: str, *args: str, repeat: int) -> Timing:
-    best, peak, cpu = float("inf"), 0, 0.0
+@dataclass(frozen=True)
+class Timing:
+    runs: tuple[Run, ...]
+
+    @property
+    def best(self) -> Run:
+        """The run of the best wall time."""
+        return min(self.runs, key=lambda r: r.seconds)
+
+    @property
+    def seconds(self) -> float:
+        return self.best.seconds
+
+    @property
+    def cpu_s(self) -> float:
+        return self.best.cpu_s
+
+    @property
+    def peak_gib(self) -> float:
+        """Largest peak RSS over the runs."""
+        return max(r.peak_gib for r in self.runs)
+
+
+def _run(code: str, *args: str) -> Run:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    if result.returncode != 0:
+        raise SystemExit(f"benchmark command failed:\n{result.stderr[-3000:]}")
+    return Run(elapsed, used, int(result.stderr.split()[-1]) / 2**20)
+
+
+def _timed(commands: dict[str, tuple[str, ...]], repeat: int) -> dict[str, Timing]:
+    """Each command ``repeat`` times, interleaved (one of each per round), so that a slower
+    stretch of a shared machine weighs on every command alike."""
+    runs: dict[str, list[Run]] = {name: [] for name in commands}
     for _ in range(repeat):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        result = subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(code), *args],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        elapsed = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-        if result.returncode != 0:
-            raise SystemExit(f"benchmark command failed:\n{result.stderr[-3000:]}")
-        peak = max(peak, int(result.stderr.split()[-1]))
-        if elapsed < best:
-            best, cpu = elapsed, used
-    return Timing(best, peak / 2**20, cpu)
+        for name, (code, *args) in commands.items():
+            runs[name].append(_run(code, *args))
+    return {name: Timing(tuple(r)) for name, r in runs.items()}
+
+
+def _median_ratio(top: Timing, bottom: Timing, cpu: bool = False) -> float:
+    """The median over rounds of ``top / bottom`` measured in the same round."""
+    ratios = sorted(
+        (t.cpu_s / b.cpu_s) if cpu else (t.seconds / b.seconds)
+        for t, b in zip(top.runs, bottom.runs, strict=True)
+    )
+    return statistics.median(ratios)
 
 
 def _size(text: str) -> int:
@@ -164,46 +200,41 @@ def run_size(args: argparse.Namespace, spans: int) -> dict[str, float]:
             flush=True,
         )
         figures: dict[str, float] = {"spans": made}
-        if args.floor:
-            floor = _timed(ISSUE_FLOOR, str(traces), repeat=args.repeat)
-            same = _timed(SAME_RESULT_FLOOR, str(traces), repeat=args.repeat)
-            figures |= {"floor_s": floor.seconds, "floor_gib": floor.peak_gib}
-            figures |= {
-                "floor_cpu_s": floor.cpu_s,
-                "same_s": same.seconds,
-                "same_cpu_s": same.cpu_s,
-            }
-            print(
-                f"  floor (hand-written Polars): {floor.seconds:7.2f} s   "
-                f"cpu {floor.cpu_s:7.2f} s   peak RSS {floor.peak_gib:.2f} GiB",
-                flush=True,
-            )
-            print(
-                f"  same-result floor:           {same.seconds:7.2f} s   "
-                f"cpu {same.cpu_s:7.2f} s   peak RSS {same.peak_gib:.2f} GiB",
-                flush=True,
-            )
         out = Path(tmp) / "verdicts.json"
         extra = ["--engine", args.engine] if args.engine != "local" else []
-        analyze = _timed(ANALYZE, str(traces), str(out), *extra, repeat=args.repeat)
-        tests = len(json.loads(out.read_text())["tests"])
-        figures |= {"analyze_s": analyze.seconds, "analyze_gib": analyze.peak_gib}
-        figures["analyze_cpu_s"] = analyze.cpu_s
-        print(
-            f"  assay analyze ({tests} tests):   {analyze.seconds:7.2f} s   "
-            f"cpu {analyze.cpu_s:7.2f} s   peak RSS {analyze.peak_gib:.2f} GiB",
-            flush=True,
-        )
+        commands = {"analyze": (ANALYZE, str(traces), str(out), *extra)}
         if args.floor:
+            commands = {
+                "floor": (ISSUE_FLOOR, str(traces)),
+                "same": (SAME_RESULT_FLOOR, str(traces)),
+                **commands,
+            }
+        timings = _timed(commands, args.repeat)
+        analyze = timings["analyze"]
+        tests = len(json.loads(out.read_text())["tests"])
+        labels = {
+            "floor": "floor (hand-written Polars):",
+            "same": "same-result floor:          ",
+            "analyze": f"assay analyze ({tests} tests):  ",
+        }
+        for name, timing in timings.items():
+            figures |= {f"{name}_s": timing.seconds, f"{name}_cpu_s": timing.cpu_s}
+            figures[f"{name}_gib"] = timing.peak_gib
             print(
-                f"  ratio analyze / floor: {analyze.seconds / floor.seconds:.2f}x wall, "
-                f"{analyze.cpu_s / floor.cpu_s:.2f}x cpu "
-                "(issue 12's target: 1.5x at 20M spans, peak RSS 2 GiB)"
+                f"  {labels[name]} {timing.seconds:7.2f} s   cpu {timing.cpu_s:7.2f} s   "
+                f"peak RSS {timing.peak_gib:.2f} GiB   (best of {len(timing.runs)})",
+                flush=True,
             )
-            print(
-                f"  ratio analyze / same-result floor: {analyze.seconds / same.seconds:.2f}x "
-                f"wall, {analyze.cpu_s / same.cpu_s:.2f}x cpu"
-            )
+        if args.floor:
+            for name, words in (("floor", "floor"), ("same", "same-result floor")):
+                base = timings[name]
+                print(
+                    f"  ratio analyze / {words}: best {analyze.seconds / base.seconds:.2f}x "
+                    f"wall, {analyze.cpu_s / base.cpu_s:.2f}x cpu; median of the rounds "
+                    f"{_median_ratio(analyze, base):.2f}x wall, "
+                    f"{_median_ratio(analyze, base, cpu=True):.2f}x cpu"
+                )
+            print("  (issue 12's target: 1.5x the floor at 20M spans, peak RSS 2 GiB)")
     return figures
 
 
