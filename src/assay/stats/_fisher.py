@@ -16,6 +16,7 @@ tolerance for ties); that value is found by bisection, the distribution being un
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -26,63 +27,72 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
 
+@dataclass(frozen=True, slots=True)
+class _Margins:
+    """The margins of some tables: the hypergeometric distribution of each one's first cell."""
+
+    total: IntArray
+    first_row: IntArray
+    first_column: IntArray
+
+    def __getitem__(self, rows: npt.NDArray[np.bool_]) -> _Margins:
+        return _Margins(self.total[rows], self.first_row[rows], self.first_column[rows])
+
+    def pmf(self, x: IntArray) -> FloatArray:
+        return self._call("pmf", x)
+
+    def cdf(self, x: IntArray) -> FloatArray:
+        return self._call("cdf", x)
+
+    def sf(self, x: IntArray) -> FloatArray:
+        return self._call("sf", x)
+
+    def _call(self, name: str, x: IntArray) -> FloatArray:
+        from scipy.stats import hypergeom
+
+        method = getattr(hypergeom, name)
+        return np.asarray(method(x, self.total, self.first_row, self.first_column), np.float64)
+
+
 def fisher_two_sided(tables: npt.ArrayLike) -> FloatArray:
     """Two-sided Fisher exact p-values of ``tables`` (shape ``(k, 2, 2)``, counts).
 
     Equal to ``scipy.stats.fisher_exact(table).pvalue`` for each table; 1 for a table with an
     empty row or column.
     """
-    from scipy.stats import hypergeom
-
     t = np.asarray(tables, dtype=np.int64).reshape(-1, 2, 2)
     a, b, c, d = t[:, 0, 0], t[:, 0, 1], t[:, 1, 0], t[:, 1, 1]
-    n1, n2, n = a + b, c + d, a + c
-    total = n1 + n2
     p = np.ones(t.shape[0])
-    live = (n1 > 0) & (n2 > 0) & (n > 0) & (b + d > 0)
+    live = (a + b > 0) & (c + d > 0) & (a + c > 0) & (b + d > 0)
     if not live.any():
         return p
-    a, n1, n, total = a[live], n1[live], n[live], total[live]
-
-    def pmf(x: IntArray, rows: npt.NDArray[np.bool_]) -> FloatArray:
-        return np.asarray(hypergeom.pmf(x, total[rows], n1[rows], n[rows]), dtype=np.float64)
-
+    a, b, c, d = a[live], b[live], c[live], d[live]
+    margins = _Margins(a + b + c + d, a + b, a + c)
     # scipy computes the mode as int() of a float quotient; the same here.
-    mode = ((n + 1) * (n1 + 1) / (total + 2)).astype(np.int64)
-    everyone = np.ones(a.size, dtype=bool)
-    exact = pmf(a, everyone)
-    at_mode = pmf(mode, everyone)
-    out = np.ones(a.size)
+    mode = ((margins.first_column + 1) * (margins.first_row + 1) / (margins.total + 2)).astype(
+        np.int64
+    )
+    exact, at_mode = margins.pmf(a), margins.pmf(mode)
     with np.errstate(invalid="ignore", divide="ignore"):  # both 0: no tie, as in scipy
         tie = np.abs(exact - at_mode) / np.maximum(exact, at_mode) <= _TIE
     bound = exact * (1 + _TIE)
+    out = np.ones(a.size)
     below = ~tie & (a < mode)
-    above = ~tie & ~(a < mode)
     if below.any():
-        rows = below
-        tail = np.asarray(hypergeom.cdf(a[rows], total[rows], n1[rows], n[rows]))
-        last = pmf(n[rows], rows)
-        far = _search(lambda x, r: -pmf(x, _within(rows, r)), -bound[rows], mode[rows], n[rows])
-        other = np.asarray(hypergeom.sf(far, total[rows], n1[rows], n[rows]))
-        out[rows] = np.where(last > bound[rows], tail, tail + other)
+        # The tail up to a, then from the first value past the mode as unlikely as a.
+        m, last = margins[below], margins.first_column[below]
+        tail = m.cdf(a[below])
+        far = _search(lambda x, r: -m[r].pmf(x), -bound[below], mode[below], last)
+        out[below] = np.where(m.pmf(last) > bound[below], tail, tail + m.sf(far))
+    above = ~tie & ~(a < mode)
     if above.any():
-        rows = above
-        tail = np.asarray(hypergeom.sf(a[rows] - 1, total[rows], n1[rows], n[rows]))
-        first = pmf(np.zeros(int(rows.sum()), dtype=np.int64), rows)
-        far = _search(
-            lambda x, r: pmf(x, _within(rows, r)), bound[rows], np.zeros_like(a[rows]), mode[rows]
-        )
-        other = np.asarray(hypergeom.cdf(far, total[rows], n1[rows], n[rows]))
-        out[rows] = np.where(first > bound[rows], tail, tail + other)
+        # The tail from a, then up to the last value before the mode as unlikely as a.
+        m, none = margins[above], np.zeros(int(above.sum()), dtype=np.int64)
+        tail = m.sf(a[above] - 1)
+        far = _search(lambda x, r: m[r].pmf(x), bound[above], none, mode[above])
+        out[above] = np.where(m.pmf(none) > bound[above], tail, tail + m.cdf(far))
     p[live] = np.minimum(out, 1.0)
     return p
-
-
-def _within(rows: npt.NDArray[np.bool_], sub: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
-    """The mask over all tables of the members ``sub`` of the tables ``rows``."""
-    chosen = np.zeros(rows.size, dtype=bool)
-    chosen[np.flatnonzero(rows)[sub]] = True
-    return chosen
 
 
 def _search(
