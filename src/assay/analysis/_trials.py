@@ -21,6 +21,7 @@ from assay.analysis._work import (
     name_handoff_targets,
     scores_and_checks,
     with_work_columns,
+    work_columns_read,
 )
 from assay.errors import SchemaError
 from assay.quality import DataQuality
@@ -102,7 +103,7 @@ def read_trials(
         # The mapped attribute stands in for assay.test.id everywhere downstream.
         spans = spans.with_columns(attribute_as_string(test_attribute).alias(_P(c.TEST_ID)))
     # The mapped attribute's column is computed here, whatever the footers say of it.
-    read = _read_columns(spans, contents, computed={_P(c.TEST_ID)} if mapped else set())
+    read = work_columns_read(spans, contents, computed={_P(c.TEST_ID)} if mapped else set())
     carriers = read.filter(pl.col(_P(c.TEST_ID)).is_not_null()).collect()
     if carriers.height == 0:
         raise SchemaError(quality.no_trials_message(spans, test_attribute))
@@ -163,25 +164,6 @@ def read_trials(
         min_score=min_score,
     )
     return Trials(_finish(table), findings)
-
-
-def _read_columns(
-    spans: pl.LazyFrame, contents: SpanContents | None, computed: set[str]
-) -> pl.LazyFrame:
-    """The span columns the conventions read, those no file holds a value in as constants.
-
-    Most sets follow one convention, so most convention columns are null in every file: a
-    typed null constant costs nothing to read or decode (about a sixth of the group-by).
-    Columns in ``computed`` are made by the scan, not read, so the footers say nothing of them.
-    """
-    columns = spans.select(conv.SPAN_COLUMNS)
-    if contents is None:
-        return columns
-    schema = columns.collect_schema()
-    absent = [
-        name for name in conv.SPAN_COLUMNS if name in contents.null_columns and name not in computed
-    ]
-    return columns.with_columns(pl.lit(None, schema[name]).alias(name) for name in absent)
 
 
 def _assemble(
