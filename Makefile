@@ -43,6 +43,7 @@ check: $(STAMP)
 	$(BIN)/ruff format --check src tests examples benchmarks
 	$(BIN)/ruff check src tests examples benchmarks
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py

@@ -26,7 +26,7 @@ import polars as pl
 
 from assay.analysis import behaviour_sample, with_cost
 from assay.analysis import columns as tc
-from assay.verdict import BehaviourVerdict, behaviour_diff
+from assay.judge import BehaviourVerdict, behaviour_diff
 
 PLANTED = {"retry": "tool_calls:search", "tokens": "input_tokens", "drop": "uses:verify"}
 

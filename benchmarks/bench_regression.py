@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 from scipy import stats as sps
 
-from assay.verdict import regression_test
+from assay.judge import regression_test
 
 
 def tables(n_tests: int, n: int, seed: int) -> list[tuple[int, int]]:

@@ -40,9 +40,9 @@ def main() -> None:
         return result
 
     def imports():  # type: ignore[no-untyped-def]
+        import assay.judgement._api as api
         import scipy.stats  # noqa: F401  (loaded lazily by analyses; counted here, not per test)
 
-        import assay.judgement._api as api
         from assay.report import render_json
         from assay.store import open_trace_set
 

@@ -14,18 +14,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from assay.version import __version__
 
 __all__ = ["Analysis", "AnalyzeOptions", "__version__", "analyze", "compare"]
 
 if TYPE_CHECKING:
-    from assay.judgement import Analysis, AnalyzeOptions, analyze, compare
+    from assay.api import Analysis, analyze, compare
+    from assay.judge import AnalyzeOptions
 
 
 def __getattr__(name: str) -> Any:
     # Lazy: `import assay` (and `assay --help`) must not pay for Polars and SciPy.
-    if name in ("Analysis", "AnalyzeOptions", "analyze", "compare"):
-        from assay import judgement
+    if name == "AnalyzeOptions":
+        from assay.judge import AnalyzeOptions
 
-        return getattr(judgement, name)
+        return AnalyzeOptions
+    if name in ("Analysis", "analyze", "compare"):
+        from assay import api
+
+        return getattr(api, name)
     raise AttributeError(f"module 'assay' has no attribute {name!r}")

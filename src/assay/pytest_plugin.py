@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
 
     from assay.instrument import Configured  # noqa: F401 - named in a string annotation
-    from assay.verdict import Judgement, TestResult
+    from assay.judge import Judgement, TestResult
 
 # assay's own modules (OpenTelemetry, scipy) are imported inside the hooks, so that a pytest
 # session with assay installed but no `assay` marker pays nothing for the plugin.
@@ -166,7 +166,7 @@ def _settings(item: pytest.Function, marker: pytest.Mark) -> dict[str, Any]:
 def _judgement(s: dict[str, Any]) -> Judgement:
     """The judgement of the marker's settings (recorded on every trial span)."""
     from assay.errors import AssayError
-    from assay.verdict import Judgement, SequentialDesign
+    from assay.judge import Judgement, SequentialDesign
 
     threshold, runs = float(s["threshold"]), int(s["runs"])
     design = None
@@ -221,7 +221,8 @@ def _one_trial(
 
 
 def _summary(result: TestResult, first_failure: str | None) -> str:
-    from assay.report._text import interval_label, pct
+    from assay.judge import pct
+    from assay.report import interval_label
 
     summary = (
         f"assay {result.verdict.value}: {result.passed}/{result.n} trials passed "
@@ -239,9 +240,9 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         return None
     import polars as pl
 
+    from assay.api import judge_spans
     from assay.instrument import spans_table
-    from assay.judgement import judge_spans
-    from assay.verdict import SequentialTracker, Verdict
+    from assay.judge import SequentialTracker, Verdict
 
     if inspect.iscoroutinefunction(pyfuncitem.obj):
         pytest.fail("@pytest.mark.assay needs a synchronous test function", pytrace=False)

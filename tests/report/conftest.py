@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from sample_result import build_result
 
-from assay.verdict import AnalysisResult
+from assay.judge import AnalysisResult
 
 
 @pytest.fixture()

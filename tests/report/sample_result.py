@@ -18,17 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from assay.judgement._reasons import sequential_reason, threshold_reason, with_errors
-from assay.judgement._regression import with_regression
-from assay.quality import DataQuality, Finding
-from assay.stats import (
-    explain_failures,
-    flakiness,
-    score_summary,
-    tool_consistency,
-    wilson_interval,
-)
-from assay.verdict import (
+from assay.judge import (
     AnalysisResult,
     DurationSummary,
     SequentialDesign,
@@ -39,6 +29,16 @@ from assay.verdict import (
     Verdict,
     regression_test,
     threshold_verdict,
+)
+from assay.judge._pipeline import with_regression
+from assay.judge._reasons import sequential_reason, threshold_reason, with_errors
+from assay.quality import DataQuality, Finding
+from assay.stats import (
+    explain_failures,
+    flakiness,
+    score_summary,
+    tool_consistency,
+    wilson_interval,
 )
 
 GOLDEN = Path(__file__).parent / "golden"

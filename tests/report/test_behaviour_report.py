@@ -4,6 +4,7 @@ from pathlib import Path
 
 import numpy as np
 
+from assay.judge import CostSummary, behaviour_diff
 from assay.report._behaviour import (
     behaviour_html,
     behaviour_lines,
@@ -11,7 +12,6 @@ from assay.report._behaviour import (
     cost_text,
     cost_to_dict,
 )
-from assay.verdict import CostSummary, behaviour_diff
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "verdict"))
 from test_behaviour_verdict import _pair  # noqa: E402

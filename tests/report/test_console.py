@@ -8,8 +8,8 @@ import re
 from rich.console import Console
 from sample_result import ESCAPED_ID, build_trials, check_golden
 
+from assay.judge import AnalysisResult
 from assay.report import pass_rate_bar, render_console, sparkline
-from assay.verdict import AnalysisResult
 
 
 def _render(result: AnalysisResult, **kwargs: object) -> str:

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from sample_result import ESCAPED_ID, build_result, build_trials, build_variants
 
+from assay.judge import AnalysisResult
 from assay.report import render_html
-from assay.verdict import AnalysisResult
 
 
 def _charts(document: str) -> list[str]:

@@ -8,8 +8,8 @@ import pytest
 from junitparser import Failure, JUnitXml, Skipped
 from sample_result import ESCAPED_ID, check_golden
 
+from assay.judge import AnalysisResult
 from assay.report import render_junit
-from assay.verdict import AnalysisResult
 
 # The element and attribute rules of Jenkins' junit-10.xsd (jenkinsci/xunit-plugin), the
 # schema GitHub, GitLab and Jenkins readers accept: allowed attributes (required ones first).

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sample_result import check_golden
 
+from assay.judge import AnalysisResult
 from assay.report import render_annotations, render_markdown
-from assay.verdict import AnalysisResult
 
 
 def test_golden(result: AnalysisResult) -> None:

@@ -13,8 +13,9 @@ from rich.console import Console
 
 import assay.instrument as ai
 from assay.cli import run
-from assay.report import RichProgress, render_console
+from assay.report import render_console
 from assay.report._safe import is_visible, visible
+from assay.run import RichProgress
 from assay.run._state import TestStatus
 
 # Clear the screen, return to the line start, set the window title (OSC ... BEL), reorder the

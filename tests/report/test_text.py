@@ -87,6 +87,7 @@ def test_every_format_renders_an_empty_result() -> None:
 
     from rich.console import Console
 
+    from assay.judge import AnalysisResult
     from assay.report import (
         render_annotations,
         render_console,
@@ -95,7 +96,6 @@ def test_every_format_renders_an_empty_result() -> None:
         render_junit,
         render_markdown,
     )
-    from assay.verdict import AnalysisResult
 
     empty = AnalysisResult(tests=(), options={"threshold": 0.8, "confidence": 0.95})
     assert "## assay: no tests (0 tests)" in render_markdown(empty)

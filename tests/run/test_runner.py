@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import assay
+from assay.judge import Verdict, threshold_verdict
 from assay.run import (
     Budget,
     Price,
@@ -25,7 +26,6 @@ from assay.run import (
     run_suite,
 )
 from assay.stats import wilson_interval
-from assay.verdict import Verdict, threshold_verdict
 
 
 def _suite(tmp_path: Path, body: str) -> Suite:

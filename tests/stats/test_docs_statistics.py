@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from scipy import stats as sps
 
+from assay.judge import regression_test, threshold_test
 from assay.stats import (
     min_trials_for_pass,
     pass_at_k,
@@ -20,7 +21,6 @@ from assay.stats import (
     regression_p_value,
     regression_power,
 )
-from assay.verdict import regression_test, threshold_test
 
 DOC = Path(__file__).parents[2] / "docs" / "statistics.md"
 BLOCK = re.compile(

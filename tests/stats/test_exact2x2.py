@@ -146,8 +146,8 @@ def test_row_prefix_shortcut_equals_the_general_sum(test: str) -> None:
 def test_a_suite_of_200_tests_with_200_trials_per_arm_takes_seconds() -> None:
     import time
 
+    from assay.judge import regression_test
     from assay.stats import _exact2x2, _power
-    from assay.verdict import regression_test
 
     _exact2x2._ORDERINGS.clear()
     _power._REGIONS.clear()
@@ -201,7 +201,7 @@ def test_a_suite_with_varied_group_sizes_takes_seconds() -> None:
     # Error exclusion leaves each test with its own n: every (n1, n2) needs its own region.
     import time
 
-    from assay.verdict import regression_test
+    from assay.judge import regression_test
 
     rng = np.random.default_rng(0)
     n1 = rng.integers(185, 201, 200)

@@ -10,6 +10,8 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from assay.choices import Adjustment, IntervalMethod, RegressionTest, ScoreInterval
+
 EXIT_USAGE = 2
 
 
@@ -36,37 +38,11 @@ class ErrorsPolicy(StrEnum):
     EXCLUDE = "exclude"
 
 
-class CIMethod(StrEnum):
-    """Interval methods of a pass rate."""
-
-    WILSON = "wilson"
-    WILSON_CC = "wilson-cc"
-    CLOPPER_PEARSON = "clopper-pearson"
-    JEFFREYS = "jeffreys"
-    AGRESTI_COULL = "agresti-coull"
-
-
-class ScoreCI(StrEnum):
-    """Interval methods of a mean score."""
-
-    T = "t"
-    BOOTSTRAP = "bootstrap"
-
-
-class ExactTest(StrEnum):
-    """Exact tests of a regression."""
-
-    BOSCHLOO = "boschloo"
-    FISHER = "fisher"
-    BARNARD = "barnard"
-
-
-class Adjust(StrEnum):
-    """Multiple-comparison adjustments across a suite."""
-
-    NONE = "none"
-    HOLM = "holm"
-    BH = "bh"
+# The statistics' choices, offered by typer as they are (one definition: ``assay.stats``).
+CIMethod = IntervalMethod
+ScoreCI = ScoreInterval
+ExactTest = RegressionTest
+Adjust = Adjustment
 
 
 Paths = Annotated[list[str], typer.Argument(help="Trace set(s): folders, globs or Parquet files.")]
@@ -198,7 +174,7 @@ def analysis_options(flags: Mapping[str, Any]) -> dict[str, Any]:
 
     Flags a command does not offer keep the library's defaults; choices become their values.
     """
-    from assay.judgement import parse_ks
+    from assay.judge import parse_ks
 
     options: dict[str, Any] = {}
     for flag, keyword in _ANALYSIS_KEYWORDS.items():

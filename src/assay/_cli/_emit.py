@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from assay._cli._common import write_text
 
 if TYPE_CHECKING:
-    from assay import Analysis
-    from assay.verdict import AnalysisResult
+    from assay.api import Analysis
+    from assay.judge import AnalysisResult
 
 FORMATS = ("console", "json", "junit", "markdown", "github", "html")
 """Formats of ``--format NAME[:PATH]``; ``github`` is GitHub's workflow annotations."""

@@ -62,7 +62,7 @@ def analyze(
     ] = None,
 ) -> None:
     """Read a trace set and give every test a verdict (the CI entry point)."""
-    from assay import analyze as run_analysis
+    from assay.api import analyze as run_analysis
 
     flags = dict(locals())
     targets = parse_formats(format, output)
@@ -105,7 +105,7 @@ def compare(
     skip_bad_files: o.SkipBadFiles = False,
 ) -> None:
     """Regression and behaviour verdicts: did CURRENT get worse than BASELINE, what changed?"""
-    from assay import compare as run_compare
+    from assay.api import compare as run_compare
 
     flags = dict(locals())
     targets = parse_formats(format, output)
@@ -147,7 +147,7 @@ def report(
     trace_url: TraceUrl = None,
 ) -> None:
     """Write the HTML report of a trace set (exit code as for analyze)."""
-    from assay import analyze as run_analysis
+    from assay.api import analyze as run_analysis
 
     flags = dict(locals())
     analysis = run_analysis(

@@ -112,9 +112,7 @@ def run_command(
 
     from rich.console import Console
 
-    from assay import report as rp
     from assay import run as r
-    from assay.run._suite_load import filter_error
 
     targets = parse_formats(format, output)
     stderr = Console(stderr=True)
@@ -130,7 +128,7 @@ def run_command(
         )
     tests = loaded.select(difficulty=difficulty, tags=tag or ())
     if not tests:
-        raise filter_error(difficulty, tag or ())
+        raise r.filter_error(difficulty, tag or ())
     price_table = r.load_prices(prices) if prices is not None else None
     options = r.RunOptions(
         runs=runs,
@@ -158,9 +156,9 @@ def run_command(
     else:
         the_agent = r.load_agent(agent=agent, command=command, url=url)
     if dry_run:
-        rp.render_plan(rows, options, the_agent.description, Console(), price_table)
+        r.render_plan(rows, options, the_agent.description, Console(), price_table)
         raise SystemExit(0)
-    progress = None if quiet else rp.RichProgress(stderr)
+    progress = None if quiet else r.RichProgress(stderr)
     result = r.run_suite(
         loaded, the_agent, options, tests=tests, progress=progress, agents=per_test
     )
@@ -178,7 +176,7 @@ def run_command(
         summary = stderr
     else:
         summary = Console() if sys.stdout.isatty() else Console(width=120)
-    rp.render_run_summary(result, summary)
+    r.render_run_summary(result, summary)
     if result.interrupted:
         raise SystemExit(130)
     raise SystemExit(result.exit_code(inconclusive_ok))

@@ -12,7 +12,8 @@ from assay.analysis._cost import (
     with_cost,
 )
 from assay.analysis._describe import Candidate, Description, describe_spans
-from assay.analysis._engines import SPANS_PER_BUCKET, Engine, engine_trials
+from assay.analysis._engines import SPANS_PER_BUCKET, Engine, bucket_size, engine_trials
+from assay.analysis._features import tool_paths, trial_features
 from assay.analysis._ownership import assign_trials
 from assay.analysis._passwhen import PassRule, parse_pass_when
 from assay.analysis._trials import Trials, read_trials, trials_from_spans
@@ -26,6 +27,9 @@ __all__ = [
     "PassRule",
     "SPANS_PER_BUCKET",
     "Engine",
+    "bucket_size",
+    "tool_paths",
+    "trial_features",
     "Price",
     "PriceTable",
     "Trials",

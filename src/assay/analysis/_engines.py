@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from enum import StrEnum
 from typing import Final
@@ -23,19 +23,29 @@ import polars as pl
 from assay import conventions as c
 from assay.analysis import _columns as tc
 from assay.analysis._passwhen import PassRule
-from assay.analysis._trials import Trials, attribute_as_string, read_trials
-from assay.errors import ConfigError, SchemaError
-from assay.quality import DataQuality, Finding, Severity
-from assay.store import SpanContents, TraceSet
-from assay.store._buckets import Bucket, existing_buckets, made_buckets, row_group_buckets
-from assay.store._reader import DUPLICATE_SPANS, duplicate_spans
+from assay.analysis._per_bucket import (
+    COMPACT_TOOLS,
+    TrialsFunction,
+    bucket_trials,
+    concat_trials,
+)
+from assay.analysis._trials import Trials, read_trials
+from assay.errors import ConfigError
+from assay.store import (
+    DUPLICATE_SPANS,
+    Bucket,
+    SpanContents,
+    TraceSet,
+    duplicate_spans,
+    existing_buckets,
+    made_buckets,
+    row_group_buckets,
+    scan_bucket,
+)
 
 SPANS_PER_BUCKET: Final = 4_000_000
 """Spans per bucket the engines aim at when they make buckets (``ASSAY_SPANS_PER_BUCKET``)."""
 SPANS_PER_BUCKET_ENV: Final = "ASSAY_SPANS_PER_BUCKET"
-
-TrialsFunction = Callable[[pl.LazyFrame], Trials]
-"""Spans of whole traces → their trials table and findings."""
 
 
 class Engine(StrEnum):
@@ -196,10 +206,10 @@ def _bucket(
     A set not screened as a whole for repeated spans is screened here, bucket by bucket.
     """
     found = None
-    scan = bucket.scan(whole)
+    scan = scan_bucket(bucket, whole)
     if not whole.screened:
         found = duplicate_spans(scan)
-        scan = bucket.scan(replace(whole, deduplicate=True)) if found else scan
+        scan = scan_bucket(bucket, replace(whole, deduplicate=True)) if found else scan
     trials = bucket_trials(scan, build, test_attribute)
     if trials is None:
         return None
@@ -208,108 +218,9 @@ def _bucket(
         # Tool names repeat in every trial: while many buckets wait, they are held as a
         # dictionary (4 bytes a call, not 16); concat_trials gives them back as strings. The
         # two casts cost about 0.1 s per million trials, so a few buckets are not compacted.
-        table = table.with_columns(pl.col(tc.TOOL_SEQUENCE).cast(_COMPACT_TOOLS))
+        table = table.with_columns(pl.col(tc.TOOL_SEQUENCE).cast(COMPACT_TOOLS))
     quality = trials.data_quality.merged([found]) if found else trials.data_quality
     return Trials(table, quality)
-
-
-_COMPACT_TOOLS = pl.List(pl.Categorical)
-
-
-def bucket_trials(spans: pl.LazyFrame, build: TrialsFunction, test_attribute: str) -> Trials | None:
-    """The trials of one bucket, or None when the bucket holds no trial span at all.
-
-    A bucket without trials is normal (a set with few traces, or traces without trials); the
-    set as a whole must still hold some, which :func:`concat_trials` checks.
-    """
-    try:
-        return build(spans)
-    except SchemaError:
-        has_trials = spans.select(attribute_as_string(test_attribute).is_not_null().any())
-        if has_trials.collect().item():
-            raise
-        return None
-
-
-def concat_trials(
-    tables: Sequence[Trials | None], spans_read: Callable[[], int], test_attribute: str
-) -> Trials:
-    """One trials table from the buckets' tables, in a fixed order, with their findings.
-
-    The order is that of :func:`trials_from_spans` (test, start time, trial index), with the
-    trace and span ids breaking ties, so it does not depend on how traces were bucketed.
-    ``spans_read`` counts the set's spans, for the message when no bucket held a trial.
-    Findings of one kind from several buckets become one finding (see :func:`merge_findings`).
-    A list ``tables`` is emptied on the way, so that the buckets' tables are freed before the
-    set's table is sorted.
-
-    Raises:
-        SchemaError: No bucket held a trial span.
-    """
-    found = [t for t in tables if t is not None]
-    if not found:
-        raise SchemaError(
-            f"no trial spans: none of the {spans_read()} spans read carries {test_attribute}"
-        )
-    if len(found) == 1:
-        return Trials(_as_strings(found[0].table), found[0].data_quality)
-    columns = found[0].table.columns
-    quality = merge_findings([t.data_quality for t in found])
-    table = pl.concat([t.table for t in found], how="diagonal_relaxed", rechunk=False)
-    # Let the buckets' tables go before sorting: the set's trials are held twice, not thrice.
-    found.clear()
-    if isinstance(tables, list):
-        tables.clear()
-    return Trials(_as_strings(_sorted(table.select(columns))), quality)
-
-
-def _as_strings(table: pl.DataFrame) -> pl.DataFrame:
-    """The trials table with its tool sequences as strings again (see :func:`_bucket`)."""
-    if table.schema[tc.TOOL_SEQUENCE] != _COMPACT_TOOLS:
-        return table
-    return table.with_columns(pl.col(tc.TOOL_SEQUENCE).cast(pl.List(pl.String)))
-
-
-_ORDER = (tc.TEST_ID, tc.START_TIME, tc.TRIAL_INDEX, tc.TRACE_ID, tc.SPAN_ID)
-
-
-def _sorted(table: pl.DataFrame) -> pl.DataFrame:
-    """``table`` in :data:`_ORDER`, reordered a column at a time.
-
-    Each column is dropped once reordered, so the table is held about once and a half rather
-    than twice (a sort of the whole frame gathers every column at once). A column is made one
-    chunk before its gather: gathering from the buckets' chunks costs several times as much.
-    """
-    order = table.select(_ORDER).with_row_index("_row").sort(_ORDER, nulls_last=True)["_row"]
-    columns: dict[str, pl.Series] = {}
-    for name in table.columns:
-        columns[name] = table[name].rechunk().gather(order)
-        table = table.drop(name)
-    return pl.DataFrame(columns)
-
-
-def merge_findings(per_bucket: Sequence[DataQuality]) -> DataQuality:
-    """The findings of several buckets as those of one set.
-
-    A kind found in one bucket is kept as it is; a kind found in several becomes one finding
-    whose count is the sum, whose examples are the first few, and whose message is the first
-    bucket's, saying in how many buckets it was found — so nothing is repeated or lost.
-    """
-    by_kind: dict[str, list[Finding]] = {}
-    for quality in per_bucket:
-        for finding in quality.findings:
-            by_kind.setdefault(finding.kind, []).append(finding)
-    merged: list[Finding] = []
-    for kind, found in by_kind.items():
-        if len(found) == 1:
-            merged.append(found[0])
-            continue
-        total = sum(f.count for f in found)
-        examples = tuple(e for f in found for e in f.examples)[:5]
-        severity: Severity = "warning" if any(f.severity == "warning" for f in found) else "info"
-        message = f"{found[0].message} (found in {len(found)} buckets of the set: {total} in all)"
-        merged.append(Finding(kind, message, total, examples, severity))
-    return DataQuality(tuple(merged))
 
 
 def trace_set_spans(trace_set: TraceSet) -> int:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import polars as pl
 
-from assay.analysis._engines import TrialsFunction, bucket_trials
+from assay.analysis._per_bucket import TrialsFunction, bucket_trials
 from assay.analysis._trials import Trials
 from assay.errors import AssayError, ConfigError, SchemaError
 from assay.quality import DataQuality, Finding

@@ -25,7 +25,7 @@ from assay.analysis._work import (
 )
 from assay.errors import SchemaError
 from assay.quality import DataQuality
-from assay.store import PROMOTED_ATTRIBUTES, SpanContents, promoted_column
+from assay.store import DUPLICATE_SPANS, PROMOTED_ATTRIBUTES, SpanContents, promoted_column
 
 _P = promoted_column
 _KEYS = ["trace_id", tc.TRIAL_SPAN_ID]
@@ -39,6 +39,11 @@ class Trials:
     """One row per trial; columns are named in ``assay.analysis.columns``."""
     data_quality: DataQuality
     """Findings about the input: nesting mappings, incomplete traces, NaN scores, ..."""
+
+    @property
+    def repeated_spans(self) -> bool:
+        """Some span is stored more than once: the set must be read with repeats collapsed."""
+        return any(f.kind == DUPLICATE_SPANS for f in self.data_quality.findings)
 
 
 def trials_from_spans(

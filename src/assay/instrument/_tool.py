@@ -10,8 +10,8 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
-from assay import __version__
 from assay import conventions as c
+from assay.version import __version__
 
 
 def _tracer() -> trace.Tracer:

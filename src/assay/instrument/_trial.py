@@ -15,10 +15,10 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode
 
-from assay import __version__
 from assay import conventions as c
 from assay.errors import ConfigError
 from assay.instrument import _context
+from assay.version import __version__
 
 P = ParamSpec("P")
 R = TypeVar("R")

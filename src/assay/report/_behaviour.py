@@ -10,8 +10,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from assay.judge import BehaviourChange, BehaviourResult, CostSummary, describe_change
 from assay.report._safe import visible
-from assay.verdict import BehaviourChange, BehaviourResult, CostSummary, describe_change
 
 SHOWN = 5
 """Changes listed per test in text reports (JSON has every one)."""

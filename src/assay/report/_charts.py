@@ -13,10 +13,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from assay.judge import RegressionResult, TestResult
 from assay.report._safe import visible
 from assay.report._text import passk_points, shown_interval
 from assay.stats import Factor, ScoreSummary
-from assay.verdict import RegressionResult, TestResult
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -17,10 +17,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from assay.judge import AnalysisResult, TestResult, Verdict
 from assay.report import _text as tx
 from assay.report._behaviour import behaviour_lines, cost_text
 from assay.report._safe import visible
-from assay.verdict import AnalysisResult, TestResult, Verdict
 
 VERDICT_STYLE = {"PASS": "bold green", "FAIL": "bold red", "INCONCLUSIVE": "bold yellow"}
 BAR_WIDTH = 20

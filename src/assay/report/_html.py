@@ -20,12 +20,12 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from assay.judge import AnalysisResult, TestResult, Verdict
 from assay.report import _charts as ch
 from assay.report import _text as tx
 from assay.report._behaviour import behaviour_html
 from assay.report._json import SCHEMA
 from assay.report._safe import visible
-from assay.verdict import AnalysisResult, TestResult, Verdict
 
 Rows = Sequence[Mapping[str, Any]]
 

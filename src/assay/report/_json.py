@@ -8,8 +8,8 @@ import json
 import math
 from typing import Any
 
+from assay.judge import AnalysisResult, TestResult
 from assay.report._behaviour import behaviour_to_dict, cost_to_dict
-from assay.verdict import AnalysisResult, TestResult
 
 SCHEMA = "assay.analysis/v1"
 

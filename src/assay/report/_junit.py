@@ -24,9 +24,9 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
 
+from assay.judge import AnalysisResult, TestResult, Verdict
 from assay.report import _text as tx
 from assay.report._json import SCHEMA, test_to_dict
-from assay.verdict import AnalysisResult, TestResult, Verdict
 
 _SKIP_KEYS = {"test_id", "notes"}
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

@@ -8,9 +8,9 @@ request comment or a GitLab job summary. Annotations follow GitHub's workflow-co
 
 from __future__ import annotations
 
+from assay.judge import AnalysisResult, TestResult, Verdict
 from assay.report import _text as tx
 from assay.report._safe import visible
-from assay.verdict import AnalysisResult, TestResult, Verdict
 
 
 def _cell(text: str) -> str:

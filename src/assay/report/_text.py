@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from assay.judge import TestResult, Verdict
 from assay.report._behaviour import behaviour_lines, cost_text
 from assay.stats import Flakiness, Interval, ScoreSummary, ToolConsistency
-from assay.verdict import TestResult, Verdict
 
 VERDICT_ORDER = {Verdict.FAIL: 0, Verdict.INCONCLUSIVE: 1, Verdict.PASS: 2}
 """Reports list the tests that need attention first."""

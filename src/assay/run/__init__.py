@@ -21,6 +21,7 @@ from assay.run._agents import (
 )
 from assay.run._budget import Budget
 from assay.run._checks import evaluate_checks, output_text
+from assay.run._display import RichProgress, render_plan, render_run_summary
 from assay.run._mocks import MockError, mocked_result
 from assay.run._options import RunOptions
 from assay.run._plan import PlanRow, plan
@@ -38,7 +39,7 @@ from assay.run._suite import (
     Turn,
     Variance,
 )
-from assay.run._suite_load import load_suite
+from assay.run._suite_load import filter_error, load_suite
 
 __all__ = [
     "Agent",
@@ -55,6 +56,7 @@ __all__ = [
     "Price",
     "PriceTable",
     "Progress",
+    "RichProgress",
     "RunOptions",
     "RunResult",
     "Suite",
@@ -67,11 +69,14 @@ __all__ = [
     "Variance",
     "agents_for",
     "evaluate_checks",
+    "filter_error",
     "load_agent",
     "load_prices",
     "load_suite",
     "mocked_result",
     "output_text",
     "plan",
+    "render_plan",
+    "render_run_summary",
     "run_suite",
 ]

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 from assay.analysis import PriceTable
 from assay.errors import ConfigError
+from assay.judge import Judgement, SequentialDesign
 from assay.run._budget import Budget
 from assay.run._suite import TestCase
-from assay.verdict import Judgement, SequentialDesign
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from assay.verdict import AnalysisResult, TestResult
+from assay.judge import AnalysisResult, TestResult
 
 if TYPE_CHECKING:
-    from assay.judgement import Analysis
+    from assay.api import Analysis
 
 
 @dataclass(frozen=True, slots=True)

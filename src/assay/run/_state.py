@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from assay import conventions as c
+from assay.judge import Judgement, SequentialTracker
 from assay.run._results import TrialRecord
 from assay.run._suite import TestCase
 from assay.stats import SequentialDecision, wilson_interval
-from assay.verdict import Judgement, SequentialTracker
 
 
 class Progress(Protocol):

@@ -7,12 +7,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from assay.errors import InputError
+from assay.judge import AnalysisResult, DurationSummary, TestResult, Usage, Verdict
 from assay.quality import Finding
 from assay.run._state import TestState
-from assay.verdict import AnalysisResult, DurationSummary, TestResult, Usage, Verdict
 
 if TYPE_CHECKING:
-    from assay.judgement import Analysis
+    from assay.api import Analysis
 
 
 def _not_run(state: TestState, stop_reason: str | None) -> TestResult:
@@ -49,7 +49,7 @@ def judge_run(
     ``findings`` (what the suite's files ask for that assay cannot do) join ``data_quality``;
     ``prices`` (the run's ``--prices`` file) costs each test's trials.
     """
-    from assay.judgement import analyze
+    from assay.api import analyze
 
     analysis = None
     if any(state.records for state in states):

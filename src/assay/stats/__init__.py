@@ -22,6 +22,13 @@ One idea per private module, all re-exported here:
 See docs/statistics.md for the methods, their sources and defaults.
 """
 
+from assay.choices import (
+    Adjustment,
+    IntervalMethod,
+    RegressionTest,
+    ScoreInterval,
+    SequentialMethod,
+)
 from assay.stats._behaviour import (
     BEHAVIOUR_KINDS,
     BehaviourKind,
@@ -92,7 +99,6 @@ from assay.stats._sprt import (
     SPRT,
     ConfidenceSequenceTest,
     SequentialDecision,
-    SequentialMethod,
     SequentialState,
     SequentialTest,
     sequential_test,
@@ -100,6 +106,11 @@ from assay.stats._sprt import (
 from assay.stats._tool_paths import ToolPaths
 
 __all__ = [
+    "Adjustment",
+    "IntervalMethod",
+    "RegressionTest",
+    "ScoreInterval",
+    "SequentialMethod",
     "ADJUST_METHODS",
     "BEHAVIOUR_KINDS",
     "CATEGORIES",
@@ -128,7 +139,6 @@ __all__ = [
     "ScoreShift",
     "ScoreSummary",
     "SequentialDecision",
-    "SequentialMethod",
     "SequentialState",
     "SequentialTest",
     "Shift",

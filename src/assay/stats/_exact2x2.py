@@ -36,9 +36,10 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from assay.choices import RegressionTest
 from assay.errors import ConfigError, InsufficientDataError
 
-TESTS: Final = ("boschloo", "fisher", "barnard")
+TESTS: Final = tuple(RegressionTest)
 """The exact two-sample tests of pass rates, by CLI name."""
 
 MAX_TABLES: Final = 5_000_000

@@ -14,9 +14,10 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from assay.choices import IntervalMethod
 from assay.errors import ConfigError, InsufficientDataError
 
-METHODS: Final = ("wilson", "wilson-cc", "clopper-pearson", "jeffreys", "agresti-coull")
+METHODS: Final = tuple(IntervalMethod)
 """The interval methods assay knows, by the names the CLI and the JSON use."""
 
 _SCIPY_NAMES: Final = {"wilson": "wilson", "wilson-cc": "wilsoncc", "clopper-pearson": "exact"}

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from assay.choices import Adjustment
 from assay.errors import ConfigError
 
-ADJUST_METHODS = ("none", "holm", "bh")
+ADJUST_METHODS = tuple(Adjustment)
 """Multiple-comparison adjustments, by CLI name."""
 
 

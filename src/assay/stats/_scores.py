@@ -9,9 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from assay.choices import ScoreInterval
 from assay.errors import ConfigError, InsufficientDataError
 
-SCORE_CI_METHODS = ("t", "bootstrap")
+SCORE_CI_METHODS = tuple(ScoreInterval)
 """How the interval of a mean score can be computed."""
 
 
@@ -84,7 +85,9 @@ def score_summary(
     from scipy import stats as sps
 
     if ci not in SCORE_CI_METHODS:
-        raise ConfigError(f"unknown score interval {ci!r}; choose t or bootstrap")
+        raise ConfigError(
+            f"unknown score interval {ci!r}; choose one of {', '.join(SCORE_CI_METHODS)}"
+        )
     if not 0 < confidence < 1:
         raise ConfigError(f"confidence must lie strictly between 0 and 1 (got {confidence})")
     x = _values(values)

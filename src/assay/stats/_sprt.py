@@ -28,24 +28,22 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from assay.choices import SequentialMethod
 from assay.errors import ConfigError
 
 __all__ = [
     "SPRT",
     "ConfidenceSequenceTest",
     "SequentialDecision",
-    "SequentialMethod",
     "SequentialState",
     "SequentialTest",
     "sequential_test",
 ]
-
-SequentialMethod = Literal["sprt", "confidence-sequence"]
 
 
 class SequentialDecision(enum.StrEnum):
@@ -198,7 +196,7 @@ class SPRT(_Design):
     @property
     def name(self) -> str:
         """``"sprt"``."""
-        return "sprt"
+        return SequentialMethod.SPRT
 
     @property
     def upper(self) -> float:
@@ -295,7 +293,7 @@ class ConfidenceSequenceTest(_Design):
     @property
     def name(self) -> str:
         """``"confidence-sequence"``."""
-        return "confidence-sequence"
+        return SequentialMethod.CONFIDENCE_SEQUENCE
 
     def decide_many(self, successes: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.int8]:
         """Decision codes for many success counts at one ``n``: 1 PASS, -1 FAIL, 0 continue."""
@@ -343,8 +341,9 @@ def sequential_test(
     """
     if max_trials is not None and max_trials < 1:
         raise ConfigError(f"max_trials must be at least 1 (got {max_trials})")
-    if method == "sprt":
+    if method == SequentialMethod.SPRT:
         return SPRT(threshold, delta, alpha, beta, max_trials)
-    if method == "confidence-sequence":
+    if method == SequentialMethod.CONFIDENCE_SEQUENCE:
         return ConfidenceSequenceTest(threshold, delta, alpha, beta, max_trials)
-    raise ConfigError(f"sequential method must be 'sprt' or 'confidence-sequence' (got {method!r})")
+    choices = " or ".join(repr(m.value) for m in SequentialMethod)
+    raise ConfigError(f"sequential method must be {choices} (got {method!r})")

@@ -3,13 +3,18 @@
 Every writer (exporter, collector, importer) produces this table; every reader reads only it.
 """
 
+from assay.store._buckets import Bucket, existing_buckets, made_buckets, row_group_buckets
 from assay.store._contents import SpanContents, span_contents
+from assay.store._paths import TEMP_SUFFIX, is_remote
 from assay.store._reader import (
+    DUPLICATE_SPANS,
     SkippedFile,
     TraceSet,
+    duplicate_spans,
     open_trace_set,
     polars_schema,
     read_spans,
+    scan_bucket,
     scan_spans,
 )
 from assay.store._rows import (
@@ -19,6 +24,7 @@ from assay.store._rows import (
     decode_value,
     encode_attributes,
     encode_value,
+    promoted_value,
 )
 from assay.store._schema import (
     ATTRIBUTE_LIST_TYPE,
@@ -37,6 +43,16 @@ from assay.store._writer import SpanWriter, fsync_dir, sanitize_partition_value,
 
 __all__ = [
     "ATTRIBUTE_LIST_TYPE",
+    "DUPLICATE_SPANS",
+    "TEMP_SUFFIX",
+    "Bucket",
+    "duplicate_spans",
+    "existing_buckets",
+    "is_remote",
+    "made_buckets",
+    "promoted_value",
+    "row_group_buckets",
+    "scan_bucket",
     "ATTRIBUTE_TYPE",
     "EVENT_TYPE",
     "LINK_TYPE",

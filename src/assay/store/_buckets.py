@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import numpy as np
 import polars as pl
@@ -28,9 +28,7 @@ import pyarrow.parquet as pq
 
 from assay.errors import ConfigError, InputError
 from assay.store import _schema as s
-
-if TYPE_CHECKING:
-    from assay.store._reader import TraceSet
+from assay.store._paths import is_remote
 
 BUCKET_KEY: Final = "bucket"
 """The Hive partition key of a bucket folder (``bucket=07``)."""
@@ -101,36 +99,6 @@ class Bucket:
     """Only these ``(offset, rows)`` ranges of each file: whole row groups, read by a sliced
     scan so that Polars still reads only the columns it needs (see :func:`row_group_buckets`)."""
 
-    def scan(self, like: TraceSet | None = None) -> pl.LazyFrame:
-        """A lazy scan of the bucket's spans, with the spans-table schema.
-
-        Args:
-            like: The whole trace set the bucket belongs to: its checks (promoted columns
-                rebuilt from ``attributes``, repeated spans collapsed) apply to the bucket too.
-                A repeated span has the trace id of its first copy, so it falls in the same
-                bucket and collapsing per bucket is collapsing over the set.
-        """
-        from dataclasses import replace
-
-        from assay.store._reader import TraceSet
-
-        whole = like if like is not None else TraceSet(self.files)
-        if self.ipc:
-            scan = pl.scan_ipc(list(self.files))
-        elif self.row_ranges is None:
-            return replace(whole, files=self.files).scan()
-        else:
-            scan = pl.concat(
-                [
-                    replace(whole, files=(f,), deduplicate=False).scan().slice(offset, rows)
-                    for f, ranges in zip(self.files, self.row_ranges, strict=True)
-                    for offset, rows in ranges
-                ]
-            )
-        if whole.deduplicate:
-            scan = scan.filter(pl.struct(s.TRACE_ID, s.SPAN_ID).is_first_distinct())
-        return scan
-
 
 def existing_buckets(files: tuple[str, ...]) -> list[Bucket] | None:
     """The buckets of a trace set laid out by a bucketing writer, or None if it is not.
@@ -145,7 +113,7 @@ def existing_buckets(files: tuple[str, ...]) -> list[Bucket] | None:
         if match is None:
             return None
         grouped.setdefault(int(match.group(1)), []).append(f)
-        if not _is_remote(f):
+        if not is_remote(f):
             counts.add((pq.read_schema(f).metadata or {}).get(BUCKET_COUNT_KEY))
     if len(counts) > 1 or None in counts:
         return None
@@ -157,14 +125,8 @@ def total_spans(files: tuple[str, ...]) -> int:
     return sum(_parquet_file(f).metadata.num_rows for f in files)
 
 
-def _is_remote(path: str) -> bool:
-    from assay.store._paths import _REMOTE
-
-    return _REMOTE.match(path) is not None
-
-
 def _parquet_file(path: str) -> pq.ParquetFile:
-    if _is_remote(path):
+    if is_remote(path):
         fs, inner = pafs.FileSystem.from_uri(path)
         return pq.ParquetFile(fs.open_input_file(inner))
     return pq.ParquetFile(path)

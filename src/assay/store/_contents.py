@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from assay import conventions as c
 from assay.store import _schema as s
-from assay.store._buckets import _is_remote
+from assay.store._paths import is_remote
 
 ATTRIBUTE_FAMILIES_KEY: Final = b"assay.attribute.families"
 """Parquet file metadata: the attribute families the file's spans carry, comma-separated."""
@@ -165,7 +165,7 @@ def _column_facts(metadata: pq.FileMetaData, columns: dict[str, _Column]) -> Non
 
 
 def _footer(path: str) -> pq.FileMetaData | None:
-    if _is_remote(path) or not path.endswith(".parquet"):
+    if is_remote(path) or not path.endswith(".parquet"):
         return None
     try:
         return pq.read_metadata(path)

@@ -16,11 +16,20 @@ from pathlib import Path
 
 from assay.errors import InputError
 from assay.quality import Finding
-from assay.store._writer import TEMP_SUFFIX
 
-__all__ = ["FileListing", "list_files"]
+__all__ = ["TEMP_SUFFIX", "FileListing", "is_remote", "list_files"]
+
+TEMP_SUFFIX = ".tmp"
+"""A file being written ends so (``.name.tmp``): readers never list it."""
 
 _REMOTE = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+
+
+def is_remote(path: str) -> bool:
+    """Whether ``path`` is a URL (``s3://...``) rather than a local path."""
+    return _REMOTE.match(path) is not None
+
+
 _GLOB_CHARS = frozenset("*?[")
 _EXAMPLES = 5
 

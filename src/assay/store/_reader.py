@@ -18,7 +18,7 @@ import pyarrow as pa
 from assay.errors import InputError
 from assay.quality import DataQuality, Finding
 from assay.store import _schema as s
-from assay.store._buckets import total_spans
+from assay.store._buckets import Bucket, total_spans
 from assay.store._contents import SpanContents, span_contents
 from assay.store._paths import list_files
 from assay.store._validate import (
@@ -277,3 +277,31 @@ def read_spans(
 ) -> pl.DataFrame:
     """Read every span in ``paths`` into memory (convenient for small sets and tests)."""
     return scan_spans(paths).collect()
+
+
+def scan_bucket(bucket: Bucket, like: TraceSet | None = None) -> pl.LazyFrame:
+    """A lazy scan of a bucket's spans, with the spans-table schema.
+
+    Args:
+        bucket: The bucket.
+        like: The whole trace set the bucket belongs to: its checks (promoted columns
+            rebuilt from ``attributes``, repeated spans collapsed) apply to the bucket too.
+            A repeated span has the trace id of its first copy, so it falls in the same
+            bucket and collapsing per bucket is collapsing over the set.
+    """
+    whole = like if like is not None else TraceSet(bucket.files)
+    if bucket.ipc:
+        scan = pl.scan_ipc(list(bucket.files))
+    elif bucket.row_ranges is None:
+        return replace(whole, files=bucket.files).scan()
+    else:
+        scan = pl.concat(
+            [
+                replace(whole, files=(f,), deduplicate=False).scan().slice(offset, rows)
+                for f, ranges in zip(bucket.files, bucket.row_ranges, strict=True)
+                for offset, rows in ranges
+            ]
+        )
+    if whole.deduplicate:
+        scan = scan.filter(pl.struct(s.TRACE_ID, s.SPAN_ID).is_first_distinct())
+    return scan

@@ -135,7 +135,7 @@ def decode_attributes(attributes: Iterable[Mapping[str, Any]] | None) -> dict[st
     return {a["key"]: decode_value(a) for a in attributes or ()}
 
 
-def _coerce(attribute: EncodedAttribute, target: pa.DataType) -> Any:
+def promoted_value(attribute: EncodedAttribute, target: pa.DataType) -> Any:
     """The value of an attribute for a promoted column of type ``target``, or None."""
     value = decode_value(attribute)
     if pa.types.is_string(target):
@@ -224,7 +224,7 @@ class SpanRows:
         for attribute in attributes:
             target = _PROMOTED.get(attribute["key"])
             if target is not None:
-                promoted[target[0]] = _coerce(attribute, target[1])
+                promoted[target[0]] = promoted_value(attribute, target[1])
         for column, _ in _PROMOTED.values():
             c[column].append(promoted.get(column))
         c[s.ATTRIBUTES].append(attributes)

@@ -23,10 +23,10 @@ from assay.errors import ConfigError
 from assay.store import _buckets as b
 from assay.store import _schema as s
 from assay.store._contents import attribute_families, families_metadata
+from assay.store._paths import TEMP_SUFFIX
 
 PARTITION_KEYS = ("date", "service")
 _DAY_NS = 86_400 * 10**9
-TEMP_SUFFIX = ".tmp"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _DOTS = re.compile(r"\.{2,}")
 _UNDERSCORES = re.compile(r"_{2,}")

@@ -3,8 +3,8 @@ import math
 import numpy as np
 import pytest
 
+from assay.judge import BehaviourVerdict, behaviour_diff, behaviour_diffs, describe_change
 from assay.stats import BehaviourSample, FeaturePair, adjust_p_values
-from assay.verdict import BehaviourVerdict, behaviour_diff, behaviour_diffs, describe_change
 
 
 def _sample(

@@ -15,7 +15,7 @@ import numpy.typing as npt
 import polars as pl
 
 from assay.analysis import columns as tc
-from assay.analysis._features import tool_paths, trial_features
+from assay.analysis import tool_paths, trial_features
 from assay.stats import (
     FailureFactor,
     Flakiness,
@@ -29,7 +29,37 @@ from assay.stats import (
     score_summary,
     tool_consistency,
 )
-from assay.verdict import DurationSummary, Usage
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """LLM usage summed over a test's trials."""
+
+    llm_calls: int
+    """Number of LLM calls."""
+    input_tokens: int
+    """Input (prompt) tokens."""
+    output_tokens: int
+    """Output (completion) tokens."""
+
+
+@dataclass(frozen=True, slots=True)
+class DurationSummary:
+    """Wall-clock duration of a test's trials, in seconds."""
+
+    mean: float | None
+    """Mean duration."""
+    p90: float | None
+    """90th percentile (linear interpolation)."""
+
+    @classmethod
+    def of(cls, durations: npt.ArrayLike) -> DurationSummary:
+        """Mean and p90 of durations in seconds (None for none); NaN values are left out."""
+        values = np.asarray(durations, dtype=np.float64)
+        values = values[~np.isnan(values)]
+        if values.size == 0:
+            return cls(None, None)
+        return cls(float(values.mean()), float(np.percentile(values, 90)))
 
 
 def per_trial_scores(trials: pl.DataFrame) -> dict[str, npt.NDArray[np.float64]]:

@@ -7,7 +7,7 @@ import re
 import typing
 from pathlib import Path
 
-from assay.verdict import AnalysisResult, SequentialOutcome, TestResult
+from assay.judge import AnalysisResult, SequentialOutcome, TestResult
 
 REPORT = Path(__file__).resolve().parents[2] / "src" / "assay" / "report"
 

@@ -6,69 +6,18 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-import numpy as np
-import numpy.typing as npt
-
+from assay.judge._behaviour_result import BehaviourResult
+from assay.judge._cost import CostSummary
+from assay.judge._figures import DurationSummary, Usage
+from assay.judge._regression import RegressionResult, ScoreRegressionResult
+from assay.judge._sequential import SequentialOutcome
+from assay.judge._threshold import Verdict
+from assay.judge._variance import VarianceCheck
 from assay.quality import DataQuality
 from assay.stats import FailureFactor, Flakiness, Interval, ScoreSummary, ToolConsistency
-from assay.verdict._behaviour_result import BehaviourResult
-from assay.verdict._cost import CostSummary
-from assay.verdict._judgement import SequentialDesign
-from assay.verdict._regression import RegressionResult, ScoreRegressionResult
-from assay.verdict._threshold import Verdict
-from assay.verdict._variance import VarianceCheck
 
 OptionValue = str | float | int | bool | tuple[int, ...] | None
 """The value of one option an analysis ran with (as JSON renders it)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """LLM usage summed over a test's trials."""
-
-    llm_calls: int
-    """Number of LLM calls."""
-    input_tokens: int
-    """Input (prompt) tokens."""
-    output_tokens: int
-    """Output (completion) tokens."""
-
-
-@dataclass(frozen=True, slots=True)
-class DurationSummary:
-    """Wall-clock duration of a test's trials, in seconds."""
-
-    mean: float | None
-    """Mean duration."""
-    p90: float | None
-    """90th percentile (linear interpolation)."""
-
-    @classmethod
-    def of(cls, durations: npt.ArrayLike) -> DurationSummary:
-        """Mean and p90 of durations in seconds (None for none); NaN values are left out."""
-        values = np.asarray(durations, dtype=np.float64)
-        values = values[~np.isnan(values)]
-        if values.size == 0:
-            return cls(None, None)
-        return cls(float(values.mean()), float(np.percentile(values, 90)))
-
-
-@dataclass(frozen=True, slots=True)
-class SequentialOutcome:
-    """Where the sequential test of a test stood when its trials were judged."""
-
-    design: SequentialDesign
-    """The recorded design: method, p0, p1, alpha, beta, maximum trials."""
-    verdict: Verdict
-    """PASS or FAIL once settled; INCONCLUSIVE when it did not settle."""
-    decided_at: int | None
-    """Trials (in index order) after which it settled; None if it did not."""
-    trials: int
-    """Trials fed to it (in index order)."""
-    low: float
-    """Anytime-valid lower bound on the pass rate (level alpha) at the last trial fed."""
-    high: float
-    """Anytime-valid upper bound on the pass rate (level beta) at the last trial fed."""
 
 
 @dataclass(frozen=True, slots=True)

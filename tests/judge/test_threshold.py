@@ -1,8 +1,8 @@
 import pytest
 from scipy.stats import binomtest
 
+from assay.judge import Verdict, exit_code, threshold_verdict
 from assay.stats import wilson_interval
-from assay.verdict import Verdict, exit_code, threshold_verdict
 
 
 def _expected(k: int, n: int, threshold: float) -> Verdict:

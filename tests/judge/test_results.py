@@ -1,6 +1,6 @@
 import numpy as np
 
-from assay.verdict import DurationSummary
+from assay.judge import DurationSummary
 
 
 def test_duration_summary_is_numpy_mean_and_linear_p90() -> None:

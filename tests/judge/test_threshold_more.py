@@ -2,14 +2,14 @@ import numpy as np
 import pytest
 from scipy.stats import binom, binomtest
 
-from assay.stats import min_trials_for_pass, proportion_interval
-from assay.verdict import (
+from assay.judge import (
     Verdict,
     more_trials_needed,
     settle_probability,
     threshold_test,
     threshold_verdict,
 )
+from assay.stats import min_trials_for_pass, proportion_interval
 
 
 def test_threshold_verdict_keeps_its_signature() -> None:

@@ -9,18 +9,20 @@ from typing import Any
 
 import polars as pl
 
-from assay.analysis import Engine, engine_trials, read_trials, with_cost
+from assay.analysis import Engine, bucket_size, engine_trials, read_trials, with_cost
 from assay.analysis import columns as tc
-from assay.analysis._engines import bucket_size
 from assay.errors import ConfigError, InputError
-from assay.judgement._behaviour import price_table
-from assay.judgement._options import AnalyzeOptions
-from assay.judgement._pipeline import judge
-from assay.judgement._recorded import read_judgements
+from assay.judge import (
+    AnalysisResult,
+    AnalyzeOptions,
+    Judgement,
+    OptionValue,
+    judge,
+    price_table,
+    read_judgements,
+)
 from assay.quality import DataQuality, Finding
 from assay.store import TraceSet, open_trace_set
-from assay.store._reader import DUPLICATE_SPANS
-from assay.verdict import AnalysisResult, Judgement, OptionValue
 
 Paths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
@@ -103,8 +105,7 @@ def _read_trials(
             spark_master=spark_master,
             contents=contents,
         )
-        repeated = any(f.kind == DUPLICATE_SPANS for f in read.data_quality.findings)
-        spans = replace(trace_set, deduplicate=trace_set.deduplicate or repeated).scan()
+        spans = replace(trace_set, deduplicate=trace_set.deduplicate or read.repeated_spans).scan()
         recorded = read_judgements(spans, read.table) if contents.judgements else {}
         trials, priced = with_cost(
             read.table, price_table(options.prices), spans, recorded_costs=contents.recorded_costs

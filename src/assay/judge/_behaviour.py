@@ -19,13 +19,23 @@ effect (:data:`assay.stats.MINIMAL_EFFECTS`) at the level a change would have ha
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
+import polars as pl
 
+from assay.analysis import behaviour_sample
+from assay.analysis import columns as tc
 from assay.errors import ConfigError
+from assay.judge._behaviour_result import (
+    BehaviourChange,
+    BehaviourResult,
+    BehaviourVerdict,
+    describe_change,
+)
+from assay.judge._options import DEFAULT_CONFIDENCE, AnalyzeOptions
 from assay.stats import (
     ADJUST_METHODS,
     MINIMAL_EFFECTS,
@@ -41,12 +51,6 @@ from assay.stats import (
     ratio_power,
     share_power,
     trials_for_power,
-)
-from assay.verdict._behaviour_result import (
-    BehaviourChange,
-    BehaviourResult,
-    BehaviourVerdict,
-    describe_change,
 )
 
 MIN_TRIALS = 5
@@ -321,3 +325,36 @@ def _trials_needed(rows: Sequence[_Tested], level: float, required: float) -> in
             return None
         worst = max(worst, need)
     return worst
+
+
+def test_behaviours(
+    current: Mapping[str, pl.DataFrame],
+    baseline: Mapping[str, pl.DataFrame],
+    options: AnalyzeOptions,
+    without_errors: Set[str] = frozenset(),
+) -> dict[str, BehaviourResult]:
+    """The behaviour verdict of every test present in both versions, by test id.
+
+    Args:
+        current: The current version's trials per test id.
+        baseline: The baseline's trials per test id.
+        options: The analysis options (alpha, power, adjust, confidence).
+        without_errors: Tests whose error trials are left out of n: they are the harness's
+            behaviour, not the agent's, so they are left out of the diff too.
+    """
+
+    def kept(name: str, frame: pl.DataFrame) -> pl.DataFrame:
+        return frame.filter(~pl.col(tc.ERROR)) if name in without_errors else frame
+
+    samples = {
+        name: behaviour_sample(kept(name, baseline[name]), kept(name, frame))
+        for name, frame in current.items()
+        if name in baseline
+    }
+    return behaviour_diffs(
+        samples,
+        alpha=options.alpha,
+        adjust=options.adjust,
+        power=options.power,
+        confidence=options.confidence or DEFAULT_CONFIDENCE,
+    )

@@ -3,13 +3,8 @@ import pytest
 from scipy import stats as sps
 
 from assay.errors import ConfigError
+from assay.judge import Verdict, decide_regression, regression_test, score_regression_test
 from assay.stats import regression_power
-from assay.verdict import (
-    Verdict,
-    decide_regression,
-    regression_test,
-    score_regression_test,
-)
 
 
 def test_fields_and_fail_on_big_drop() -> None:
@@ -89,8 +84,8 @@ def test_bad_power() -> None:
 
 
 def test_adjust_regressions_redecides_on_holm_p_values() -> None:
+    from assay.judge import adjust_regressions
     from assay.stats import adjust_p_values
-    from assay.verdict import adjust_regressions
 
     results = [
         regression_test(27, 30, 20, 30, test="fisher"),

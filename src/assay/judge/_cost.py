@@ -6,6 +6,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+import polars as pl
+
+from assay.analysis import DEFAULT_PRICES, DEFAULT_PRICES_AS_OF, PriceTable, load_prices
+from assay.analysis import columns as tc
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,3 +34,21 @@ class CostSummary:
         known = values[~np.isnan(values)]
         mean = float(known.mean()) if known.size else None
         return cls(float(known.sum()), mean, int(known.size), int(values.size - known.size), prices)
+
+
+def price_table(path: str | None) -> PriceTable:
+    """The user's price table (``--prices``), else the dated default one."""
+    return load_prices(path) if path is not None else DEFAULT_PRICES
+
+
+def prices_label(path: str | None) -> str:
+    """Where the prices come from, for reports."""
+    return path if path is not None else f"default list prices of {DEFAULT_PRICES_AS_OF}"
+
+
+def cost_summary(trials: pl.DataFrame, prices: str | None) -> CostSummary | None:
+    """A test's cost from its rows of the (costed) trials table; None without a cost column."""
+    if tc.COST_USD not in trials.columns:
+        return None
+    values = trials[tc.COST_USD].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    return CostSummary.of(values, prices_label(prices))

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from assay.judge._regression import RegressionResult
+from assay.judge._results import TestResult
+from assay.judge._sequential import SequentialDesign
+from assay.judge._threshold import Verdict
 from assay.stats import Interval
-from assay.verdict import RegressionResult, SequentialDesign, TestResult, Verdict
 
 
 def pct(value: float | None, digits: int = 1) -> str:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from assay.errors import ConfigError
+from assay.judge._gate import parse_fail_on
 from assay.stats import ADJUST_METHODS, METHODS, SCORE_CI_METHODS, TESTS
-from assay.verdict import parse_fail_on
 
 ErrorsPolicy = Literal["count", "exclude"]
 
@@ -64,7 +64,7 @@ class AnalyzeOptions:
     """A rule over evaluations, scores and checks that a passing trial meets (docs/analysis.md)."""
     fail_on: tuple[str, ...] = ()
     """``--fail-on`` rules: behaviour changes that fail a test (``behaviour``, ``tools``,
-    ``cost:+20%``, ...; see :mod:`assay.verdict._gate`)."""
+    ``cost:+20%``, ...; see :mod:`assay.judge._gate`)."""
     prices: str | None = None
     """A price table file (``--prices``); None: the dated default table."""
 

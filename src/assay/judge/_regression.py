@@ -6,9 +6,15 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import numpy.typing as npt
+import polars as pl
 
+from assay.analysis import columns as tc
 from assay.errors import ConfigError
+from assay.judge._figures import per_trial_scores, primary_score
+from assay.judge._options import AnalyzeOptions
+from assay.judge._threshold import Verdict
 from assay.stats import (
     ScoreShift,
     adjust_p_values,
@@ -16,7 +22,6 @@ from assay.stats import (
     regression_power,
     score_shift_test,
 )
-from assay.verdict._threshold import Verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,3 +186,36 @@ def score_regression_test(
     shift = score_shift_test(baseline, current)
     verdict = Verdict.FAIL if shift.p_value < alpha else Verdict.PASS
     return ScoreRegressionResult(shift, alpha, verdict)
+
+
+def regression_result(
+    baseline: pl.DataFrame, current: pl.DataFrame, options: AnalyzeOptions, errors: str
+) -> tuple[RegressionResult | None, ScoreRegressionResult | None]:
+    """The regression verdicts of one test (current worse than baseline)."""
+
+    def counts(trials: pl.DataFrame) -> tuple[int, int]:
+        kept = trials.filter(~pl.col(tc.ERROR)) if errors == "exclude" else trials
+        return int(kept[tc.PASSED].sum()), kept.height
+
+    baseline_passed, baseline_n = counts(baseline)
+    current_passed, current_n = counts(current)
+    rate = None
+    if baseline_n and current_n:
+        rate = regression_test(
+            baseline_passed,
+            baseline_n,
+            current_passed,
+            current_n,
+            test=options.regression_test,
+            alpha=options.alpha,
+            delta=options.delta,
+            power=options.power,
+        )
+    scores = None
+    old, new = per_trial_scores(baseline), per_trial_scores(current)
+    name = primary_score(new)
+    if name is not None and name in old:
+        a, b = old[name][~np.isnan(old[name])], new[name][~np.isnan(new[name])]
+        if a.size and b.size:
+            scores = score_regression_test(a, b, alpha=options.alpha)
+    return rate, scores

@@ -19,15 +19,106 @@ import polars as pl
 from assay import conventions as c
 from assay.analysis import columns as tc
 from assay.errors import SchemaError
-from assay.judgement._options import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, AnalyzeOptions
-from assay.judgement._reasons import method_name
+from assay.judge._options import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, AnalyzeOptions
+from assay.judge._reasons import method_name
+from assay.judge._sequential import SequentialDesign
 from assay.store import decode_value
-from assay.verdict import Judgement
 
 T = TypeVar("T")
 
+AttributeValue = str | bool | int | float
+"""A value of a span attribute as the judgement writes it."""
+
 _SPAN_ID = "span_id"
 _ATTRIBUTES = "attributes"
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """Everything a test's verdict is decided with (DESIGN.md: a trace set carries it)."""
+
+    threshold: float
+    """Required pass rate."""
+    confidence: float
+    """Two-sided confidence of the pass-rate interval."""
+    errors: str = "count"
+    """``count`` error trials as failures, or ``exclude`` them from n."""
+    min_mean_score: float | None = None
+    """Variance check: the mean score must reach this."""
+    max_std_dev: float | None = None
+    """Variance check: the scores' standard deviation must not exceed this."""
+    sequential: SequentialDesign | None = None
+    """The sequential test that decided when to stop; None for a fixed number of trials."""
+
+    def to_attributes(self) -> dict[str, AttributeValue]:
+        """The judgement as trial-span attributes (absent values left out)."""
+        out: dict[str, AttributeValue] = {
+            c.JUDGEMENT_THRESHOLD: self.threshold,
+            c.JUDGEMENT_CONFIDENCE: self.confidence,
+            c.JUDGEMENT_ERRORS: self.errors,
+        }
+        if self.min_mean_score is not None:
+            out[c.JUDGEMENT_MIN_MEAN_SCORE] = self.min_mean_score
+        if self.max_std_dev is not None:
+            out[c.JUDGEMENT_MAX_STD_DEV] = self.max_std_dev
+        seq = self.sequential
+        if seq is not None:
+            out.update(
+                {
+                    c.SEQUENTIAL_METHOD: seq.method,
+                    c.SEQUENTIAL_P0: seq.p0,
+                    c.SEQUENTIAL_P1: seq.p1,
+                    c.SEQUENTIAL_DELTA: seq.delta,
+                    c.SEQUENTIAL_ALPHA: seq.alpha,
+                    c.SEQUENTIAL_BETA: seq.beta,
+                    c.SEQUENTIAL_MAX_TRIALS: seq.max_trials,
+                }
+            )
+        return out
+
+    @classmethod
+    def from_attributes(cls, attributes: Mapping[str, object]) -> Judgement | None:
+        """The judgement recorded in these attributes; None when none was recorded.
+
+        Raises:
+            ValueError: A recorded value has the wrong type (the caller names the trace set).
+        """
+        if c.JUDGEMENT_THRESHOLD not in attributes:
+            return None
+
+        def number(key: str) -> float | None:
+            value = attributes.get(key)
+            if value is None:
+                return None
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(f"{key} must be a number (got {value!r})")
+            return float(value)
+
+        def required(key: str) -> float:
+            value = number(key)
+            if value is None:
+                raise ValueError(f"{key} is missing")
+            return value
+
+        design = None
+        if c.SEQUENTIAL_METHOD in attributes:
+            design = SequentialDesign(
+                str(attributes[c.SEQUENTIAL_METHOD]),
+                required(c.SEQUENTIAL_P0),
+                required(c.SEQUENTIAL_P1),
+                required(c.SEQUENTIAL_DELTA),
+                required(c.SEQUENTIAL_ALPHA),
+                required(c.SEQUENTIAL_BETA),
+                int(required(c.SEQUENTIAL_MAX_TRIALS)),
+            )
+        return cls(
+            threshold=required(c.JUDGEMENT_THRESHOLD),
+            confidence=required(c.JUDGEMENT_CONFIDENCE),
+            errors=str(attributes.get(c.JUDGEMENT_ERRORS, "count")),
+            min_mean_score=number(c.JUDGEMENT_MIN_MEAN_SCORE),
+            max_std_dev=number(c.JUDGEMENT_MAX_STD_DEV),
+            sequential=design,
+        )
 
 
 def read_judgements(spans: pl.LazyFrame, trials: pl.DataFrame) -> dict[str, Judgement]:

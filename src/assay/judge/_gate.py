@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from assay.errors import ConfigError
-from assay.verdict._behaviour_result import BehaviourChange, BehaviourResult, describe_change
+from assay.judge._behaviour_result import BehaviourChange, BehaviourResult, describe_change
 
 Direction = Literal["up", "down", "either"]
 

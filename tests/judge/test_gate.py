@@ -1,7 +1,7 @@
 import pytest
 
 from assay.errors import ConfigError
-from assay.verdict import (
+from assay.judge import (
     BehaviourChange,
     BehaviourResult,
     BehaviourVerdict,

@@ -1,4 +1,4 @@
-from assay.verdict import variance_checks
+from assay.judge import variance_checks
 
 
 def test_each_configured_limit_is_a_reason() -> None:

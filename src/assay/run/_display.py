@@ -1,24 +1,26 @@
 """Console output of ``assay run``: the live progress display, the run summary, the plan.
 
-The verdicts of a run are rendered like any analysis (:func:`render_console`, with a ``trials``
-column); this module adds what only a run has.
+The verdicts of a run are rendered like any analysis (:func:`assay.report.render_console`,
+with a ``trials`` column); this module adds what only a run has. It lives with the run, above
+the reports, so that the reports import nothing of the run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as RichProgressBar
 from rich.table import Table
 
-from assay.report._console import VERDICT_STYLE, data_text
-from assay.report._safe import visible
-
-if TYPE_CHECKING:
-    from assay.run import PlanRow, PriceTable, RunOptions, RunResult, TestCase, TestStatus
+from assay.analysis import PriceTable
+from assay.report import VERDICT_STYLE, data_text, visible
+from assay.run._options import RunOptions
+from assay.run._plan import PlanRow
+from assay.run._results import RunResult
+from assay.run._state import TestStatus
+from assay.run._suite import TestCase
 
 _STYLE = {**VERDICT_STYLE, "running": "cyan", "done": "cyan"}
 

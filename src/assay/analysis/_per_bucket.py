@@ -1,0 +1,118 @@
+"""Trials bucket by bucket: one bucket's trials, and one trials table from all the buckets'.
+
+Both engines (:mod:`._engines` here, :mod:`._spark` inside Spark) run the spans → trials
+function on one bucket of whole traces at a time and put the tables together here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import polars as pl
+
+from assay.analysis import _columns as tc
+from assay.analysis._trials import Trials, attribute_as_string
+from assay.errors import SchemaError
+from assay.quality import DataQuality, Finding, Severity
+
+TrialsFunction = Callable[[pl.LazyFrame], Trials]
+"""Spans of whole traces → their trials table and findings."""
+
+COMPACT_TOOLS = pl.List(pl.Categorical)
+"""Tool sequences as a dictionary while many buckets wait (4 bytes a call, not 16)."""
+
+
+def bucket_trials(spans: pl.LazyFrame, build: TrialsFunction, test_attribute: str) -> Trials | None:
+    """The trials of one bucket, or None when the bucket holds no trial span at all.
+
+    A bucket without trials is normal (a set with few traces, or traces without trials); the
+    set as a whole must still hold some, which :func:`concat_trials` checks.
+    """
+    try:
+        return build(spans)
+    except SchemaError:
+        has_trials = spans.select(attribute_as_string(test_attribute).is_not_null().any())
+        if has_trials.collect().item():
+            raise
+        return None
+
+
+def concat_trials(
+    tables: Sequence[Trials | None], spans_read: Callable[[], int], test_attribute: str
+) -> Trials:
+    """One trials table from the buckets' tables, in a fixed order, with their findings.
+
+    The order is that of :func:`trials_from_spans` (test, start time, trial index), with the
+    trace and span ids breaking ties, so it does not depend on how traces were bucketed.
+    ``spans_read`` counts the set's spans, for the message when no bucket held a trial.
+    Findings of one kind from several buckets become one finding (see :func:`merge_findings`).
+    A list ``tables`` is emptied on the way, so that the buckets' tables are freed before the
+    set's table is sorted.
+
+    Raises:
+        SchemaError: No bucket held a trial span.
+    """
+    found = [t for t in tables if t is not None]
+    if not found:
+        raise SchemaError(
+            f"no trial spans: none of the {spans_read()} spans read carries {test_attribute}"
+        )
+    if len(found) == 1:
+        return Trials(_as_strings(found[0].table), found[0].data_quality)
+    columns = found[0].table.columns
+    quality = merge_findings([t.data_quality for t in found])
+    table = pl.concat([t.table for t in found], how="diagonal_relaxed", rechunk=False)
+    # Let the buckets' tables go before sorting: the set's trials are held twice, not thrice.
+    found.clear()
+    if isinstance(tables, list):
+        tables.clear()
+    return Trials(_as_strings(_sorted(table.select(columns))), quality)
+
+
+def _as_strings(table: pl.DataFrame) -> pl.DataFrame:
+    """The trials table with its tool sequences as strings again (see :func:`_bucket`)."""
+    if table.schema[tc.TOOL_SEQUENCE] != COMPACT_TOOLS:
+        return table
+    return table.with_columns(pl.col(tc.TOOL_SEQUENCE).cast(pl.List(pl.String)))
+
+
+_ORDER = (tc.TEST_ID, tc.START_TIME, tc.TRIAL_INDEX, tc.TRACE_ID, tc.SPAN_ID)
+
+
+def _sorted(table: pl.DataFrame) -> pl.DataFrame:
+    """``table`` in :data:`_ORDER`, reordered a column at a time.
+
+    Each column is dropped once reordered, so the table is held about once and a half rather
+    than twice (a sort of the whole frame gathers every column at once). A column is made one
+    chunk before its gather: gathering from the buckets' chunks costs several times as much.
+    """
+    order = table.select(_ORDER).with_row_index("_row").sort(_ORDER, nulls_last=True)["_row"]
+    columns: dict[str, pl.Series] = {}
+    for name in table.columns:
+        columns[name] = table[name].rechunk().gather(order)
+        table = table.drop(name)
+    return pl.DataFrame(columns)
+
+
+def merge_findings(per_bucket: Sequence[DataQuality]) -> DataQuality:
+    """The findings of several buckets as those of one set.
+
+    A kind found in one bucket is kept as it is; a kind found in several becomes one finding
+    whose count is the sum, whose examples are the first few, and whose message is the first
+    bucket's, saying in how many buckets it was found — so nothing is repeated or lost.
+    """
+    by_kind: dict[str, list[Finding]] = {}
+    for quality in per_bucket:
+        for finding in quality.findings:
+            by_kind.setdefault(finding.kind, []).append(finding)
+    merged: list[Finding] = []
+    for kind, found in by_kind.items():
+        if len(found) == 1:
+            merged.append(found[0])
+            continue
+        total = sum(f.count for f in found)
+        examples = tuple(e for f in found for e in f.examples)[:5]
+        severity: Severity = "warning" if any(f.severity == "warning" for f in found) else "info"
+        message = f"{found[0].message} (found in {len(found)} buckets of the set: {total} in all)"
+        merged.append(Finding(kind, message, total, examples, severity))
+    return DataQuality(tuple(merged))

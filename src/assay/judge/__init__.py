@@ -1,0 +1,100 @@
+"""Where verdicts are decided: trials → figures → verdicts → typed results, one pipeline for all.
+
+``assay analyze``, ``assay compare``, ``assay run`` and the pytest plugin judge trials here.
+Each module answers one question:
+
+* :mod:`._options` — what may be asked of an analysis (the options, checked once);
+* :mod:`._recorded` — the :class:`Judgement` a test's trials record, overridden by options;
+* :mod:`._threshold` — does the interval lie above, below or across the threshold?
+* :mod:`._sequential` — the sequential test of a run: its design, its loop, its replay;
+* :mod:`._variance` — do the scores meet the variance limits?
+* :mod:`._regression` — is the current version worse than the baseline?
+* :mod:`._behaviour` (with :mod:`._behaviour_result`, :mod:`._gate`) — what else changed,
+  and does a ``--fail-on`` rule make it fail?
+* :mod:`._cost` — what the trials cost;
+* :mod:`._figures` — every other figure of a test (scores, pass@k, flakiness, usage, ...);
+* :mod:`._reasons` — the one-line reason beside each verdict;
+* :mod:`._results` — the typed results every report renders;
+* :mod:`._pipeline` — all of it, per test, for a whole trials table.
+"""
+
+from assay.judge._behaviour import behaviour_diff, behaviour_diffs
+from assay.judge._behaviour_result import (
+    BehaviourChange,
+    BehaviourResult,
+    BehaviourVerdict,
+    describe_change,
+)
+from assay.judge._cost import CostSummary, price_table, prices_label
+from assay.judge._figures import DurationSummary, Usage
+from assay.judge._gate import FailOn, gate_failures, parse_fail_on
+from assay.judge._options import AnalyzeOptions, ErrorsPolicy, parse_ks
+from assay.judge._pipeline import judge
+from assay.judge._reasons import ci_text, pct, rate_text
+from assay.judge._recorded import Judgement, read_judgements
+from assay.judge._regression import (
+    RegressionResult,
+    ScoreRegressionResult,
+    adjust_regressions,
+    decide_regression,
+    regression_test,
+    score_regression_test,
+)
+from assay.judge._results import AnalysisResult, OptionValue, TestResult, exit_code
+from assay.judge._sequential import SequentialDesign, SequentialOutcome, SequentialTracker
+from assay.judge._threshold import (
+    ThresholdResult,
+    Verdict,
+    more_trials_needed,
+    settle_probability,
+    threshold_test,
+    threshold_verdict,
+)
+from assay.judge._variance import VarianceCheck, variance_checks
+
+__all__ = [
+    "AnalysisResult",
+    "AnalyzeOptions",
+    "BehaviourChange",
+    "BehaviourResult",
+    "BehaviourVerdict",
+    "CostSummary",
+    "DurationSummary",
+    "ErrorsPolicy",
+    "FailOn",
+    "Judgement",
+    "OptionValue",
+    "RegressionResult",
+    "ScoreRegressionResult",
+    "SequentialDesign",
+    "SequentialOutcome",
+    "SequentialTracker",
+    "TestResult",
+    "ThresholdResult",
+    "Usage",
+    "VarianceCheck",
+    "Verdict",
+    "adjust_regressions",
+    "behaviour_diff",
+    "behaviour_diffs",
+    "ci_text",
+    "decide_regression",
+    "describe_change",
+    "exit_code",
+    "gate_failures",
+    "judge",
+    "more_trials_needed",
+    "parse_fail_on",
+    "parse_ks",
+    "pct",
+    "price_table",
+    "prices_label",
+    "rate_text",
+    "read_judgements",
+    "regression_test",
+    "score_regression_test",
+    "settle_probability",
+    "threshold_test",
+    "threshold_verdict",
+    "variance_checks",
+]

@@ -1,0 +1,314 @@
+"""The one per-test pipeline: trials → judgement → figures → verdicts → typed results.
+
+``assay analyze``, ``assay compare``, ``assay run`` (on the traces it has just written) and the
+pytest plugin all judge their trials here, so that they agree test by test. Per test: the
+judgement its trials record, overridden by options (:mod:`._recorded`); every figure
+(:mod:`._figures`); the sequential test replayed (:mod:`._sequential`), else the interval
+against the threshold (:mod:`._threshold`); the variance limits (:mod:`._variance`); with a
+baseline, the regression verdict (:mod:`._regression`) and the behaviour diff
+(:mod:`._behaviour`, gated by ``--fail-on`` rules, :mod:`._gate`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import replace
+
+import polars as pl
+
+from assay.analysis import columns as tc
+from assay.judge import _reasons as why
+from assay.judge._behaviour import test_behaviours
+from assay.judge._behaviour_result import BehaviourResult
+from assay.judge._cost import cost_summary
+from assay.judge._figures import Figures, test_figures
+from assay.judge._gate import FailOn, gate_failures, parse_fail_on
+from assay.judge._options import AnalyzeOptions
+from assay.judge._recorded import Judgement, resolve
+from assay.judge._regression import (
+    RegressionResult,
+    ScoreRegressionResult,
+    adjust_regressions,
+    regression_result,
+)
+from assay.judge._results import TestResult
+from assay.judge._sequential import SequentialOutcome, replay
+from assay.judge._threshold import Verdict, threshold_test
+from assay.judge._variance import VarianceCheck, variance_checks
+from assay.stats import false_verdict_risk, simultaneous_confidence
+
+
+def by_test(trials: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """The trials of each test, by test id (sorted).
+
+    The trials table comes sorted by test, so each test is a slice of it (no copy); a table in
+    another order is grouped.
+    """
+    tests = trials[tc.TEST_ID]
+    if tests.null_count() == 0 and tests.is_sorted():
+        runs = tests.rle()
+        lengths = runs.struct.field("len").to_list()
+        names = runs.struct.field("value").to_list()
+        starts = [0, *itertools.accumulate(lengths)]
+        return {str(n): trials.slice(a, k) for n, a, k in zip(names, starts, lengths, strict=False)}
+    groups = {str(k[0]): f for k, f in trials.group_by(tc.TEST_ID, maintain_order=True)}
+    return dict(sorted(groups.items()))
+
+
+def _suite_confidence(confidence: float, options: AnalyzeOptions, tests: int) -> float:
+    # Holm and BH have no interval form: the intervals use the Bonferroni level, which keeps
+    # the chance of any false threshold verdict at 1 - confidence.
+    if options.adjust != "none" and tests > 1:
+        return simultaneous_confidence(confidence, tests)
+    return confidence
+
+
+def _suite_notes(options: AnalyzeOptions, results: tuple[TestResult, ...]) -> list[str]:
+    tests = len(results)
+    levels = sorted({t.interval.confidence for t in results if t.interval is not None})
+    if options.adjust != "none" and tests > 1 and levels:
+        shown = ", ".join(f"{level:.4g}" for level in levels)
+        return [
+            f"intervals at {shown} confidence each (Bonferroni over {tests} tests), so all hold "
+            "together at the confidence asked for"
+        ]
+    if tests >= 10:
+        confidence = levels[0] if levels else 0.95
+        return [false_verdict_risk(tests, 1 - confidence, "none").note]
+    return []
+
+
+def judge(
+    trials: pl.DataFrame,
+    options: AnalyzeOptions,
+    *,
+    recorded: Mapping[str, Judgement] | None = None,
+    baseline: pl.DataFrame | None = None,
+) -> tuple[tuple[TestResult, ...], list[str]]:
+    """Judge every test of a trials table.
+
+    Args:
+        trials: The trials table (of the version under test).
+        options: The analysis options; a verdict option that is None means "as recorded".
+        recorded: Trial span id → the judgement recorded on it (see ``read_judgements``).
+        baseline: The baseline's trials: the verdicts become regression verdicts.
+
+    Returns:
+        One result per test, by test id, and notes about the whole analysis.
+    """
+    per_test = by_test(trials)
+    results: dict[str, TestResult] = {}
+    errors: dict[str, str] = {}
+    for name, frame in per_test.items():
+        resolved = resolve(frame, recorded or {}, options)
+        judgement = resolved.judgement
+        confidence = _suite_confidence(judgement.confidence, options, len(per_test))
+        judgement = replace(judgement, confidence=confidence)
+        errors[name] = judgement.errors
+        sequential = None
+        if resolved.replay and judgement.sequential is not None:
+            sequential = replay(frame, judgement.sequential, judgement.errors == "exclude")
+        results[name] = replace(
+            judge_test(
+                name, frame, judgement, options, sequential=sequential, notes=resolved.notes
+            ),
+            cost=cost_summary(frame, options.prices),
+        )
+    notes = _suite_notes(options, tuple(results.values()))
+    if baseline is not None:
+        baseline_tests = by_test(baseline)
+        notes += _regressions(results, per_test, baseline_tests, options, errors)
+        excluded = {name for name, result in results.items() if result.n < result.trials}
+        behaviours = test_behaviours(per_test, baseline_tests, options, excluded)
+        rules = [parse_fail_on(rule) for rule in options.fail_on]
+        for name, behaviour in behaviours.items():
+            results[name] = _gated(results[name], behaviour, rules)
+    return tuple(results.values()), notes
+
+
+def _regressions(
+    results: dict[str, TestResult],
+    current: Mapping[str, pl.DataFrame],
+    baseline: Mapping[str, pl.DataFrame],
+    options: AnalyzeOptions,
+    errors: Mapping[str, str],
+) -> list[str]:
+    """Turn each result into a regression verdict (in place); notes on unmatched tests."""
+    pairs = {
+        name: regression_result(baseline[name], current[name], options, errors[name])
+        for name in results
+        if name in baseline
+    }
+    rated = [p[0] for p in pairs.values() if p[0] is not None]
+    adjusted = iter(adjust_regressions(rated, options.adjust))
+    for name, (rate, scores) in pairs.items():
+        results[name] = with_regression(
+            results[name], next(adjusted) if rate is not None else None, scores
+        )
+    notes = []
+    new = sorted(set(current) - set(baseline))
+    gone = sorted(set(baseline) - set(current))
+    if new:
+        notes.append(f"no baseline for {', '.join(new)}: judged against the threshold only")
+    if gone:
+        notes.append(f"in the baseline only, not judged: {', '.join(gone)}")
+    return notes
+
+
+def judge_test(
+    test_id: str,
+    trials: pl.DataFrame,
+    judgement: Judgement,
+    options: AnalyzeOptions,
+    *,
+    sequential: SequentialOutcome | None = None,
+    notes: tuple[str, ...] = (),
+) -> TestResult:
+    """Every figure of one test and its verdict.
+
+    Args:
+        test_id: The test case.
+        trials: Its rows of the trials table.
+        judgement: Threshold, confidence, error policy and variance limits to judge with.
+        options: The rest of the analysis options (interval method, ks, ...).
+        sequential: The replayed sequential test, when it decides the verdict.
+        notes: Remarks to keep with the result (e.g. an option that overrode the recording).
+    """
+    exclude = judgement.errors == "exclude"
+    counted = trials.filter(~pl.col(tc.ERROR)) if exclude else trials
+    n, passed = counted.height, int(counted[tc.PASSED].sum())
+    errors = int(trials[tc.ERROR].sum())
+    figures = test_figures(
+        trials,
+        counted,
+        confidence=judgement.confidence,
+        ks=options.ks,
+        score_ci=options.score_ci,
+        seed=options.seed,
+        alpha=options.alpha,
+    )
+    remarks = [*notes, *figures.notes]
+    interval, verdict, more_trials, min_for_pass = None, Verdict.INCONCLUSIVE, None, None
+    checks: tuple[VarianceCheck, ...] = ()
+    if n == 0:
+        reason = "no trials left to judge: every trial was an error and errors are excluded"
+    else:
+        decided = threshold_test(
+            passed, n, judgement.threshold, judgement.confidence, options.ci_method
+        )
+        interval, min_for_pass = decided.interval, decided.min_trials_for_pass
+        if decided.note:
+            remarks.append(decided.note)
+        if sequential is not None:
+            verdict = sequential.verdict
+            reason = why.sequential_reason(
+                sequential.design, verdict, sequential.decided_at, sequential.trials
+            )
+        else:
+            verdict = decided.verdict
+            reason = why.threshold_reason(verdict, passed, n, interval, judgement.threshold)
+            more_trials = decided.more_trials_needed
+            if verdict is Verdict.INCONCLUSIVE and more_trials is not None:
+                remarks.append(
+                    f"about {more_trials} more trials would likely settle it "
+                    f"(if the true rate is the observed {passed / n:.1%})"
+                )
+        checks = _variance(judgement, passed / n, figures)
+        for check in checks:
+            if not check.passed:
+                verdict = Verdict.FAIL
+                reason += f"; {check.reason}"
+    return TestResult(
+        test_id=test_id,
+        n=n,
+        passed=passed,
+        errors=errors,
+        pass_rate=passed / n if n else None,
+        interval=interval,
+        threshold=judgement.threshold,
+        verdict=verdict,
+        usage=figures.usage,
+        duration_s=figures.duration_s,
+        verdict_reason=why.with_errors(reason, errors),
+        trials=trials.height,
+        pass_at_k=figures.pass_at_k,
+        pass_hat_k=figures.pass_hat_k,
+        score=figures.score,
+        primary_score=figures.primary_score,
+        scores=figures.scores,
+        tool_consistency=figures.tool_consistency,
+        flakiness=figures.flakiness,
+        failure_explanations=figures.failure_explanations,
+        variance_checks=checks,
+        more_trials_needed=more_trials,
+        min_trials_for_pass=min_for_pass,
+        sequential=sequential,
+        first_error=figures.first_error,
+        notes=tuple(remarks),
+    )
+
+
+def _variance(
+    judgement: Judgement, pass_rate: float, figures: Figures
+) -> tuple[VarianceCheck, ...]:
+    """The configured variance limits, checked on the primary score."""
+    if judgement.min_mean_score is None and judgement.max_std_dev is None:
+        return ()
+    score = figures.score
+    return tuple(
+        variance_checks(
+            pass_rate,
+            score.mean if score else None,
+            score.std if score else None,
+            min_mean_score=judgement.min_mean_score,
+            max_std_dev=judgement.max_std_dev,
+        )
+    )
+
+
+def with_regression(
+    result: TestResult,
+    regression: RegressionResult | None,
+    score_regression: ScoreRegressionResult | None,
+) -> TestResult:
+    """The test's result judged as a regression check.
+
+    With a baseline the question is "did it get worse?", so the test's verdict becomes the
+    regression verdict (a score regression FAIL fails it too); the threshold verdict is kept
+    in ``threshold_verdict``.
+    """
+    if regression is None:
+        return result
+    verdict = regression.verdict
+    notes = list(result.notes)
+    if score_regression is not None and score_regression.verdict is Verdict.FAIL:
+        verdict = Verdict.FAIL
+        notes.append(
+            f"scores dropped: one-sided Mann–Whitney p = {score_regression.shift.p_value:.3g}"
+        )
+    judged = replace(
+        result,
+        verdict=verdict,
+        regression=regression,
+        score_regression=score_regression,
+        threshold_verdict=result.verdict,
+        notes=tuple(notes),
+    )
+    return replace(
+        judged,
+        verdict_reason=why.with_errors(why.regression_reason(judged, regression), result.errors),
+    )
+
+
+def _gated(result: TestResult, behaviour: BehaviourResult, rules: list[FailOn]) -> TestResult:
+    broken = gate_failures(behaviour, rules)
+    if not broken:
+        return replace(result, behaviour=behaviour)
+    # What the pass rate said stays in the reason, after the rule that decided.
+    return replace(
+        result,
+        verdict=Verdict.FAIL,
+        behaviour=behaviour,
+        verdict_reason=f"{'; '.join(broken)}; pass rate: {result.verdict_reason}",
+    )
