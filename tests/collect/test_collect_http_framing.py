@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import http.client
 import socket
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -90,12 +91,20 @@ def test_chunked_bodies_keep_the_body_and_decompression_limits(limited: AnyColle
     bomb = gzip.compress(b"\0" * (5 * 1024 * 1024))
     connection = http.client.HTTPConnection("127.0.0.1", limited.http_port, timeout=30)
     assert _chunked(connection, bomb, {**PROTOBUF, "Content-Encoding": "gzip"}) == 413
+    deflate = {**PROTOBUF, "Content-Encoding": "deflate"}
+    assert _chunked(connection, zlib.compress(b"\0" * (5 * 1024 * 1024)), deflate) == 413
+    connection.close()
+    connection = http.client.HTTPConnection("127.0.0.1", limited.http_port, timeout=30)
+    assert _chunked(connection, zlib.compress(b"\0" * 100)[:-3], deflate) == 400
     request, ids = make_request(3)
-    assert _chunked(connection, request.SerializeToString(), PROTOBUF) == 200  # serving on
+    raw = zlib.compressobj(wbits=-zlib.MAX_WBITS)  # raw deflate, as some senders make it
+    body = raw.compress(request.SerializeToString()) + raw.flush()
+    assert _chunked(connection, body, deflate) == 200  # serving on
     connection.close()
     output = limited.output()
     assert "with 413: chunked body exceeds the limit of 1048576 bytes" in output
     assert "with 413: decompressed body exceeds 2097152 bytes" in output
+    assert "with 400: truncated or trailing deflate data" in output
     assert limited.terminate() == 0
     assert read_spans(limited.out)["span_id"].to_list() == ids
 

@@ -3,9 +3,10 @@
 Status codes follow the OTLP/HTTP specification: 200 with an ``Export*ServiceResponse`` in the
 request's encoding (``partial_success`` when some items were refused); 400 for undecodable
 data; 401 for a missing or wrong token; 413 for a body (or its decompressed form) over the
-limit; 415 for an unsupported content type or encoding; 429 with ``Retry-After`` when the queue
-is full and 503 with ``Retry-After`` while shutting down. Error bodies are a ``google.rpc.Status``
-in the request's encoding, and every refusal is logged with its reason (``_refusals``).
+limit; 415 for an unsupported content type or encoding (gzip and deflate are read); 429 with
+``Retry-After`` when the queue is full and 503 with ``Retry-After`` while shutting down. Error
+bodies are a ``google.rpc.Status`` in the request's encoding, and every refusal is logged with
+its reason (``_refusals``).
 
 Bodies come with a ``Content-Length`` or chunked (``Transfer-Encoding: chunked``, what the
 OpenTelemetry JS exporters send), within the same limits. ``Expect: 100-continue`` is answered
@@ -35,6 +36,7 @@ from assay.collect._config import (
     DecompressionError,
     TooLargeError,
     gunzip_bounded,
+    inflate_bounded,
 )
 from assay.collect._counters import Counters
 from assay.collect._intake import Accepted, Intake, OverloadedError, UnavailableError
@@ -289,12 +291,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         encoding = (self.headers.get("Content-Encoding") or "identity").strip().lower()
         try:
-            if encoding == "gzip":
+            if encoding in ("gzip", "x-gzip"):
                 body = gunzip_bounded(body, config.max_decompressed_bytes, config.max_gzip_members)
+            elif encoding == "deflate":
+                body = inflate_bounded(body, config.max_decompressed_bytes)
             elif encoding != "identity":
-                self._error(
-                    415, f"unsupported content encoding {encoding!r}; use gzip", json_body=json_body
-                )
+                message = f"unsupported content encoding {encoding!r}; use gzip (or deflate)"
+                self._error(415, message, json_body=json_body)
                 return
             if len(body) > config.max_decompressed_bytes:
                 raise TooLargeError(f"body exceeds {config.max_decompressed_bytes} bytes")
