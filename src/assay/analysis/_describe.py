@@ -22,6 +22,7 @@ _CONVENTIONS = {
     "OpenInference": c.OPENINFERENCE_KIND,
     "OpenLLMetry (traceloop)": c.TRACELOOP_KIND,
     "OpenAI Agents (openai-agents-opentelemetry)": c.OPENAI_AGENTS_SPAN_TYPE,
+    "Vercel AI SDK (ai.*)": c.AI_SDK_OPERATION,
 }
 
 
