@@ -25,7 +25,8 @@ from recording import InProcessCollector, Truth, assert_trials_match
 import assay
 from assay import conventions as c
 from assay.analysis import columns as tc
-from assay.store import read_spans
+from assay.analysis import describe_spans
+from assay.store import open_trace_set, read_spans
 
 pytestmark = pytest.mark.slow  # two Node processes importing the SDK
 
@@ -116,3 +117,13 @@ def test_every_trial_equals_the_agents_own_truth(recorded: Recorded, exporter: s
     assert trials[tc.TOOL_ERRORS].to_list() == [t["tool_errors"] for t in truths]
     assert trials[tc.MODELS].to_list() == [["mock-model-1"]] * TRIALS
     assert not [f for f in analysis.result.data_quality.findings if f.kind == "unclaimed_work"]
+
+
+def test_describe_proposes_the_function_id(recorded: Recorded) -> None:
+    description = describe_spans(open_trace_set(recorded.out).scan())
+    assert dict(description.conventions)["Vercel AI SDK (ai.*)"] > 0
+    best = description.candidates[0]
+    assert best.attribute == c.AI_SDK_FUNCTION_ID
+    assert best.values == 2 and best.on_roots == 2 * TRIALS
+    proposed = [k.attribute for k in description.candidates]
+    assert "ai.model.id" not in proposed[:3]  # one value: all runs would be one test
