@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from assay import conventions as c
+from assay.analysis._unclaimed import Unclaimed, unclaimed_work
 from assay.store import PROMOTED_ATTRIBUTES, promoted_column
 
 _TOP = 15
@@ -80,6 +81,8 @@ class Description:
     """Conventions detected, with the number of spans in each."""
     candidates: tuple[Candidate, ...]
     """Attributes that could name the test, best first (:meth:`Candidate.fit`)."""
+    unclaimed: Unclaimed | None = None
+    """Spans that look like work but that no convention assay reads claims (a sample)."""
 
 
 def _known_candidates(spans: pl.LazyFrame) -> list[Candidate]:
@@ -169,4 +172,5 @@ def describe_spans(spans: pl.LazyFrame) -> Description:
         span_names=tuple((str(n), int(k)) for n, k in names.rows()),
         conventions=tuple((label, int(n)) for label, n in counts.items() if n),
         candidates=tuple(ranked_candidates(spans)),
+        unclaimed=unclaimed_work(spans),
     )
