@@ -31,7 +31,12 @@ from assay.store import open_trace_set, read_spans
 pytestmark = pytest.mark.slow  # two Node processes importing the SDK
 
 FOLDER = Path(__file__).with_name("typescript")
-EXPORTERS = {"http": 11, "proto": 12}  # exporter → seed of its agent's choices
+#: run → (exporter, compression, seed of the agent's choices); gzip is streamed chunked too
+RUNS = {
+    "http": ("http", "none", 11),
+    "proto": ("proto", "none", 12),
+    "proto-gzip": ("proto", "gzip", 13),
+}
 TRIALS = 12
 
 
@@ -61,16 +66,17 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
     truths: dict[str, list[dict[str, object]]] = {}
     ended: dict[str, int] = {}
     try:
-        for exporter, seed in EXPORTERS.items():
-            truth = root / f"truth-{exporter}.json"
-            command = [node, "agent.mjs", "--exporter", exporter, "--url", collector.url]
-            command += ["--trials", str(TRIALS), "--seed", str(seed), "--truth", str(truth)]
+        for name, (exporter, compression, seed) in RUNS.items():
+            truth = root / f"truth-{name}.json"
+            command = [node, "agent.mjs", "--exporter", exporter, "--compression", compression]
+            command += ["--url", collector.url, "--trials", str(TRIALS), "--seed", str(seed)]
+            command += ["--truth", str(truth)]
             done = subprocess.run(
                 command, cwd=FOLDER, capture_output=True, text=True, timeout=120, check=False
             )
             assert done.returncode == 0, done.stderr[-3000:]
             document = json.loads(truth.read_text())
-            truths[exporter], ended[exporter] = document["trials"], document["spans"]
+            truths[name], ended[name] = document["trials"], document["spans"]
         assert collector.terminate() == 0, collector.output()
     finally:
         collector.kill()
@@ -78,30 +84,31 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
     return Recorded(root / "collected", truths, ended)
 
 
-def _service(exporter: str) -> str:
-    return f"weather-agent-{exporter}"
+def _service(run: str) -> str:
+    exporter, compression, _ = RUNS[run]
+    return f"weather-agent-{exporter}-{compression}"
 
 
 def test_both_js_exporters_deliver_every_span(recorded: Recorded) -> None:
     spans = read_spans(recorded.out)
-    for exporter in EXPORTERS:
-        mine = spans.filter(pl.col("service_name") == _service(exporter))
-        assert mine.height == recorded.spans_ended[exporter] > 3 * TRIALS
+    for run in RUNS:
+        mine = spans.filter(pl.col("service_name") == _service(run))
+        assert mine.height == recorded.spans_ended[run] > 3 * TRIALS
         assert mine["span_id"].n_unique() == mine.height
         names = set(mine["name"].unique())
         assert {"ai.generateText", "ai.generateText.doGenerate", "ai.toolCall"} <= names
 
 
-@pytest.mark.parametrize("exporter", list(EXPORTERS))
-def test_every_trial_equals_the_agents_own_truth(recorded: Recorded, exporter: str) -> None:
-    truths = recorded.truths[exporter]
+@pytest.mark.parametrize("run", list(RUNS))
+def test_every_trial_equals_the_agents_own_truth(recorded: Recorded, run: str) -> None:
+    truths = recorded.truths[run]
     # what the test covers must be in the truth: tools, a tool that threw, a crashed run
     assert any(t["tools"] for t in truths)
     assert sum(int(t["tool_errors"]) for t in truths) > 0  # type: ignore[call-overload]
     assert any(t["outcome"] == "error" for t in truths)
     traces = (
         read_spans(recorded.out)
-        .filter(pl.col("service_name") == _service(exporter))["trace_id"]
+        .filter(pl.col("service_name") == _service(run))["trace_id"]
         .unique()
     )
     analysis = assay.analyze(recorded.out, test_attribute=c.AI_SDK_FUNCTION_ID)
@@ -124,6 +131,6 @@ def test_describe_proposes_the_function_id(recorded: Recorded) -> None:
     assert dict(description.conventions)["Vercel AI SDK (ai.*)"] > 0
     best = description.candidates[0]
     assert best.attribute == c.AI_SDK_FUNCTION_ID
-    assert best.values == 2 and best.on_roots == 2 * TRIALS
+    assert best.values == 2 and best.on_roots == len(RUNS) * TRIALS
     proposed = [k.attribute for k in description.candidates]
     assert "ai.model.id" not in proposed[:3]  # one value: all runs would be one test

@@ -1,7 +1,8 @@
 // A Vercel AI SDK agent (ai 6, generateText with tools, the SDK's mock model) traced by the
 // OpenTelemetry JS SDK and exported over OTLP/HTTP, as a TypeScript user would set it up.
 //
-// node agent.mjs --exporter http|proto --url http://127.0.0.1:PORT --trials N --seed S --truth OUT
+// node agent.mjs --exporter http|proto [--compression gzip] --url http://127.0.0.1:PORT
+//                --trials N --seed S --truth OUT
 //
 // Every trial's ground truth is recorded by the agent itself — the tools it ran and in which
 // order, which of them threw, each model call and its tokens, whether the run crashed, and the
@@ -22,6 +23,7 @@ import { z } from "zod";
 const { values: args } = parseArgs({
   options: {
     exporter: { type: "string" },
+    compression: { type: "string", default: "none" },
     url: { type: "string" },
     trials: { type: "string", default: "8" },
     seed: { type: "string", default: "1" },
@@ -56,9 +58,11 @@ const counting = {
 };
 const Exporter = { http: HttpExporter, proto: ProtoExporter }[args.exporter];
 if (!Exporter) throw new Error(`--exporter must be http or proto, not ${args.exporter}`);
-const exporter = new Exporter({ url: `${args.url}/v1/traces` });
+const exporter = new Exporter({ url: `${args.url}/v1/traces`, compression: args.compression });
 const provider = new NodeTracerProvider({
-  resource: resourceFromAttributes({ "service.name": `weather-agent-${args.exporter}` }),
+  resource: resourceFromAttributes({
+    "service.name": `weather-agent-${args.exporter}-${args.compression}`,
+  }),
   spanProcessors: [counting, new BatchSpanProcessor(exporter, { maxExportBatchSize: 64 })],
 });
 provider.register();
