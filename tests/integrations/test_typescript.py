@@ -2,12 +2,12 @@
 ``assay collect`` through both official JS OTLP/HTTP exporters (JSON and protobuf).
 
 The agent (``typescript/agent.mjs``, its packages pinned by ``typescript/package-lock.json`` and
-installed by the Makefile's set-up with ``npm ci``) runs ``generateText`` with two tools over the
-SDK's own mock model: seeded random tool choices, a tool that throws, runs that crash. It writes
-its ground truth per trial — tools in order, tool errors, model calls and their tokens, outcome,
-the moments its root span must cover — and the number of spans it ended. Mapped by
-``ai.telemetry.functionId``, every trial must equal that truth field by field, and every span
-ended must be on disk.
+installed by the Makefile's set-up with ``npm ci``) runs ``generateText`` (and ``streamText`` for
+one test) with two tools over the SDK's own mock model: seeded random tool choices, a tool that
+throws, runs that crash. It writes its ground truth per trial — tools in order, tool errors,
+model calls and their tokens, outcome, the moments its root span must cover — and the number of
+spans it ended. Mapped by ``ai.telemetry.functionId``, every trial must equal that truth field
+by field, and every span ended must be on disk.
 """
 
 from __future__ import annotations
@@ -97,6 +97,7 @@ def test_both_js_exporters_deliver_every_span(recorded: Recorded) -> None:
         assert mine["span_id"].n_unique() == mine.height
         names = set(mine["name"].unique())
         assert {"ai.generateText", "ai.generateText.doGenerate", "ai.toolCall"} <= names
+        assert {"ai.streamText", "ai.streamText.doStream"} <= names
 
 
 @pytest.mark.parametrize("run", list(RUNS))
@@ -131,6 +132,6 @@ def test_describe_proposes_the_function_id(recorded: Recorded) -> None:
     assert dict(description.conventions)["Vercel AI SDK (ai.*)"] > 0
     best = description.candidates[0]
     assert best.attribute == c.AI_SDK_FUNCTION_ID
-    assert best.values == 2 and best.on_roots == len(RUNS) * TRIALS
+    assert best.values == 3 and best.on_roots == len(RUNS) * TRIALS
     proposed = [k.attribute for k in description.candidates]
     assert "ai.model.id" not in proposed[:3]  # one value: all runs would be one test

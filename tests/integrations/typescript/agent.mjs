@@ -16,8 +16,8 @@ import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trac
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
-import { generateText, stepCountIs, tool } from "ai";
-import { MockLanguageModelV3 } from "ai/test";
+import { generateText, stepCountIs, streamText, tool } from "ai";
+import { MockLanguageModelV3, simulateReadableStream } from "ai/test";
 import { z } from "zod";
 
 const { values: args } = parseArgs({
@@ -102,55 +102,61 @@ const tools = {
   }),
 };
 
-const usage = (input, output) => ({
-  inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: output, text: output, reasoning: undefined },
-});
-
 // The mock model picks its next move at random: a tool call (either tool) or a final answer.
 // One trial in a while the "provider" fails mid-run: the run crashes.
+async function move() {
+  mark();
+  if (truth.crash_at === truth.llm_calls) {
+    truth.llm_calls += 1;
+    throw new Error("provider returned 500");
+  }
+  const input = between(100, 900);
+  const output = between(5, 120);
+  truth.llm_calls += 1;
+  truth.input_tokens += input;
+  truth.output_tokens += output;
+  await sleep(between(1, 3));
+  const usage = {
+    inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
+    outputTokens: { total: output, text: output, reasoning: undefined },
+  };
+  if ((truth.llm_calls >= 4 ? 1 : random()) < 0.7) {
+    const call = {
+      type: "tool-call",
+      toolCallId: `call-${truth.trial}-${truth.llm_calls}`,
+      toolName: random() < 0.5 ? "weather" : "forecast",
+      input: JSON.stringify({ city: "Oslo" }),
+    };
+    return { content: [call], finishReason: { unified: "tool-calls", raw: "tool_calls" }, usage };
+  }
+  const text = { type: "text", text: "It is mild in Oslo." };
+  return { content: [text], finishReason: { unified: "stop", raw: "stop" }, usage };
+}
+
+// The same moves streamed (streamText calls doStream): the parts a provider would send.
+function streamed({ content, finishReason, usage }) {
+  const parts = [{ type: "stream-start", warnings: [] }];
+  for (const part of content) {
+    if (part.type === "tool-call") parts.push(part);
+    else {
+      parts.push({ type: "text-start", id: "t" });
+      parts.push({ type: "text-delta", id: "t", delta: part.text });
+      parts.push({ type: "text-end", id: "t" });
+    }
+  }
+  parts.push({ type: "finish", finishReason, usage });
+  return { stream: simulateReadableStream({ chunks: parts }) };
+}
+
 const model = new MockLanguageModelV3({
   provider: "mock-provider",
   modelId: "mock-model-1",
-  doGenerate: async () => {
-    mark();
-    if (truth.crash_at === truth.llm_calls) {
-      truth.llm_calls += 1;
-      throw new Error("provider returned 500");
-    }
-    const input = between(100, 900);
-    const output = between(5, 120);
-    truth.llm_calls += 1;
-    truth.input_tokens += input;
-    truth.output_tokens += output;
-    await sleep(between(1, 3));
-    const move = truth.llm_calls >= 4 ? 1 : random();
-    if (move < 0.7) {
-      const name = random() < 0.5 ? "weather" : "forecast";
-      return {
-        content: [
-          {
-            type: "tool-call",
-            toolCallId: `call-${truth.trial}-${truth.llm_calls}`,
-            toolName: name,
-            input: JSON.stringify({ city: "Oslo" }),
-          },
-        ],
-        finishReason: { unified: "tool-calls", raw: "tool_calls" },
-        usage: usage(input, output),
-        warnings: [],
-      };
-    }
-    return {
-      content: [{ type: "text", text: "It is mild in Oslo." }],
-      finishReason: { unified: "stop", raw: "stop" },
-      usage: usage(input, output),
-      warnings: [],
-    };
-  },
+  doGenerate: async () => ({ ...(await move()), warnings: [] }),
+  doStream: async () => streamed(await move()),
 });
 
-const tests = ["weather", "trip"];
+// "news" streams (streamText, its model calls ai.streamText.doStream); the others generateText
+const tests = ["weather", "trip", "news"];
 const truths = [];
 const trials = Number(args.trials);
 for (let trial = 0; trial < trials; trial++) {
@@ -164,14 +170,15 @@ for (let trial = 0; trial < trials; trial++) {
     input_tokens: 0,
     output_tokens: 0,
     outcome: "pass",
-    // the third trial crashes at its second model call; later ones at random
-    crash_at: trial === 2 ? 1 : random() < 0.2 ? between(0, 2) : -1,
+    // the second trial crashes at its second model call, later ones at random (a stream's
+    // failure surfaces differently: streams do not crash here)
+    crash_at: test === "news" ? -1 : trial === 1 ? 1 : random() < 0.2 ? between(0, 2) : -1,
     first: null,
     last: null,
   };
   const start = performance.now();
   try {
-    await generateText({
+    const call = {
       model,
       tools,
       stopWhen: stepCountIs(6),
@@ -181,7 +188,9 @@ for (let trial = 0; trial < trials; trial++) {
         functionId: test,
         metadata: { test, trial, suite: "typescript" },
       },
-    });
+    };
+    if (test === "news") await streamText(call).consumeStream();
+    else await generateText(call);
   } catch (error) {
     truth.outcome = "error";
     truth.error = String(error);
