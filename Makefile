@@ -9,6 +9,12 @@ TRACELOOP := traceloop-sdk==0.62.4 opentelemetry-instrumentation-openai==0.62.4 
 # The EvalView release tests/run/conftest.py reads (EVALVIEW_VERSION there).
 EVALVIEW := 0.8.1
 
+# The TypeScript agent's packages (ai, the OpenTelemetry JS SDK and exporters), pinned by its
+# package-lock.json, for tests/integrations/test_typescript.py. Best effort only where Node is
+# absent (the test then skips and says why); with Node, a failed install fails the set-up.
+TS_DIR   := tests/integrations/typescript
+TS_STAMP := $(TS_DIR)/node_modules/.installed
+
 .PHONY: demo test check bench clean
 
 # Best effort: the HTML report test opens the report in headless Chromium (Debian `chromium`);
@@ -27,6 +33,11 @@ $(STAMP): pyproject.toml
 	command -v java >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null)
 	touch $(STAMP)
 
+$(TS_STAMP): $(TS_DIR)/package-lock.json
+	if command -v npm >/dev/null 2>&1; then \
+		cd $(TS_DIR) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	else echo "npm not found: the TypeScript integration test will be skipped"; fi
+
 demo: $(STAMP)
 	rm -rf demo-traces
 	$(BIN)/python examples/agent.py --out demo-traces --trials 30
@@ -36,7 +47,7 @@ demo: $(STAMP)
 # measured here 3 or 4 workers cost a third more CPU for no shorter run. A module's tests share
 # a worker (--dist loadscope), so a module's recordings are made once; modules are handed out
 # in the order tests/conftest.py gives them (slow ones first), not by their number of tests.
-test: $(STAMP)
+test: $(STAMP) $(TS_STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadscope --no-loadscope-reorder
 
 check: $(STAMP)
@@ -49,4 +60,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) demo-traces .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) demo-traces .pytest_cache .mypy_cache .ruff_cache $(TS_DIR)/node_modules

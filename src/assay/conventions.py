@@ -92,6 +92,26 @@ LLM_REQUEST_TYPE: Final = "llm.request.type"
 LEGACY_PROMPT_TOKENS: Final = "gen_ai.usage.prompt_tokens"
 LEGACY_COMPLETION_TOKENS: Final = "gen_ai.usage.completion_tokens"
 
+# --- Vercel AI SDK telemetry (ai 3 to 6; ai 7's LegacyOpenTelemetry option) ----------------
+AI_SDK_OPERATION: Final = "ai.operationId"
+"""What an ``ai.*`` span does: ``ai.generateText.doGenerate``, ``ai.toolCall``."""
+AI_SDK_TOOL_CALL: Final = "ai.toolCall"
+AI_SDK_TOOL_NAME: Final = "ai.toolCall.name"
+AI_SDK_MODEL_CALLS: Final = (".doGenerate", ".doStream")
+"""Suffixes of the operations that call the model once (``ai.streamText.doStream``…); the
+operation they end (``ai.generateText``) carries the run's totals, never counted again.
+``ai.embed.doEmbed`` is an embedding, not an LLM call, as GenAI's ``embeddings`` is not."""
+AI_SDK_INPUT_TOKENS: Final = "ai.usage.inputTokens"
+AI_SDK_OUTPUT_TOKENS: Final = "ai.usage.outputTokens"
+AI_SDK_PROMPT_TOKENS: Final = "ai.usage.promptTokens"
+"""ai 3 and 4's name of the input tokens."""
+AI_SDK_COMPLETION_TOKENS: Final = "ai.usage.completionTokens"
+"""ai 3 and 4's name of the output tokens."""
+AI_SDK_FUNCTION_ID: Final = "ai.telemetry.functionId"
+"""``experimental_telemetry.functionId``: the natural test attribute of an AI SDK agent."""
+AI_SDK_METADATA_PREFIX: Final = "ai.telemetry.metadata."
+"""``experimental_telemetry.metadata`` entries, each an attribute under this prefix."""
+
 #: Attributes that name a test in traces assay did not frame (``assay describe`` lists them).
 MAPPING_CANDIDATES: Final = (
     GENAI_AGENT_NAME,
@@ -99,7 +119,10 @@ MAPPING_CANDIDATES: Final = (
     TRACELOOP_WORKFLOW_NAME,
     OPENINFERENCE_SESSION_ID,
     AGENT_NAME,
+    AI_SDK_FUNCTION_ID,
 )
+#: Prefixes of attributes that may name a test too (user metadata the framework copies).
+MAPPING_CANDIDATE_PREFIXES: Final = (AI_SDK_METADATA_PREFIX,)
 
 # --- written by the runner (assay run) --------------------------------------------------------
 TRIAL_SEED: Final = "assay.trial.seed"

@@ -53,3 +53,27 @@ def test_describe_command_prints_text_and_json(parquet_sink, tracer, capsys) -> 
     assert run(["describe", path, "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["traces"] == 3
+
+
+def test_candidates_are_ranked_by_how_much_they_look_like_test_names(parquet_sink, tracer) -> None:
+    # shaped like a Vercel AI SDK trace set: the function id names the test; the model id is a
+    # constant, the prompt a value per run, the metadata a second mapping, a session id on the
+    # children only
+    for i in range(20):
+        test = ("weather", "trip", "news")[i % 3]
+        root = {
+            "ai.model.id": "mock-model-1",
+            "ai.request.headers.user-agent": "ai/6.0.325",
+            "ai.prompt": f"question {i}",
+            c.AI_SDK_FUNCTION_ID: test,
+            c.AI_SDK_METADATA_PREFIX + "case": test,
+        }
+        with tracer.start_as_current_span("ai.generateText", attributes=root):
+            with tracer.start_as_current_span("child", attributes={"session": f"s{i % 4}"}):
+                pass
+    described = describe_spans(open_trace_set(parquet_sink.flush()).scan())
+    ranked = [k.attribute for k in described.candidates]
+    assert ranked[:3] == [c.AI_SDK_FUNCTION_ID, "ai.telemetry.metadata.case", "ai.prompt"]
+    assert set(ranked[3:]) == {"ai.model.id", "ai.request.headers.user-agent"}  # constants last
+    assert all(k.constant for k in described.candidates[3:])
+    assert "session" not in ranked  # on no root: a trial is the top-most span carrying it

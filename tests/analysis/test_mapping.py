@@ -264,8 +264,24 @@ def test_a_bad_pass_when_flag_exits_2(parquet_sink, tracer, capsys) -> None:
 def test_nothing_mapped_names_the_root_attributes_that_would(parquet_sink, tracer) -> None:
     for _ in range(3):
         _agent_run(tracer, "a", [])
-    with pytest.raises(SchemaError, match=r"gen_ai\.agent\.name \(3 traces\)"):
+    with pytest.raises(SchemaError, match=r"gen_ai\.agent\.name \(1 value in 3 traces: one test\)"):
         _read(parquet_sink, test_attribute="nowhere")
+
+
+def test_the_hint_ranks_test_like_attributes_before_constants_and_ids(parquet_sink, tracer) -> None:
+    for i in range(12):
+        attributes = {
+            "ai.model.id": "gpt",  # a constant
+            "ai.prompt": f"prompt {i}",  # a value per trace
+            c.AI_SDK_FUNCTION_ID: ("weather", "trip")[i % 2],
+        }
+        with tracer.start_as_current_span("ai.generateText", attributes=attributes):
+            pass
+    with pytest.raises(SchemaError) as caught:
+        _read(parquet_sink, test_attribute="nowhere")
+    hint = str(caught.value).split("root spans carry ", 1)[1]
+    assert hint.startswith("ai.telemetry.functionId (2 values in 12 traces), ai.prompt (12 values")
+    assert hint.index("ai.model.id (1 value in 12 traces: one test)") > hint.index("ai.prompt")
 
 
 def test_assay_trials_keep_their_nearest_ownership(parquet_sink, tracer) -> None:

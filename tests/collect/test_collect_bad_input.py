@@ -95,6 +95,9 @@ def test_http_bad_inputs_get_their_status(guarded: AnyCollector) -> None:
     sent.extend(ids)
     health = guarded.health()
     assert health["requests_refused"] == len(cases)
+    log = guarded.output()
+    assert "with 415: unsupported content encoding 'br'" in log
+    assert "with 404: no OTLP endpoint at /v1/nothing" in log
     assert guarded.terminate() == 0
     assert sorted(read_spans(guarded.out)["span_id"].to_list()) == sorted(sent)
 
@@ -131,6 +134,8 @@ def test_grpc_bad_inputs_get_their_status(guarded: AnyCollector) -> None:
         assert ExportTraceServiceResponse.FromString(reply).partial_success.rejected_spans == 0
         sent.extend(good_ids)
     channel.close()
+    assert "with UNAUTHENTICATED: missing or wrong bearer token" in guarded.output()
+    assert "with INVALID_ARGUMENT: " in guarded.output()
     assert guarded.terminate() == 0
     assert sorted(read_spans(guarded.out)["span_id"].to_list()) == sorted(sent)
 

@@ -71,7 +71,10 @@ def _send_spans(exporter: SpanExporter, service: str) -> dict[str, dict[str, obj
     return expected
 
 
-@pytest.mark.parametrize("transport", ["http", "http-gzip", "grpc"])
+_COMPRESSION = {"http-gzip": Compression.Gzip, "http-deflate": Compression.Deflate}
+
+
+@pytest.mark.parametrize("transport", ["http", "http-gzip", "http-deflate", "grpc"])
 def test_every_span_arrives_once_intact(collector: AnyCollector, transport: str) -> None:
     if transport == "grpc":
         exporter: SpanExporter = GrpcSpanExporter(
@@ -80,7 +83,7 @@ def test_every_span_arrives_once_intact(collector: AnyCollector, transport: str)
     else:
         exporter = HttpSpanExporter(
             endpoint=f"{collector.url}/v1/traces",
-            compression=Compression.Gzip if transport == "http-gzip" else Compression.NoCompression,
+            compression=_COMPRESSION.get(transport, Compression.NoCompression),
         )
     expected = _send_spans(exporter, f"agent-{transport}")
     assert collector.terminate() == 0

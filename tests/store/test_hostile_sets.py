@@ -256,7 +256,9 @@ def test_what_was_collapsed_is_in_the_json_data_quality(
     document = json.loads(capsys.readouterr().out)
     (test,) = document["tests"]
     assert (test["n"], test["passed"]) == (N, PASSED)
-    (finding,) = document["data_quality"]["findings"]
-    assert finding["kind"] == "duplicate_files" and finding["count"] == 2 * N
+    # (the fixture's "tool" spans lack gen_ai.operation.name: also an unclaimed_work warning)
+    findings = document["data_quality"]["findings"]
+    (finding,) = [f for f in findings if f["kind"] == "duplicate_files"]
+    assert finding["count"] == 2 * N
     # the later of the two in walk order is the one left out
     assert finding["examples"] == [str(original)]

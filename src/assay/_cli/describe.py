@@ -28,6 +28,14 @@ def _text(d: Description) -> str:
     lines += [f"  {count:>8}  {name}" for name, count in d.span_names]
     lines += ["", "conventions detected (spans):"]
     lines += [f"  {count:>8}  {label}" for label, count in d.conventions] or ["  none known"]
+    if (u := d.unclaimed) is not None:  # never silently blind (analysis/_unclaimed.py)
+        where = f"{u.spans} in {u.traces} of {u.looked_at} traces looked at"
+        lines += [
+            "",
+            f"spans that look like work but no convention assay reads claims ({where}; their "
+            "tools, LLM calls and tokens are not counted):",
+        ]
+        lines += [f"  {count:>8}  {name}" for name, count in u.names]
     lines += ["", "candidate test attributes:"]
     if not d.candidates:
         lines.append("  none: no root span carries a string attribute")

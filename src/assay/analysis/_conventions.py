@@ -1,8 +1,9 @@
 """Reading span conventions: which spans are tool calls and LLM calls, and their usage.
 
-Three conventions are recognised (DESIGN.md): OpenTelemetry GenAI semantic conventions,
-OpenInference and OpenLLMetry (Traceloop). Each expression reads the promoted columns of the
-spans table, so no attribute list is decoded.
+The conventions recognised: OpenTelemetry GenAI semantic conventions, OpenInference,
+OpenLLMetry (Traceloop), the OpenAI Agents bridge and the Vercel AI SDK's ``ai.*`` spans
+(docs/integrations.md). Each expression reads the promoted columns of the spans table, so no
+attribute list is decoded.
 """
 
 from __future__ import annotations
@@ -76,10 +77,20 @@ def agent_name() -> pl.Expr:
     )
 
 
+def _is_ai_sdk_model_call() -> pl.Expr:
+    operation = _col(c.AI_SDK_OPERATION)
+    return (
+        operation.str.starts_with("ai.")
+        & pl.any_horizontal(operation.str.ends_with(s) for s in c.AI_SDK_MODEL_CALLS)
+    ).fill_null(False)
+
+
 def tool_name() -> pl.Expr:
     """The tool a span calls, or null if the span is not a tool call (handoffs are not)."""
     return (
-        pl.when(_col(c.GENAI_OPERATION) == c.GENAI_EXECUTE_TOOL)
+        pl.when(_col(c.AI_SDK_OPERATION) == c.AI_SDK_TOOL_CALL)
+        .then(pl.coalesce(_col(c.AI_SDK_TOOL_NAME), pl.col("name")))
+        .when(_col(c.GENAI_OPERATION) == c.GENAI_EXECUTE_TOOL)
         .then(pl.coalesce(_col(c.GENAI_TOOL_NAME), pl.col("name")))
         .when(_is_openinference_handoff())
         .then(None)
@@ -97,15 +108,22 @@ def is_llm_call() -> pl.Expr:
         _col(c.GENAI_OPERATION).is_in(list(c.GENAI_LLM_OPERATIONS)).fill_null(False)
         | (_col(c.OPENINFERENCE_KIND) == c.OPENINFERENCE_LLM).fill_null(False)
         | _col(c.LLM_REQUEST_TYPE).is_not_null()
+        | _is_ai_sdk_model_call()
     )
 
 
 def input_tokens() -> pl.Expr:
-    """Input (prompt) tokens of an LLM call, in whichever convention recorded them."""
+    """Input (prompt) tokens of an LLM call, in whichever convention recorded them.
+
+    Read on LLM calls only: the AI SDK's run span (``ai.generateText``) carries the same
+    ``ai.usage.*`` attributes as the total of its model calls.
+    """
     return pl.coalesce(
         _col(c.GENAI_INPUT_TOKENS),
         _col(c.OPENINFERENCE_PROMPT_TOKENS),
         _col(c.LEGACY_PROMPT_TOKENS),
+        _col(c.AI_SDK_INPUT_TOKENS),
+        _col(c.AI_SDK_PROMPT_TOKENS),
     )
 
 
@@ -115,6 +133,8 @@ def output_tokens() -> pl.Expr:
         _col(c.GENAI_OUTPUT_TOKENS),
         _col(c.OPENINFERENCE_COMPLETION_TOKENS),
         _col(c.LEGACY_COMPLETION_TOKENS),
+        _col(c.AI_SDK_OUTPUT_TOKENS),
+        _col(c.AI_SDK_COMPLETION_TOKENS),
     )
 
 
@@ -183,6 +203,12 @@ SPAN_COLUMNS = [
             c.GENAI_AGENT_NAME,
             c.OPENAI_AGENTS_SPAN_TYPE,
             c.OPENAI_AGENTS_HANDOFF_TO,
+            c.AI_SDK_OPERATION,
+            c.AI_SDK_TOOL_NAME,
+            c.AI_SDK_INPUT_TOKENS,
+            c.AI_SDK_OUTPUT_TOKENS,
+            c.AI_SDK_PROMPT_TOKENS,
+            c.AI_SDK_COMPLETION_TOKENS,
         )
     ),
 ]

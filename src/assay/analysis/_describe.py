@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from assay import conventions as c
+from assay.analysis._unclaimed import Unclaimed, unclaimed_work
 from assay.store import PROMOTED_ATTRIBUTES, promoted_column
 
 _TOP = 15
@@ -22,6 +23,7 @@ _CONVENTIONS = {
     "OpenInference": c.OPENINFERENCE_KIND,
     "OpenLLMetry (traceloop)": c.TRACELOOP_KIND,
     "OpenAI Agents (openai-agents-opentelemetry)": c.OPENAI_AGENTS_SPAN_TYPE,
+    "Vercel AI SDK (ai.*)": c.AI_SDK_OPERATION,
 }
 
 
@@ -40,6 +42,30 @@ class Candidate:
     on_roots: int
     """Root spans carrying it."""
 
+    @property
+    def known(self) -> bool:
+        """A mapping attribute of a known framework (``conventions.MAPPING_CANDIDATES``)."""
+        return self.attribute in (c.TEST_ID, *c.MAPPING_CANDIDATES) or self.attribute.startswith(
+            c.MAPPING_CANDIDATE_PREFIXES
+        )
+
+    @property
+    def constant(self) -> bool:
+        """One value over several traces: mapped by it, every run would be one test."""
+        return self.values == 1 and self.traces > 1
+
+    def fit(self) -> tuple[bool, bool, bool, bool, float, int]:
+        """How well it looks like a test name, for sorting (larger first).
+
+        On root spans (a trial is the top-most span carrying it), more than one value, far
+        fewer values than traces (a value per trace is an id, a prompt or a timestamp, not a
+        test; at most half as many values as traces, or two traces a test on average), then a
+        known framework attribute, the share of traces whose root carries it, and traces.
+        """
+        few = self.values * 2 <= self.traces
+        share = self.on_roots / self.traces if self.traces else 0.0
+        return (self.on_roots > 0, not self.constant, few, self.known, share, self.traces)
+
 
 @dataclass(frozen=True, slots=True)
 class Description:
@@ -54,7 +80,9 @@ class Description:
     conventions: tuple[tuple[str, int], ...]
     """Conventions detected, with the number of spans in each."""
     candidates: tuple[Candidate, ...]
-    """Attributes that could name the test, the known mapping attributes first."""
+    """Attributes that could name the test, best first (:meth:`Candidate.fit`)."""
+    unclaimed: Unclaimed | None = None
+    """Spans that look like work but that no convention assay reads claims (a sample)."""
 
 
 def _known_candidates(spans: pl.LazyFrame) -> list[Candidate]:
@@ -92,14 +120,27 @@ def _root_candidates(spans: pl.LazyFrame, known: set[str]) -> list[Candidate]:
             pl.col("string_value").n_unique().alias("values"),
             pl.len().alias("spans"),
         )
-        .sort(["traces", "key"], descending=[True, False])
-        .head(_TOP)
         .collect()
     )
     return [
         Candidate(key, int(traces), int(values), int(n), int(n))
         for key, traces, values, n in rows.select("key", "traces", "values", "spans").rows()
     ]
+
+
+def ranked_candidates(spans: pl.LazyFrame, top: int = _TOP) -> list[Candidate]:
+    """The ``top`` attributes most like a test name, best first (:meth:`Candidate.fit`).
+
+    They are the known mapping attributes (wherever they are) and the string attributes of
+    root spans; ties go alphabetically.
+    """
+    known = _known_candidates(spans)
+    found = sorted(known + _root_candidates(spans, {k.attribute for k in known}), key=_name)
+    return sorted(found, key=Candidate.fit, reverse=True)[:top]  # stable: ties keep names' order
+
+
+def _name(candidate: Candidate) -> str:
+    return candidate.attribute
 
 
 def describe_spans(spans: pl.LazyFrame) -> Description:
@@ -125,12 +166,11 @@ def describe_spans(spans: pl.LazyFrame) -> Description:
         .collect()
         .row(0, named=True)
     )
-    known = _known_candidates(spans)
-    roots = _root_candidates(spans, {k.attribute for k in known})
     return Description(
         spans=int(totals[0]),
         traces=int(totals[1]),
         span_names=tuple((str(n), int(k)) for n, k in names.rows()),
         conventions=tuple((label, int(n)) for label, n in counts.items() if n),
-        candidates=tuple(known + roots),
+        candidates=tuple(ranked_candidates(spans)),
+        unclaimed=unclaimed_work(spans),
     )

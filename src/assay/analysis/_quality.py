@@ -11,6 +11,7 @@ import polars as pl
 
 from assay import conventions as c
 from assay.analysis import _columns as tc
+from assay.analysis._describe import ranked_candidates
 from assay.analysis._passwhen import PassRule
 from assay.quality import DataQuality, Finding
 from assay.store import promoted_column
@@ -31,29 +32,21 @@ def _plural(n: int, word: str) -> str:
 def no_trials_message(spans: pl.LazyFrame, test_attribute: str) -> str:
     """The error for a trace set where nothing carries the test attribute, with hints.
 
-    The hints are the attributes on root spans, each with the number of traces carrying it,
-    the best-known mapping attributes first.
+    The hints are the attributes most like a test name, as ``assay describe`` ranks them
+    (:func:`ranked_candidates`: on the roots, several values, far fewer than traces), each
+    with its number of values and traces; a constant is named as one.
     """
     total = spans.select(pl.len()).collect().item()
-    keys = (
-        spans.filter(pl.col("parent_span_id").is_null())
-        .select("trace_id", pl.col("attributes").list.eval(pl.element().struct.field("key")))
-        .explode("attributes")
-        .drop_nulls("attributes")
-        .group_by("attributes")
-        .agg(pl.col("trace_id").n_unique().alias("traces"))
-        .with_columns(pl.col("attributes").is_in(list(c.MAPPING_CANDIDATES)).alias("_known"))
-        .sort(["_known", "traces", "attributes"], descending=[True, True, False])
-        .head(_HINTS)
-        .collect()
-    )
     message = f"no trial spans: none of the {total} spans read carries {test_attribute}"
-    if keys.height:
-        hints = ", ".join(
-            f"{key} ({_plural(n, 'trace')})"
-            for key, n in keys.select("attributes", "traces").rows()
+    hints = [k for k in ranked_candidates(spans, top=_HINTS) if k.on_roots]
+    if hints:
+        listed = ", ".join(
+            f"{k.attribute} ({_plural(k.values, 'value')} in {_plural(k.traces, 'trace')}"
+            + (": one test" if k.constant else "")
+            + ")"
+            for k in hints
         )
-        message += f"; root spans carry {hints}: try --test-attribute with one of them"
+        message += f"; root spans carry {listed}: try --test-attribute with the first"
     return message
 
 

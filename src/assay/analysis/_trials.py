@@ -13,6 +13,7 @@ from assay.analysis import _quality as quality
 from assay.analysis._events import explode_events
 from assay.analysis._ownership import classify_traces, resolve_nested, resolve_topmost
 from assay.analysis._passwhen import PassRule, parse_pass_when, rule_outcomes
+from assay.analysis._unclaimed import unclaimed_finding
 from assay.analysis._work import (
     WorkShape,
     aggregate_work,
@@ -167,7 +168,7 @@ def read_trials(
         located=located,
         rule=rule,
         min_score=min_score,
-    )
+    ).merged(unclaimed_finding(spans, per_trace))
     return Trials(_finish(table), findings)
 
 

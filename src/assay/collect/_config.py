@@ -8,7 +8,13 @@ from pathlib import Path
 
 from assay.errors import ConfigError, DecompressionError, TooLargeError
 
-__all__ = ["CollectorConfig", "DecompressionError", "TooLargeError", "gunzip_bounded"]
+__all__ = [
+    "CollectorConfig",
+    "DecompressionError",
+    "TooLargeError",
+    "gunzip_bounded",
+    "inflate_bounded",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,3 +126,26 @@ def gunzip_bounded(data: bytes, limit: int, max_members: int = 16) -> bytes:
     except zlib.error as exc:
         raise DecompressionError(f"invalid gzip data ({exc})") from exc
     return b"".join(out)
+
+
+def inflate_bounded(data: bytes, limit: int) -> bytes:
+    """Decompress HTTP ``deflate`` data (zlib-wrapped, or raw as some senders make it).
+
+    The Python OTLP exporter offers ``deflate`` (``zlib.compress``) besides gzip.
+
+    Raises:
+        TooLargeError: The data inflates beyond ``limit``.
+        DecompressionError: The data is neither zlib nor raw deflate, or is truncated.
+    """
+    # 0x78 is the first byte of every zlib header with the usual 32 KB window
+    wbits = zlib.MAX_WBITS if data[:1] == b"\x78" else -zlib.MAX_WBITS
+    inflater = zlib.decompressobj(wbits)
+    try:
+        out = inflater.decompress(data, limit + 1)
+    except zlib.error as exc:
+        raise DecompressionError(f"invalid deflate data ({exc})") from exc
+    if len(out) > limit or inflater.unconsumed_tail:
+        raise TooLargeError(f"decompressed body exceeds {limit} bytes")
+    if not inflater.eof or inflater.unused_data:
+        raise DecompressionError("truncated or trailing deflate data")
+    return out

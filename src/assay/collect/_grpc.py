@@ -24,6 +24,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from assay.collect._config import CollectorConfig
 from assay.collect._counters import Counters
 from assay.collect._intake import Accepted, Intake, OverloadedError, UnavailableError
+from assay.collect._refusals import RefusalLog
 from assay.errors import InputError
 
 __all__ = ["GrpcReceiver"]
@@ -38,6 +39,7 @@ class _Handler(grpc.GenericRpcHandler):  # type: ignore[misc]
         self._config = config
         self._intake = intake
         self._counters = counters
+        self._refusals = RefusalLog()
 
     def service(self, handler_call_details: Any) -> Any:
         method = handler_call_details.method
@@ -68,15 +70,15 @@ class _Handler(grpc.GenericRpcHandler):  # type: ignore[misc]
         counters.add("requests")
         metadata = dict(context.invocation_metadata() or ())
         if not self._intake.authorized(metadata.get("authorization")):
-            counters.add("requests_refused")
+            self._refused(context, "UNAUTHENTICATED", "missing or wrong bearer token")
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
         try:
             return accept(body)
         except InputError as exc:
-            counters.add("requests_refused")
+            self._refused(context, "INVALID_ARGUMENT", str(exc))
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         except OverloadedError as exc:
-            counters.add("requests_throttled")
+            self._refused(context, "RESOURCE_EXHAUSTED", str(exc), throttled=True)
             retry = error_details_pb2.RetryInfo(
                 retry_delay=Duration(seconds=self._config.retry_after_s)
             )
@@ -87,13 +89,19 @@ class _Handler(grpc.GenericRpcHandler):  # type: ignore[misc]
             )
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except UnavailableError as exc:
-            counters.add("requests_throttled")
+            self._refused(context, "UNAVAILABLE", str(exc), throttled=True)
             context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
         except Exception as exc:  # a bug must cost one call, never the collector
             _log.exception("unexpected error handling an export call")
             counters.add("requests_refused")
             context.abort(grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}")
         raise AssertionError("unreachable")  # pragma: no cover - abort raises
+
+    def _refused(self, context: Any, status: str, reason: str, *, throttled: bool = False) -> None:
+        self._counters.add("requests_throttled" if throttled else "requests_refused")
+        self._refusals.refused(
+            status, str(context.peer()), "an export call", reason, throttled=throttled
+        )
 
 
 class GrpcReceiver:

@@ -3,9 +3,15 @@
 Status codes follow the OTLP/HTTP specification: 200 with an ``Export*ServiceResponse`` in the
 request's encoding (``partial_success`` when some items were refused); 400 for undecodable
 data; 401 for a missing or wrong token; 413 for a body (or its decompressed form) over the
-limit; 415 for an unsupported content type or encoding; 429 with ``Retry-After`` when the queue
-is full and 503 with ``Retry-After`` while shutting down. Error bodies are a ``google.rpc.Status``
-in the request's encoding.
+limit; 415 for an unsupported content type or encoding (gzip and deflate are read); 429 with
+``Retry-After`` when the queue is full and 503 with ``Retry-After`` while shutting down. Error
+bodies are a ``google.rpc.Status`` in the request's encoding, and every refusal is logged with
+its reason (``_refusals``).
+
+Bodies come with a ``Content-Length`` or chunked (``Transfer-Encoding: chunked``, what the
+OpenTelemetry JS exporters send), within the same limits. ``Expect: 100-continue`` is answered
+only once the headers pass every check, so a refused sender does not send its body in vain.
+Connections are kept alive between requests (HTTP/1.1) unless a refusal leaves a body unread.
 """
 
 from __future__ import annotations
@@ -24,14 +30,17 @@ from google.rpc import status_pb2
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
+from assay.collect._chunked import ChunkedBodyError, read_chunked
 from assay.collect._config import (
     CollectorConfig,
     DecompressionError,
     TooLargeError,
     gunzip_bounded,
+    inflate_bounded,
 )
 from assay.collect._counters import Counters
 from assay.collect._intake import Accepted, Intake, OverloadedError, UnavailableError
+from assay.collect._refusals import RefusalLog
 from assay.errors import InputError
 
 __all__ = ["HttpReceiver"]
@@ -40,7 +49,24 @@ _log = logging.getLogger("assay.collect")
 _PROTOBUF = "application/x-protobuf"
 _JSON = "application/json"
 # google.rpc.Code numbers for error bodies
-_RPC_CODE = {500: 13, 400: 3, 401: 16, 404: 5, 405: 12, 411: 3, 413: 8, 415: 3, 429: 8, 503: 14}
+_RPC_CODE = {
+    500: 13, 400: 3, 401: 16, 404: 5, 405: 12, 411: 3, 413: 8, 415: 3, 429: 8, 501: 12, 503: 14
+}  # fmt: skip
+_THROTTLED = (429, 503)
+#: Lengths standing for a body without a valid ``Content-Length`` (see ``_body_length``).
+_CHUNKED, _NO_LENGTH, _BAD_LENGTH, _AMBIGUOUS, _BAD_CODING = -1, -2, -3, -4, -5
+
+
+_LENGTH_REFUSALS: dict[int, tuple[int, str, dict[str, str] | None]] = {
+    _NO_LENGTH: (411, "a Content-Length header or Transfer-Encoding: chunked is required", None),
+    _BAD_LENGTH: (400, "the Content-Length header is not a byte count", None),
+    _AMBIGUOUS: (400, "both Transfer-Encoding and Content-Length were sent", None),
+    _BAD_CODING: (
+        501,
+        "unsupported Transfer-Encoding; use chunked (Content-Encoding: gzip to compress)",
+        None,
+    ),
+}
 
 
 class _Server(ThreadingHTTPServer):
@@ -54,6 +80,7 @@ class _Server(ThreadingHTTPServer):
         self.intake = intake
         self.config = config
         self.counters = counters
+        self.refusals = RefusalLog()
         self.connections = threading.BoundedSemaphore(config.max_connections)
         self.active = 0
         self.idle = threading.Condition()
@@ -66,6 +93,10 @@ class _Server(ThreadingHTTPServer):
 
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self.connections.acquire(blocking=False):
+            limit = f"{self.config.max_connections} connections are open"
+            self.refusals.refused(
+                "503", str(client_address[0]), "a connection", limit, throttled=True
+            )
             try:
                 request.sendall(
                     b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\n"
@@ -111,6 +142,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "assay-collector"
     _reader: _DeadlineReader
+    _expects_continue = False
 
     def setup(self) -> None:
         super().setup()
@@ -120,7 +152,14 @@ class _Handler(BaseHTTPRequestHandler):
     def handle_one_request(self) -> None:
         # The header deadline includes the wait for the request (idle keep-alive time).
         self._reader.deadline = time.monotonic() + self.server.config.header_timeout_s
+        self._expects_continue = False
         super().handle_one_request()
+
+    def handle_expect_100(self) -> bool:
+        # The stdlib answers "100 Continue" before the request is looked at; defer it to
+        # ``_post``, which sends it only for a request it will read.
+        self._expects_continue = True
+        return True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         _log.debug("%s " + format, self.address_string(), *args)
@@ -151,10 +190,13 @@ class _Handler(BaseHTTPRequestHandler):
     ) -> None:
         counters = self.server.counters
         counters.add("requests")
-        if status in (429, 503):
-            counters.add("requests_throttled")
-        else:
-            counters.add("requests_refused")
+        throttled = status in _THROTTLED
+        counters.add("requests_throttled" if throttled else "requests_refused")
+        if status != 500:  # an internal error is logged with its traceback where it happens
+            what = f"POST {self.path.split('?', 1)[0]}"
+            self.server.refusals.refused(
+                str(status), self.address_string(), what, message, throttled=throttled
+            )
         rpc = status_pb2.Status(code=_RPC_CODE.get(status, 2), message=message)
         if json_body:
             body = json.dumps(json_format.MessageToDict(rpc)).encode()
@@ -215,11 +257,7 @@ class _Handler(BaseHTTPRequestHandler):
         if media == "application/protobuf":  # some senders use the unprefixed name
             media = _PROTOBUF
         json_body = media == _JSON
-        length_header = self.headers.get("Content-Length")
-        try:
-            length = int(length_header) if length_header is not None else -1
-        except ValueError:
-            length = -2
+        length = self._body_length()
         # A request refused before its body is read closes the connection (the unread body
         # would otherwise be taken for the next request). A body of bounded size is read and
         # dropped first, so that the sender, still writing it, gets to read the answer.
@@ -232,8 +270,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif media not in (_PROTOBUF, _JSON):
             allowed = f"use {_PROTOBUF} or {_JSON}"
             refusal = (415, f"unsupported content type {media or '(none)'!r}; {allowed}", None)
-        elif length < 0:
-            refusal = (411 if length == -1 else 400, "a Content-Length header is required", None)
+        elif length < _CHUNKED:
+            refusal = _LENGTH_REFUSALS[length]
         elif length > config.max_body_bytes:
             limit = config.max_body_bytes
             refusal = (413, f"body of {length} bytes exceeds the limit of {limit}", None)
@@ -241,21 +279,25 @@ class _Handler(BaseHTTPRequestHandler):
         if refusal is not None:
             status, message, headers = refusal
             self.close_connection = True
-            self._discard(length, 4 * config.max_body_bytes)
+            if not self._expects_continue:  # else the sender waits for a word to send it
+                self._discard(length, 4 * config.max_body_bytes)
             self._error(status, message, json_body=json_body and status != 415, headers=headers)
             return
-        body = self.rfile.read(length)  # under the body deadline set above
-        if len(body) < length:
-            self.close_connection = True
+        if self._expects_continue:
+            self.send_response_only(100)
+            self.end_headers()
+        body = self._read_body(length, json_body)  # under the body deadline set above
+        if body is None:
             return
         encoding = (self.headers.get("Content-Encoding") or "identity").strip().lower()
         try:
-            if encoding == "gzip":
+            if encoding in ("gzip", "x-gzip"):
                 body = gunzip_bounded(body, config.max_decompressed_bytes, config.max_gzip_members)
+            elif encoding == "deflate":
+                body = inflate_bounded(body, config.max_decompressed_bytes)
             elif encoding != "identity":
-                self._error(
-                    415, f"unsupported content encoding {encoding!r}; use gzip", json_body=json_body
-                )
+                message = f"unsupported content encoding {encoding!r}; use gzip (or deflate)"
+                self._error(415, message, json_body=json_body)
                 return
             if len(body) > config.max_decompressed_bytes:
                 raise TooLargeError(f"body exceeds {config.max_decompressed_bytes} bytes")
@@ -276,8 +318,48 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._ok(path, result, json_body)
 
+    def _body_length(self) -> int:
+        """The body's ``Content-Length``, ``_CHUNKED``, or the code of what is wrong."""
+        coding = self.headers.get("Transfer-Encoding")
+        length_header = self.headers.get("Content-Length")
+        if coding is not None:
+            if length_header is not None:  # a request smuggling vector: refuse, do not pick
+                return _AMBIGUOUS
+            codings = [part.strip().lower() for part in coding.split(",")]
+            return _CHUNKED if codings == ["chunked"] else _BAD_CODING
+        if length_header is None:
+            return _NO_LENGTH
+        try:
+            length = int(length_header)
+        except ValueError:
+            return _BAD_LENGTH
+        return length if length >= 0 else _BAD_LENGTH
+
+    def _read_body(self, length: int, json_body: bool) -> bytes | None:
+        """The request's body, or None once the request is answered or the sender is gone."""
+        if length != _CHUNKED:
+            body = self.rfile.read(length)
+            if len(body) < length:
+                self.close_connection = True
+                return None
+            return body
+        limit = self.server.config.max_body_bytes
+        try:
+            return read_chunked(self.rfile, limit, drain=4 * limit)
+        except (TooLargeError, ChunkedBodyError) as exc:
+            self.close_connection = True  # what is left of the body cannot be told apart
+            status = 413 if isinstance(exc, TooLargeError) else 400
+            self._error(status, str(exc), json_body=json_body)
+            return None
+
     def _discard(self, length: int, limit: int) -> None:
         """Read and drop a body of at most ``limit`` bytes (larger ones are left unread)."""
+        if length == _CHUNKED:
+            try:
+                read_chunked(self.rfile, limit)
+            except (TooLargeError, ChunkedBodyError):
+                pass
+            return
         if not 0 < length <= limit:
             return
         remaining = length

@@ -119,6 +119,14 @@ PROMOTED_ATTRIBUTES: Final[dict[str, pa.DataType]] = {
     c.OPENAI_AGENTS_WORKFLOW: pa.string(),
     c.TRACELOOP_WORKFLOW_NAME: pa.string(),
     c.OPENINFERENCE_SESSION_ID: pa.string(),
+    # Vercel AI SDK
+    c.AI_SDK_OPERATION: pa.string(),
+    c.AI_SDK_TOOL_NAME: pa.string(),
+    c.AI_SDK_INPUT_TOKENS: pa.int64(),
+    c.AI_SDK_OUTPUT_TOKENS: pa.int64(),
+    c.AI_SDK_PROMPT_TOKENS: pa.int64(),
+    c.AI_SDK_COMPLETION_TOKENS: pa.int64(),
+    c.AI_SDK_FUNCTION_ID: pa.string(),
 }
 
 
