@@ -132,11 +132,9 @@ def test_a_file_without_promoted_columns_is_read_from_its_attributes(honest: Pat
     assert frame["gen_ai_tool_name"].drop_nulls().to_list() == ["search"] * N
 
 
-def test_promoted_columns_rebuilt_from_attributes_match_the_writer(tmp_path: Path) -> None:
+def _one_span_each(attributes: list[dict[str, object]]) -> pa.Table:
     rows = SpanRows()
-    values: list[object] = [7, "8", 9.0, 9.5, True, " 10 ", "x"]
-    for i, value in enumerate(values):
-        attrs = {"assay.test.id": 3 if i == 0 else "t", "assay.trial.index": value}
+    for i, attrs in enumerate(attributes):
         rows.append(
             trace_id=f"{i + 1:032x}",
             span_id=f"{i + 1:016x}",
@@ -145,7 +143,17 @@ def test_promoted_columns_rebuilt_from_attributes_match_the_writer(tmp_path: Pat
             end_time=2,
             attributes=encode_attributes(attrs),
         )
-    table = rows.to_table()
+    return rows.to_table()
+
+
+def test_promoted_columns_rebuilt_from_attributes_match_the_writer(tmp_path: Path) -> None:
+    values: list[object] = [7, "8", 9.0, 9.5, True, " 10 ", "x"]
+    table = _one_span_each(
+        [
+            {"assay.test.id": 3 if i == 0 else "t", "assay.trial.index": v}
+            for i, v in enumerate(values)
+        ]
+    )
     write_spans(table, tmp_path / "full", partition_by=())
     stripped = table.drop_columns(["assay_trial_index", "assay_test_id"])
     pq.write_table(stripped, tmp_path / "s.parquet")
@@ -153,6 +161,19 @@ def test_promoted_columns_rebuilt_from_attributes_match_the_writer(tmp_path: Pat
         expected = open_trace_set(tmp_path / "full").scan().collect()[column].to_list()
         rebuilt = open_trace_set(tmp_path / "s.parquet").scan().collect()[column].to_list()
         assert rebuilt == expected, column
+
+
+def test_a_rebuilt_string_column_holds_the_text_of_every_value_as_the_writer(
+    tmp_path: Path,
+) -> None:
+    values: list[object] = ["x", 3, 2.5, True, False, ["a", "b"], [1, "a"], {"k": 1}, b"\0\1", None]
+    table = _one_span_each([{"assay.test.id": "t", "gen_ai.tool.name": v} for v in values])
+    written = table["gen_ai_tool_name"].to_pylist()
+    assert written[:5] == ["x", "3", "2.5", "true", "false"] and written[-1] is None
+    assert None not in written[:-1]
+    pq.write_table(table.drop_columns(["gen_ai_tool_name"]), tmp_path / "s.parquet")
+    rebuilt = open_trace_set(tmp_path / "s.parquet").scan().collect()["gen_ai_tool_name"]
+    assert rebuilt.to_list() == written
 
 
 def test_a_file_without_events_is_refused_by_name(honest: Path) -> None:

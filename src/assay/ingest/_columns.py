@@ -4,7 +4,7 @@
 collector taking tens of thousands of spans a second. This builder appends each value to a flat
 list of its type (with its position) and assembles the nested Arrow arrays from offsets, so that
 an attribute costs a few list appends. Hot attributes are promoted afterwards, column-wise, by
-the store's own rule (``assay.store._rows._coerce`` for any value whose type differs from the
+the store's own rule (``assay.store._coercion.coerce`` for any value whose type differs from the
 column's), so both builders fill the promoted columns identically — a test compares them.
 """
 
@@ -17,7 +17,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from assay.store import _schema as s
-from assay.store._rows import _coerce, encode_value
+from assay.store._coercion import coerce
+from assay.store._rows import encode_value
 
 _KINDS = ("INTERNAL", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 _STATUS = ("UNSET", "OK", "ERROR")
@@ -124,7 +125,7 @@ class _AttributeColumns:
 
 
 _FIELD_TYPES = (pa.string(), pa.bool_(), pa.int64(), pa.float64(), pa.binary(), pa.string())
-#: The attribute type a promoted column takes as is; any other type goes through ``_coerce``.
+#: The attribute type a promoted column takes as is; any other type goes through ``coerce``.
 _NATIVE = {pa.string(): ("string", "string_value"), pa.int64(): ("int", "int_value")}
 
 
@@ -132,7 +133,7 @@ def _promoted_columns(attributes: pa.ListArray, n: int) -> dict[str, pa.Array]:
     """The promoted columns of ``n`` spans, from their attribute lists.
 
     Same rule as :class:`assay.store.SpanRows`: for each promoted attribute, the last occurrence
-    in a span wins, and its value is ``_coerce``-d to the column type. Done column-wise with
+    in a span wins, and its value is ``coerce``-d to the column type. Done column-wise with
     Arrow kernels; only attributes whose type differs from the column's go through Python.
     """
     flat = attributes.flatten()
@@ -153,7 +154,7 @@ def _promoted_columns(attributes: pa.ListArray, n: int) -> dict[str, pa.Array]:
         if native is not None and pc.all(pc.equal(picked.field("type"), native[0])).as_py():
             values = picked.field(native[1])
         else:
-            values = pa.array([_coerce(a, target) for a in picked.to_pylist()], target)
+            values = pa.array([coerce(a, target) for a in picked.to_pylist()], target)
         out[column] = _scatter(n, rows, values, target)
     return out
 

@@ -19,6 +19,7 @@ from assay.errors import InputError
 from assay.quality import DataQuality, Finding
 from assay.store import _schema as s
 from assay.store._buckets import total_spans
+from assay.store._coercion import coerce_expr
 from assay.store._contents import SpanContents, span_contents
 from assay.store._paths import list_files
 from assay.store._validate import (
@@ -93,7 +94,7 @@ class TraceSet:
                 extra_columns="ignore",
             )
             if columns:
-                frame = frame.with_columns(_from_attributes(c) for c in columns)
+                frame = frame.with_columns(promoted_from_attributes(c) for c in columns)
             frames.append(frame)
         scan = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical")
         if self.deduplicate:
@@ -120,37 +121,15 @@ def _promoted_types() -> dict[str, tuple[str, bool]]:
     }
 
 
-def _from_attributes(column: str) -> pl.Expr:
-    """A promoted column rebuilt from ``attributes``, coerced as the writers coerce it."""
+def promoted_from_attributes(column: str) -> pl.Expr:
+    """A promoted column rebuilt from ``attributes`` by the writers' rule (``_coercion``)."""
     attribute, integer = _promoted_types()[column]
     found = (
         pl.col(s.ATTRIBUTES)
         .list.eval(pl.element().filter(pl.element().struct.field("key") == attribute))
         .list.last()
     )
-    kind = found.struct.field("type")
-    text, whole, real = (
-        found.struct.field(f) for f in ("string_value", "int_value", "double_value")
-    )
-    if integer:
-        value = (
-            pl.when(kind == "int")
-            .then(whole)
-            .when((kind == "double") & (real == real.floor()))
-            .then(real.cast(pl.Int64, strict=False))
-            .when(kind == "string")
-            .then(text.str.strip_chars().cast(pl.Int64, strict=False))
-        )
-    else:
-        value = (
-            pl.when(kind == "string")
-            .then(text)
-            .when(kind == "int")
-            .then(whole.cast(pl.String))
-            .when(kind == "double")
-            .then(real.cast(pl.String))
-        )
-    return value.alias(column)
+    return coerce_expr(found, integer).alias(column)
 
 
 def _findings(checks: Sequence[FileCheck]) -> list[Finding]:
