@@ -233,6 +233,19 @@ def test_duplicate_and_cross_typed_promoted_keys_follow_span_rows() -> None:
     assert row["gen_ai_usage_input_tokens"] == 4
 
 
+def test_an_integer_beyond_int64_in_an_int_column_is_null_not_a_crash() -> None:
+    request = encode_spans(_sdk_spans())
+    span = request.resource_spans[0].scope_spans[0].spans[0]
+    del span.attributes[:]
+    span.attributes.append(KeyValue(key="assay.trial.index", value=AnyValue(string_value="9" * 30)))
+    span.attributes.append(
+        KeyValue(key="gen_ai.usage.input_tokens", value=AnyValue(double_value=1e30))
+    )
+    table = traces_to_table(request).table
+    (row,) = [r for r in table.to_pylist() if r["span_id"] == span.span_id.hex()]
+    assert row["assay_trial_index"] is None and row["gen_ai_usage_input_tokens"] is None
+
+
 def _py(value: AnyValue) -> object:
     from assay.ingest import any_value_to_python
 

@@ -35,7 +35,6 @@ from assay.collect._config import CollectorConfig
 from assay.collect._counters import Counters
 from assay.collect._decoding import DecodePool, decode_record
 from assay.collect._wal import disk_full, list_segments, read_segment, segment_name
-from assay.errors import InputError
 from assay.store import SpanWriter, fsync_dir
 
 __all__ = ["Converter", "recover"]
@@ -66,7 +65,7 @@ def _convert(writer: SpanWriter, kind: int, payload: bytes, counters: Counters |
     """Decode one logged request into the writer; return the spans written (0 if broken)."""
     try:
         table = decode_record(kind, payload)
-    except InputError as exc:
+    except Exception as exc:
         # Receivers validate before logging, so this means a bug; never die on it.
         _log.error("skipping a logged request that cannot be converted: %s", exc)
         if counters is not None:

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from assay.ingest._validate import describe, span_problem
 from assay.store import _schema as s
 from assay.store._coercion import coerce
 from assay.store._rows import encode_value
@@ -208,6 +209,8 @@ class SpanColumns:
         self._link_spans: list[str] = []
         self._link_states: list[str | None] = []
         self._link_attributes = _AttributeColumns()
+        self.first_problem = ""
+        """The first span skipped by :meth:`add_spans` and why (empty when none was)."""
 
     def __len__(self) -> int:
         return len(self._trace_ids)
@@ -223,7 +226,10 @@ class SpanColumns:
         self._resource_count += 1
 
     def add_spans(self, spans: Any, scope_name: str | None, scope_version: str | None) -> int:
-        """Add the ``Span`` messages of one scope; return how many had invalid IDs (skipped)."""
+        """Add the ``Span`` messages of one scope; return how many the table cannot hold.
+
+        Those are skipped (``_validate``); the first is described in :attr:`first_problem`.
+        """
         rejected = 0
         trace_ids = self._trace_ids
         span_ids = self._span_ids
@@ -250,8 +256,11 @@ class SpanColumns:
         for span in spans:
             trace_id = span.trace_id
             span_id = span.span_id
-            if len(trace_id) != 16 or len(span_id) != 8 or not any(trace_id) or not any(span_id):
+            problem = span_problem(span)
+            if problem is not None:
                 rejected += 1
+                if not self.first_problem:
+                    self.first_problem = describe("span", trace_id, span_id, problem)
                 continue
             trace_ids.append(trace_id.hex())
             span_ids.append(span_id.hex())

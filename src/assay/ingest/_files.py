@@ -69,7 +69,8 @@ class ImportResult:
     spans: int
     """Spans written."""
     rejected: int
-    """Spans left out because their trace or span ID was invalid."""
+    """Always 0: a span the table cannot hold now stops the import, named (kept so callers
+    reading it keep working)."""
     written: tuple[Path, ...]
     """The Parquet files created."""
 
@@ -165,6 +166,17 @@ def _framed(data: bytes) -> list[bytes] | None:
     return frames or None
 
 
+def _whole(decoded: DecodedSpans) -> DecodedSpans:
+    """``decoded`` if every span of its request could be stored; a file is not a sender.
+
+    Raises:
+        InputError: A span the spans table cannot hold (``_validate``), named.
+    """
+    if decoded.rejected:
+        raise InputError(f"{decoded.rejected} invalid span(s); the first: {decoded.problem}")
+    return decoded
+
+
 def _json_document(text: bytes) -> DecodedSpans | None:
     """Decode one OTLP/JSON document: traces, or logs (evaluation results); None for metrics.
 
@@ -178,7 +190,7 @@ def _json_document(text: bytes) -> DecodedSpans | None:
     if not isinstance(document, dict):
         raise InputError("not an OTLP/JSON request (not a JSON object)")
     if "resourceSpans" in document or "resource_spans" in document:
-        return traces_to_table(parse_traces_json(document))
+        return _whole(traces_to_table(parse_traces_json(document)))
     if "resourceLogs" in document or "resource_logs" in document:
         logs = logs_to_table(parse_logs_json(document))
         return DecodedSpans(logs.table, 0)
@@ -254,8 +266,11 @@ def _protobuf_file(p: Path, data: bytes) -> Iterator[DecodedSpans]:
         except InputError:
             requests = []
         if requests:
-            for request in requests:
-                yield traces_to_table(request)
+            for number, request in enumerate(requests, start=1):
+                try:
+                    yield _whole(traces_to_table(request))
+                except InputError as exc:
+                    raise InputError(f"{p}: message {number}: {exc}") from exc
             return
     try:
         request = parse_traces_protobuf(data)
@@ -263,7 +278,10 @@ def _protobuf_file(p: Path, data: bytes) -> Iterator[DecodedSpans]:
         raise InputError(f"{p}: neither OTLP JSON lines nor OTLP protobuf ({exc})") from exc
     if not request.resource_spans:
         raise InputError(f"{p}: neither OTLP JSON lines nor OTLP protobuf (no resource spans)")
-    yield traces_to_table(request)
+    try:
+        yield _whole(traces_to_table(request))
+    except InputError as exc:
+        raise InputError(f"{p}: {exc}") from exc
 
 
 def _protobuf_frames(p: Path, stream: _Stream, head: bytes, limit: int) -> Iterator[DecodedSpans]:
@@ -294,7 +312,7 @@ def _protobuf_frames(p: Path, stream: _Stream, head: bytes, limit: int) -> Itera
             if len(body) < size:
                 raise InputError(f"{p}: message {number} is truncated")
         try:
-            yield traces_to_table(parse_traces_protobuf(body))
+            yield _whole(traces_to_table(parse_traces_protobuf(body)))
         except InputError as exc:
             raise InputError(f"{p}: message {number}: {exc}") from exc
 

@@ -13,8 +13,8 @@ reader that rebuilds a column a file lacks apply this rule — :func:`coerce` in
   ``'["fail"]'`` and is refused by name (it is not pass, fail or error), where a null would
   have let the trial pass.
 * an **integer** column holds an int, a double that is a whole number, or a string that is an
-  integer (surrounding spaces allowed); anything else (a bool, ``9.5``, ``"x"``, an array) is
-  null, and the attribute list keeps the original.
+  integer (surrounding spaces allowed), within int64; anything else (a bool, ``9.5``,
+  ``"x"``, ``"1e30"``, an array) is null, and the attribute list keeps the original.
 """
 
 from __future__ import annotations
@@ -54,19 +54,25 @@ def _text(attribute: Mapping[str, Any]) -> str | None:
     return str(attribute["json_value"])  # arrays and kvlists: their JSON text
 
 
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
 def _integer(attribute: Mapping[str, Any]) -> int | None:
     type_ = attribute["type"]
+    value: int | None = None
     if type_ == "int":
-        return int(attribute["int_value"])
-    if type_ == "double":
-        value = float(attribute["double_value"])
-        return int(value) if value.is_integer() else None
-    if type_ == "string":
+        value = int(attribute["int_value"])
+    elif type_ == "double":
+        real = float(attribute["double_value"])
+        value = int(real) if real.is_integer() else None
+    elif type_ == "string":
         try:
-            return int(attribute["string_value"])
+            value = int(attribute["string_value"])
         except ValueError:
-            return None
-    return None
+            value = None
+    if value is None or not _INT64_MIN <= value <= _INT64_MAX:
+        return None  # as Polars' cast: beyond int64 is null
+    return value
 
 
 def coerce(attribute: Mapping[str, Any], target: pa.DataType) -> Any:
