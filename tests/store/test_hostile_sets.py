@@ -183,11 +183,11 @@ def test_a_file_without_events_is_refused_by_name(honest: Path) -> None:
         open_trace_set(honest)
 
 
-def _null_ids(path: Path, column: str) -> None:
+def _null_ids(path: Path, column: str, value: str | None = None, rows: int = 1) -> None:
     table = pq.read_table(path)
     index = table.schema.get_field_index(column)
     values = table[column].to_pylist()
-    values[3] = None
+    values[3 : 3 + rows] = [value] * rows
     field = table.schema.field(index).with_nullable(True)
     pq.write_table(table.set_column(index, field, pa.array(values, pa.string())), path)
 
@@ -202,6 +202,20 @@ def test_a_null_id_is_one_line_and_exit_2(
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "Traceback" not in err
     assert str(original) in err and f"1 span(s) without a {column}" in err
+
+
+@pytest.mark.parametrize("column", ["trace_id", "span_id"])
+def test_empty_ids_are_invalid_never_merged_as_duplicates(
+    honest: Path, column: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two distinct spans, both with an empty id: read as one span stored twice, they once
+    # lost a trial; an empty id is an invalid id (as in OTLP), so the file is refused by name.
+    (original,) = honest.glob("*.parquet")
+    _null_ids(original, column, "", rows=2)
+    assert run(["analyze", str(honest)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Traceback" not in err
+    assert str(original) in err and f"2 span(s) with an empty {column}" in err
 
 
 def test_a_broken_entry_is_named_or_skipped(honest: Path) -> None:
