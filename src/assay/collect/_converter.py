@@ -159,8 +159,10 @@ def recover(config: CollectorConfig, counters: Counters | None = None) -> int:
         on_roll=staged,
     )
     spans = 0
-    for _, path in segments:
-        for kind, payload in read_segment(path):
+    newest = segments[-1][0]
+    for number, path in segments:
+        on_lost = None if counters is None else counters.lost
+        for kind, payload in read_segment(path, newest=number == newest, on_lost=on_lost):
             spans += _convert(writer, kind, payload, counters)
     _commit(config, writer, staged, segments[-1][0], counters)
     _log.info("recovered %d spans from %d log segment(s)", spans, len(segments))

@@ -125,7 +125,7 @@ class Intake:
             )
         if valid:
             payload = request.SerializeToString() if json else body
-            self._append(KIND_TRACES, payload)
+            self._append(KIND_TRACES, payload, valid)
             self._counters.add("spans_accepted", valid)
         if invalid:
             self._counters.add("spans_rejected", invalid)
@@ -145,7 +145,7 @@ class Intake:
         stored, refused = count_log_records(request)
         if stored:
             payload = request.SerializeToString() if json else body
-            self._append(KIND_LOGS, payload)
+            self._append(KIND_LOGS, payload, stored)
             self._counters.add("log_records_accepted", stored)
         if refused:
             self._counters.add("log_records_rejected", refused)
@@ -157,12 +157,12 @@ class Intake:
         )
         return Accepted(stored, refused, message)
 
-    def _append(self, kind: int, payload: bytes) -> None:
+    def _append(self, kind: int, payload: bytes, items: int) -> None:
         if self.draining:
             raise UnavailableError("the collector is shutting down; retry against another")
         self._reserve(len(payload))
         try:
-            self._wal.append(kind, payload)
+            self._wal.append(kind, payload, items)
         except WalClosedError as exc:
             self.release(len(payload))
             raise UnavailableError(str(exc)) from exc
