@@ -12,13 +12,13 @@ import polars as pl
 from assay.analysis import Engine, engine_trials, read_trials, with_cost
 from assay.analysis import columns as tc
 from assay.analysis._engines import bucket_size
-from assay.errors import ConfigError, InputError
+from assay.errors import ConfigError
 from assay.judgement._behaviour import price_table
 from assay.judgement._options import AnalyzeOptions
 from assay.judgement._pipeline import judge
 from assay.judgement._recorded import read_judgements
 from assay.quality import DataQuality, Finding
-from assay.store import TraceSet, open_trace_set
+from assay.store import READ_ERRORS, TraceSet, open_trace_set, read_failure
 from assay.store._reader import DUPLICATE_SPANS
 from assay.verdict import AnalysisResult, Judgement, OptionValue
 
@@ -110,9 +110,8 @@ def _read_trials(
             read.table, price_table(options.prices), spans, recorded_costs=contents.recorded_costs
         )
         findings = (*read.data_quality.findings, *priced)
-    except pl.exceptions.PolarsError as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise InputError(f"could not read the trace set: {first}") from exc
+    except READ_ERRORS as exc:
+        raise read_failure(exc, trace_set.names) from exc
     return _Read(trace_set, trials, recorded, findings)
 
 

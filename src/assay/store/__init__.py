@@ -5,10 +5,12 @@ Every writer (exporter, collector, importer) produces this table; every reader r
 
 from assay.store._contents import SpanContents, span_contents
 from assay.store._reader import (
+    READ_ERRORS,
     SkippedFile,
     TraceSet,
     open_trace_set,
     polars_schema,
+    read_failure,
     read_spans,
     scan_spans,
 )
@@ -41,6 +43,7 @@ __all__ = [
     "EVENT_TYPE",
     "LINK_TYPE",
     "PROMOTED_ATTRIBUTES",
+    "READ_ERRORS",
     "REQUIRED_COLUMNS",
     "SCHEMA_VERSION",
     "SCHEMA_VERSION_KEY",
@@ -62,6 +65,7 @@ __all__ = [
     "polars_schema",
     "span_contents",
     "promoted_column",
+    "read_failure",
     "read_spans",
     "sanitize_partition_value",
     "scan_spans",

@@ -31,6 +31,25 @@ from assay.store._validate import (
 
 _EXAMPLES = 5
 
+READ_ERRORS: tuple[type[BaseException], ...] = (
+    pl.exceptions.PolarsError,
+    pl.exceptions.PanicException,  # Polars' Rust side on bytes that changed under it
+    pa.ArrowException,
+    OSError,
+)
+"""What reading a checked trace set's files can raise when they change while being read (a
+file deleted, truncated or rewritten in place): each is an input problem, never a bug to
+report as a traceback with exit 1, which means FAIL. See :func:`read_failure`."""
+
+
+def read_failure(exc: BaseException, names: Sequence[str]) -> InputError:
+    """The one-line :class:`InputError` for ``exc`` (one of :data:`READ_ERRORS`)."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return InputError(
+        f"{', '.join(names) or 'the trace set'}: could not read the trace set ({first}); "
+        "was a file changed or removed while it was read? Run again once the set is complete"
+    )
+
 
 @dataclass(frozen=True, slots=True)
 class SkippedFile:
@@ -52,6 +71,8 @@ class TraceSet:
     """Files left out under ``skip_bad_files``, with the reason."""
     quality: DataQuality = DataQuality()
     """What the checks found: copies and repeated spans collapsed, columns rebuilt."""
+    names: tuple[str, ...] = ()
+    """The paths the set was opened with (named in errors)."""
     rebuilt: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """Files lacking promoted columns, with those columns (read from ``attributes``)."""
     deduplicate: bool = False
@@ -185,6 +206,13 @@ def open_trace_set(
     names = [os.fspath(p) for p in items]
     if not names:
         raise InputError("no trace set given")
+    try:
+        return _open(names, skip_bad_files, screen_limit)
+    except READ_ERRORS as exc:
+        raise read_failure(exc, names) from exc
+
+
+def _open(names: list[str], skip_bad_files: bool, screen_limit: int | None) -> TraceSet:
     listing = list_files(names)
     skipped: list[SkippedFile] = []
     for path, reason in listing.unreadable:
@@ -210,6 +238,7 @@ def open_trace_set(
     trace_set = TraceSet(
         tuple(c.path for c in checks) + tuple(remote),
         tuple(skipped),
+        names=tuple(names),
         rebuilt=tuple(
             (c.path, tuple(sorted(c.missing_promoted))) for c in checks if c.missing_promoted
         ),

@@ -128,7 +128,10 @@ def check_spans_file(path: str) -> FileCheck:
         missing.append(f"{s.EVENTS} (scores and checks)")
     if missing:
         raise SchemaError(f"{path}: missing column(s) {', '.join(missing)}")
-    bad = _bad_ids(path, metadata)
+    try:
+        bad = _bad_ids(path, metadata)
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(f"{path}: not a readable Parquet file ({_first_line(exc)})") from exc
     if bad:
         parts: list[str] = []
         for column, (nulls, empty) in bad.items():
