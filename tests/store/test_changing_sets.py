@@ -14,12 +14,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from test_hostile_sets import _trials
 
 from assay.cli import run
 from assay.store import (
     READ_ERRORS,
-    SpanRows,
-    encode_attributes,
     open_trace_set,
     read_failure,
     write_spans,
@@ -29,17 +28,7 @@ FILES, TRIALS = 40, 5
 
 
 def _write(folder: Path, first: int) -> None:
-    rows = SpanRows()
-    for i in range(first, first + TRIALS):
-        rows.append(
-            trace_id=f"{i + 1:032x}",
-            span_id=f"{i + 1:016x}",
-            name="trial",
-            start_time=10**18 + i,
-            end_time=10**18 + i + 5,
-            attributes=encode_attributes({"assay.test.id": "t", "assay.trial.outcome": "pass"}),
-        )
-    write_spans(rows.to_table(), folder, partition_by=())
+    write_spans(_trials(first, TRIALS), folder, partition_by=())
 
 
 def _churn(files: list[Path], stop: threading.Event) -> None:
@@ -67,7 +56,7 @@ def test_files_changing_under_analyze_give_exit_2_not_a_traceback(tmp_path: Path
     for k in range(FILES):
         _write(folder / f"part={k:02d}", k * TRIALS)
     files = sorted(folder.rglob("*.parquet"))
-    assert len(files) == FILES and all(pq.read_metadata(f).num_rows == TRIALS for f in files)
+    assert len(files) == FILES and all(pq.read_metadata(f).num_rows == 2 * TRIALS for f in files)
     stop = threading.Event()
     churn = threading.Thread(target=_churn, args=(files, stop), daemon=True)
     churn.start()
