@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -216,6 +218,27 @@ def test_empty_ids_are_invalid_never_merged_as_duplicates(
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "Traceback" not in err
     assert str(original) in err and f"2 span(s) with an empty {column}" in err
+
+
+def test_a_fifo_named_like_a_spans_file_is_named_or_skipped_never_opened(honest: Path) -> None:
+    # Opening a FIFO blocks until something writes to it: `analyze` once hung, also with
+    # --skip-bad-files. Run in a child with a deadline, so a regression fails instead of hanging.
+    fifo = honest / "x.parquet"
+    os.mkfifo(fifo)
+    code = "import sys\nfrom assay.cli import run\nsys.exit(run(sys.argv[1:]))\n"
+    for extra, expected in (([], 2), (["--skip-bad-files"], 3)):
+        result = subprocess.run(
+            [sys.executable, "-c", code, "analyze", str(honest), *extra],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode == expected, result.stderr
+        if expected == 2:
+            assert f"{fifo}: not a regular file" in result.stderr
+    assert [s.path for s in open_trace_set(honest, skip_bad_files=True).skipped] == [str(fifo)]
+    with pytest.raises(InputError, match="not a regular file"):
+        open_trace_set(fifo)
 
 
 def test_a_broken_entry_is_named_or_skipped(honest: Path) -> None:
