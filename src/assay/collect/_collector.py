@@ -122,6 +122,9 @@ class Collector:
         if self._grpc is not None:
             self._grpc.start()
             _log.info("OTLP/gRPC listening on %s:%d", config.host, self._grpc.port)
+        warning = config.exposure_warning()
+        if warning is not None:
+            _log.warning("%s", warning)
         _log.info("writing spans to %s", config.out)
 
     def _lock_out(self) -> None:
