@@ -222,7 +222,9 @@ def _load_file(
         if not isinstance(tests, list) or not tests:
             raise w.error("tests", f"must be a non-empty list of tests (got {kind(tests)})")
         if len(tests) > MAX_TESTS:
-            raise w.error("tests", f"{len(tests):,} tests; a suite file holds at most {MAX_TESTS:,}")
+            raise w.error(
+                "tests", f"{len(tests):,} tests; a suite file holds at most {MAX_TESTS:,}"
+            )
         parsed = [_parse_test(t, w, defaults, i, f) for i, t in enumerate(tests)]
         return name, parsed, finding(str(path), f.unsupported)
     if "input" in m or "id" in m or "name" in m or "turns" in m:

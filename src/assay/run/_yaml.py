@@ -16,7 +16,6 @@ import yaml
 
 from assay.errors import InputError, SchemaError
 
-
 MAX_DEPTH = 64
 """Deepest nesting of lists and mappings a suite file may have (a suite needs a handful)."""
 MAX_VALUES = 1_000_000
@@ -35,7 +34,8 @@ def _check_shape(text: str, path: Path) -> None:
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_DEPTH:
-                line = event.start_mark.line + 1
+                mark = event.start_mark
+                line = mark.line + 1 if mark is not None else "?"
                 raise SchemaError(
                     f"{path}:{line}: nested deeper than {MAX_DEPTH} levels; a suite never is"
                 )
