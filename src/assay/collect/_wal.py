@@ -210,9 +210,12 @@ class WriteAheadLog:
         return fd
 
     def full_now(self) -> bool:
-        """Whether the disk is full *now*: the last write found it full and it still has
-        less than :data:`ROOM` free. So ``/health`` turns ok as soon as space is freed, not
-        at the next request (it once stayed 503 with 17.9 MB free until a POST arrived)."""
+        """Whether the disk is full *now*.
+
+        True when the last write found it full and it still has less than :data:`ROOM` free,
+        so ``/health`` turns ok as soon as space is freed, not at the next request (it once
+        stayed 503 with 17.9 MB free until a POST arrived).
+        """
         if not self.disk_full:
             return False
         try:
