@@ -11,7 +11,7 @@ import polars as pl
 
 from assay.analysis import Engine, bucket_size, engine_trials, read_trials, with_cost
 from assay.analysis import columns as tc
-from assay.errors import ConfigError, InputError
+from assay.errors import ConfigError
 from assay.judge import (
     AnalysisResult,
     AnalyzeOptions,
@@ -22,7 +22,7 @@ from assay.judge import (
     read_judgements,
 )
 from assay.quality import DataQuality, Finding
-from assay.store import TraceSet, open_trace_set
+from assay.store import READ_ERRORS, TraceSet, open_trace_set, read_failure
 
 Paths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
@@ -111,9 +111,8 @@ def _read_trials(
             read.table, price_table(options.prices), spans, recorded_costs=contents.recorded_costs
         )
         findings = (*read.data_quality.findings, *priced)
-    except pl.exceptions.PolarsError as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise InputError(f"could not read the trace set: {first}") from exc
+    except READ_ERRORS as exc:
+        raise read_failure(exc, trace_set.names) from exc
     return _Read(trace_set, trials, recorded, findings)
 
 

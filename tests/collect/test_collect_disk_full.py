@@ -73,8 +73,10 @@ def test_full_disk_refuses_keeps_everything_and_resumes(
     assert isinstance(collector, CollectorProcess)
     assert collector.proc is not None and collector.proc.poll() is None
     filler.unlink()
-    _wait(lambda: _send(collector, acknowledged) == 200)
+    # Health reflects the disk now: ok again before any request arrives (it once stayed
+    # 503 with megabytes free until the next POST).
     _wait(lambda: collector.health()["status"] == "ok")
+    _wait(lambda: _send(collector, acknowledged) == 200)
     _wait(lambda: len(_stored(out)) == len(acknowledged))
     assert collector.terminate() == 0
     stored = _stored(out)

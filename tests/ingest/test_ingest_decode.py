@@ -199,6 +199,7 @@ def test_duplicate_and_cross_typed_promoted_keys_follow_span_rows() -> None:
         ("gen_ai.usage.input_tokens", AnyValue(int_value=3)),
         ("gen_ai.usage.input_tokens", AnyValue(int_value=4)),
         ("gen_ai.agent.name", AnyValue(bool_value=True)),
+        ("gen_ai.tool.name", AnyValue(array_value=ArrayValue(values=[AnyValue(string_value="a")]))),
     ]
     for key, value in pairs:
         span.attributes.append(KeyValue(key=key, value=value))
@@ -215,11 +216,34 @@ def test_duplicate_and_cross_typed_promoted_keys_follow_span_rows() -> None:
         attributes=[encode_value(k, v) for k, v in [(k, _py(v)) for k, v in pairs]],
     )
     (expected,) = rows.to_table().to_pylist()
-    for column in ("assay_trial_index", "assay_test_id", "gen_ai_usage_input_tokens"):
+    for column in (
+        "assay_trial_index",
+        "assay_test_id",
+        "gen_ai_usage_input_tokens",
+        "gen_ai_agent_name",
+        "gen_ai_tool_name",
+    ):
         assert row[column] == expected[column], column
-    assert row["gen_ai_agent_name"] is expected["gen_ai_agent_name"] is None
+    # A string column holds the text of every value (assay.store._coercion), an int column
+    # only what is an integer.
+    assert row["gen_ai_agent_name"] == "true"
+    assert row["gen_ai_tool_name"] == '["a"]'
+    assert row["assay_trial_index"] is None
     assert row["assay_test_id"] == "2.5"
     assert row["gen_ai_usage_input_tokens"] == 4
+
+
+def test_an_integer_beyond_int64_in_an_int_column_is_null_not_a_crash() -> None:
+    request = encode_spans(_sdk_spans())
+    span = request.resource_spans[0].scope_spans[0].spans[0]
+    del span.attributes[:]
+    span.attributes.append(KeyValue(key="assay.trial.index", value=AnyValue(string_value="9" * 30)))
+    span.attributes.append(
+        KeyValue(key="gen_ai.usage.input_tokens", value=AnyValue(double_value=1e30))
+    )
+    table = traces_to_table(request).table
+    (row,) = [r for r in table.to_pylist() if r["span_id"] == span.span_id.hex()]
+    assert row["assay_trial_index"] is None and row["gen_ai_usage_input_tokens"] is None
 
 
 def _py(value: AnyValue) -> object:

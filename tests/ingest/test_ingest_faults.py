@@ -8,6 +8,8 @@ import json
 import struct
 import subprocess
 import sys
+import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +57,50 @@ def test_a_newline_free_stream_stops_at_the_line_limit(
     assert not out.exists() or not list(out.rglob("*.parquet"))  # all or nothing
 
 
+def _gzip_of_zeros(mb: int) -> bytes:
+    deflate = zlib.compressobj(9, zlib.DEFLATED, 31)
+    zeros = b"\0" * MB
+    return b"".join([*(deflate.compress(zeros) for _ in range(mb)), deflate.flush()])
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "shown"),
+    [
+        ("zeros-20k.gz", lambda: _gzip_of_zeros(20), "neither OTLP JSON lines nor OTLP protobuf"),
+        ("zeros-51k.gz", lambda: _gzip_of_zeros(50), "neither OTLP JSON lines nor OTLP protobuf"),
+        ("zeros-1m.gz", lambda: _gzip_of_zeros(1000), "message 1 is empty"),
+        ("nul.bin", lambda: b"\0" * 64 * 1024, "neither OTLP JSON lines nor OTLP protobuf"),
+        ("newlines.json", lambda: b"\n" * 4 * MB, "holds no OTLP data"),
+        ("blanks.json", lambda: b" \r\n\t" * MB, "holds no OTLP data"),
+    ],
+)
+def test_a_file_with_no_otlp_in_it_is_exit_2_in_bounded_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, make: Any, shown: str
+) -> None:
+    """Zeros once parsed as millions of empty length-prefixed messages (a 20 KB gzip: 3.2 GB
+    and still running at 120 s; 51 KB: SIGSEGV), and 4 MB of newlines took 350 s, to import
+    0 spans with exit 0."""
+    source = tmp_path / name
+    source.write_bytes(make())
+    started = time.process_time()
+    assert run(["import", str(source), "--out", str(tmp_path / "traces")]) == 2
+    assert time.process_time() - started < 10
+    line = _one_line(capsys.readouterr().err)
+    assert str(source) in line and shown in line
+
+
+def test_blank_lines_keep_line_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "gaps.json"
+    good = _json_line(_request(1, 2))
+    source.write_text(f"\n\n{good}\n  \n\n{{not json\n")
+    assert run(["import", str(source), "--out", str(tmp_path / "traces")]) == 2
+    assert f"{source}:6: not valid JSON" in _one_line(capsys.readouterr().err)
+
+
 _PEAK = """
 import sys
+import time
+import zlib
 from pathlib import Path
 from assay.ingest import ImportLimits, read_otlp_file
 

@@ -47,7 +47,10 @@ def test_every_format_in_one_run(traces: Path, tmp_path: Path, capsys) -> None:
     assert_junit_schema(ET.parse(out / "junit.xml").getroot())
 
     summary = (out / "summary.md").read_text()
-    assert summary.startswith("## assay:") and "| ❌ | `multi-step-research` | **FAIL**" in summary
+    assert (
+        summary.startswith("## assay:")
+        and "| ❌ | <code>multi-step-research</code> | **FAIL**" in summary
+    )
 
     annotations = (out / "annotations.txt").read_text().splitlines()
     assert annotations[0].startswith("::error title=assay FAIL%3A multi-step-research::")

@@ -49,3 +49,52 @@ def test_all_pass_has_no_annotations(result: AnalysisResult) -> None:
     passing = type(result)(tests=(result.tests[2],), options=result.options)
     assert render_annotations(passing) == ""
     assert "## assay: 1 PASS (1 tests)" in render_markdown(passing)
+
+
+HOSTILE = [
+    "<script>alert(1)</script>",
+    '<img src=x onerror="alert(1)">',
+    "<b>bold</b>",
+    "a` [click](javascript:alert(1)) `b",
+    "*emph* _u_ ~~gone~~ | pipe \\ back",
+]
+
+
+def _inert(markdown: str) -> None:
+    """No HTML tag but assay's own, no code span, link or emphasis opened by a name."""
+    import re
+
+    tags = set(re.findall(r"</?([a-zA-Z][a-zA-Z0-9]*)", markdown))
+    assert tags <= {"code", "details", "summary"}, tags
+    assert "](javascript:" not in markdown.replace("\\](", "")
+    for opener in ("`", "*", "_", "~", "["):
+        unescaped = re.findall(rf"(?<!\\){re.escape(opener)}", markdown)
+        assert not unescaped or opener in "*", (opener, markdown)
+
+
+def test_names_from_the_traces_are_inert_markdown(result: AnalysisResult) -> None:
+    import dataclasses
+
+    checkout = result.tests[0]
+    tests = tuple(
+        dataclasses.replace(
+            checkout,
+            test_id=name,
+            scores=dict.fromkeys([name], next(iter(checkout.scores.values()))),
+            primary_score=name,
+        )
+        for name in HOSTILE
+    )
+    hostile = dataclasses.replace(
+        result,
+        tests=tests,
+        skipped_files=((HOSTILE[3], HOSTILE[0]),),
+        data_quality=result.data_quality,
+    )
+    markdown = render_markdown(hostile)
+    _inert(markdown.replace("**FAIL**", "").replace("**Data quality:**", ""))
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in markdown
+    assert "<code>a\\` \\[click\\](javascript:alert(1)) \\`b</code>" in markdown
+    table = [line for line in markdown.splitlines() if line.startswith("|")]
+    widths = {len(line.replace("\\|", "").split("|")) for line in table}
+    assert len(widths) == 1  # an escaped pipe does not split a cell

@@ -155,3 +155,40 @@ def test_missing_path_and_empty_folder(tmp_path: Path) -> None:
         load_suite(tmp_path / "nope.yaml")
     with pytest.raises(InputError, match="no \\*.yaml"):
         load_suite(tmp_path)
+
+
+def _laughs(levels: int) -> str:
+    """A YAML alias bomb: ``levels`` lines that expand to 10**levels strings."""
+    lines = ['l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for i in range(1, levels):
+        refs = ", ".join([f"*l{i - 1}"] * 10)
+        lines.append(f"l{i}: &l{i} [{refs}]")
+    return "tests:\n  - id: t\n    input:\n" + "".join(f"      {line}\n" for line in lines)
+
+
+def test_hostile_suite_files_are_refused_in_bounded_time(tmp_path: Path) -> None:
+    """An alias bomb ran > 120 s even with --dry-run; 100,000-deep nesting was a
+    RecursionError traceback; 100,000 tests took 79 s and 1.1 GB to dry-run."""
+    import time
+
+    cases = [
+        (_laughs(9), "through its aliases (an alias bomb?)"),
+        (
+            "tests:\n  - id: t\n    input: " + "[" * 100_000 + "]" * 100_000 + "\n",
+            "nested deeper than 64",
+        ),
+        ("tests: &a\n  - *a\n", "refers to a value holding itself"),
+        (
+            "tests:\n" + "  - {id: t, input: x}\n" * 10_001,
+            "10,001 tests; a suite file holds at most 10,000",
+        ),
+    ]
+    for text, expected in cases:
+        started = time.process_time()
+        message = _error(tmp_path, text)
+        assert expected in message and "bad.yaml:" in message, message
+        assert time.process_time() - started < 10, expected
+    small = _laughs(3)  # aliases that expand to a thousand values are fine
+    (tmp_path / "ok.yaml").write_text(small)
+    (test,) = load_suite(tmp_path / "ok.yaml").tests
+    assert len(test.input["l2"]) == 10

@@ -29,9 +29,10 @@ def _files(path: Path) -> list[str]:
 def test_synthetic_spans_hold_no_events_judgements_or_costs(tmp_path: Path) -> None:
     generate(tmp_path / "t", trials=40, spans_per_trial=6, tests=4)
     files = _files(tmp_path / "t")
-    assert pq.read_metadata(files[0]).metadata[ATTRIBUTE_FAMILIES_KEY] == b""
+    assert pq.read_metadata(files[0]).metadata[ATTRIBUTE_FAMILIES_KEY] == b"outcome"
     contents = span_contents(files)
     assert (contents.events, contents.judgements, contents.recorded_costs) == (False,) * 3
+    assert contents.outcomes
     assert not contents.may_hold("status_code", "ERROR")
     assert contents.may_hold("gen_ai_operation_name", "chat")
     assert WorkShape.of(contents) == WorkShape(False, False, False, False)

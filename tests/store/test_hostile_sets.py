@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -132,11 +134,9 @@ def test_a_file_without_promoted_columns_is_read_from_its_attributes(honest: Pat
     assert frame["gen_ai_tool_name"].drop_nulls().to_list() == ["search"] * N
 
 
-def test_promoted_columns_rebuilt_from_attributes_match_the_writer(tmp_path: Path) -> None:
+def _one_span_each(attributes: list[dict[str, object]]) -> pa.Table:
     rows = SpanRows()
-    values: list[object] = [7, "8", 9.0, 9.5, True, " 10 ", "x"]
-    for i, value in enumerate(values):
-        attrs = {"assay.test.id": 3 if i == 0 else "t", "assay.trial.index": value}
+    for i, attrs in enumerate(attributes):
         rows.append(
             trace_id=f"{i + 1:032x}",
             span_id=f"{i + 1:016x}",
@@ -145,7 +145,17 @@ def test_promoted_columns_rebuilt_from_attributes_match_the_writer(tmp_path: Pat
             end_time=2,
             attributes=encode_attributes(attrs),
         )
-    table = rows.to_table()
+    return rows.to_table()
+
+
+def test_promoted_columns_rebuilt_from_attributes_match_the_writer(tmp_path: Path) -> None:
+    values: list[object] = [7, "8", 9.0, 9.5, True, " 10 ", "x"]
+    table = _one_span_each(
+        [
+            {"assay.test.id": 3 if i == 0 else "t", "assay.trial.index": v}
+            for i, v in enumerate(values)
+        ]
+    )
     write_spans(table, tmp_path / "full", partition_by=())
     stripped = table.drop_columns(["assay_trial_index", "assay_test_id"])
     pq.write_table(stripped, tmp_path / "s.parquet")
@@ -155,6 +165,19 @@ def test_promoted_columns_rebuilt_from_attributes_match_the_writer(tmp_path: Pat
         assert rebuilt == expected, column
 
 
+def test_a_rebuilt_string_column_holds_the_text_of_every_value_as_the_writer(
+    tmp_path: Path,
+) -> None:
+    values: list[object] = ["x", 3, 2.5, True, False, ["a", "b"], [1, "a"], {"k": 1}, b"\0\1", None]
+    table = _one_span_each([{"assay.test.id": "t", "gen_ai.tool.name": v} for v in values])
+    written = table["gen_ai_tool_name"].to_pylist()
+    assert written[:5] == ["x", "3", "2.5", "true", "false"] and written[-1] is None
+    assert None not in written[:-1]
+    pq.write_table(table.drop_columns(["gen_ai_tool_name"]), tmp_path / "s.parquet")
+    rebuilt = open_trace_set(tmp_path / "s.parquet").scan().collect()["gen_ai_tool_name"]
+    assert rebuilt.to_list() == written
+
+
 def test_a_file_without_events_is_refused_by_name(honest: Path) -> None:
     (original,) = honest.glob("*.parquet")
     pq.write_table(pq.read_table(original).drop_columns(["events"]), original)
@@ -162,11 +185,11 @@ def test_a_file_without_events_is_refused_by_name(honest: Path) -> None:
         open_trace_set(honest)
 
 
-def _null_ids(path: Path, column: str) -> None:
+def _null_ids(path: Path, column: str, value: str | None = None, rows: int = 1) -> None:
     table = pq.read_table(path)
     index = table.schema.get_field_index(column)
     values = table[column].to_pylist()
-    values[3] = None
+    values[3 : 3 + rows] = [value] * rows
     field = table.schema.field(index).with_nullable(True)
     pq.write_table(table.set_column(index, field, pa.array(values, pa.string())), path)
 
@@ -181,6 +204,41 @@ def test_a_null_id_is_one_line_and_exit_2(
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "Traceback" not in err
     assert str(original) in err and f"1 span(s) without a {column}" in err
+
+
+@pytest.mark.parametrize("column", ["trace_id", "span_id"])
+def test_empty_ids_are_invalid_never_merged_as_duplicates(
+    honest: Path, column: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two distinct spans, both with an empty id: read as one span stored twice, they once
+    # lost a trial; an empty id is an invalid id (as in OTLP), so the file is refused by name.
+    (original,) = honest.glob("*.parquet")
+    _null_ids(original, column, "", rows=2)
+    assert run(["analyze", str(honest)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Traceback" not in err
+    assert str(original) in err and f"2 span(s) with an empty {column}" in err
+
+
+def test_a_fifo_named_like_a_spans_file_is_named_or_skipped_never_opened(honest: Path) -> None:
+    # Opening a FIFO blocks until something writes to it: `analyze` once hung, also with
+    # --skip-bad-files. Run in a child with a deadline, so a regression fails instead of hanging.
+    fifo = honest / "x.parquet"
+    os.mkfifo(fifo)
+    code = "import sys\nfrom assay.cli import run\nsys.exit(run(sys.argv[1:]))\n"
+    for extra, expected in (([], 2), (["--skip-bad-files"], 3)):
+        result = subprocess.run(
+            [sys.executable, "-c", code, "analyze", str(honest), *extra],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode == expected, result.stderr
+        if expected == 2:
+            assert f"{fifo}: not a regular file" in result.stderr
+    assert [s.path for s in open_trace_set(honest, skip_bad_files=True).skipped] == [str(fifo)]
+    with pytest.raises(InputError, match="not a regular file"):
+        open_trace_set(fifo)
 
 
 def test_a_broken_entry_is_named_or_skipped(honest: Path) -> None:

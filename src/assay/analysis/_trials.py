@@ -11,6 +11,7 @@ from assay.analysis import _columns as tc
 from assay.analysis import _conventions as conv
 from assay.analysis import _quality as quality
 from assay.analysis._events import explode_events
+from assay.analysis._outcomes import read_outcomes
 from assay.analysis._ownership import classify_traces, resolve_nested, resolve_topmost
 from assay.analysis._passwhen import PassRule, parse_pass_when, rule_outcomes
 from assay.analysis._unclaimed import unclaimed_finding
@@ -26,7 +27,13 @@ from assay.analysis._work import (
 )
 from assay.errors import SchemaError
 from assay.quality import DataQuality
-from assay.store import DUPLICATE_SPANS, PROMOTED_ATTRIBUTES, SpanContents, promoted_column
+from assay.store import (
+    DUPLICATE_SPANS,
+    PROMOTED_ATTRIBUTES,
+    SpanContents,
+    coerce_expr,
+    promoted_column,
+)
 
 _P = promoted_column
 _KEYS = ["trace_id", tc.TRIAL_SPAN_ID]
@@ -113,7 +120,7 @@ def read_trials(
     carriers = read.filter(pl.col(_P(c.TEST_ID)).is_not_null()).collect()
     if carriers.height == 0:
         raise SchemaError(quality.no_trials_message(spans, test_attribute))
-    _check_outcomes(carriers)
+    carriers = read_outcomes(spans, carriers, contents)
     shapes = classify_traces(carriers, topmost=mapped)
     # Work is aggregated per trace in one pass (in memory: a bucket at a time, it is faster
     # than the streaming engine at the same peak); a trace whose one trial is its root belongs
@@ -277,7 +284,10 @@ def _finish(trials: pl.DataFrame) -> pl.DataFrame:
 
 
 def attribute_as_string(attribute: str) -> pl.Expr:
-    """An attribute's value as a string: its promoted column, else read from ``attributes``."""
+    """An attribute's value as a string: its promoted column, else read from ``attributes``.
+
+    Either way by the one type rule of promoted string columns (``assay.store._coercion``).
+    """
     if attribute in PROMOTED_ATTRIBUTES:
         return pl.col(_P(attribute)).cast(pl.String)
     match = (
@@ -285,18 +295,4 @@ def attribute_as_string(attribute: str) -> pl.Expr:
         .list.eval(pl.element().filter(pl.element().struct.field("key") == attribute))
         .list.first()
     )
-    return pl.coalesce(
-        match.struct.field("string_value"),
-        match.struct.field("int_value").cast(pl.String),
-        match.struct.field("double_value").cast(pl.String),
-        match.struct.field("bool_value").cast(pl.String),
-    )
-
-
-def _check_outcomes(trial_spans: pl.DataFrame) -> None:
-    outcomes = trial_spans[_P(c.TRIAL_OUTCOME)].drop_nulls().str.to_lowercase()
-    bad = outcomes.filter(~outcomes.is_in(list(c.OUTCOMES)))
-    if bad.len():
-        raise SchemaError(
-            f"{c.TRIAL_OUTCOME} must be one of {', '.join(c.OUTCOMES)} (found {bad[0]!r})"
-        )
+    return coerce_expr(match, integer=False)

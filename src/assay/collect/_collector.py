@@ -105,7 +105,7 @@ class Collector:
         self.counters.add_gauge("queue_bytes", intake.queued_bytes)
         self.counters.add_gauge("converter_failed", lambda: int(converter.failed is not None))
         self.counters.add_gauge("wal_failed", lambda: int(wal.failed))
-        self.counters.add_gauge("disk_full", lambda: int(wal.disk_full or converter.disk_full))
+        self.counters.add_gauge("disk_full", lambda: int(wal.full_now() or converter.disk_full))
         self._wal, self._converter, self._intake = wal, converter, intake
         converter.start()
         try:
@@ -122,6 +122,9 @@ class Collector:
         if self._grpc is not None:
             self._grpc.start()
             _log.info("OTLP/gRPC listening on %s:%d", config.host, self._grpc.port)
+        warning = config.exposure_warning()
+        if warning is not None:
+            _log.warning("%s", warning)
         _log.info("writing spans to %s", config.out)
 
     def _lock_out(self) -> None:

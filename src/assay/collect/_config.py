@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,10 +89,34 @@ class CollectorConfig:
         if self.token is not None and not self.token.strip():
             raise ConfigError("the token must not be empty")
 
+    def exposure_warning(self) -> str | None:
+        """What to say loudly when the collector listens beyond this machine without a token.
+
+        Anyone who can reach a non-loopback address could then write spans into the trace
+        set that gates releases. (The OpenTelemetry Collector warns the same way when a
+        receiver binds 0.0.0.0.)
+        """
+        if self.token is not None or _loopback(self.host):
+            return None
+        return (
+            f"listening on {self.host} WITHOUT A TOKEN: anyone who can reach this address can "
+            "write spans into the trace set; set --token (or ASSAY_COLLECT_TOKEN), or bind "
+            "127.0.0.1"
+        )
+
     @property
     def wal_path(self) -> Path:
         """The write-ahead log folder actually used."""
         return self.wal_dir if self.wal_dir is not None else self.out / "_wal"
+
+
+def _loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve to any interface
 
 
 def gunzip_bounded(data: bytes, limit: int, max_members: int = 16) -> bytes:

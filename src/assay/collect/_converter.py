@@ -35,7 +35,6 @@ from assay.collect._config import CollectorConfig
 from assay.collect._counters import Counters
 from assay.collect._decoding import DecodePool, decode_record
 from assay.collect._wal import disk_full, list_segments, read_segment, segment_name
-from assay.errors import InputError
 from assay.store import SpanWriter, fsync_dir
 
 __all__ = ["Converter", "recover"]
@@ -66,7 +65,7 @@ def _convert(writer: SpanWriter, kind: int, payload: bytes, counters: Counters |
     """Decode one logged request into the writer; return the spans written (0 if broken)."""
     try:
         table = decode_record(kind, payload)
-    except InputError as exc:
+    except Exception as exc:
         # Receivers validate before logging, so this means a bug; never die on it.
         _log.error("skipping a logged request that cannot be converted: %s", exc)
         if counters is not None:
@@ -160,8 +159,10 @@ def recover(config: CollectorConfig, counters: Counters | None = None) -> int:
         on_roll=staged,
     )
     spans = 0
-    for _, path in segments:
-        for kind, payload in read_segment(path):
+    newest = segments[-1][0]
+    for number, path in segments:
+        on_lost = None if counters is None else counters.lost
+        for kind, payload in read_segment(path, newest=number == newest, on_lost=on_lost):
             spans += _convert(writer, kind, payload, counters)
     _commit(config, writer, staged, segments[-1][0], counters)
     _log.info("recovered %d spans from %d log segment(s)", spans, len(segments))

@@ -20,6 +20,8 @@ _HELP = {
     "files_written": "Parquet files made visible",
     "conversion_errors": "logged requests that could not be converted (should stay 0)",
     "wal_bytes": "bytes appended to the write-ahead log",
+    "wal_damaged_records": "acknowledged records found damaged on disk (kept in quarantine)",
+    "wal_lost_spans": "acknowledged spans in damaged records (counted from intact headers)",
 }
 
 
@@ -39,6 +41,11 @@ class Counters:
         """Add ``amount`` to counter ``name``."""
         with self._lock:
             self._values[name] += amount
+
+    def lost(self, records: int, spans: int) -> None:
+        """Count acknowledged records (and their spans) found damaged in the log."""
+        self.add("wal_damaged_records", records)
+        self.add("wal_lost_spans", spans)
 
     def add_gauge(self, name: str, read: Callable[[], int]) -> None:
         """Register a gauge, read at every snapshot."""

@@ -39,7 +39,16 @@ def decode_record(kind: int, payload: bytes) -> pa.Table:
         InputError: The record is not a valid request of its kind.
     """
     if kind == KIND_TRACES:
-        return traces_to_table(parse_traces_protobuf(payload)).table
+        decoded = traces_to_table(parse_traces_protobuf(payload))
+        if decoded.rejected:
+            # Receivers refuse these before logging; a log written by an older version may
+            # still hold some. The others of the record are stored.
+            _log.error(
+                "a logged request holds %d span(s) the table cannot hold, not stored: %s",
+                decoded.rejected,
+                decoded.problem,
+            )
+        return decoded.table
     if kind == KIND_LOGS:
         return logs_to_table(parse_logs_protobuf(payload)).table
     raise InputError(f"unknown record kind {kind}")
@@ -49,8 +58,8 @@ def _decode_to_ipc(kind: int, payload: bytes) -> bytes | str:
     """Worker side: the batch as Arrow IPC stream bytes, or an error message."""
     try:
         table = decode_record(kind, payload)
-    except InputError as exc:
-        return str(exc)
+    except Exception as exc:  # one record must never stop the converter
+        return f"{type(exc).__name__}: {exc}"
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
@@ -140,8 +149,8 @@ class DecodePool:
         if result is None:
             try:
                 return decode_record(kind, payload), len(payload)
-            except InputError as exc:
-                result = str(exc)
+            except Exception as exc:  # one record must never stop the converter
+                result = f"{type(exc).__name__}: {exc}"
         if isinstance(result, str):
             _log.error("skipping a logged request that cannot be converted: %s", result)
             return None, len(payload)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from assay.collect._config import CollectorConfig
 from assay.collect._counters import Counters
 from assay.collect._wal import KIND_LOGS, KIND_TRACES, WriteAheadLog
-from assay.errors import OverloadedError, UnavailableError, WalClosedError
+from assay.errors import InputError, OverloadedError, UnavailableError, WalClosedError
 from assay.ingest import (
     count_log_records,
     count_spans,
@@ -115,15 +115,21 @@ class Intake:
         """
         self.check_room(len(body))
         request = parse_traces_json(body) if json else parse_traces_protobuf(body)
-        valid, invalid = count_spans(request)
+        valid, invalid, problem = count_spans(request)
         self._counters.add("spans_received", valid + invalid)
+        if invalid and not valid:
+            # Nothing in it can be stored: a bad request (400 / INVALID_ARGUMENT), named.
+            self._counters.add("spans_rejected", invalid)
+            raise InputError(
+                f"no span can be stored: {invalid} invalid span(s); the first: {problem}"
+            )
         if valid:
             payload = request.SerializeToString() if json else body
-            self._append(KIND_TRACES, payload)
+            self._append(KIND_TRACES, payload, valid)
             self._counters.add("spans_accepted", valid)
         if invalid:
             self._counters.add("spans_rejected", invalid)
-        message = f"{invalid} span(s) with an invalid trace or span ID" if invalid else ""
+        message = f"{invalid} invalid span(s) not stored; the first: {problem}" if invalid else ""
         return Accepted(valid, invalid, message)
 
     def logs(self, body: bytes, *, json: bool = False) -> Accepted:
@@ -139,24 +145,24 @@ class Intake:
         stored, refused = count_log_records(request)
         if stored:
             payload = request.SerializeToString() if json else body
-            self._append(KIND_LOGS, payload)
+            self._append(KIND_LOGS, payload, stored)
             self._counters.add("log_records_accepted", stored)
         if refused:
             self._counters.add("log_records_rejected", refused)
         message = (
             f"{refused} log record(s) not stored: only gen_ai.evaluation.result events with a "
-            "valid trace and span ID are kept"
+            "valid trace and span ID and a timestamp in the int64 nanosecond range are kept"
             if refused
             else ""
         )
         return Accepted(stored, refused, message)
 
-    def _append(self, kind: int, payload: bytes) -> None:
+    def _append(self, kind: int, payload: bytes, items: int) -> None:
         if self.draining:
             raise UnavailableError("the collector is shutting down; retry against another")
         self._reserve(len(payload))
         try:
-            self._wal.append(kind, payload)
+            self._wal.append(kind, payload, items)
         except WalClosedError as exc:
             self.release(len(payload))
             raise UnavailableError(str(exc)) from exc

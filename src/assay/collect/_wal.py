@@ -2,14 +2,26 @@
 
 A request is appended as one record to the current segment file; a single flusher thread
 writes every record waiting at that moment with one ``write`` and one ``fdatasync`` (group
-commit), and only then wakes the senders, so an acknowledged request is on disk. Records are
-``length (u32) · kind (u8) · crc32 (u32) · payload``; a torn tail left by a crash fails its
-length or CRC check and is ignored (it was never acknowledged).
+commit), and only then wakes the senders, so an acknowledged request is on disk.
 
 Segments are numbered files ``wal-000000000001.log``. The converter asks for a *rotation* when
 it wants to checkpoint: the flusher seals the current segment, opens the next, and reports the
 sealed number in order with the records, so the converter knows when it has seen every record of
 the sealed segments and may delete them once their spans are in visible Parquet files.
+
+**Format 2** (``_records``): a segment starts with :data:`FILE_MAGIC`; each record is a header
+— a sync marker, the payload's length, its kind, how many spans (or log records) it holds, the
+payload's CRC-32, and a CRC-32 of those fields — then the payload. A damaged payload fails its
+own CRC and only that record is skipped; a damaged header fails the header CRC and the reader
+finds the next record by its marker. Either way the segment is copied to ``quarantine/`` (kept,
+not deleted) and the log says how many acknowledged records and spans were lost. Only an
+incomplete record at the very end of the newest segment is a write cut by a crash — never
+acknowledged, ignored.
+
+Segments of format 1 (no file header: ``length · kind · crc32 · payload``), left by an older
+version that stopped without converting them, are read as that version read them. Their
+records carry no marker to resynchronise on, so a damaged one ends what can be read of the
+segment; the segment is quarantined and the loss logged, rather than dropped as before.
 """
 
 from __future__ import annotations
@@ -18,13 +30,13 @@ import errno
 import logging
 import os
 import re
-import struct
+import shutil
 import threading
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assay.collect._records import FILE_MAGIC, encode_record, scan_records
 from assay.errors import WalClosedError
 from assay.store import fsync_dir
 
@@ -32,7 +44,6 @@ __all__ = ["KIND_LOGS", "KIND_TRACES", "WalClosedError", "WriteAheadLog", "read_
 
 KIND_TRACES = 1
 KIND_LOGS = 2
-_HEADER = struct.Struct("<IBI")
 _NAME = re.compile(r"^wal-(\d{12})\.log$")
 _log = logging.getLogger("assay.collect")
 
@@ -62,25 +73,82 @@ def list_segments(folder: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
-def read_segment(path: Path) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(kind, payload)`` of every complete record; stop at a torn or corrupt tail."""
+ROOM = 256 * 1024
+"""Free bytes on the log's disk from which it is reported to have room again."""
+QUARANTINE = "quarantine"
+"""Folder of the log holding copies of damaged segments (never deleted by assay)."""
+
+
+def read_segment(
+    path: Path,
+    *,
+    newest: bool = True,
+    on_lost: Callable[[int, int], None] | None = None,
+) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(kind, payload)`` of every readable record of a segment.
+
+    Args:
+        path: The segment.
+        newest: Whether it is the newest segment, the only one a crash can leave with an
+            incomplete last record (a cut write, never acknowledged, ignored). In any other
+            segment an incomplete record is damage.
+        on_lost: Called with the records and spans (or log records) lost to damage, if any.
+
+    Damage skips only the damaged records; the segment is then copied to ``quarantine/`` and
+    the loss logged (see the module docstring).
+    """
     with path.open("rb") as handle:
         data = handle.read()
-    offset = 0
-    while offset + _HEADER.size <= len(data):
-        length, kind, crc = _HEADER.unpack_from(data, offset)
-        start = offset + _HEADER.size
-        payload = data[start : start + length]
-        if len(payload) != length or zlib.crc32(payload, kind) != crc:
-            _log.warning("%s: ignoring a torn record at byte %d (never acknowledged)", path, offset)
-            return
-        yield kind, payload
-        offset = start + length
+    report = scan_records(data, newest=newest)
+    yield from report.records
+    if report.torn:
+        _log.info("%s: ignoring an incomplete last record (a cut write, never acknowledged)", path)
+    if not report.damage:
+        return
+    copy = _quarantine(path)
+    records = sum(d.records for d in report.damage)
+    known = sum(d.items for d in report.damage if d.items is not None)
+    unknown = sum(d.records for d in report.damage if d.items is None)
+    spans = f"{known} acknowledged span(s)" + (
+        f" and those of {unknown} record(s) that cannot be counted (a damaged header)"
+        if unknown
+        else ""
+    )
+    where = ", ".join(f"byte {d.offset} ({d.size} bytes: {d.what})" for d in report.damage[:5])
+    _log.error(
+        "%s: %d damaged record(s) skipped, %s lost, at %s; the segment is kept in %s",
+        path,
+        records,
+        spans,
+        where,
+        copy,
+    )
+    if on_lost is not None:
+        on_lost(records, known)
+
+
+def _quarantine(path: Path) -> Path:
+    """Copy a damaged segment into ``quarantine/`` (fsynced), once; return the copy."""
+    folder = path.parent / QUARANTINE
+    folder.mkdir(exist_ok=True)
+    target = folder / path.name
+    if not target.exists():
+        temp = folder / f".{path.name}.tmp"
+        shutil.copyfile(path, temp)
+        fd = os.open(temp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, target)
+        fsync_dir(folder)
+    return target
 
 
 @dataclass(slots=True)
 class _Batch:
-    records: list[tuple[int, bytes]] = field(default_factory=list)
+    records: list[tuple[int, bytes, int]] = field(default_factory=list)
+    """``(kind, payload, items)``: items is how many spans or log records it holds."""
     done: threading.Event = field(default_factory=threading.Event)
     error: BaseException | None = None
 
@@ -119,7 +187,7 @@ class WriteAheadLog:
         existing = list_segments(folder)
         self.segment = (existing[-1][0] + 1) if existing else 1
         self._fd = self._open(self.segment)
-        self._size = 0  # bytes of complete records in the current segment
+        self._size = len(FILE_MAGIC)  # bytes of complete records in the current segment
         self.disk_full = False
         """Whether the last write found the disk full (requests are refused until one fits)."""
         self._rotate_later = False
@@ -127,17 +195,45 @@ class WriteAheadLog:
         self._thread.start()
 
     def _open(self, number: int) -> int:
-        fd = os.open(self.folder / segment_name(number), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-        fsync_dir(self.folder)
+        path = self.folder / segment_name(number)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        try:
+            if os.fstat(fd).st_size == 0:
+                os.write(fd, FILE_MAGIC)  # format 2; an empty segment holds nothing either way
+                if self._fsync:
+                    os.fdatasync(fd)
+            fsync_dir(self.folder)
+        except OSError:
+            os.close(fd)
+            path.unlink(missing_ok=True)
+            raise
         return fd
+
+    def full_now(self) -> bool:
+        """Whether the disk is full *now*.
+
+        True when the last write found it full and it still has less than :data:`ROOM` free,
+        so ``/health`` turns ok as soon as space is freed, not at the next request (it once
+        stayed 503 with 17.9 MB free until a POST arrived).
+        """
+        if not self.disk_full:
+            return False
+        try:
+            stat = os.statvfs(self.folder)
+        except OSError:
+            return True
+        return stat.f_bavail * stat.f_frsize < ROOM
 
     @property
     def failed(self) -> bool:
         """Whether a write or fsync failed (the log then refuses every append)."""
         return self._broken is not None
 
-    def append(self, kind: int, payload: bytes) -> None:
+    def append(self, kind: int, payload: bytes, items: int = 0) -> None:
         """Append one record and return once it is durable.
+
+        ``items`` (how many spans or log records it holds) is stored in the record's header, so
+        that a record damaged later on disk is counted in spans.
 
         Raises:
             WalClosedError: The log is closing or a write failed; the record is not stored.
@@ -146,7 +242,7 @@ class WriteAheadLog:
             if self._closing or self._broken is not None:
                 raise WalClosedError("the write-ahead log is closed")
             batch = self._batch
-            batch.records.append((kind, payload))
+            batch.records.append((kind, payload, items))
             self._cond.notify_all()
         batch.done.wait()
         if batch.error is not None:
@@ -198,7 +294,7 @@ class WriteAheadLog:
         os.close(self._fd)
         sealed = self.segment
         self.segment += 1
-        self._fd, self._size = fd, 0
+        self._fd, self._size = fd, len(FILE_MAGIC)
         self._on_sealed(sealed)
 
     def _cut_back(self) -> bool:
@@ -213,11 +309,9 @@ class WriteAheadLog:
         return True
 
     def _write(self, batch: _Batch) -> None:
-        parts: list[bytes] = []
-        for kind, payload in batch.records:
-            parts.append(_HEADER.pack(len(payload), kind, zlib.crc32(payload, kind)))
-            parts.append(payload)
-        data = b"".join(parts)
+        data = b"".join(
+            encode_record(kind, payload, items) for kind, payload, items in batch.records
+        )
         try:
             if self._broken is not None:
                 raise self._broken
@@ -245,5 +339,5 @@ class WriteAheadLog:
             self.disk_full = False
             self._size += len(data)
             self.bytes_appended += len(data)
-            self._on_durable(self.segment, batch.records)
+            self._on_durable(self.segment, [(kind, payload) for kind, payload, _ in batch.records])
         batch.done.set()

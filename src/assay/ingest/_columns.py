@@ -4,7 +4,7 @@
 collector taking tens of thousands of spans a second. This builder appends each value to a flat
 list of its type (with its position) and assembles the nested Arrow arrays from offsets, so that
 an attribute costs a few list appends. Hot attributes are promoted afterwards, column-wise, by
-the store's own rule (``assay.store.promoted_value`` for any value whose type differs from the
+the store's own rule (``assay.store.coerce`` for any value whose type differs from the
 column's), so both builders fill the promoted columns identically — a test compares them.
 """
 
@@ -16,8 +16,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from assay.ingest._validate import describe, span_problem
 from assay.store import _schema as s
-from assay.store import encode_value, promoted_value
+from assay.store import coerce, encode_value
 
 _KINDS = ("INTERNAL", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 _STATUS = ("UNSET", "OK", "ERROR")
@@ -124,7 +125,7 @@ class _AttributeColumns:
 
 
 _FIELD_TYPES = (pa.string(), pa.bool_(), pa.int64(), pa.float64(), pa.binary(), pa.string())
-#: The attribute type a promoted column takes as is; any other type goes through ``promoted_value``.
+#: The attribute type a promoted column takes as is; any other type goes through ``coerce``.
 _NATIVE = {pa.string(): ("string", "string_value"), pa.int64(): ("int", "int_value")}
 
 
@@ -132,7 +133,7 @@ def _promoted_columns(attributes: pa.ListArray, n: int) -> dict[str, pa.Array]:
     """The promoted columns of ``n`` spans, from their attribute lists.
 
     Same rule as :class:`assay.store.SpanRows`: for each promoted attribute, the last occurrence
-    in a span wins, and its value is ``promoted_value``-d to the column type. Done column-wise with
+    in a span wins, and its value is ``coerce``-d to the column type. Done column-wise with
     Arrow kernels; only attributes whose type differs from the column's go through Python.
     """
     flat = attributes.flatten()
@@ -153,7 +154,7 @@ def _promoted_columns(attributes: pa.ListArray, n: int) -> dict[str, pa.Array]:
         if native is not None and pc.all(pc.equal(picked.field("type"), native[0])).as_py():
             values = picked.field(native[1])
         else:
-            values = pa.array([promoted_value(a, target) for a in picked.to_pylist()], target)
+            values = pa.array([coerce(a, target) for a in picked.to_pylist()], target)
         out[column] = _scatter(n, rows, values, target)
     return out
 
@@ -207,6 +208,8 @@ class SpanColumns:
         self._link_spans: list[str] = []
         self._link_states: list[str | None] = []
         self._link_attributes = _AttributeColumns()
+        self.first_problem = ""
+        """The first span skipped by :meth:`add_spans` and why (empty when none was)."""
 
     def __len__(self) -> int:
         return len(self._trace_ids)
@@ -222,7 +225,10 @@ class SpanColumns:
         self._resource_count += 1
 
     def add_spans(self, spans: Any, scope_name: str | None, scope_version: str | None) -> int:
-        """Add the ``Span`` messages of one scope; return how many had invalid IDs (skipped)."""
+        """Add the ``Span`` messages of one scope; return how many the table cannot hold.
+
+        Those are skipped (``_validate``); the first is described in :attr:`first_problem`.
+        """
         rejected = 0
         trace_ids = self._trace_ids
         span_ids = self._span_ids
@@ -249,8 +255,11 @@ class SpanColumns:
         for span in spans:
             trace_id = span.trace_id
             span_id = span.span_id
-            if len(trace_id) != 16 or len(span_id) != 8 or not any(trace_id) or not any(span_id):
+            problem = span_problem(span)
+            if problem is not None:
                 rejected += 1
+                if not self.first_problem:
+                    self.first_problem = describe("span", trace_id, span_id, problem)
                 continue
             trace_ids.append(trace_id.hex())
             span_ids.append(span_id.hex())

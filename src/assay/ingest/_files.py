@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import struct
 import uuid
@@ -69,7 +70,8 @@ class ImportResult:
     spans: int
     """Spans written."""
     rejected: int
-    """Spans left out because their trace or span ID was invalid."""
+    """Always 0: a span the table cannot hold now stops the import, named (kept so callers
+    reading it keep working)."""
     written: tuple[Path, ...]
     """The Parquet files created."""
 
@@ -123,24 +125,38 @@ class _Stream:
         return b"".join(parts)
 
 
-def _lines(stream: _Stream, first: bytes, limit: int) -> Iterator[bytes]:
-    """JSON lines of at most ``limit`` bytes each, from ``first`` and then the stream."""
+_NON_BLANK = re.compile(rb"\S")
+
+
+def _lines(stream: _Stream, first: bytes, limit: int) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line)`` of each non-blank line, from ``first`` and then the stream.
+
+    Lines hold at most ``limit`` bytes. Blank runs are skipped by one regex search and counted
+    by ``bytes.count``, so a file of newlines costs time per byte in C, not per line in Python.
+    """
     buffer = bytearray(first)
     start = 0
+    number = 0  # newlines before ``start``
     while True:
-        newline = buffer.find(b"\n", start)
-        if newline >= 0:
-            yield bytes(buffer[start:newline])
-            start = newline + 1
-            continue
+        found = _NON_BLANK.search(buffer, start)
+        end = found.start() if found is not None else len(buffer)
+        number += buffer.count(b"\n", start, end)
+        start = end
+        if found is not None:
+            newline = buffer.find(b"\n", start)
+            if newline >= 0:
+                yield number + 1, bytes(buffer[start:newline])
+                number += 1
+                start = newline + 1
+                continue
         del buffer[:start]
         start = 0
         if len(buffer) > limit:
-            raise _TooLong()
+            raise _TooLong(number + 1)
         chunk = stream.read()
         if not chunk:
             if buffer:
-                yield bytes(buffer)
+                yield number + 1, bytes(buffer)
             return
         buffer += chunk
 
@@ -158,11 +174,24 @@ def _framed(data: bytes) -> list[bytes] | None:
             return None
         (size,) = struct.unpack_from(">I", data, offset)
         offset += 4
-        if offset + size > len(data):
+        # An empty message carries nothing: zeros are not millions of frames (a NUL-filled
+        # file or a gzip of zeros once took gigabytes and minutes to "import 0 spans").
+        if size == 0 or offset + size > len(data):
             return None
         frames.append(data[offset : offset + size])
         offset += size
     return frames or None
+
+
+def _whole(decoded: DecodedSpans) -> DecodedSpans:
+    """``decoded`` if every span of its request could be stored; a file is not a sender.
+
+    Raises:
+        InputError: A span the spans table cannot hold (``_validate``), named.
+    """
+    if decoded.rejected:
+        raise InputError(f"{decoded.rejected} invalid span(s); the first: {decoded.problem}")
+    return decoded
 
 
 def _json_document(text: bytes) -> DecodedSpans | None:
@@ -178,7 +207,7 @@ def _json_document(text: bytes) -> DecodedSpans | None:
     if not isinstance(document, dict):
         raise InputError("not an OTLP/JSON request (not a JSON object)")
     if "resourceSpans" in document or "resource_spans" in document:
-        return traces_to_table(parse_traces_json(document))
+        return _whole(traces_to_table(parse_traces_json(document)))
     if "resourceLogs" in document or "resource_logs" in document:
         logs = logs_to_table(parse_logs_json(document))
         return DecodedSpans(logs.table, 0)
@@ -218,15 +247,14 @@ def read_otlp_file(
 def _json_lines(
     p: Path, stream: _Stream, head: bytes, small: bool, limit: int
 ) -> Iterator[DecodedSpans]:
-    number = 0
+    seen = 0
     try:
-        for number, line in enumerate(_lines(stream, head, limit), start=1):  # noqa: B007
-            if not line.strip():
-                continue
+        for number, line in _lines(stream, head, limit):
+            seen += 1
             try:
                 decoded = _json_document(line)
             except InputError as exc:
-                if number == 1 and small and b"\n" in head.strip():
+                if seen == 1 and small and b"\n" in head.strip():
                     # Perhaps one pretty-printed document rather than JSON lines.
                     try:
                         decoded = _json_document(head)
@@ -238,11 +266,13 @@ def _json_lines(
                 raise InputError(f"{p}:{number}: {exc}") from exc
             if decoded is not None:
                 yield decoded
-    except _TooLong:
+    except _TooLong as exc:
         raise InputError(
-            f"{p}:{number + 1}: line longer than {limit // _MB} MB (the limit; raise it with "
+            f"{p}:{exc.args[0]}: line longer than {limit // _MB} MB (the limit; raise it with "
             "--max-message-mb)"
         ) from None
+    if seen == 0:
+        raise InputError(f"{p}: holds no OTLP data (the file is empty or blank)")
 
 
 def _protobuf_file(p: Path, data: bytes) -> Iterator[DecodedSpans]:
@@ -254,8 +284,11 @@ def _protobuf_file(p: Path, data: bytes) -> Iterator[DecodedSpans]:
         except InputError:
             requests = []
         if requests:
-            for request in requests:
-                yield traces_to_table(request)
+            for number, request in enumerate(requests, start=1):
+                try:
+                    yield _whole(traces_to_table(request))
+                except InputError as exc:
+                    raise InputError(f"{p}: message {number}: {exc}") from exc
             return
     try:
         request = parse_traces_protobuf(data)
@@ -263,7 +296,10 @@ def _protobuf_file(p: Path, data: bytes) -> Iterator[DecodedSpans]:
         raise InputError(f"{p}: neither OTLP JSON lines nor OTLP protobuf ({exc})") from exc
     if not request.resource_spans:
         raise InputError(f"{p}: neither OTLP JSON lines nor OTLP protobuf (no resource spans)")
-    yield traces_to_table(request)
+    try:
+        yield _whole(traces_to_table(request))
+    except InputError as exc:
+        raise InputError(f"{p}: {exc}") from exc
 
 
 def _protobuf_frames(p: Path, stream: _Stream, head: bytes, limit: int) -> Iterator[DecodedSpans]:
@@ -281,6 +317,11 @@ def _protobuf_frames(p: Path, stream: _Stream, head: bytes, limit: int) -> Itera
                 raise InputError(f"{p}: truncated protobuf message length at the end")
         (size,) = struct.unpack_from(">I", buffer, offset)
         number += 1
+        if size == 0:
+            raise InputError(
+                f"{p}: message {number} is empty: the file is neither OTLP JSON lines nor "
+                "length-prefixed OTLP protobuf"
+            )
         if size > limit:
             raise InputError(
                 f"{p}: message {number} of {size} bytes is over the {limit // _MB} MB limit, or "
@@ -294,7 +335,7 @@ def _protobuf_frames(p: Path, stream: _Stream, head: bytes, limit: int) -> Itera
             if len(body) < size:
                 raise InputError(f"{p}: message {number} is truncated")
         try:
-            yield traces_to_table(parse_traces_protobuf(body))
+            yield _whole(traces_to_table(parse_traces_protobuf(body)))
         except InputError as exc:
             raise InputError(f"{p}: message {number}: {exc}") from exc
 

@@ -22,6 +22,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from assay.ingest._columns import SpanColumns
 from assay.ingest._parse import parse_json, parse_protobuf
+from assay.ingest._validate import log_record_problem
 
 __all__ = [
     "EVALUATION_EVENT",
@@ -76,14 +77,7 @@ def _event_name(record: Any) -> str:
 
 
 def _storable(record: Any) -> bool:
-    t, s = record.trace_id, record.span_id
-    return (
-        _event_name(record) == EVALUATION_EVENT
-        and len(t) == 16
-        and len(s) == 8
-        and any(t)
-        and any(s)
-    )
+    return _event_name(record) == EVALUATION_EVENT and log_record_problem(record) is None
 
 
 def count_log_records(request: ExportLogsServiceRequest) -> tuple[int, int]:

@@ -10,6 +10,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from assay.ingest._columns import SpanColumns
 from assay.ingest._parse import parse_json, parse_protobuf
+from assay.ingest._validate import describe, span_problem
 
 __all__ = [
     "DecodedSpans",
@@ -27,7 +28,9 @@ class DecodedSpans:
     table: pa.Table
     """Accepted spans, with :data:`assay.store.SPANS_SCHEMA`."""
     rejected: int
-    """Spans left out because their trace or span ID is invalid (not 16 / 8 non-zero bytes)."""
+    """Spans left out because the table cannot hold them (``_validate``: ids, timestamps)."""
+    problem: str = ""
+    """The first span left out and why (empty when none was)."""
 
 
 def parse_traces_protobuf(data: bytes) -> ExportTraceServiceRequest:
@@ -51,18 +54,24 @@ def parse_traces_json(data: bytes | str | dict[str, Any]) -> ExportTraceServiceR
     return parse_json(ExportTraceServiceRequest, data, "resourceSpans", "resource_spans")
 
 
-def count_spans(request: ExportTraceServiceRequest) -> tuple[int, int]:
-    """Return ``(valid, invalid)`` span counts of a request, by the same rule as the decoder."""
+def count_spans(request: ExportTraceServiceRequest) -> tuple[int, int, str]:
+    """Return ``(valid, invalid, first problem)`` of a request, by the decoder's rule.
+
+    The problem names the first invalid span and why (``_validate``); empty when none is.
+    """
     valid = invalid = 0
+    first = ""
     for resource_spans in request.resource_spans:
         for scope_spans in resource_spans.scope_spans:
             for span in scope_spans.spans:
-                t, s = span.trace_id, span.span_id
-                if len(t) == 16 and len(s) == 8 and any(t) and any(s):
+                problem = span_problem(span)
+                if problem is None:
                     valid += 1
-                else:
-                    invalid += 1
-    return valid, invalid
+                    continue
+                invalid += 1
+                if not first:
+                    first = describe("span", span.trace_id, span.span_id, problem)
+    return valid, invalid, first
 
 
 def traces_to_table(request: ExportTraceServiceRequest) -> DecodedSpans:
@@ -76,4 +85,4 @@ def traces_to_table(request: ExportTraceServiceRequest) -> DecodedSpans:
             name = scope.name or None
             version = scope.version or None
             rejected += columns.add_spans(scope_spans.spans, name, version)
-    return DecodedSpans(columns.to_table(), rejected)
+    return DecodedSpans(columns.to_table(), rejected, columns.first_problem)

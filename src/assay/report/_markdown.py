@@ -12,10 +12,32 @@ from assay.judge import AnalysisResult, TestResult, Verdict
 from assay.report import _text as tx
 from assay.report._safe import visible
 
+_INLINE = str.maketrans({c: "\\" + c for c in "\\`*_[]|~"})
+_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+#: Where :func:`_code` text goes inside a line escaped as a whole (private-use characters).
+_CODE_OPEN, _CODE_CLOSE = "\ue000", "\ue001"
 
-def _cell(text: str) -> str:
-    """Table cells: no pipes or line breaks may leak into the table structure."""
-    return visible(text).replace("\\", "\\\\").replace("|", "\\|")
+
+def _md(text: object) -> str:
+    """Text from the traces as inert Markdown: shown as it is, never markup.
+
+    Test, score, check and tool names come from the traces and go into PR comments and step
+    summaries. HTML (``<script>``, ``<img onerror=…>``) becomes entities; the characters that
+    open Markdown constructs inside a line (code spans, emphasis, links, table cells,
+    strikethrough) are backslash-escaped; control characters are shown (:func:`visible`). A
+    backtick in a name once ended a code span early and left a live ``javascript:`` link.
+    """
+    return visible(text).translate(_HTML).translate(_INLINE)
+
+
+def _code(text: object) -> str:
+    """A name shown as code: ``<code>`` around its escaped text (a backtick cannot close it)."""
+    return f"<code>{_md(text)}</code>"
+
+
+def _line(text: str) -> str:
+    """A line of assay's own text holding names: escaped whole, its code marks restored."""
+    return _md(text).replace(_CODE_OPEN, "<code>").replace(_CODE_CLOSE, "</code>")
 
 
 def _score_cell(test: TestResult) -> str:
@@ -48,10 +70,7 @@ def render_markdown(result: AnalysisResult) -> str:
         "|---|---|---|---:|---:|---|---:|---:|---|---|---|",
     ]
     for test in tests:
-        cells = [
-            tx.VERDICT_MARK[test.verdict],
-            f"`{test.test_id}`",
-            f"**{test.verdict.value}**",
+        figures = [
             f"{test.passed}/{test.n}",
             tx.pct(test.pass_rate),
             tx.interval_label(test, template="{low} – {high}"),
@@ -61,12 +80,18 @@ def render_markdown(result: AnalysisResult) -> str:
             _score_cell(test),
             tx.flakiness_headline(test.flakiness) or "—",
         ]
-        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+        cells = [
+            tx.VERDICT_MARK[test.verdict],
+            _code(test.test_id),
+            f"**{test.verdict.value}**",
+            *(_md(c) for c in figures),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     warnings = result.data_quality.warnings
     if warnings:
         lines.append("**Data quality:**")
-        lines += [f"- ⚠️ {_html(finding.message)}" for finding in warnings]
+        lines += [f"- ⚠️ {_md(finding.message)}" for finding in warnings]
         lines.append("")
     for test in tests:
         body = _explanation(test)
@@ -74,25 +99,24 @@ def render_markdown(result: AnalysisResult) -> str:
             continue
         lines.append(
             f"<details{' open' if test.verdict is Verdict.FAIL else ''}><summary>"
-            f"{tx.VERDICT_MARK[test.verdict]} <code>{_html(test.test_id)}</code>: "
-            f"{_html(test.verdict.value)}</summary>"
+            f"{tx.VERDICT_MARK[test.verdict]} {_code(test.test_id)}: "
+            f"{test.verdict.value}</summary>"
         )
         lines.append("")
-        lines += [visible(line if line.startswith("  - ") else f"- {line}") for line in body]
+        lines += [
+            line[:4] + _line(line[4:]) if line.startswith("  - ") else f"- {_line(line)}"
+            for line in body
+        ]
         lines += ["", "</details>", ""]
     for path, reason in result.skipped_files:
-        lines.append(visible(f"> skipped `{path}`: {reason}"))
+        lines.append(f"> skipped {_code(path)}: {_md(reason)}")
     for note in result.notes:
-        lines.append(visible(f"> {note}"))
+        lines.append(f"> {_md(note)}")
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def _explanation(test: TestResult) -> list[str]:
-    return tx.explanation_lines(test, label=lambda name: f"score `{name}`")
-
-
-def _html(text: str) -> str:
-    return visible(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return tx.explanation_lines(test, label=lambda name: f"score {_CODE_OPEN}{name}{_CODE_CLOSE}")
 
 
 def _escape_data(text: str) -> str:

@@ -16,6 +16,70 @@ import yaml
 
 from assay.errors import InputError, SchemaError
 
+MAX_DEPTH = 64
+"""Deepest nesting of lists and mappings a suite file may have (a suite needs a handful)."""
+MAX_VALUES = 1_000_000
+"""Most values a suite file may expand to, aliases expanded: a YAML alias bomb ("billion
+laughs") is a few lines that expand to billions, and would be built before any check."""
+
+
+def _check_shape(text: str, path: Path) -> None:
+    """Refuse a document nested deeper than MAX_DEPTH, before anything recursive reads it.
+
+    PyYAML's parser is a state machine (no recursion), its composer and constructor are not:
+    100,000 nested lists once ended in a RecursionError traceback.
+    """
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                mark = event.start_mark
+                line = mark.line + 1 if mark is not None else "?"
+                raise SchemaError(
+                    f"{path}:{line}: nested deeper than {MAX_DEPTH} levels; a suite never is"
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _check_expansion(node: yaml.Node, path: Path) -> None:
+    """Refuse a node graph whose aliases expand to more than MAX_VALUES values.
+
+    Counted on the composed graph, where each alias is a shared node: each node's expanded
+    size is computed once, so this is linear in the nodes (recursion depth is bounded by
+    :data:`MAX_DEPTH`, checked first).
+    """
+    sizes: dict[int, int] = {}
+
+    def size(current: yaml.Node) -> int:
+        known = sizes.get(id(current))
+        if known is not None:
+            if known < 0:
+                line = current.start_mark.line + 1
+                raise SchemaError(f"{path}:{line}: an alias refers to a value holding itself")
+            return known
+        sizes[id(current)] = -1  # in progress
+        total = 1 + sum(size(child) for child in _children(current))
+        if total > MAX_VALUES:
+            line = current.start_mark.line + 1
+            raise SchemaError(
+                f"{path}:{line}: expands to more than {MAX_VALUES:,} values through its aliases "
+                "(an alias bomb?)"
+            )
+        sizes[id(current)] = total
+        return total
+
+    size(node)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
+
 
 class _LineLoader(yaml.SafeLoader):
     """A safe loader that remembers the line of every mapping it builds."""
@@ -81,7 +145,12 @@ def read_yaml(path: Path) -> tuple[Any, Where]:
         raise InputError(f"{path}: cannot read suite: {exc}") from None
     loader = _LineLoader(text)
     try:
-        document = loader.get_single_data()
+        _check_shape(text, path)
+        node = loader.get_single_node()
+        if node is None:
+            return None, Where(str(path), loader.lines, 1, None, loader.key_lines)
+        _check_expansion(node, path)
+        document = loader.construct_document(node)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         place = f"{path}:{mark.line + 1}" if mark is not None else str(path)

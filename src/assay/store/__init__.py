@@ -4,15 +4,18 @@ Every writer (exporter, collector, importer) produces this table; every reader r
 """
 
 from assay.store._buckets import Bucket, existing_buckets, made_buckets, row_group_buckets
+from assay.store._coercion import coerce, coerce_expr
 from assay.store._contents import SpanContents, span_contents
 from assay.store._paths import TEMP_SUFFIX, is_remote
 from assay.store._reader import (
     DUPLICATE_SPANS,
+    READ_ERRORS,
     SkippedFile,
     TraceSet,
     duplicate_spans,
     open_trace_set,
     polars_schema,
+    read_failure,
     read_spans,
     scan_bucket,
     scan_spans,
@@ -24,7 +27,6 @@ from assay.store._rows import (
     decode_value,
     encode_attributes,
     encode_value,
-    promoted_value,
 )
 from assay.store._schema import (
     ATTRIBUTE_LIST_TYPE,
@@ -50,13 +52,15 @@ __all__ = [
     "existing_buckets",
     "is_remote",
     "made_buckets",
-    "promoted_value",
+    "coerce",
+    "coerce_expr",
     "row_group_buckets",
     "scan_bucket",
     "ATTRIBUTE_TYPE",
     "EVENT_TYPE",
     "LINK_TYPE",
     "PROMOTED_ATTRIBUTES",
+    "READ_ERRORS",
     "REQUIRED_COLUMNS",
     "SCHEMA_VERSION",
     "SCHEMA_VERSION_KEY",
@@ -78,6 +82,7 @@ __all__ = [
     "polars_schema",
     "span_contents",
     "promoted_column",
+    "read_failure",
     "read_spans",
     "sanitize_partition_value",
     "scan_spans",

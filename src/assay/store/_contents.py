@@ -31,6 +31,7 @@ import pyarrow.parquet as pq
 
 from assay import conventions as c
 from assay.store import _schema as s
+from assay.store._coercion import PROMOTION_KEY, PROMOTION_RULE
 from assay.store._paths import is_remote
 
 ATTRIBUTE_FAMILIES_KEY: Final = b"assay.attribute.families"
@@ -40,7 +41,10 @@ JUDGEMENT: Final = "judgement"
 RECORDED_COST: Final = "recorded_cost"
 """Attributes in :data:`assay.conventions.RECORDED_COST_ATTRIBUTES` (a cost an
 instrumentation recorded on an LLM call)."""
-FAMILIES: Final = (JUDGEMENT, RECORDED_COST)
+OUTCOME: Final = "outcome"
+"""The attribute ``assay.trial.outcome``; recorded only by writers of promotion rule 2 (see
+``_coercion``), so a file without that rule *may* hold it."""
+FAMILIES: Final = (JUDGEMENT, RECORDED_COST, OUTCOME)
 
 _TRUNCATED: Final = 64
 _EVENT_LEAF: Final = f"{s.EVENTS}.list.element.time_unix_nano"
@@ -57,6 +61,8 @@ class SpanContents:
     """Some span may carry ``assay.judgement.*`` attributes."""
     recorded_costs: bool = True
     """Some span may carry a recorded cost attribute."""
+    outcomes: bool = True
+    """Some span may carry ``assay.trial.outcome`` (whether or not its column holds it)."""
     null_columns: frozenset[str] = frozenset()
     """Columns null in every span."""
     bounds: tuple[tuple[str, str, str], ...] = ()
@@ -81,35 +87,45 @@ def attribute_families(attributes: pa.ChunkedArray | pa.Array) -> set[str]:
     cost_keys = pa.array(list(c.RECORDED_COST_ATTRIBUTES), pa.string())
     if len(keys) and pc.any(pc.is_in(keys, value_set=cost_keys)).as_py():
         found.add(RECORDED_COST)
+    if len(keys) and pc.any(pc.equal(keys, c.TRIAL_OUTCOME)).as_py():
+        found.add(OUTCOME)
     return found
 
 
 def families_metadata(families: Iterable[str]) -> dict[bytes, bytes]:
     """The file metadata a writer records for the families its spans carried."""
-    return {ATTRIBUTE_FAMILIES_KEY: ",".join(sorted(families)).encode()}
+    return {
+        ATTRIBUTE_FAMILIES_KEY: ",".join(sorted(families)).encode(),
+        PROMOTION_KEY: PROMOTION_RULE,
+    }
 
 
 def span_contents(files: Iterable[str]) -> SpanContents:
     """What the spans of ``files`` may hold, from their footers (see the module docstring)."""
-    events = judgements = costs = False
+    events = judgements = costs = outcomes = False
     columns: dict[str, _Column] = {}
     for f in files:
         metadata = _footer(f)
         if metadata is None:
             return SpanContents()
         events = events or _may_have_events(metadata)
-        recorded = (metadata.metadata or {}).get(ATTRIBUTE_FAMILIES_KEY)
+        footer = metadata.metadata or {}
+        recorded = footer.get(ATTRIBUTE_FAMILIES_KEY)
         if recorded is None:
-            judgements = costs = True
+            judgements = costs = outcomes = True
         else:
             families = set(recorded.decode().split(","))
             judgements = judgements or JUDGEMENT in families
             costs = costs or RECORDED_COST in families
+            # Older writers did not record this family: their files may hold it.
+            current = footer.get(PROMOTION_KEY) == PROMOTION_RULE
+            outcomes = outcomes or OUTCOME in families or not current
         _column_facts(metadata, columns)
     return SpanContents(
         events=events,
         judgements=judgements,
         recorded_costs=costs,
+        outcomes=outcomes,
         null_columns=frozenset(n for n, f in columns.items() if f.known and f.all_null),
         bounds=tuple(
             (n, f.low, f.high)

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 
 from assay.errors import InputError
 from assay.quality import Finding
@@ -187,6 +188,10 @@ def _add_stat(listing: FileListing, path: str) -> None:
     except OSError as exc:
         listing.unreadable.append((path, f"cannot examine ({exc.strerror or exc})"))
         return
+    if not S_ISREG(stat.st_mode):
+        # Opening a FIFO blocks until someone writes to it: never open one.
+        listing.unreadable.append((path, "not a regular file (a FIFO, a socket or a device)"))
+        return
     listing._add_file(path, stat)
 
 
@@ -214,8 +219,8 @@ def list_files(names: list[str]) -> FileListing:
             found = len(listing.files) + len(listing.repeated) - before
             if not found and not listing.unreadable and name not in listing.repeated:
                 raise InputError(f"{name}: folder holds no .parquet files")
-        elif os.path.isfile(name):
-            _add_stat(listing, name)
+        elif os.path.isfile(name) or (os.path.exists(name) and not os.path.islink(name)):
+            _add_stat(listing, name)  # a FIFO or a device is named as such
         elif os.path.islink(name):
             raise InputError(f"{name}: a symlink to nothing (or a symlink loop)")
         else:

@@ -19,6 +19,7 @@ from assay.errors import InputError
 from assay.quality import DataQuality, Finding
 from assay.store import _schema as s
 from assay.store._buckets import Bucket, total_spans
+from assay.store._coercion import coerce_expr
 from assay.store._contents import SpanContents, span_contents
 from assay.store._paths import list_files
 from assay.store._validate import (
@@ -29,6 +30,25 @@ from assay.store._validate import (
 )
 
 _EXAMPLES = 5
+
+READ_ERRORS: tuple[type[BaseException], ...] = (
+    pl.exceptions.PolarsError,
+    pl.exceptions.PanicException,  # Polars' Rust side on bytes that changed under it
+    pa.ArrowException,
+    OSError,
+)
+"""What reading a checked trace set's files can raise when they change while being read (a
+file deleted, truncated or rewritten in place): each is an input problem, never a bug to
+report as a traceback with exit 1, which means FAIL. See :func:`read_failure`."""
+
+
+def read_failure(exc: BaseException, names: Sequence[str]) -> InputError:
+    """The one-line :class:`InputError` for ``exc`` (one of :data:`READ_ERRORS`)."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return InputError(
+        f"{', '.join(names) or 'the trace set'}: could not read the trace set ({first}); "
+        "was a file changed or removed while it was read? Run again once the set is complete"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +71,8 @@ class TraceSet:
     """Files left out under ``skip_bad_files``, with the reason."""
     quality: DataQuality = DataQuality()
     """What the checks found: copies and repeated spans collapsed, columns rebuilt."""
+    names: tuple[str, ...] = ()
+    """The paths the set was opened with (named in errors)."""
     rebuilt: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """Files lacking promoted columns, with those columns (read from ``attributes``)."""
     deduplicate: bool = False
@@ -93,7 +115,7 @@ class TraceSet:
                 extra_columns="ignore",
             )
             if columns:
-                frame = frame.with_columns(_from_attributes(c) for c in columns)
+                frame = frame.with_columns(promoted_from_attributes(c) for c in columns)
             frames.append(frame)
         scan = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical")
         if self.deduplicate:
@@ -120,37 +142,15 @@ def _promoted_types() -> dict[str, tuple[str, bool]]:
     }
 
 
-def _from_attributes(column: str) -> pl.Expr:
-    """A promoted column rebuilt from ``attributes``, coerced as the writers coerce it."""
+def promoted_from_attributes(column: str) -> pl.Expr:
+    """A promoted column rebuilt from ``attributes`` by the writers' rule (``_coercion``)."""
     attribute, integer = _promoted_types()[column]
     found = (
         pl.col(s.ATTRIBUTES)
         .list.eval(pl.element().filter(pl.element().struct.field("key") == attribute))
         .list.last()
     )
-    kind = found.struct.field("type")
-    text, whole, real = (
-        found.struct.field(f) for f in ("string_value", "int_value", "double_value")
-    )
-    if integer:
-        value = (
-            pl.when(kind == "int")
-            .then(whole)
-            .when((kind == "double") & (real == real.floor()))
-            .then(real.cast(pl.Int64, strict=False))
-            .when(kind == "string")
-            .then(text.str.strip_chars().cast(pl.Int64, strict=False))
-        )
-    else:
-        value = (
-            pl.when(kind == "string")
-            .then(text)
-            .when(kind == "int")
-            .then(whole.cast(pl.String))
-            .when(kind == "double")
-            .then(real.cast(pl.String))
-        )
-    return value.alias(column)
+    return coerce_expr(found, integer).alias(column)
 
 
 def _findings(checks: Sequence[FileCheck]) -> list[Finding]:
@@ -206,6 +206,13 @@ def open_trace_set(
     names = [os.fspath(p) for p in items]
     if not names:
         raise InputError("no trace set given")
+    try:
+        return _open(names, skip_bad_files, screen_limit)
+    except READ_ERRORS as exc:
+        raise read_failure(exc, names) from exc
+
+
+def _open(names: list[str], skip_bad_files: bool, screen_limit: int | None) -> TraceSet:
     listing = list_files(names)
     skipped: list[SkippedFile] = []
     for path, reason in listing.unreadable:
@@ -231,6 +238,7 @@ def open_trace_set(
     trace_set = TraceSet(
         tuple(c.path for c in checks) + tuple(remote),
         tuple(skipped),
+        names=tuple(names),
         rebuilt=tuple(
             (c.path, tuple(sorted(c.missing_promoted))) for c in checks if c.missing_promoted
         ),

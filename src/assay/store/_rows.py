@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from assay.store import _schema as s
+from assay.store._coercion import coerce
 
 #: One encoded attribute, shaped like :data:`assay.store.ATTRIBUTE_TYPE`.
 EncodedAttribute = dict[str, Any]
@@ -135,30 +136,6 @@ def decode_attributes(attributes: Iterable[Mapping[str, Any]] | None) -> dict[st
     return {a["key"]: decode_value(a) for a in attributes or ()}
 
 
-def promoted_value(attribute: EncodedAttribute, target: pa.DataType) -> Any:
-    """The value of an attribute for a promoted column of type ``target``, or None."""
-    value = decode_value(attribute)
-    if pa.types.is_string(target):
-        if isinstance(value, str):
-            return value
-        if isinstance(value, bool | int | float) and not isinstance(value, bool):
-            return str(value)
-        return None
-    if pa.types.is_integer(target):
-        if isinstance(value, bool):
-            return None
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str):
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
-
-
 _PROMOTED = {a: (s.promoted_column(a), t) for a, t in s.PROMOTED_ATTRIBUTES.items()}
 
 
@@ -224,7 +201,7 @@ class SpanRows:
         for attribute in attributes:
             target = _PROMOTED.get(attribute["key"])
             if target is not None:
-                promoted[target[0]] = promoted_value(attribute, target[1])
+                promoted[target[0]] = coerce(attribute, target[1])
         for column, _ in _PROMOTED.values():
             c[column].append(promoted.get(column))
         c[s.ATTRIBUTES].append(attributes)

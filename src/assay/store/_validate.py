@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from assay.errors import InputError, SchemaError
@@ -62,22 +63,37 @@ def _footer(path: str, size: int) -> bytes:
         return handle.read(length)
 
 
-def _null_ids(path: str, metadata: pq.FileMetaData) -> dict[str, int]:
-    """Null trace_id / span_id counts, from the column statistics (the data when absent)."""
+def _bad_ids(path: str, metadata: pq.FileMetaData) -> dict[str, tuple[int, int]]:
+    """Null and empty trace_id / span_id counts, from the column statistics where they tell.
+
+    An empty id is an invalid id, as in OTLP: two spans with ``span_id ""`` are two spans, not
+    one stored twice, so they cannot be told apart and the file is refused. The statistics'
+    smallest value is ``""`` exactly when some id is empty, so only then is the column read.
+    """
     names = metadata.schema.to_arrow_schema().names
-    counts: dict[str, int] = {}
+    counts: dict[str, tuple[int, int]] = {}
     for column in _ID_COLUMNS:
         index = names.index(column)
-        total = 0
+        nulls = 0
+        read = False
         for group in range(metadata.num_row_groups):
-            stats = metadata.row_group(group).column(index).statistics
+            chunk = metadata.row_group(group)
+            stats = chunk.column(index).statistics
             if stats is None or not stats.has_null_count:
-                table = pq.read_table(path, columns=[column])
-                total = table[column].null_count
+                read = True
                 break
-            total += stats.null_count
-        if total:
-            counts[column] = total
+            nulls += stats.null_count
+            if stats.null_count < chunk.num_rows and (
+                not stats.has_min_max or stats.min in ("", b"")
+            ):
+                read = True
+        empty = 0
+        if read:
+            values = pq.read_table(path, columns=[column])[column]
+            nulls = values.null_count
+            empty = int(pc.sum(pc.equal(values, "")).as_py() or 0)
+        if nulls or empty:
+            counts[column] = (nulls, empty)
     return counts
 
 
@@ -112,9 +128,16 @@ def check_spans_file(path: str) -> FileCheck:
         missing.append(f"{s.EVENTS} (scores and checks)")
     if missing:
         raise SchemaError(f"{path}: missing column(s) {', '.join(missing)}")
-    nulls = _null_ids(path, metadata)
-    if nulls:
-        what = " and ".join(f"{n} span(s) without a {c}" for c, n in nulls.items())
+    try:
+        bad = _bad_ids(path, metadata)
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(f"{path}: not a readable Parquet file ({_first_line(exc)})") from exc
+    if bad:
+        parts: list[str] = []
+        for column, (nulls, empty) in bad.items():
+            parts += [f"{nulls} span(s) without a {column}"] if nulls else []
+            parts += [f"{empty} span(s) with an empty {column}"] if empty else []
+        what = " and ".join(parts)
         raise SchemaError(f"{path}: {what}; every span needs a trace_id and a span_id")
     absent = frozenset(s.SPANS_SCHEMA.names) - set(schema.names)
     return FileCheck(path, metadata.num_rows, size, absent & _PROMOTED, absent & _OPTIONAL, footer)
