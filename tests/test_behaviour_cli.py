@@ -18,6 +18,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 PRICES = str(ROOT / "examples" / "prices.yaml")
+EXAMPLE_TESTS = ("flight-rebooking", "greeting", "multi-step-research", "refund-policy")
 
 
 @pytest.fixture(scope="module")
@@ -60,19 +61,22 @@ def test_a_planted_path_change_at_the_same_pass_rate_is_changed(versions, capsys
     refund = tests["refund-policy"]["behaviour"]
     assert refund["verdict"] == "CHANGED"
     path = next(c for c in refund["changes"] if c["feature"] == "path")
-    # The usual path lost the share the retried one gained (ties: either is named).
-    assert path["path"] in (
-        ["search_kb", "draft_answer"],
-        ["search_kb", "search_kb", "draft_answer"],
-    )
-    assert 0.2 < abs(path["effect"]) < 0.65 and path["adjusted_p"] < 0.05
+    # Seed 1 in both: the usual path (29 of 30 trials) lost 9 trials to the retried one (0 → 9
+    # of 30); the report names the usual path.
+    assert path["path"] == ["search_kb", "draft_answer"]
+    assert (path["baseline"], path["current"]) == (29 / 30, 20 / 30)
+    assert path["effect"] == pytest.approx(-9 / 30) and path["adjusted_p"] < 0.05
     assert path["ci"]["low"] > 0 or path["ci"]["high"] < 0
     tokens = next(c for c in refund["features"] if c["feature"] == "input_tokens")
     assert tokens["measure"] == "ratio" and tokens["effect"] > 1  # the retried tool's result
     assert path["baseline_traces"] and path["current_traces"]
-    # Same pass rates: the regression verdicts do not fail, so the exit code is not 1.
-    assert all(t["regression"]["verdict"] != "FAIL" for t in tests.values())
-    assert code in (0, 3)
+    # Same pass rates with 30 trials a version: no drop, but too little power to vouch for
+    # "no drop" (needs 80%): every test is INCONCLUSIVE, and the exit code is 3.
+    assert {t["test_id"]: t["regression"]["verdict"] for t in tests.values()} == dict.fromkeys(
+        EXAMPLE_TESTS, "INCONCLUSIVE"
+    )
+    assert {t["verdict"] for t in tests.values()} == {"INCONCLUSIVE"}
+    assert code == 3
     for test in tests.values():
         cost = test["cost"]
         assert cost["priced_trials"] == 30 and cost["total_usd"] > 0
@@ -89,9 +93,18 @@ def test_two_samples_of_the_same_agent_report_no_change(versions, capsys) -> Non
     # Latency is wall-clock time: here it includes this process's span exporting and the
     # machine's load, which differ between the two recordings (the agent does not).
     assert {feature for _, feature in changed} <= {"latency"}, changed
-    for test in document["tests"]:
-        if not any(test_id == test["test_id"] for test_id, _ in changed):
-            assert test["behaviour"]["verdict"] in ("UNCHANGED", "INCONCLUSIVE")
+    behaviour = {t["test_id"]: t["behaviour"] for t in document["tests"]}
+    assert set(behaviour) == set(EXAMPLE_TESTS)
+    for test_id, diff in behaviour.items():
+        # 30 trials a version lack the power to vouch for some of the agent's own (seeded)
+        # features, latency aside: without a change the verdict is INCONCLUSIVE, never UNCHANGED.
+        weak = {f["feature"] for f in diff["features"] if f["power"] < diff["required_power"]}
+        assert weak - {"latency"}, (test_id, weak)
+        if diff["changes"]:  # latency only (above)
+            assert diff["verdict"] == "CHANGED", test_id
+        else:
+            assert diff["verdict"] == "INCONCLUSIVE", test_id
+            assert diff["reason"].startswith("no feature changed, but too few trials to vouch")
 
 
 def test_fail_on_gates_behaviour_tools_and_cost(versions, capsys) -> None:

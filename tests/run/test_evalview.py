@@ -79,11 +79,18 @@ def test_every_shipped_template_runs_unchanged_with_runs_and_pass_rate(
         "--out",
         str(tmp_path / "traces"),
     )
-    assert code in (1, 3), err
     tests = _tests(document)
     names = {yaml.safe_load(t)["name"] for t in evalview_wheel.templates.values()}
     assert set(tests) == names
     assert all(t["n"] == 3 and t["threshold"] == 0.7 for t in tests.values())
+    # The agent answers the query and calls nothing: only the two budget templates ask for
+    # nothing more. 3 of 3 cannot show 70% (Wilson low 43.8%), 0 of 3 rules it out (high 56.2%).
+    verdicts = {name: (t["passed"], t["verdict"]) for name, t in tests.items()}
+    budgets = {"Cost budget check", "Latency budget check"}
+    assert verdicts == {
+        name: (3, "INCONCLUSIVE") if name in budgets else (0, "FAIL") for name in names
+    }, err
+    assert code == 1, err
     # One warning per file that asks for what assay cannot do (the LLM-judged checks) ...
     expected = {}
     for name, text in evalview_wheel.templates.items():

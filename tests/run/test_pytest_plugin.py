@@ -9,6 +9,7 @@ seconds.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -79,27 +80,50 @@ def _pytest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _failures(text: str) -> dict[str, str]:
+    """pytest's FAILURES section, test by test: name -> its report (``-rA`` output)."""
+    section = text.split(" FAILURES ", 1)[1].split("\n=", 1)[0]
+    parts = re.split(r"^_{3,} (\w+) _{3,}$", section, flags=re.MULTILINE)[1:]
+    return dict(zip(parts[::2], (p.strip() for p in parts[1::2]), strict=True))
+
+
 @pytest.mark.slow
 def test_marked_tests_become_verdicts(tmp_path: Path) -> None:
     out = tmp_path / "traces"
     done = _pytest(tmp_path, "--assay-out", str(out))
     text = done.stdout
     assert done.returncode == 1, text + done.stderr
-    assert "PASSED test_agentic.py::test_always_passes" in text
-    assert "PASSED test_agentic.py::test_plain" in text
-    assert "PASSED test_agentic.py::test_flaky_but_inconclusive_ok" in text  # 10 < 26: INCONCL.
-    assert "FAILED test_agentic.py::test_always_fails" in text
-    assert "assay FAIL: 0/3 trials passed (0 errors)" in text
-    assert "AssertionError: arithmetic" in text
-    assert "FAILED test_agentic.py::test_flaky_is_inconclusive" in text
-    assert "assay INCONCLUSIVE: 8/10 trials passed" in text and "anytime [" in text
-    assert "SPRT not settled within the maximum of 10 trials" in text
-    assert "assay FAIL: 0/3 trials passed (3 errors)" in text
-    assert "RuntimeError: dependency down" in text
-    assert "FAILED test_agentic.py::test_misspelt_marker" in text
-    assert "assay FAIL: 0/3 trials passed (0 errors)" in text
-    assert "Failed: not good enough" in text
-    assert "unknown argument 'treshold'" in text
+    summary = re.findall(r"^(PASSED|FAILED) test_agentic\.py::(\w+)", text, re.MULTILINE)
+    assert {name: outcome for outcome, name in summary} == {
+        "test_always_passes": "PASSED",
+        "test_plain": "PASSED",
+        "test_flaky_but_inconclusive_ok": "PASSED",  # 10 < 26 trials: INCONCLUSIVE, allowed
+        "test_always_fails": "FAILED",
+        "test_flaky_is_inconclusive": "FAILED",
+        "test_pytest_fail_is_a_failed_trial": "FAILED",
+        "test_errors": "FAILED",
+        "test_misspelt_marker": "FAILED",
+    }
+    # Each failure's own report: its verdict line first, then the first failing trial's error.
+    failures = _failures(text)
+    assert set(failures) == {name for outcome, name in summary if outcome == "FAILED"}
+    heads = {
+        "test_always_fails": "assay FAIL: 0/3 trials passed (0 errors)",
+        "test_flaky_is_inconclusive": "assay INCONCLUSIVE: 8/10 trials passed (0 errors)",
+        "test_pytest_fail_is_a_failed_trial": "assay FAIL: 0/3 trials passed (0 errors)",
+        "test_errors": "assay FAIL: 0/3 trials passed (3 errors)",
+        "test_misspelt_marker": "@pytest.mark.assay: unknown argument 'treshold'",
+    }
+    for name, head in heads.items():
+        assert failures[name].startswith(head), (name, failures[name])
+    assert "first failure, trial 0: AssertionError: arithmetic" in failures["test_always_fails"]
+    flaky = failures["test_flaky_is_inconclusive"]
+    assert "anytime [" in flaky and "SPRT not settled within the maximum of 10 trials" in flaky
+    assert (
+        "first failure, trial 0: Failed: not good enough"
+        in failures["test_pytest_fail_is_a_failed_trial"]
+    )
+    assert "first failure, trial 0: RuntimeError: dependency down" in failures["test_errors"]
     analysis = assay.analyze(out)
     rows = {r["test_id"]: r for r in analysis.tests.iter_rows(named=True)}
     assert rows["test_agentic.py::test_always_passes"]["n"] == 26
