@@ -12,9 +12,15 @@
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _installed_version
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+try:
+    # One source of truth: pyproject.toml's version, as the installed distribution records it.
+    __version__ = _installed_version("assay-otel")
+except PackageNotFoundError:  # a source tree on sys.path that was never installed
+    __version__ = "0+unknown"
 
 __all__ = ["Analysis", "AnalyzeOptions", "__version__", "analyze", "compare"]
 
