@@ -34,11 +34,30 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    # `-h` as well, on every command (click's children inherit the context settings).
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from assay.version import __version__
+
+        print(f"assay {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        "-V",
+        is_eager=True,
+        callback=_print_version,
+        help="Print the version and exit.",
+    ),
+) -> None:
     """Statistical verdicts for AI agents, read from OpenTelemetry traces."""
 
 
@@ -67,7 +86,13 @@ def run(argv: Sequence[str] | None = None) -> int:
         if type(exc).__name__ == "NoArgsIsHelpError":  # bare `assay` or `assay analyze`
             print(exc.format_message(), file=sys.stderr)
             return EXIT_USAGE
-        print(f"assay: error: {exc.format_message()}", file=sys.stderr)
+        context = getattr(exc, "ctx", None)  # typer's click is private: read it duck-typed
+        hint = ""
+        if type(exc).__name__ == "MissingParameter" and context is not None:
+            # what to type instead, as argparse shows it; the error stays the last line
+            print(context.get_usage(), file=sys.stderr)
+            hint = f" (see '{context.command_path} -h')"
+        print(f"assay: error: {exc.format_message()}{hint}", file=sys.stderr)
         return EXIT_USAGE
     except typer.Abort:
         print("assay: aborted", file=sys.stderr)

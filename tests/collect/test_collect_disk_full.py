@@ -88,7 +88,7 @@ def test_recovery_onto_a_full_disk_is_one_line_and_keeps_the_log(
     small_disk: Any, collector_factory: CollectorFactory
 ) -> None:
     out = small_disk.path / "traces"
-    args = ["--roll-age", "600", "--workers", "0"]  # nothing converted before the kill
+    args = ["--roll-age", "600", "--idle-flush", "0", "--workers", "0"]  # nothing converted
     collector = collector_factory(out, args, process=True).start()
     acknowledged: list[str] = []
     assert _send(collector, acknowledged) == 200

@@ -34,6 +34,10 @@ def collect(
         float, typer.Option(help="Seconds after which a Parquet file is rolled.")
     ] = 60.0,
     roll_mb: Annotated[int, typer.Option(help="Roll a Parquet file after this many MB.")] = 128,
+    idle_flush: Annotated[
+        float,
+        typer.Option(help="Seconds without new spans before they are written (0: at the roll)."),
+    ] = 0.5,
     max_body_mb: Annotated[int, typer.Option(help="Largest request body accepted.")] = 16,
     max_decompressed_mb: Annotated[
         int, typer.Option(help="Largest request once decompressed.")
@@ -82,6 +86,7 @@ def collect(
         token=token,
         wal_dir=wal_dir,
         roll_age_s=roll_age,
+        idle_flush_s=idle_flush,
         roll_bytes=roll_mb * mb,
         max_body_bytes=max_body_mb * mb,
         max_decompressed_bytes=max_decompressed_mb * mb,

@@ -108,14 +108,17 @@ class Collector:
         self.counters.add_gauge("disk_full", lambda: int(wal.full_now() or converter.disk_full))
         self._wal, self._converter, self._intake = wal, converter, intake
         converter.start()
+        address = ""  # the one being bound, for the error: the port is what the user fixes
         try:
             if config.http_port is not None:
+                address = f"{config.host}:{config.http_port} (OTLP/HTTP, --http-port)"
                 self._http = HttpReceiver(config, intake, self.counters)
             if config.grpc_port is not None:
+                address = f"{config.host}:{config.grpc_port} (OTLP/gRPC, --grpc-port)"
                 self._grpc = GrpcReceiver(config, intake, self.counters)
         except (OSError, RuntimeError) as exc:
             self.stop()
-            raise ConfigError(f"cannot listen on {config.host}: {exc}") from exc
+            raise ConfigError(f"cannot listen on {address}: {exc}") from exc
         if self._http is not None:
             self._http.start()
             _log.info("OTLP/HTTP listening on http://%s:%d", config.host, self._http.port)

@@ -51,6 +51,9 @@ class CollectorConfig:
     """Roll output files (and checkpoint the log) after this many request bytes."""
     roll_age_s: float = 60.0
     """Roll output files (and checkpoint the log) at least this often while data arrives."""
+    idle_flush_s: float = 0.5
+    """Once no span has arrived for this long, write what was received to visible files, so a
+    running collector's spans can be read within a second of a pause; 0 = only at the roll."""
     fsync: bool = True
     """fsync the write-ahead log before acknowledging (turning it off loses durability)."""
     retry_after_s: int = 1
@@ -78,6 +81,8 @@ class CollectorConfig:
         for name in ("roll_age_s", "header_timeout_s", "body_timeout_s"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")
+        if self.idle_flush_s < 0:
+            raise ConfigError("idle_flush_s must not be negative")
         if self.http_port is None and self.grpc_port is None:
             raise ConfigError("enable at least one receiver (an HTTP or a gRPC port)")
         for name in ("http_port", "grpc_port"):

@@ -10,6 +10,10 @@ and once it has converted every record of the sealed segments it commits:
 3. move each staged file to its final place in ``OUT`` (one line logged per file);
 4. delete the sealed log segments, then the ``COMMIT`` marker.
 
+A checkpoint is due after ``roll_age_s`` or ``roll_bytes``, or as soon as nothing new has
+arrived for ``idle_flush_s``: a pause in traffic makes what was acknowledged readable within a
+second, while steady traffic still makes few, large files.
+
 A crash before step 2 leaves staged files that recovery deletes (the log still holds their
 spans); after it, recovery finishes steps 3–4. So every acknowledged span reaches a visible file
 exactly once, and no visible file is ever half-written.
@@ -214,6 +218,7 @@ class Converter:
         self.disk_full = False
         self._rotation_requested = False
         self._first_uncommitted: float | None = None
+        self._last_written = 0.0
         self._thread = threading.Thread(target=self._run, name="assay-converter", daemon=True)
         self.failed: BaseException | None = None
 
@@ -256,13 +261,12 @@ class Converter:
             raise
 
     def _loop(self) -> None:
-        config = self._config
         pool = self._pool
         while True:
             with self._cond:
                 while not self._queue and not self._stopping and not pool:
-                    self._cond.wait(timeout=min(1.0, config.roll_age_s / 4))
-                    if self._due():
+                    self._cond.wait(timeout=self._until_due())
+                    if self._due(idle=True):
                         break
                 item = self._queue.popleft() if self._queue else None
                 if item is None and not pool and self._stopping:
@@ -283,7 +287,7 @@ class Converter:
                     self._write_next()
             elif pool:
                 self._write_next()  # nothing new queued: finish what is being decoded
-            if self._due() and not self._rotation_requested:
+            if self._due(idle=item is None and not pool) and not self._rotation_requested:
                 self._rotation_requested = True
                 self._request_rotation()
 
@@ -299,8 +303,9 @@ class Converter:
         finally:
             self._release(size)
         self._pending_bytes += size
+        self._last_written = time.monotonic()
         if self._first_uncommitted is None:
-            self._first_uncommitted = time.monotonic()
+            self._first_uncommitted = self._last_written
 
     def _commit_sealed(self) -> None:
         sealed = self._commit_pending
@@ -366,8 +371,25 @@ class Converter:
         if self._commit_pending is not None:
             self._commit_sealed()
 
-    def _due(self) -> bool:
+    def _due(self, idle: bool = False) -> bool:
+        """Whether to checkpoint now; ``idle``: nothing is queued or being decoded."""
         if self._rotation_requested or self._first_uncommitted is None:
             return False
-        age = time.monotonic() - self._first_uncommitted
-        return age >= self._config.roll_age_s or self._pending_bytes >= self._config.roll_bytes
+        config = self._config
+        now = time.monotonic()
+        quiet = idle and 0 < config.idle_flush_s <= now - self._last_written
+        return (
+            quiet
+            or now - self._first_uncommitted >= config.roll_age_s
+            or self._pending_bytes >= config.roll_bytes
+        )
+
+    def _until_due(self) -> float:
+        """Seconds to wait for records before checking again whether a checkpoint is due."""
+        config = self._config
+        if self._rotation_requested or self._first_uncommitted is None:
+            return min(1.0, config.roll_age_s / 4)
+        deadlines = [self._first_uncommitted + config.roll_age_s]
+        if config.idle_flush_s > 0:
+            deadlines.append(self._last_written + config.idle_flush_s)
+        return min(1.0, max(0.01, min(deadlines) - time.monotonic()))

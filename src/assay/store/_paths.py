@@ -195,6 +195,18 @@ def _add_stat(listing: FileListing, path: str) -> None:
     listing._add_file(path, stat)
 
 
+def _why_empty(folder: str) -> str:
+    """What an empty folder tells about a collector writing into it (the names it uses)."""
+    if os.path.exists(os.path.join(folder, "_collector.lock")):
+        # A clean stop removes the lock file; after a crash it stays, hence both cases.
+        return (
+            " yet: a running collector writes here (_collector.lock), and its spans appear"
+            " within a second of a pause in traffic; if it crashed, `assay collect` on this"
+            " folder converts what its log (_wal/) holds"
+        )
+    return ""
+
+
 def list_files(names: list[str]) -> FileListing:
     """Resolve folders, globs, files and URLs into unique files.
 
@@ -218,7 +230,7 @@ def list_files(names: list[str]) -> FileListing:
                     _add_stat(listing, os.path.join(name, relative))
             found = len(listing.files) + len(listing.repeated) - before
             if not found and not listing.unreadable and name not in listing.repeated:
-                raise InputError(f"{name}: folder holds no .parquet files")
+                raise InputError(f"{name}: folder holds no .parquet files{_why_empty(name)}")
         elif os.path.isfile(name) or (os.path.exists(name) and not os.path.islink(name)):
             _add_stat(listing, name)  # a FIFO or a device is named as such
         elif os.path.islink(name):
