@@ -12,9 +12,9 @@
 Each call of the function is one trial (an ``assay.instrument.trial`` span; ``--assay-out DIR``
 writes them to a trace set). An assertion failure is a failed trial, any other exception an
 ``error`` trial. Adaptive stopping (the runner's sequential loop,
-:class:`assay.verdict.SequentialTracker`) ends the repetition once the verdict is settled. The
+:class:`assay.judge.SequentialTracker`) ends the repetition once the verdict is settled. The
 trials record their judgement (``assay.judgement.*``) and are judged by the same pipeline as
-``assay analyze`` (:func:`assay.judgement.judge_spans`), so ``assay analyze`` on
+``assay analyze`` (:func:`assay.api.judge_spans`), so ``assay analyze`` on
 ``--assay-out`` gives the same verdict. The verdict is the test's outcome: PASS passes, FAIL
 fails, INCONCLUSIVE fails (with the interval in the message) unless ``inconclusive_ok=True`` on
 the marker, ``--assay-inconclusive-ok`` or the ini option ``assay_inconclusive_ok = true``.
