@@ -14,8 +14,7 @@ import polars as pl
 
 from assay import conventions as c
 from assay.errors import SchemaError
-from assay.store import SpanContents, promoted_column
-from assay.store._reader import promoted_from_attributes
+from assay.store import SpanContents, promoted_column, promoted_from_attributes
 
 __all__ = ["read_outcomes"]
 
