@@ -125,7 +125,7 @@ def test_fail_on_gates_behaviour_tools_and_cost(versions, capsys) -> None:
 
 def test_cost_per_trial_in_the_trials_table_and_bad_flags(versions, capsys) -> None:
     baseline, retry, _ = versions
-    analysis = assay.compare(baseline, retry, prices=PRICES)
+    analysis = assay.compare(baseline, retry, assay.AnalyzeOptions(prices=PRICES))
     assert analysis.trials[tc.COST_USD].null_count() == 0
     assert analysis.trials[tc.COST_USD].min() > 0
     assert run(["compare", str(baseline), str(retry), "--fail-on", "cost:+x%"]) == 2

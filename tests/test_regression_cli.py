@@ -77,7 +77,7 @@ def test_baseline_version_in_one_set_equals_compare(two_versions) -> None:
 
 def test_every_figure_is_filled(two_versions) -> None:
     _, current = two_versions
-    document = assay.analyze(current, ks=(1, 5, 200)).to_dict()
+    document = assay.analyze(current, assay.AnalyzeOptions(ks=(1, 5, 200))).to_dict()
     noisy = next(t for t in document["tests"] if t["test_id"] == "noisy")
     assert set(noisy["pass_at_k"]) == {"1", "5", "200"}
     assert noisy["pass_at_k"]["1"] == pytest.approx(19 / 30)
@@ -160,7 +160,10 @@ def test_variance_checks_fail_a_test_and_say_why(two_versions) -> None:
     _, current = two_versions
     plain = {t.test_id: t for t in assay.analyze(current).result.tests}
     assert plain["stable"].verdict.value == "PASS"
-    checked = {t.test_id: t for t in assay.analyze(current, min_mean_score=99.0).result.tests}
+    checked = {
+        t.test_id: t
+        for t in assay.analyze(current, assay.AnalyzeOptions(min_mean_score=99.0)).result.tests
+    }
     stable = checked["stable"]
     assert stable.verdict.value == "FAIL"
     (check,) = stable.variance_checks

@@ -59,15 +59,9 @@ class Analysis:
         return self.result.exit_code(inconclusive_ok)
 
 
-def _options(options: AnalyzeOptions | None, overrides: dict[str, Any]) -> AnalyzeOptions:
-    """The options: ``options`` with keyword overrides (the older keyword style) applied."""
-    known = {f.name for f in fields(AnalyzeOptions)}
-    unknown = sorted(set(overrides) - known)
-    if unknown:
-        raise ConfigError(f"unknown option(s): {', '.join(unknown)}")
-    if "ks" in overrides:
-        overrides["ks"] = tuple(overrides["ks"])
-    chosen = replace(options or AnalyzeOptions(), **overrides)
+def _options(options: AnalyzeOptions | None) -> AnalyzeOptions:
+    """The options given (defaults throughout if None), checked."""
+    chosen = options or AnalyzeOptions()
     chosen.validate()
     return chosen
 
@@ -158,7 +152,6 @@ def analyze(
     run_id: str | None = None,
     engine: Engine | str = Engine.LOCAL,
     spark_master: str | None = None,
-    **overrides: Any,
 ) -> Analysis:
     """Read a trace set and give every test its verdict.
 
@@ -175,8 +168,6 @@ def analyze(
         engine: Where spans become trials: ``local`` (here, bucket by bucket) or ``spark``
             (see ``docs/scale.md``); the statistics are the same either way.
         spark_master: The Spark master URL for ``engine="spark"``.
-        **overrides: Fields of :class:`AnalyzeOptions` set on top of ``options``
-            (``threshold=0.8``, ``ks=(1, 5, 10)``, ...).
 
     Returns:
         An :class:`Analysis` with the trials and per-test tables and the results.
@@ -185,7 +176,7 @@ def analyze(
         InputError: Unreadable input (a missing path, a corrupt file, no trial spans).
         ConfigError: A bad option.
     """
-    settings = _options(options, overrides)
+    settings = _options(options)
     read = _read_trials(paths, settings, skip_bad_files, engine, spark_master)
     trace_set, trials, recorded = read.trace_set, read.trials, read.recorded
     if run_id is not None:
@@ -224,7 +215,6 @@ def compare(
     options: AnalyzeOptions | None = None,
     *,
     skip_bad_files: bool = False,
-    **overrides: Any,
 ) -> Analysis:
     """Regression verdicts between two trace sets: did the current one get worse?
 
@@ -238,9 +228,8 @@ def compare(
         current: The trace set under test.
         options: The options of the analysis, as for :func:`analyze`.
         skip_bad_files: Skip unreadable files instead of failing.
-        **overrides: Fields of :class:`AnalyzeOptions` set on top of ``options``.
     """
-    settings = _options(options, overrides)
+    settings = _options(options)
     base = _read_trials(baseline, settings, skip_bad_files)
     read = _read_trials(current, settings, skip_bad_files)
     return _analysis(
@@ -264,7 +253,7 @@ def judge_spans(spans: pl.LazyFrame, options: AnalyzeOptions | None = None) -> A
         spans: A spans table (e.g. ``pl.from_arrow(assay.instrument.spans_table(spans))``).
         options: The options of the analysis; defaults throughout if None.
     """
-    settings = _options(options, {})
+    settings = _options(options)
     read = read_trials(
         spans,
         min_score=settings.min_score,

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["Adjustment", "IntervalMethod", "RegressionTest", "ScoreInterval", "SequentialMethod"]
+__all__ = [
+    "Adjustment",
+    "ErrorPolicy",
+    "IntervalMethod",
+    "RegressionTest",
+    "ScoreInterval",
+    "SequentialMethod",
+]
 
 
 class IntervalMethod(StrEnum):
@@ -50,3 +57,12 @@ class SequentialMethod(StrEnum):
 
     SPRT = "sprt"
     CONFIDENCE_SEQUENCE = "confidence-sequence"
+
+
+class ErrorPolicy(StrEnum):
+    """How error trials (the harness or a dependency broke) count in a pass rate."""
+
+    COUNT = "count"
+    """As failures."""
+    EXCLUDE = "exclude"
+    """Left out of n (always reported)."""

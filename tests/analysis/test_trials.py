@@ -204,7 +204,7 @@ def test_errors_count_or_excluded(parquet_sink) -> None:
             t.passed()
     path = parquet_sink.flush()
     counted = assay.analyze(path).result.tests[0]
-    excluded = assay.analyze(path, errors="exclude").result.tests[0]
+    excluded = assay.analyze(path, assay.AnalyzeOptions(errors="exclude")).result.tests[0]
     assert (counted.n, counted.passed, counted.errors) == (10, 7, 3)
     assert (excluded.n, excluded.passed, excluded.errors) == (7, 7, 3)
 
@@ -228,7 +228,9 @@ def test_min_score_decides_trials_without_outcome(parquet_sink, tracer) -> None:
             span.add_event(c.SCORE_EVENT, {c.SCORE_NAME: "q", c.SCORE_VALUE: value})
     path = parquet_sink.flush()
     assert assay.analyze(path).trials[tc.PASSED].to_list() == [True, True]
-    assert sorted(assay.analyze(path, min_score=50).trials[tc.PASSED].to_list()) == [False, True]
+    assert sorted(
+        assay.analyze(path, assay.AnalyzeOptions(min_score=50)).trials[tc.PASSED].to_list()
+    ) == [False, True]
 
 
 def test_non_numeric_score_is_a_schema_error(parquet_sink, tracer) -> None:
@@ -280,9 +282,11 @@ def test_production_traces_through_a_test_attribute_mapping(parquet_sink, tracer
     path = parquet_sink.flush()
     with pytest.raises(SchemaError, match="no trial spans"):
         assay.analyze(path)
-    by_agent = assay.analyze(path, test_attribute=c.GENAI_AGENT_NAME)
+    by_agent = assay.analyze(path, assay.AnalyzeOptions(test_attribute=c.GENAI_AGENT_NAME))
     (test,) = by_agent.result.tests
     assert (test.test_id, test.n, test.passed, test.errors) == ("triage", 6, 5, 1)
     assert by_agent.trials[tc.TOOL_SEQUENCE].to_list() == [["route"]] * 6
-    by_route = assay.analyze(path, test_attribute="app.route")  # not a promoted column
+    by_route = assay.analyze(
+        path, assay.AnalyzeOptions(test_attribute="app.route")
+    )  # not a promoted column
     assert [(t.test_id, t.n) for t in by_route.result.tests] == [("/chat", 6)]

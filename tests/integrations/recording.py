@@ -107,11 +107,12 @@ class Recording:
     def trials(self, source: str, api: bool, **options: object) -> pl.DataFrame:
         """The trials of the API or the bare runs, read from ``parquet`` or ``collector``."""
         own = self.parquet_api if api else self.parquet_raw
+        chosen = assay.AnalyzeOptions(**options)
         if source == "parquet":
-            return assay.analyze(own, **options).trials
+            return assay.analyze(own, chosen).trials
         # The collector holds both kinds of runs: keep the traces of the wanted kind.
-        traces = assay.analyze(own, **options).trials[tc.TRACE_ID]
-        collected = assay.analyze(self.collected, **options).trials
+        traces = assay.analyze(own, chosen).trials[tc.TRACE_ID]
+        collected = assay.analyze(self.collected, chosen).trials
         return collected.filter(pl.col(tc.TRACE_ID).is_in(traces.implode()))
 
 

@@ -47,6 +47,8 @@ def test_runs_framed_by_the_assay_api_equal_ground_truth(recording, source) -> N
 def test_the_mapping_is_reported_as_nesting_not_analysed_in_silence(recording) -> None:
     import assay
 
-    analysis = assay.analyze(recording.parquet_raw, test_attribute=c.GENAI_AGENT_NAME)
+    analysis = assay.analyze(
+        recording.parquet_raw, assay.AnalyzeOptions(test_attribute=c.GENAI_AGENT_NAME)
+    )
     kinds = {f.kind for f in analysis.result.data_quality.findings}
     assert "nested_mapping" in kinds and "outcome_from_errors_only" in kinds

@@ -112,7 +112,9 @@ def test_every_trial_equals_the_agents_own_truth(recorded: Recorded, run: str) -
         .filter(pl.col("service_name") == _service(run))["trace_id"]
         .unique()
     )
-    analysis = assay.analyze(recorded.out, test_attribute=c.AI_SDK_FUNCTION_ID)
+    analysis = assay.analyze(
+        recorded.out, assay.AnalyzeOptions(test_attribute=c.AI_SDK_FUNCTION_ID)
+    )
     trials = analysis.trials.filter(pl.col(tc.TRACE_ID).is_in(traces.implode())).sort(tc.START_TIME)
     fields = ("test_id", "tools", "llm_calls", "input_tokens", "output_tokens", "outcome")
     assert_trials_match(

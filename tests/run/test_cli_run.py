@@ -90,7 +90,10 @@ def test_run_inconclusive_exit_3_and_inconclusive_ok(
         ([], "names no agent: give --agent module:function"),
         (["--agent", "assay_test_agents:echo", "--url", "http://x"], "give exactly one"),
         (["--agent", "assay_test_agents:echo", "--max-cost", "1"], "--max-cost needs a price"),
-        (["--agent", "assay_test_agents:echo", "--sequential", "magic"], "--sequential must be"),
+        (
+            ["--agent", "assay_test_agents:echo", "--sequential", "magic"],
+            "Invalid value for '--sequential'",
+        ),
         (["--agent", "assay_test_agents:echo", "--concurrency", "0"], "--concurrency must be"),
         (["--agent", "assay_test_agents:echo", "--delta", "2"], "delta must lie in (0, 1)"),
         (["--agent", "assay_test_agents:echo", "--prices", "/nonexistent.yaml"], "price table"),

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, NoReturn
 
 import typer
 
-from assay.choices import Adjustment, IntervalMethod, RegressionTest, ScoreInterval
+from assay.choices import Adjustment, ErrorPolicy, IntervalMethod, RegressionTest, ScoreInterval
 
 EXIT_USAGE = 2
 
@@ -31,14 +29,8 @@ def write_text(path: Path, text: str, *, append: bool = False) -> None:
         fail(f"{path}: cannot write ({exc.strerror})")
 
 
-class ErrorsPolicy(StrEnum):
-    """How error trials count."""
-
-    COUNT = "count"
-    EXCLUDE = "exclude"
-
-
-# The statistics' choices, offered by typer as they are (one definition: ``assay.stats``).
+# The choices, offered by typer as they are (one definition each: ``assay.choices``).
+ErrorsPolicy = ErrorPolicy
 CIMethod = IntervalMethod
 ScoreCI = ScoreInterval
 ExactTest = RegressionTest
@@ -140,52 +132,7 @@ Prices = Annotated[
 ]
 
 
-#: Flag name (as a command's parameter) → keyword of :func:`assay.analyze`.
-_ANALYSIS_KEYWORDS = {
-    "threshold": "threshold",
-    "confidence": "confidence",
-    "ci_method": "ci_method",
-    "errors": "errors",
-    "min_score": "min_score",
-    "test_attribute": "test_attribute",
-    "pass_when": "pass_when",
-    "k": "ks",
-    "score_ci": "score_ci",
-    "min_mean_score": "min_mean_score",
-    "max_std_dev": "max_std_dev",
-    "test": "regression_test",
-    "alpha": "alpha",
-    "delta": "delta",
-    "power": "power",
-    "adjust": "adjust",
-    "fail_on": "fail_on",
-    "prices": "prices",
-}
-
-
 Buckets = Annotated[
     int | None,
     typer.Option(help="Also lay the output out in N bucket=NN folders by trace (large sets)."),
 ]
-
-
-def analysis_options(flags: Mapping[str, Any]) -> dict[str, Any]:
-    """The keyword arguments of :func:`assay.analyze` from a command's flags (its ``locals()``).
-
-    Flags a command does not offer keep the library's defaults; choices become their values.
-    """
-    from assay.judge import parse_ks
-
-    options: dict[str, Any] = {}
-    for flag, keyword in _ANALYSIS_KEYWORDS.items():
-        if flag not in flags:
-            continue
-        value = flags[flag]
-        if flag == "k":
-            value = parse_ks(value)
-        elif flag == "fail_on":
-            value = tuple(value or ())
-        elif isinstance(value, StrEnum):  # a choice: its value
-            value = value.value
-        options[keyword] = value
-    return options

@@ -63,17 +63,37 @@ def analyze(
 ) -> None:
     """Read a trace set and give every test a verdict (the CI entry point)."""
     from assay.api import analyze as run_analysis
+    from assay.judge import AnalyzeOptions, parse_ks
 
-    flags = dict(locals())
+    options = AnalyzeOptions(
+        threshold=threshold,
+        confidence=confidence,
+        ci_method=ci_method,
+        errors=errors,
+        min_score=min_score,
+        test_attribute=test_attribute,
+        ks=parse_ks(k),
+        score_ci=score_ci,
+        min_mean_score=min_mean_score,
+        max_std_dev=max_std_dev,
+        regression_test=test,
+        alpha=alpha,
+        delta=delta,
+        power=power,
+        adjust=adjust,
+        pass_when=pass_when,
+        fail_on=tuple(fail_on or ()),
+        prices=prices,
+    )
     targets = parse_formats(format, output)
     analysis = run_analysis(
         paths,
+        options,
         skip_bad_files=skip_bad_files,
         baseline_version=baseline_version,
         current_version=current_version,
         engine=engine,
         spark_master=spark_master,
-        **o.analysis_options(flags),
     )
     emit(analysis, targets, quiet=quiet, inconclusive_ok=inconclusive_ok)
     raise SystemExit(analysis.exit_code(inconclusive_ok))
@@ -106,15 +126,28 @@ def compare(
 ) -> None:
     """Regression and behaviour verdicts: did CURRENT get worse than BASELINE, what changed?"""
     from assay.api import compare as run_compare
+    from assay.judge import AnalyzeOptions, parse_ks
 
-    flags = dict(locals())
-    targets = parse_formats(format, output)
-    analysis = run_compare(
-        baseline,
-        current,
-        skip_bad_files=skip_bad_files,
-        **o.analysis_options(flags),
+    options = AnalyzeOptions(
+        threshold=threshold,
+        confidence=confidence,
+        ci_method=ci_method,
+        errors=errors,
+        min_score=min_score,
+        test_attribute=test_attribute,
+        ks=parse_ks(k),
+        score_ci=score_ci,
+        regression_test=test,
+        alpha=alpha,
+        delta=delta,
+        power=power,
+        adjust=adjust,
+        pass_when=pass_when,
+        fail_on=tuple(fail_on or ()),
+        prices=prices,
     )
+    targets = parse_formats(format, output)
+    analysis = run_compare(baseline, current, options, skip_bad_files=skip_bad_files)
     emit(analysis, targets, quiet=quiet, inconclusive_ok=inconclusive_ok)
     raise SystemExit(analysis.exit_code(inconclusive_ok))
 
@@ -148,14 +181,28 @@ def report(
 ) -> None:
     """Write the HTML report of a trace set (exit code as for analyze)."""
     from assay.api import analyze as run_analysis
+    from assay.judge import AnalyzeOptions, parse_ks
 
-    flags = dict(locals())
+    options = AnalyzeOptions(
+        threshold=threshold,
+        confidence=confidence,
+        ci_method=ci_method,
+        errors=errors,
+        min_score=min_score,
+        test_attribute=test_attribute,
+        ks=parse_ks(k),
+        regression_test=test,
+        delta=delta,
+        pass_when=pass_when,
+        fail_on=tuple(fail_on or ()),
+        prices=prices,
+    )
     analysis = run_analysis(
         paths,
+        options,
         skip_bad_files=skip_bad_files,
         baseline_version=baseline_version,
         current_version=current_version,
-        **o.analysis_options(flags),
     )
     emit(analysis, [("html", output)], trace_url=trace_url)
     counts = ", ".join(f"{n} {v}" for v, n in analysis.result.counts.items())

@@ -13,6 +13,7 @@ import typer
 
 from assay._cli import _common as o
 from assay._cli._emit import emit, parse_formats
+from assay.choices import SequentialMethod
 
 
 def run_command(
@@ -52,8 +53,8 @@ def run_command(
         bool, typer.Option("--fixed", help="Run every test to its maximum (no adaptive stop).")
     ] = False,
     sequential: Annotated[
-        str, typer.Option("--sequential", help="Adaptive method: sprt | confidence-sequence.")
-    ] = "sprt",
+        SequentialMethod, typer.Option("--sequential", help="Adaptive method.")
+    ] = SequentialMethod.SPRT,
     delta: Annotated[
         float,
         typer.Option(
@@ -138,7 +139,7 @@ def run_command(
         delta=delta,
         alpha=alpha,
         beta=beta,
-        errors=errors.value if errors is not None else "count",
+        errors=errors or o.ErrorsPolicy.COUNT,
         concurrency=concurrency,
         timeout=timeout,
         out=str(out),

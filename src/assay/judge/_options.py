@@ -9,13 +9,14 @@ was recorded, and the analysis says so in a note.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from enum import StrEnum
 
+from assay.choices import Adjustment, ErrorPolicy, IntervalMethod, RegressionTest, ScoreInterval
 from assay.errors import ConfigError
 from assay.judge._gate import parse_fail_on
-from assay.stats import ADJUST_METHODS, METHODS, SCORE_CI_METHODS, TESTS
 
-ErrorsPolicy = Literal["count", "exclude"]
+ErrorsPolicy = ErrorPolicy
+"""How error trials count (the name the library has exported so far)."""
 
 DEFAULT_THRESHOLD = 0.80
 """The pass rate required when neither an option nor the trials say (DESIGN.md)."""
@@ -31,9 +32,9 @@ class AnalyzeOptions:
     """Required pass rate; None: what the trials record, else 0.80."""
     confidence: float | None = None
     """Two-sided confidence of the pass-rate interval; None: as recorded, else 0.95."""
-    ci_method: str = "wilson"
+    ci_method: IntervalMethod = IntervalMethod.WILSON
     """Interval method: wilson, wilson-cc, clopper-pearson, jeffreys, agresti-coull."""
-    errors: ErrorsPolicy | None = None
+    errors: ErrorPolicy | None = None
     """``count`` error trials as failures, or ``exclude`` them from n; None: as recorded, else
     ``count``."""
     min_score: float | None = None
@@ -42,13 +43,13 @@ class AnalyzeOptions:
     """The span attribute that names the test (another one maps production traces)."""
     ks: tuple[int, ...] = (1, 5, 10)
     """The k of pass@k and pass^k."""
-    score_ci: str = "t"
+    score_ci: ScoreInterval = ScoreInterval.T
     """Interval of a mean score: ``t`` or ``bootstrap``."""
     min_mean_score: float | None = None
     """Variance check: the mean score must reach this (None: as recorded, else no check)."""
     max_std_dev: float | None = None
     """Variance check: the score std must not exceed this (None: as recorded, else no check)."""
-    regression_test: str = "boschloo"
+    regression_test: RegressionTest = RegressionTest.BOSCHLOO
     """Exact test of a regression: boschloo, fisher or barnard."""
     alpha: float = 0.05
     """Significance level of regression tests."""
@@ -56,7 +57,7 @@ class AnalyzeOptions:
     """The smallest drop in pass rate a regression check must detect."""
     power: float = 0.80
     """The power a regression check needs for PASS."""
-    adjust: str = "none"
+    adjust: Adjustment = Adjustment.NONE
     """Multiple-comparison adjustment across the suite: none, holm or bh."""
     seed: int = 0
     """Seed of bootstrap resampling (results are reproducible)."""
@@ -81,17 +82,17 @@ class AnalyzeOptions:
                 raise ConfigError(f"{flag} must lie strictly between 0 and 1 (got {value})")
         if not 0 < self.delta <= 1:
             raise ConfigError(f"--delta must lie in (0, 1] (got {self.delta})")
-        if self.errors not in (None, "count", "exclude"):
-            raise ConfigError(f"--errors must be 'count' or 'exclude' (got {self.errors!r})")
-        choices = (
-            ("--ci-method", self.ci_method, METHODS),
-            ("--score-ci", self.score_ci, SCORE_CI_METHODS),
-            ("--test", self.regression_test, TESTS),
-            ("--adjust", self.adjust, ADJUST_METHODS),
+        choices: tuple[tuple[str, object, type[StrEnum]], ...] = (
+            ("--errors", self.errors, ErrorPolicy),
+            ("--ci-method", self.ci_method, IntervalMethod),
+            ("--score-ci", self.score_ci, ScoreInterval),
+            ("--test", self.regression_test, RegressionTest),
+            ("--adjust", self.adjust, Adjustment),
         )
         for flag, choice, allowed in choices:
-            if choice not in allowed:
-                raise ConfigError(f"{flag} must be one of {', '.join(allowed)} (got {choice!r})")
+            if choice is not None and choice not in tuple(allowed):
+                names = ", ".join(allowed)
+                raise ConfigError(f"{flag} must be one of {names} (got {choice!r})")
         if not self.ks or any(k < 1 for k in self.ks):
             raise ConfigError(f"--k needs whole numbers ≥ 1 (got {list(self.ks)})")
         if self.pass_when is not None:

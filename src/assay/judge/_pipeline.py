@@ -108,7 +108,7 @@ def judge(
         errors[name] = judgement.errors
         sequential = None
         if resolved.replay and judgement.sequential is not None:
-            sequential = replay(frame, judgement.sequential, judgement.errors == "exclude")
+            sequential = replay(frame, judgement.sequential, judgement.excludes_errors)
         results[name] = replace(
             judge_test(
                 name, frame, judgement, options, sequential=sequential, notes=resolved.notes
@@ -175,7 +175,7 @@ def judge_test(
         sequential: The replayed sequential test, when it decides the verdict.
         notes: Remarks to keep with the result (e.g. an option that overrode the recording).
     """
-    exclude = judgement.errors == "exclude"
+    exclude = judgement.excludes_errors
     counted = trials.filter(~pl.col(tc.ERROR)) if exclude else trials
     n, passed = counted.height, int(counted[tc.PASSED].sum())
     errors = int(trials[tc.ERROR].sum())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from assay.judge._regression import RegressionResult
 from assay.judge._results import TestResult
 from assay.judge._sequential import SequentialDesign
@@ -10,8 +12,10 @@ from assay.stats import Interval
 
 
 def pct(value: float | None, digits: int = 1) -> str:
-    """A proportion as a percentage (``0.433`` → ``43.3%``); ``—`` when missing."""
-    return "—" if value is None else f"{100 * value:.{digits}f}%"
+    """A proportion as a percentage (``0.433`` → ``43.3%``); ``—`` when missing or not finite."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    return f"{100 * value:.{digits}f}%"
 
 
 def _share(value: float) -> str:

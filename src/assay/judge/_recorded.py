@@ -18,6 +18,7 @@ import polars as pl
 
 from assay import conventions as c
 from assay.analysis import columns as tc
+from assay.choices import ErrorPolicy
 from assay.errors import SchemaError
 from assay.judge._options import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, AnalyzeOptions
 from assay.judge._reasons import method_name
@@ -41,7 +42,7 @@ class Judgement:
     """Required pass rate."""
     confidence: float
     """Two-sided confidence of the pass-rate interval."""
-    errors: str = "count"
+    errors: ErrorPolicy = ErrorPolicy.COUNT
     """``count`` error trials as failures, or ``exclude`` them from n."""
     min_mean_score: float | None = None
     """Variance check: the mean score must reach this."""
@@ -50,12 +51,17 @@ class Judgement:
     sequential: SequentialDesign | None = None
     """The sequential test that decided when to stop; None for a fixed number of trials."""
 
+    @property
+    def excludes_errors(self) -> bool:
+        """Error trials are left out of n (``errors="exclude"``)."""
+        return self.errors == ErrorPolicy.EXCLUDE
+
     def to_attributes(self) -> dict[str, AttributeValue]:
         """The judgement as trial-span attributes (absent values left out)."""
         out: dict[str, AttributeValue] = {
             c.JUDGEMENT_THRESHOLD: self.threshold,
             c.JUDGEMENT_CONFIDENCE: self.confidence,
-            c.JUDGEMENT_ERRORS: self.errors,
+            c.JUDGEMENT_ERRORS: str(self.errors),
         }
         if self.min_mean_score is not None:
             out[c.JUDGEMENT_MIN_MEAN_SCORE] = self.min_mean_score
@@ -114,7 +120,7 @@ class Judgement:
         return cls(
             threshold=required(c.JUDGEMENT_THRESHOLD),
             confidence=required(c.JUDGEMENT_CONFIDENCE),
-            errors=str(attributes.get(c.JUDGEMENT_ERRORS, "count")),
+            errors=ErrorPolicy(str(attributes.get(c.JUDGEMENT_ERRORS, ErrorPolicy.COUNT))),
             min_mean_score=number(c.JUDGEMENT_MIN_MEAN_SCORE),
             max_std_dev=number(c.JUDGEMENT_MAX_STD_DEV),
             sequential=design,

@@ -10,8 +10,11 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from assay.judge import TestResult, Verdict
+from assay.judge import ci_text as ci_text  # one copy, in assay.judge; read here as tx.ci_text
+from assay.judge import pct as pct
+from assay.judge import rate_text as judged_rate_text
 from assay.report._behaviour import behaviour_lines, cost_text
-from assay.stats import Flakiness, Interval, ScoreSummary, ToolConsistency
+from assay.stats import Flakiness, ScoreSummary, ToolConsistency
 
 VERDICT_ORDER = {Verdict.FAIL: 0, Verdict.INCONCLUSIVE: 1, Verdict.PASS: 2}
 """Reports list the tests that need attention first."""
@@ -21,13 +24,6 @@ VERDICT_MARK = {Verdict.PASS: "✅", Verdict.FAIL: "❌", Verdict.INCONCLUSIVE: 
 
 def _finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)
-
-
-def pct(value: float | None, digits: int = 1) -> str:
-    """A proportion as a percentage (``0.433`` → ``43.3%``); ``—`` when missing."""
-    if value is None or not math.isfinite(value):
-        return "—"
-    return f"{100 * value:.{digits}f}%"
 
 
 def num(value: float | None, digits: int = 3) -> str:
@@ -76,16 +72,9 @@ def interval_header(tests: Sequence[TestResult]) -> str:
     return f"{100 * levels.pop():g}% CI" if len(levels) == 1 else "CI"
 
 
-def ci_text(interval: Interval | None) -> str:
-    """``95% CI [61.0%, 82.9%]``, or ``no interval`` when n = 0."""
-    if interval is None:
-        return "no interval"
-    return f"{100 * interval.confidence:g}% CI [{pct(interval.low)}, {pct(interval.high)}]"
-
-
 def rate_text(test: TestResult) -> str:
     """``43.3% (26/60)``."""
-    return f"{pct(test.pass_rate)} ({test.passed}/{test.n})"
+    return judged_rate_text(test.passed, test.n)
 
 
 def headline(test: TestResult) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from assay.analysis import PriceTable
+from assay.choices import ErrorPolicy, SequentialMethod
 from assay.errors import ConfigError
 from assay.judge import Judgement, SequentialDesign
 from assay.run._budget import Budget
@@ -21,7 +22,7 @@ class RunOptions:
     """Required pass rate, overriding the suite's ``variance.pass_rate``."""
     adaptive: bool = True
     """Stop each test once its sequential test settles (``--fixed`` turns it off)."""
-    method: str = "sprt"
+    method: SequentialMethod = SequentialMethod.SPRT
     """``sprt`` or ``confidence-sequence``."""
     delta: float = 0.1
     """Width of the indifference zone above the threshold."""
@@ -29,7 +30,7 @@ class RunOptions:
     """P(PASS) bound at the threshold; default ``1 - variance.confidence_level``."""
     beta: float = 0.2
     """P(FAIL) bound at ``threshold + delta``."""
-    errors: str = "count"
+    errors: ErrorPolicy = ErrorPolicy.COUNT
     """``count`` error trials as failures, or ``exclude`` them from the pass rate."""
     concurrency: int = 4
     """Trials running at once."""
@@ -57,12 +58,13 @@ class RunOptions:
             raise ConfigError(f"--runs must be at least 1 (got {self.runs})")
         if self.pass_rate is not None and not 0 <= self.pass_rate <= 1:
             raise ConfigError(f"--pass-rate must lie in [0, 1] (got {self.pass_rate})")
-        if self.method not in ("sprt", "confidence-sequence"):
-            raise ConfigError(
-                f"--sequential must be sprt or confidence-sequence (got {self.method!r})"
-            )
-        if self.errors not in ("count", "exclude"):
-            raise ConfigError(f"--errors must be count or exclude (got {self.errors!r})")
+        for flag, choice, allowed in (
+            ("--sequential", self.method, SequentialMethod),
+            ("--errors", self.errors, ErrorPolicy),
+        ):
+            if choice not in tuple(allowed):
+                names = " or ".join(allowed)
+                raise ConfigError(f"{flag} must be {names} (got {choice!r})")
         if self.budget.max_cost is not None and self.prices is None:
             raise ConfigError("--max-cost needs a price table (--prices FILE)")
 

@@ -81,7 +81,7 @@ class TestState:
         design = self.judgement.sequential
         if design is not None and self.tracker is None:
             self.tracker = SequentialTracker(
-                design.build(), exclude_errors=self.judgement.errors == "exclude"
+                design.build(), exclude_errors=self.judgement.excludes_errors
             )
 
     @property
@@ -99,7 +99,7 @@ class TestState:
     @property
     def counted(self) -> int:
         """Trials that count towards the pass rate (error trials drop out when excluded)."""
-        excluded = self.errors if self.judgement.errors == "exclude" else 0
+        excluded = self.errors if self.judgement.excludes_errors else 0
         return len(self.records) - excluded
 
     def wants_more(self) -> bool:

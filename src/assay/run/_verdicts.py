@@ -50,11 +50,12 @@ def judge_run(
     ``prices`` (the run's ``--prices`` file) costs each test's trials.
     """
     from assay.api import analyze
+    from assay.judge import AnalyzeOptions
 
     analysis = None
     if any(state.records for state in states):
         try:
-            analysis = analyze(out, run_id=run_id, prices=prices)
+            analysis = analyze(out, AnalyzeOptions(prices=prices), run_id=run_id)
         except InputError:  # no trial span was written (every trial broke before its span)
             analysis = None
     judged = {t.test_id: t for t in analysis.result.tests} if analysis is not None else {}
