@@ -100,7 +100,7 @@ def test_run_progress_shows_ids_as_text() -> None:
     console = Console(file=buffer, width=160, force_terminal=True, color_system="truecolor")
     progress = RichProgress(console)
     progress.start([SimpleNamespace(id=TEST_ID)], [10])  # type: ignore[list-item]
-    progress.update(TestStatus(TEST_ID, 3, 2, 0, 10, 0.2, 0.9, "running"))
+    progress.update(TestStatus(TEST_ID, 3, 2, 0, 10, 0.2, 0.9))
     progress.stop()
     text = buffer.getvalue()
     # The live display redraws with \r and cursor moves of its own; the data's are escaped.

@@ -52,11 +52,11 @@ class RichProgress:
 
     def update(self, status: TestStatus) -> None:
         """Redraw one test's bar."""
-        style = _STYLE.get(status.decision, "yellow")
+        style = _STYLE.get(status.label, "yellow")
         detail = (
             f"{status.passed} pass, {status.done - status.passed} fail"
             f"{f' ({status.errors} err)' if status.errors else ''}  "
-            f"[{status.low:.2f}, {status.high:.2f}]  [{style}]{status.decision}[/]"
+            f"[{status.low:.2f}, {status.high:.2f}]  [{style}]{status.label}[/]"
         )
         self._progress.update(self._tasks[status.test_id], completed=status.done, detail=detail)
 

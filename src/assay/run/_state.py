@@ -46,8 +46,21 @@ class TestStatus:
     """Lower end of the current interval (Wilson, or the anytime bound when adaptive)."""
     high: float
     """Upper end of the current interval."""
-    decision: str
-    """``running``, ``PASS``, ``FAIL``, ``INCONCLUSIVE``, or a stop reason."""
+    decision: SequentialDecision | None = None
+    """The sequential test's decision once it settled; None while it runs or without one."""
+    finished: bool = False
+    """Every trial it was given ran (a fixed run), without a sequential decision."""
+    stopped: str | None = None
+    """Why it stopped unsettled (a budget, an interrupt); None if it did not."""
+
+    @property
+    def label(self) -> str:
+        """What the display shows: the decision, ``done``, the stop reason or ``running``."""
+        if self.decision is not None:
+            return self.decision.value
+        if self.finished:
+            return "done"
+        return self.stopped or "running"
 
 
 @dataclass(slots=True)
@@ -135,12 +148,16 @@ class TestState:
             low, high = interval.low, interval.high
         else:
             low, high = 0.0, 1.0
-        if self.decision is not None and self.tracker is not None:
-            decision = self.decision.value
-        elif self.decision is not None:
-            decision = "done"
-        else:
-            decision = stopped or "running"
+        settled = self.decision if self.tracker is not None else None
         return TestStatus(
-            self.test.id, n, self.passed, self.errors, self.max_runs, low, high, decision
+            self.test.id,
+            n,
+            self.passed,
+            self.errors,
+            self.max_runs,
+            low,
+            high,
+            decision=settled,
+            finished=self.decision is not None and self.tracker is None,
+            stopped=stopped,
         )
