@@ -23,7 +23,7 @@ from assay._cli.collect import collect, import_
 from assay._cli.describe import describe
 from assay._cli.plan import plan
 from assay._cli.run import run_command
-from assay.errors import AssayError
+from assay.errors import AssayError, OptionError
 
 __all__ = ["app", "fail", "main", "run"]
 
@@ -97,10 +97,22 @@ def run(argv: Sequence[str] | None = None) -> int:
     except typer.Abort:
         print("assay: aborted", file=sys.stderr)
         return 130
+    except OptionError as exc:
+        print(f"assay: error: {_flag(exc.field)} {exc.problem}", file=sys.stderr)
+        return EXIT_USAGE
     except AssayError as exc:
         print(f"assay: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     return result if isinstance(result, int) else 0
+
+
+#: Options fields whose flag is not the field's name with dashes.
+_FLAGS = {"regression_test": "--test", "ks": "--k", "method": "--sequential"}
+
+
+def _flag(field: str) -> str:
+    """The flag that sets an options field: ``ci_method`` → ``--ci-method``."""
+    return _FLAGS.get(field, "--" + field.replace("_", "-"))
 
 
 def main() -> None:

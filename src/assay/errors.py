@@ -7,6 +7,7 @@ single line and exit code 2. Anything else escaping is a bug.
 
     AssayError
      ├── ConfigError             a bad option, flag or configuration value
+     │    └── OptionError        a bad value of a named options field
      ├── InputError              data that cannot be read (a missing path, a corrupt file)
      │    └── SchemaError        data that reads but breaks the spans-table or trial contract
      ├── InsufficientDataError   too little data for the statistic that was asked for
@@ -26,6 +27,7 @@ __all__ = [
     "AssayError",
     "CollectorError",
     "ConfigError",
+    "OptionError",
     "DecompressionError",
     "InputError",
     "InsufficientDataError",
@@ -43,6 +45,23 @@ class AssayError(Exception):
 
 class ConfigError(AssayError):
     """A bad option, flag or configuration value."""
+
+
+class OptionError(ConfigError):
+    """A bad value of one field of an options object, named by the field.
+
+    The library names the field (``threshold must lie in [0, 1]``); the command line names the
+    flag that set it (``--threshold must lie in [0, 1]``), from its own table of fields.
+
+    Args:
+        field: The options field, e.g. ``threshold``.
+        problem: What is wrong with its value, e.g. ``must lie in [0, 1] (got 1.5)``.
+    """
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field} {problem}")
+        self.field = field
+        self.problem = problem
 
 
 class InputError(AssayError):

@@ -358,7 +358,7 @@ tests:
     assert test.n == 0 and test.errors == 6 and test.verdict is Verdict.INCONCLUSIVE
     assert excluded.result.options["run_id"] == excluded.run_id
     assert "no trials left to judge" in test.verdict_reason
-    with pytest.raises(assay.errors.ConfigError, match="--errors"):
+    with pytest.raises(assay.errors.OptionError, match="^errors must be one of count, exclude"):
         RunOptions(errors="ignore")
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from assay.choices import Adjustment, ErrorPolicy, IntervalMethod, RegressionTest, ScoreInterval
-from assay.errors import ConfigError
+from assay.errors import ConfigError, OptionError
 from assay.judge._gate import parse_fail_on
 
 ErrorsPolicy = ErrorPolicy
@@ -70,31 +70,23 @@ class AnalyzeOptions:
     """A price table file (``--prices``); None: the dated default table."""
 
     def validate(self) -> None:
-        """Raise :class:`ConfigError` naming the first bad option."""
-        if self.threshold is not None and not 0 <= self.threshold <= 1:
-            raise ConfigError(f"--threshold must lie in [0, 1] (got {self.threshold})")
-        for flag, value in (
-            ("--confidence", self.confidence),
-            ("--alpha", self.alpha),
-            ("--power", self.power),
-        ):
-            if value is not None and not 0 < value < 1:
-                raise ConfigError(f"{flag} must lie strictly between 0 and 1 (got {value})")
+        """Raise :class:`OptionError` naming the first bad field."""
+        check_range("threshold", self.threshold, closed=True)
+        for name in ("confidence", "alpha", "power"):
+            check_range(name, getattr(self, name))
         if not 0 < self.delta <= 1:
-            raise ConfigError(f"--delta must lie in (0, 1] (got {self.delta})")
+            raise OptionError("delta", f"must lie in (0, 1] (got {self.delta})")
         choices: tuple[tuple[str, object, type[StrEnum]], ...] = (
-            ("--errors", self.errors, ErrorPolicy),
-            ("--ci-method", self.ci_method, IntervalMethod),
-            ("--score-ci", self.score_ci, ScoreInterval),
-            ("--test", self.regression_test, RegressionTest),
-            ("--adjust", self.adjust, Adjustment),
+            ("errors", self.errors, ErrorPolicy),
+            ("ci_method", self.ci_method, IntervalMethod),
+            ("score_ci", self.score_ci, ScoreInterval),
+            ("regression_test", self.regression_test, RegressionTest),
+            ("adjust", self.adjust, Adjustment),
         )
-        for flag, choice, allowed in choices:
-            if choice is not None and choice not in tuple(allowed):
-                names = ", ".join(allowed)
-                raise ConfigError(f"{flag} must be one of {names} (got {choice!r})")
+        for name, choice, allowed in choices:
+            check_choice(name, choice, allowed)
         if not self.ks or any(k < 1 for k in self.ks):
-            raise ConfigError(f"--k needs whole numbers ≥ 1 (got {list(self.ks)})")
+            raise OptionError("ks", f"needs whole numbers ≥ 1 (got {list(self.ks)})")
         if self.pass_when is not None:
             from assay.analysis import parse_pass_when
 
@@ -102,7 +94,7 @@ class AnalyzeOptions:
         for rule in self.fail_on:
             parse_fail_on(rule)
         if self.max_std_dev is not None and self.max_std_dev < 0:
-            raise ConfigError(f"--max-std-dev must be ≥ 0 (got {self.max_std_dev})")
+            raise OptionError("max_std_dev", f"must be ≥ 0 (got {self.max_std_dev})")
 
 
 def parse_ks(text: str) -> tuple[int, ...]:
@@ -114,3 +106,28 @@ def parse_ks(text: str) -> tuple[int, ...]:
     if not ks or ks[0] < 1:
         raise ConfigError(f"--k needs whole numbers ≥ 1 (got {text!r})")
     return ks
+
+
+def check_range(name: str, value: float | None, *, closed: bool = False) -> None:
+    """The one range check of a rate or probability option (None: not given, nothing to check).
+
+    Args:
+        name: The options field, named in the error.
+        value: Its value.
+        closed: The value may be 0 or 1 (a threshold); else it lies strictly between.
+
+    Raises:
+        OptionError: The value is out of range.
+    """
+    if value is None:
+        return
+    if closed and not 0 <= value <= 1:
+        raise OptionError(name, f"must lie in [0, 1] (got {value})")
+    if not closed and not 0 < value < 1:
+        raise OptionError(name, f"must lie strictly between 0 and 1 (got {value})")
+
+
+def check_choice(name: str, value: object, allowed: type[StrEnum]) -> None:
+    """The one check of a choice option: one of ``allowed``'s values (None: not given)."""
+    if value is not None and value not in tuple(allowed):
+        raise OptionError(name, f"must be one of {', '.join(allowed)} (got {value!r})")

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 from assay.analysis import PriceTable
 from assay.choices import ErrorPolicy, SequentialMethod
-from assay.errors import ConfigError
-from assay.judge import Judgement, SequentialDesign
+from assay.errors import ConfigError, OptionError
+from assay.judge import Judgement, SequentialDesign, check_choice, check_range
 from assay.run._budget import Budget
 from assay.run._suite import TestCase
 
@@ -51,20 +51,14 @@ class RunOptions:
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
-            raise ConfigError(f"--concurrency must be at least 1 (got {self.concurrency})")
+            raise OptionError("concurrency", f"must be at least 1 (got {self.concurrency})")
         if self.timeout is not None and self.timeout <= 0:
-            raise ConfigError(f"--timeout must be positive (got {self.timeout})")
+            raise OptionError("timeout", f"must be positive (got {self.timeout})")
         if self.runs is not None and self.runs < 1:
-            raise ConfigError(f"--runs must be at least 1 (got {self.runs})")
-        if self.pass_rate is not None and not 0 <= self.pass_rate <= 1:
-            raise ConfigError(f"--pass-rate must lie in [0, 1] (got {self.pass_rate})")
-        for flag, choice, allowed in (
-            ("--sequential", self.method, SequentialMethod),
-            ("--errors", self.errors, ErrorPolicy),
-        ):
-            if choice not in tuple(allowed):
-                names = " or ".join(allowed)
-                raise ConfigError(f"{flag} must be {names} (got {choice!r})")
+            raise OptionError("runs", f"must be at least 1 (got {self.runs})")
+        check_range("pass_rate", self.pass_rate, closed=True)
+        check_choice("method", self.method, SequentialMethod)
+        check_choice("errors", self.errors, ErrorPolicy)
         if self.budget.max_cost is not None and self.prices is None:
             raise ConfigError("--max-cost needs a price table (--prices FILE)")
 
