@@ -1,4 +1,4 @@
-"""The layers of docs/architecture.md hold: import-linter's contracts pass, and the doc lists them."""
+"""The layers of docs/architecture.md hold: the import contracts pass, the doc lists them."""
 
 import re
 import subprocess
