@@ -169,3 +169,27 @@ def test_variance_checks_fail_a_test_and_say_why(two_versions) -> None:
     (check,) = stable.variance_checks
     assert (check.name, check.passed, check.limit) == ("min_mean_score", False, 99.0)
     assert check.reason in stable.verdict_reason
+
+
+def test_versionless_trials_are_named_and_left_out_of_the_comparison(
+    parquet_sink, capsys, monkeypatch
+) -> None:
+    monkeypatch.delenv("ASSAY_AGENT_VERSION", raising=False)
+    _record("v1", {"stable": (30, 30)})
+    _record("v2", {"stable": (30, 30)})
+    for i in range(4):  # no version at all
+        with ai.trial("stable", index=100 + i) as t:
+            t.check("ok", False)
+    path = parquet_sink.flush()
+    # A comparison with None would warn, and warnings are errors in this suite.
+    code = run(["analyze", str(path), "--baseline-version", "v1", "--format", "json"])
+    out, err = capsys.readouterr()
+    document = json.loads(out)
+    assert document["options"]["current_version"] == "v2"
+    (test,) = document["tests"]
+    assert (test["n"], test["passed"]) == (30, 30)  # the 4 failing versionless trials left out
+    findings = document["data_quality"]["findings"]
+    (finding,) = [f for f in findings if f["kind"] == "versionless_trials"]
+    assert finding["count"] == 4 and "no assay.agent.version" in finding["message"]
+    assert code == 3 and test["verdict"] == "INCONCLUSIVE"  # 30 trials a side: underpowered
+    assert "Comparisons with None" not in err

@@ -187,8 +187,11 @@ def analyze(
         return _analysis(trace_set, trials, settings, recorded, findings=read.findings)
     baseline = _version(trials, baseline_version)
     if current_version is None:
+        # Trials without a version belong to neither side: they are named, never compared.
         others = sorted(
-            v for v in trials[tc.AGENT_VERSION].unique().to_list() if v != baseline_version
+            v
+            for v in trials[tc.AGENT_VERSION].unique().to_list()
+            if v is not None and v != baseline_version
         )
         if len(others) != 1:
             shown = ", ".join(str(v) for v in others) or "none"
@@ -198,6 +201,19 @@ def analyze(
             )
         current_version = others[0]
     current = _version(trials, current_version)
+    versionless = int(trials[tc.AGENT_VERSION].null_count())
+    findings: tuple[Finding, ...] = read.findings
+    if versionless:
+        findings = (
+            *findings,
+            Finding(
+                "versionless_trials",
+                f"{versionless} trial(s) carry no assay.agent.version: left out of the "
+                f"comparison of {current_version} against {baseline_version}",
+                versionless,
+                severity="warning",
+            ),
+        )
     return _analysis(
         trace_set,
         current,
@@ -205,7 +221,7 @@ def analyze(
         recorded,
         baseline,
         {"baseline_version": baseline_version, "current_version": current_version},
-        findings=read.findings,
+        findings=findings,
     )
 
 
