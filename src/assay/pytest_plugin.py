@@ -17,7 +17,8 @@ trials record their judgement (``assay.judgement.*``) and are judged by the same
 ``assay analyze`` (:func:`assay.api.judge_spans`), so ``assay analyze`` on
 ``--assay-out`` gives the same verdict. The verdict is the test's outcome: PASS passes, FAIL
 fails, INCONCLUSIVE fails (with the interval in the message) unless ``inconclusive_ok=True`` on
-the marker, ``--assay-inconclusive-ok`` or the ini option ``assay_inconclusive_ok = true``.
+the marker, ``--assay-inconclusive-ok`` or the ini option ``assay_inconclusive_ok = true``: then
+it is SKIPPED with the verdict as the reason (as the JUnit report does), never a plain PASSED.
 
 Fixtures are set up once per test, not per trial. Registered through the ``pytest11`` entry
 point, so installing assay enables it.
@@ -275,4 +276,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     verdict = result.verdict
     if verdict is Verdict.FAIL or (verdict is Verdict.INCONCLUSIVE and not inconclusive_ok):
         pytest.fail(summary, pytrace=False)
+    if verdict is Verdict.INCONCLUSIVE:
+        # Allowed, not settled: shown as SKIPPED with the verdict (as the JUnit report does),
+        # never as a plain PASSED.
+        pytest.skip(f"{pyfuncitem.name}: {summary} (allowed by inconclusive_ok)")
     return True
