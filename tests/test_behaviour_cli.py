@@ -19,6 +19,13 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 PRICES = str(ROOT / "examples" / "prices.yaml")
 EXAMPLE_TESTS = ("flight-rebooking", "greeting", "multi-step-research", "refund-policy")
+#: v3 against v1 (seed 1 in both): the worse of each test's threshold and regression verdicts.
+EXPECTED_COMPARE = {
+    "flight-rebooking": "INCONCLUSIVE",
+    "greeting": "INCONCLUSIVE",
+    "multi-step-research": "FAIL",
+    "refund-policy": "INCONCLUSIVE",
+}
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +82,14 @@ def test_a_planted_path_change_at_the_same_pass_rate_is_changed(versions, capsys
     assert {t["test_id"]: t["regression"]["verdict"] for t in tests.values()} == dict.fromkeys(
         EXAMPLE_TESTS, "INCONCLUSIVE"
     )
-    assert {t["verdict"] for t in tests.values()} == {"INCONCLUSIVE"}
-    assert code == 3
+    # Each test's verdict is the worse of its threshold and regression verdicts: the threshold
+    # verdicts of the current version decide where they are worse than INCONCLUSIVE.
+    severity = {"PASS": 0, "INCONCLUSIVE": 1, "FAIL": 2}
+    for test in tests.values():
+        worse = max(test["threshold_verdict"], test["regression"]["verdict"], key=severity.get)
+        assert test["verdict"] == worse, test["test_id"]
+    assert {t["test_id"]: t["verdict"] for t in tests.values()} == EXPECTED_COMPARE
+    assert code == 1  # multi-step-research fails its threshold
     for test in tests.values():
         cost = test["cost"]
         assert cost["priced_trials"] == 30 and cost["total_usd"] > 0
@@ -117,10 +130,13 @@ def test_fail_on_gates_behaviour_tools_and_cost(versions, capsys) -> None:
     assert "pass rate:" in refund["verdict_reason"]
     code, _ = _compare(capsys, str(baseline), str(retry), "--fail-on", "cost:+5%")
     assert code == 1
-    code, _ = _compare(capsys, str(baseline), str(retry), "--fail-on", "cost:+500%")
-    assert code != 1
-    code, _ = _compare(capsys, str(baseline), str(same), "--fail-on", "tools")
-    assert code != 1
+    # A rule that holds fails nothing: refund-policy keeps its pass-rate verdict.
+    _, document = _compare(capsys, str(baseline), str(retry), "--fail-on", "cost:+500%")
+    refund = next(t for t in document["tests"] if t["test_id"] == "refund-policy")
+    assert refund["verdict"] == "INCONCLUSIVE" and "--fail-on" not in refund["verdict_reason"]
+    _, document = _compare(capsys, str(baseline), str(same), "--fail-on", "tools")
+    refund = next(t for t in document["tests"] if t["test_id"] == "refund-policy")
+    assert refund["verdict"] == "INCONCLUSIVE" and "--fail-on" not in refund["verdict_reason"]
 
 
 def test_cost_per_trial_in_the_trials_table_and_bad_flags(versions, capsys) -> None:

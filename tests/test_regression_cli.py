@@ -40,9 +40,12 @@ def test_compare_verdicts_and_p_values(two_versions, capsys) -> None:
     tests = {t["test_id"]: t for t in document["tests"]}
     assert {k: t["verdict"] for k, t in tests.items()} == {
         "broken": "FAIL",
-        "noisy": "INCONCLUSIVE",
+        "noisy": "FAIL",  # no shown drop, but 19/30 fails its threshold: the worse of the two
         "stable": "PASS",
     }
+    noisy = tests["noisy"]
+    assert (noisy["regression"]["verdict"], noisy["threshold_verdict"]) == ("INCONCLUSIVE", "FAIL")
+    assert noisy["verdict_reason"].startswith("FAIL against the threshold — ")
     broken = tests["broken"]["regression"]
     # scipy's layout: the two samples are the table's columns (passes, failures per version)
     expected = boschloo_exact([[105, 148], [45, 2]], alternative="less").pvalue

@@ -272,21 +272,24 @@ def with_regression(
     regression: RegressionResult | None,
     score_regression: ScoreRegressionResult | None,
 ) -> TestResult:
-    """The test's result judged as a regression check.
+    """The test's result judged against its baseline, keeping both answers.
 
-    With a baseline the question is "did it get worse?", so the test's verdict becomes the
-    regression verdict (a score regression FAIL fails it too); the threshold verdict is kept
-    in ``threshold_verdict``.
+    With a baseline the question is also "did it get worse?". The test's verdict is the worse
+    of its threshold verdict and its regression verdict (FAIL over INCONCLUSIVE over PASS; a
+    score regression FAIL counts as a regression FAIL), so a test that fails its threshold is
+    never reported as merely unsettled. Both verdicts are kept (``threshold_verdict``,
+    ``regression``) and the reason names both.
     """
     if regression is None:
         return result
-    verdict = regression.verdict
     notes = list(result.notes)
-    if score_regression is not None and score_regression.verdict is Verdict.FAIL:
-        verdict = Verdict.FAIL
+    scores_dropped = score_regression is not None and score_regression.verdict is Verdict.FAIL
+    if score_regression is not None and scores_dropped:
         notes.append(
             f"scores dropped: one-sided Mann–Whitney p = {score_regression.shift.p_value:.3g}"
         )
+    against_baseline = Verdict.FAIL if scores_dropped else regression.verdict
+    verdict = max(against_baseline, result.verdict, key=_SEVERITY.__getitem__)
     judged = replace(
         result,
         verdict=verdict,
@@ -295,10 +298,14 @@ def with_regression(
         threshold_verdict=result.verdict,
         notes=tuple(notes),
     )
-    return replace(
-        judged,
-        verdict_reason=why.with_errors(why.regression_reason(judged, regression), result.errors),
-    )
+    reason = why.regression_reason(judged, regression, scores_dropped=scores_dropped)
+    if _SEVERITY[result.verdict] > _SEVERITY[against_baseline]:
+        reason = f"{result.verdict} against the threshold — " + reason
+    return replace(judged, verdict_reason=why.with_errors(reason, result.errors))
+
+
+_SEVERITY = {Verdict.PASS: 0, Verdict.INCONCLUSIVE: 1, Verdict.FAIL: 2}
+"""How bad a verdict is, for the worse of two."""
 
 
 def _gated(result: TestResult, behaviour: BehaviourResult, rules: list[FailOn]) -> TestResult:

@@ -80,7 +80,9 @@ def threshold_reason(
     )
 
 
-def regression_reason(test: TestResult, regression: RegressionResult) -> str:
+def regression_reason(
+    test: TestResult, regression: RegressionResult, *, scores_dropped: bool = False
+) -> str:
     """With a baseline the verdict answers "did it get worse?": why, in one sentence."""
     p_text = f"p = {regression.p_value:.2g}" + (
         f" (adjusted {regression.p_adjusted:.2g})" if regression.p_adjusted is not None else ""
@@ -104,7 +106,7 @@ def regression_reason(test: TestResult, regression: RegressionResult) -> str:
             f"detect a {delta} drop (needs {pct(regression.required_power, 0)}); more trials "
             "per version would settle it (assay plan)"
         )
-    if test.verdict is not regression.verdict:
+    if scores_dropped and regression.verdict is not Verdict.FAIL:
         reason = "scores dropped — " + reason
     if test.interval is not None:
         against = f" ({test.threshold_verdict})" if test.threshold_verdict else ""
