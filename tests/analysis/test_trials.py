@@ -285,6 +285,9 @@ def test_production_traces_through_a_test_attribute_mapping(parquet_sink, tracer
     by_agent = assay.analyze(path, assay.AnalyzeOptions(test_attribute=c.GENAI_AGENT_NAME))
     (test,) = by_agent.result.tests
     assert (test.test_id, test.n, test.passed, test.errors) == ("triage", 6, 5, 1)
+    # Production traces carry no trial index: the first error names the trace to open.
+    (errored,) = by_agent.trials.filter(pl.col(tc.ERROR))[tc.TRACE_ID].to_list()
+    assert test.first_error is not None and test.first_error.startswith(f"trace {errored}: ")
     assert by_agent.trials[tc.TOOL_SEQUENCE].to_list() == [["route"]] * 6
     by_route = assay.analyze(
         path, assay.AnalyzeOptions(test_attribute="app.route")

@@ -140,7 +140,9 @@ def _first_error(trials: pl.DataFrame) -> str | None:
     row = errors.row(0, named=True)
     index = row[tc.TRIAL_INDEX]
     message = row[tc.STATUS_MESSAGE] or "error"
-    return f"trial {index if index is not None else '?'}: {message}"
+    # Traces from production carry no trial index: the trace id is what the user can open.
+    where = f"trial {index}" if index is not None else f"trace {row[tc.TRACE_ID]}"
+    return f"{where}: {message}"
 
 
 def test_figures(
