@@ -26,7 +26,7 @@ from assay.report import _text as tx
 from assay.report._behaviour import behaviour_html
 from assay.report._json import SCHEMA
 from assay.report._rows import Row, TrialRow, VariantRow, trials_by_test, variants_by_test
-from assay.report._safe import visible
+from assay.report._safe import code_spans, visible
 
 MAX_TRIAL_ROWS = 200
 """Trials listed per test (failing ones first); the rest are counted, not listed."""
@@ -73,6 +73,11 @@ def _e(value: Any) -> str:
     return html.escape(visible(value), quote=True)
 
 
+def _prose(text: str) -> str:
+    """One of assay's sentences: escaped, and the names it quotes in backticks as code."""
+    return code_spans(_e(text))
+
+
 def _anchor(test_id: str) -> str:
     """The element id of a test's section: ``test-<id>``.
 
@@ -86,7 +91,8 @@ def _anchor(test_id: str) -> str:
 
 
 def _index(trial: TrialRow) -> str:
-    return "?" if trial.trial_index is None else str(trial.trial_index)
+    # Traces from production carry no trial index: their trace id (beside it) names them.
+    return "—" if trial.trial_index is None else str(trial.trial_index)
 
 
 def _trace_cell(trace_id: str, trace_url: str | None) -> str:
@@ -153,29 +159,32 @@ def _overview(result: AnalysisResult, tests: Sequence[TestResult], charts: _Char
 
 
 def _figures(test: TestResult) -> str:
-    items = [_e(line) for line in tx.figure_lines(test)]
+    items = [_prose(line) for line in tx.figure_lines(test)]
     for line in (tx.sequential_text(test), tx.regression_text(test)):
         if line:
-            items.append(_e(line))
-    if test.first_error:
+            items.append(_prose(line))
+    if test.first_error:  # the agent's own message: shown as it is
         items.append(_e(f"first error, {test.first_error}"))
-    items += [_e(note) for note in test.notes]
+    items += [_prose(note) for note in test.notes]
     return "<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>" if items else ""
 
 
 def _flakiness(test: TestResult, charts: _Charts | None) -> tuple[str, str]:
-    """Why the test is flaky (factors, in words and as a chart) and what failures do."""
+    """How flaky the test is and why (factors, in words and as a chart); what failures do."""
     flakiness = test.flakiness
     headline = tx.flakiness_headline(flakiness)
     text = chart = ""
     if headline and flakiness is not None:
-        reasons = "".join(f"<li>{_e(r)}</li>" for r in tx.flakiness_reasons(flakiness, limit=10))
-        text = f"<h3>Why it is flaky: {_e(headline)}</h3><ul class=reasons>{reasons}</ul>"
+        reasons = "".join(
+            f"<li>{_prose(r)}</li>" for r in tx.flakiness_reasons(flakiness, limit=10)
+        )
+        # "Flakiness", not "why it is flaky": the score may say the test is stable.
+        text = f"<h3>Flakiness: {_e(headline)}</h3><ul class=reasons>{reasons}</ul>"
         if flakiness.factors and charts is not None:
             chart = charts.svg(ch.factors_chart(flakiness.factors), "flakiness")
     explanations = tx.failure_explanations(test, limit=6)
     if explanations:
-        items = "".join(f"<li>{_e(line)}</li>" for line in explanations)
+        items = "".join(f"<li>{_prose(line)}</li>" for line in explanations)
         text += f"<h3>What failing trials do differently</h3><ul class=reasons>{items}</ul>"
     return text, chart
 
@@ -235,8 +244,10 @@ def _trials(
     out = ""
     if to_open:
         items = "".join(
-            f"<li>{_trace_cell(t.trace_id, trace_url)} — trial {_index(t)}"
-            f" ({_e(t.agent_version or '')}) <b>{t.status}</b>"
+            f"<li>{_trace_cell(t.trace_id, trace_url)}"
+            # Without a trial index, the trace id that leads the line names the trial.
+            + (f" — trial {t.trial_index}" if t.trial_index is not None else "")
+            + f" ({_e(t.agent_version or '')}) <b>{t.status}</b>"
             + (f"; failed: {_e(', '.join(t.failed_checks))}" if t.failed_checks else "")
             + (f"; {_e(t.status_message)}" if t.status_message else "")
             + f"; tools <code>{_e(tx.sequence_text(t.tool_sequence))}</code>"
@@ -292,7 +303,7 @@ def _section(
         f'<section class="test {verdict}" id="{_anchor(test.test_id)}">'
         f"<details{' open' if charts is not None else ''}><summary>"
         f'<h2>{_e(test.test_id)} <span class="badge {verdict}">{verdict}</span></h2></summary>'
-        f"<p>{_e(test.verdict_reason)}</p>{_figures(test)}"
+        f"<p>{_prose(test.verdict_reason)}</p>{_figures(test)}"
         f"{behaviour_html(test.behaviour, trace_url)}{flaky_text}{drawn}"
         f"{_variants(variants, charts)}{_trials(trials, variants, trace_url)}"
         "</details></section>"
@@ -326,11 +337,12 @@ def render_html(
     # Read once, by column name, into typed rows: the rest of the report uses attributes.
     trials_by = trials_by_test(trials or ())
     variants_by = variants_by_test(variants or ())
-    settings = ", ".join(f"{k} {v}" for k, v in result.options.items() if v is not None)
+    # An option left unset (None, or no --fail-on rule) is not a setting: not listed.
+    settings = ", ".join(f"{k} {v}" for k, v in result.options.items() if v is not None and v != ())
     skipped = "".join(
         f"<li>skipped <code>{_e(path)}</code>: {_e(reason)}</li>"
         for path, reason in result.skipped_files
-    ) + "".join(f"<li>{_e(note)}</li>" for note in result.notes)
+    ) + "".join(f"<li>{_prose(note)}</li>" for note in result.notes)
     warnings = "".join(
         f"<li>⚠️ {_e(finding.message)}</li>" for finding in result.data_quality.warnings
     )
