@@ -10,6 +10,8 @@ import pytest
 
 import assay
 import assay.instrument as ai
+from assay._cli._emit import RENDERERS
+from assay.choices import OutputFormat
 from assay.cli import run
 
 
@@ -61,6 +63,10 @@ def test_one_vocabulary_across_commands(parquet_sink, capsys) -> None:
                 assert flag in text or command == "report", (command, flag)
         if command in ("analyze", "compare", "run"):
             assert "--quiet" in text and "--delta" in text and "--alpha" in text, command
+
+
+def test_every_output_format_has_one_renderer() -> None:
+    assert set(RENDERERS) == set(OutputFormat)
 
 
 def test_console_table(mixed: Path, capsys) -> None:
