@@ -119,6 +119,11 @@ def test_json_output_is_the_python_api_document(mixed: Path, capsys, tmp_path: P
         (["analyze", "{tmp}/junk.parquet"], "junk.parquet: not a readable Parquet file"),
         (["analyze", "{traces}", "--format", "xml"], "Invalid value for '--format'"),
         (["analyze", "{traces}", "--threshold", "1.5"], "--threshold must lie in [0, 1]"),
+        (
+            ["analyze", "{traces}", "--k", "1,x"],
+            "error: --k must be whole numbers separated by commas (got '1,x')",
+        ),
+        (["compare", "{traces}", "{traces}", "--k", "0"], "error: --k needs whole numbers ≥ 1"),
         (["analyze", "{traces}", "--confidence", "abc"], "Invalid value for '--confidence'"),
     ],
 )
