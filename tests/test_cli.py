@@ -111,6 +111,31 @@ def test_json_output_is_the_python_api_document(mixed: Path, capsys, tmp_path: P
     assert out_file.read_text() == printed
 
 
+def test_diagnostics_go_to_stderr_and_stdout_holds_only_the_report(
+    traces: Path, tmp_path: Path, capsys
+) -> None:
+    analysis = assay.analyze(traces)
+    messages = [finding.message for finding in analysis.result.data_quality.warnings]
+    assert any(m.startswith("no price for model(s) ") for m in messages)  # the example's models
+    warnings = [f"assay: warning: {m}" for m in messages]
+    # A JSON document on stdout is the document alone; the warnings are on stderr.
+    assert run(["analyze", str(traces), "--format", "json"]) == 1
+    out, err = capsys.readouterr()
+    assert out == analysis.to_json() and err.splitlines() == warnings
+    # The console report on stdout: the report alone, from its title to its summary box.
+    assert run(["analyze", str(traces)]) == 1
+    out, err = capsys.readouterr()
+    assert out.startswith("assay verdicts") and out.rstrip().endswith("╯")
+    assert not any(m in out for m in messages) and "warning:" not in out
+    assert err.splitlines() == warnings
+    # A console report written to a file is a complete record: the warnings stay in it.
+    assert run(["analyze", str(traces), "--format", f"console:{tmp_path / 'c.txt'}"]) == 1
+    assert all(
+        f"warning: {m}" in " ".join((tmp_path / "c.txt").read_text().split()) for m in messages
+    )
+    assert capsys.readouterr() == ("", "\n".join(warnings) + "\n")
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

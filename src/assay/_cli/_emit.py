@@ -83,20 +83,49 @@ class Settings:
     """The HTML report links trace ids here (``{trace_id}`` is replaced)."""
     trials_of: Mapping[str, int] | None = None
     """Test id → the most trials it could use: the ``trials`` column of ``assay run``."""
+    warnings: tuple[str, ...] = ()
+    """Notes of the result that are warnings (``assay run``'s): on stderr, not in the console
+    report on stdout."""
 
 
 Renderer = Callable[["Analysis", Settings], str]
 
 
-def _print_console(analysis: Analysis, settings: Settings, console: Console) -> None:
+def _print_console(
+    analysis: Analysis, settings: Settings, console: Console, *, on_stdout: bool = False
+) -> None:
+    """The console report; on stdout without the diagnostics (:func:`_print_diagnostics`)."""
     from assay.analysis import columns as tc
     from assay.report import render_console
 
+    result = analysis.result
+    if on_stdout and settings.warnings:
+        result = replace(result, notes=tuple(n for n in result.notes if n not in settings.warnings))
     # The sparklines need each trial's scores only.
     rows = None if settings.quiet else analysis.trials.select(tc.TEST_ID, tc.SCORES).to_dicts()
     render_console(
-        analysis.result, console, quiet=settings.quiet, trials=rows, trials_of=settings.trials_of
+        result,
+        console,
+        quiet=settings.quiet,
+        trials=rows,
+        trials_of=settings.trials_of,
+        with_diagnostics=not on_stdout,
     )
+
+
+def _print_diagnostics(analysis: Analysis, settings: Settings) -> None:
+    """Print the warnings about the input and the run on stderr, one line each.
+
+    Stdout holds only the report or document, which a pipe or ``> file`` keeps clean.
+    """
+    from rich.console import Console
+
+    from assay.report import data_text, diagnostics
+
+    lines = [*diagnostics(analysis.result), *(f"warning: {w}" for w in settings.warnings)]
+    stderr = Console(stderr=True)
+    for line in lines:
+        stderr.print(data_text(f"assay: {line}", style="yellow"), soft_wrap=True)
 
 
 def _console(analysis: Analysis, settings: Settings) -> str:
@@ -157,7 +186,10 @@ RENDERERS: Mapping[OutputFormat, Renderer] = {
 
 
 def emit(analysis: Analysis, targets: list[FormatTarget], settings: Settings) -> None:
-    """Render each requested format and write it (files first, then stdout)."""
+    """Render each requested format and write it (files first, then stdout).
+
+    Then the diagnostics (warnings about the input and the run) go to stderr.
+    """
     import os
 
     from rich.console import Console
@@ -171,7 +203,7 @@ def emit(analysis: Analysis, targets: list[FormatTarget], settings: Settings) ->
             # rather than rich's 80-column default; rich drops colour when stdout is not a
             # terminal and honours NO_COLOR.
             console = Console() if sys.stdout.isatty() else Console(width=120)
-            _print_console(analysis, settings, console)
+            _print_console(analysis, settings, console, on_stdout=True)
             continue
         text = RENDERERS[name](analysis, settings)
         if path is None:
@@ -180,3 +212,4 @@ def emit(analysis: Analysis, targets: list[FormatTarget], settings: Settings) ->
         else:
             append = name is OutputFormat.MARKDOWN and str(path) == summary_file
             write_text(path, text, append=append)
+    _print_diagnostics(analysis, settings)

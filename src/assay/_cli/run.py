@@ -167,7 +167,12 @@ def run_command(
         emit(
             result.analysis,
             targets,
-            Settings(quiet=quiet, inconclusive_ok=inconclusive_ok, trials_of=result.max_runs),
+            Settings(
+                quiet=quiet,
+                inconclusive_ok=inconclusive_ok,
+                trials_of=result.max_runs,
+                warnings=result.warnings,
+            ),
         )
     # The summary goes where the console table went; a document on stdout keeps it clean.
     document_on_stdout = any(
