@@ -18,6 +18,7 @@ import logging
 import os
 import re
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 ASSAY = str(Path(sys.executable).parent / "assay")
 #: What ``assay collect`` logs once it listens: the ports it bound.
 _LISTENING = {
-    "http": re.compile(r"OTLP/HTTP listening on http://[^\s:]+:(\d+)"),
+    "http": re.compile(r"OTLP/HTTP listening on https?://[^\s:]+:(\d+)"),
     "grpc": re.compile(r"OTLP/gRPC listening on [^\s:]+:(\d+)"),
 }
 _READY = "writing spans to "
@@ -49,14 +50,19 @@ class _Collector:
     args: list[str]
     http_port: int = 0
     grpc_port: int = 0
+    tls: ssl.SSLContext | None = None
+    """How a client reaches a collector serving TLS (``--tls-cert``); None: plain HTTP."""
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.http_port}"
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.http_port}"
 
     def health(self) -> dict[str, int | str]:
         try:
-            with urllib.request.urlopen(self.url + "/health", timeout=5) as response:
+            with urllib.request.urlopen(
+                self.url + "/health", timeout=5, context=self.tls
+            ) as response:
                 document: dict[str, int | str] = json.loads(response.read())
         except urllib.error.HTTPError as exc:  # 503 while not ok
             document = json.loads(exc.read())

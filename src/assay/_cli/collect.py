@@ -27,6 +27,17 @@ def collect(
         str | None,
         typer.Option(envvar="ASSAY_COLLECT_TOKEN", help="Bearer token senders must present."),
     ] = None,
+    tls_cert: Annotated[
+        Path | None,
+        typer.Option(help="Serve HTTP and gRPC over TLS with this certificate chain (PEM)."),
+    ] = None,
+    tls_key: Annotated[
+        Path | None, typer.Option(help="The private key (PEM) of --tls-cert.")
+    ] = None,
+    tls_client_ca: Annotated[
+        Path | None,
+        typer.Option(help="Require client certificates signed by these CAs (PEM; mutual TLS)."),
+    ] = None,
     wal_dir: Annotated[
         Path | None, typer.Option(help="Write-ahead log folder (default: OUT/_wal).")
     ] = None,
@@ -84,6 +95,9 @@ def collect(
         http_port=None if http_port < 0 else http_port,
         grpc_port=None if grpc_port < 0 else grpc_port,
         token=token,
+        tls_cert=tls_cert,
+        tls_key=tls_key,
+        tls_client_ca=tls_client_ca,
         wal_dir=wal_dir,
         roll_age_s=roll_age,
         idle_flush_s=idle_flush,

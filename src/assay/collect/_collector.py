@@ -17,6 +17,7 @@ from assay.collect._decoding import default_workers, remember_missing_imports
 from assay.collect._grpc import GrpcReceiver
 from assay.collect._http import HttpReceiver
 from assay.collect._intake import Intake
+from assay.collect._tls import load_tls
 from assay.collect._wal import WriteAheadLog
 from assay.errors import ConfigError
 
@@ -66,9 +67,11 @@ class Collector:
         """Recover the log, then start the converter and the receivers.
 
         Raises:
-            ConfigError: The output folder cannot be written or a port cannot be bound.
+            ConfigError: A TLS file cannot be used, the output folder cannot be written or a
+                port cannot be bound.
         """
         config = self.config
+        tls = load_tls(config.tls_cert, config.tls_key, config.tls_client_ca)
         try:
             config.out.mkdir(parents=True, exist_ok=True)
             config.wal_path.mkdir(parents=True, exist_ok=True)
@@ -112,19 +115,21 @@ class Collector:
         try:
             if config.http_port is not None:
                 address = f"{config.host}:{config.http_port} (OTLP/HTTP, --http-port)"
-                self._http = HttpReceiver(config, intake, self.counters)
+                self._http = HttpReceiver(config, intake, self.counters, tls)
             if config.grpc_port is not None:
                 address = f"{config.host}:{config.grpc_port} (OTLP/gRPC, --grpc-port)"
-                self._grpc = GrpcReceiver(config, intake, self.counters)
+                self._grpc = GrpcReceiver(config, intake, self.counters, tls)
         except (OSError, RuntimeError) as exc:
             self.stop()
             raise ConfigError(f"cannot listen on {address}: {exc}") from exc
         if self._http is not None:
             self._http.start()
-            _log.info("OTLP/HTTP listening on http://%s:%d", config.host, self._http.port)
+            scheme = "https" if tls is not None else "http"
+            _log.info("OTLP/HTTP listening on %s://%s:%d", scheme, config.host, self._http.port)
         if self._grpc is not None:
             self._grpc.start()
-            _log.info("OTLP/gRPC listening on %s:%d", config.host, self._grpc.port)
+            how = " (TLS)" if tls is not None else ""
+            _log.info("OTLP/gRPC listening on %s:%d%s", config.host, self._grpc.port, how)
         warning = config.exposure_warning()
         if warning is not None:
             _log.warning("%s", warning)

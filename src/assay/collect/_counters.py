@@ -17,6 +17,7 @@ _HELP = {
     "log_records_rejected": "log records refused (not an evaluation result)",
     "requests_refused": "requests answered with an error status",
     "requests_throttled": "requests pushed back (429 / RESOURCE_EXHAUSTED / 503)",
+    "tls_handshakes_failed": "HTTP connections closed because their TLS handshake failed",
     "files_written": "Parquet files made visible",
     "conversion_errors": "logged requests that could not be converted (should stay 0)",
     "wal_bytes": "bytes appended to the write-ahead log",
