@@ -178,10 +178,7 @@ def parse_collect(argv: list[str]) -> CollectorConfig:
     from assay.cli import run
 
     made: list[CollectorConfig] = []
-    with (
-        mock.patch("assay.collect.run_collector", lambda config: made.append(config)),
-        mock.patch("logging.basicConfig"),
-    ):
+    with mock.patch("assay.collect.run_collector", lambda config: made.append(config)):
         code = run(argv)
     assert code == 0 and len(made) == 1, f"assay {' '.join(argv)} exited {code}"
     return made[0]

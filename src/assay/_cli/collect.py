@@ -76,18 +76,21 @@ def collect(
         int | None,
         typer.Option(help="Decoding processes (default: one per core, at most 4; 0: none)."),
     ] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every request.")] = False,
+    log_file: Annotated[
+        Path | None,
+        typer.Option(help="Log to this file (rotated within --log-file-mb) instead of stderr."),
+    ] = None,
+    log_file_mb: Annotated[
+        int, typer.Option(help="Most MB the log file and its one rotated copy hold.")
+    ] = 10,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Log every request, repeats included.")
+    ] = False,
     buckets: o.Buckets = None,
 ) -> None:
     """Receive OTLP (HTTP and gRPC) and write the spans table; SIGTERM drains and stops."""
-    import logging
-
     from assay.collect import CollectorConfig, run_collector
 
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
     mb = 1024 * 1024
     config = CollectorConfig(
         out=out,
@@ -112,6 +115,9 @@ def collect(
         fsync=fsync,
         workers=workers,
         buckets=buckets,
+        log_file=log_file,
+        log_file_bytes=log_file_mb * mb,
+        verbose=verbose,
     )
     run_collector(config)
 

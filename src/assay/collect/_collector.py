@@ -17,6 +17,7 @@ from assay.collect._decoding import default_workers, remember_missing_imports
 from assay.collect._grpc import GrpcReceiver
 from assay.collect._http import HttpReceiver
 from assay.collect._intake import Intake
+from assay.collect._logs import GuardedHandler, open_log
 from assay.collect._tls import load_tls
 from assay.collect._wal import WriteAheadLog
 from assay.errors import ConfigError
@@ -51,6 +52,7 @@ class Collector:
         self._converter: Converter | None = None
         self._intake: Intake | None = None
         self._stopped = False
+        self._serving = False
         self._lock_fds: list[tuple[Path, int]] = []
 
     @property
@@ -134,6 +136,7 @@ class Collector:
         if warning is not None:
             _log.warning("%s", warning)
         _log.info("writing spans to %s", config.out)
+        self._serving = True
 
     def _lock_out(self) -> None:
         """Hold exclusive locks on the output folder and the log folder.
@@ -182,16 +185,31 @@ class Collector:
         if self._converter is not None:
             self._converter.stop()
         self._unlock_out()
-        _log.info("stopped: %s", self.counters.summary())
+        if self._serving:  # a start that failed ends with its one error line alone
+            _log.info("stopped: %s", self.counters.summary())
 
 
 def run_collector(config: CollectorConfig, *, ready: threading.Event | None = None) -> None:
-    """Run a collector until SIGTERM or SIGINT, then drain it.
+    """Run a collector until SIGTERM or SIGINT, then drain it, logging as ``config`` says.
 
     Args:
         config: The settings.
         ready: Set once the receivers listen (for embedding).
     """
+    log = open_log(config.log_file, config.log_file_bytes, verbose=config.verbose)
+    root = logging.getLogger()
+    root.addHandler(log)
+    level = root.level
+    root.setLevel(logging.DEBUG if config.verbose else logging.INFO)
+    try:
+        _run(config, log, ready)
+    finally:
+        root.removeHandler(log)
+        root.setLevel(level)
+        log.close()
+
+
+def _run(config: CollectorConfig, log: GuardedHandler, ready: threading.Event | None) -> None:
     remember_missing_imports()
     stop = threading.Event()
 
@@ -201,6 +219,8 @@ def run_collector(config: CollectorConfig, *, ready: threading.Event | None = No
 
     previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     collector = Collector(config)
+    collector.counters.add_gauge("log_lines_dropped", lambda: log.dropped)
+    collector.counters.add_gauge("log_lines_suppressed", lambda: log.suppressed)
     try:
         collector.start()
         if ready is not None:

@@ -76,9 +76,21 @@ class CollectorConfig:
     closed."""
     workers: int | None = None
     """Processes decoding OTLP into columns; None = one per core (at most 4), 0 = none."""
+    log_file: Path | None = None
+    """Write the collector's log here (rotated within ``log_file_bytes``) instead of stderr."""
+    log_file_bytes: int = 10 * 1024 * 1024
+    """Most bytes ``log_file`` and its one rotated copy (``log_file.1``) hold together."""
+    verbose: bool = False
+    """Log every request (DEBUG), and every repeated line."""
 
     def __post_init__(self) -> None:
-        for name in ("max_body_bytes", "max_decompressed_bytes", "max_queue_bytes", "roll_bytes"):
+        for name in (
+            "max_body_bytes",
+            "max_decompressed_bytes",
+            "max_queue_bytes",
+            "roll_bytes",
+            "log_file_bytes",
+        ):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")
         for name in ("max_connections", "max_gzip_members"):
