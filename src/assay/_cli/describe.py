@@ -52,9 +52,13 @@ def describe(
 ) -> None:
     """Describe a trace set: span names, conventions, candidate test attributes."""
     from assay.analysis import describe_spans
-    from assay.store import open_trace_set
+    from assay.store import READ_ERRORS, open_trace_set, read_failure
 
-    description = describe_spans(open_trace_set(paths, skip_bad_files=skip_bad_files).scan())
+    trace_set = open_trace_set(paths, skip_bad_files=skip_bad_files)
+    try:
+        description = describe_spans(trace_set.scan())
+    except READ_ERRORS as exc:  # a file changed or removed while read: as analyze says it
+        raise read_failure(exc, trace_set.names) from exc
     if format is SummaryFormat.JSON:
         sys.stdout.write(json.dumps(asdict(description), indent=2) + "\n")
     else:
