@@ -1,0 +1,121 @@
+"""``assay watch``: follow a growing trace set and keep every test's anytime-valid verdict."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from assay._cli import _common as o
+
+if TYPE_CHECKING:
+    from assay.watch import Watcher
+
+
+def watch(
+    paths: o.Paths,
+    threshold: o.Threshold = None,
+    confidence: o.Confidence = None,
+    errors: o.Errors = None,
+    min_score: o.MinScore = None,
+    test_attribute: o.TestAttribute = "assay.test.id",
+    pass_when: o.PassWhen = None,
+    alpha: Annotated[
+        float,
+        typer.Option(help="The drift alarm's bound on P(a false alarm, ever) on a steady stream."),
+    ] = 0.05,
+    delta: Annotated[
+        float,
+        typer.Option(help="The drop below the reference pass rate that raises the drift alarm."),
+    ] = 0.10,
+    baseline_version: Annotated[
+        str | None,
+        typer.Option(
+            help="The drift reference is this assay.agent.version's trials (default: each "
+            "test's own earlier trials)."
+        ),
+    ] = None,
+    interval: Annotated[
+        float, typer.Option(help="Seconds between looks at the trace set.", min=0.05)
+    ] = 2.0,
+    once: Annotated[
+        bool, typer.Option("--once", help="Judge what is there now, print, exit (for cron).")
+    ] = False,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(help="Serve /metrics (Prometheus text format) on this port.", min=0),
+    ] = None,
+    metrics_host: Annotated[
+        str, typer.Option(help="The address /metrics listens on (0.0.0.0: every interface).")
+    ] = "127.0.0.1",
+    grace: Annotated[
+        float,
+        typer.Option(help="Seconds to wait after a trace's root span arrived before judging it."),
+    ] = 2.0,
+    trace_timeout: Annotated[
+        float,
+        typer.Option(help="Seconds after which a trace whose root span never came is judged."),
+    ] = 60.0,
+    inconclusive_ok: o.InconclusiveOk = False,
+    skip_bad_files: o.SkipBadFiles = False,
+) -> None:
+    """Follow a growing trace set (e.g. `assay collect --out`) and judge every test live."""
+    from assay.judge import AnalyzeOptions
+    from assay.watch import Watcher, WatchOptions
+
+    options = WatchOptions(
+        analysis=AnalyzeOptions(
+            threshold=threshold,
+            confidence=confidence,
+            errors=errors,
+            min_score=min_score,
+            test_attribute=test_attribute,
+            pass_when=pass_when,
+            alpha=alpha,
+            delta=delta,
+        ),
+        baseline_version=baseline_version,
+        grace=grace,
+        trace_timeout=trace_timeout,
+        skip_bad_files=skip_bad_files,
+    )
+    watcher = Watcher(tuple(paths), options)
+    if once:
+        _once(watcher, inconclusive_ok)
+    _follow(watcher, interval, metrics_port, metrics_host)
+
+
+def _once(watcher: Watcher, inconclusive_ok: bool) -> None:
+    from assay.errors import InputError
+    from assay.watch import status_table
+
+    status = watcher.look(final=True)
+    if not status.tests:
+        raise InputError(f"{', '.join(watcher.paths)}: no trial in the trace set yet")
+    print(status_table(status))
+    raise SystemExit(status.exit_code(inconclusive_ok))
+
+
+def _follow(watcher: Watcher, interval: float, port: int | None, host: str) -> None:
+    from assay.watch import MetricsServer, status_table
+
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    server = MetricsServer(port, host).start() if port is not None else None
+    if server is not None:
+        print(f"assay watch: /metrics on http://{host}:{server.port}/metrics", file=sys.stderr)
+    try:
+        while not stop.is_set():
+            status = watcher.look()
+            if server is not None:
+                server.publish(status)
+            print(status_table(status), flush=True)
+            stop.wait(interval)
+    finally:
+        if server is not None:
+            server.stop()
+    raise SystemExit(0)

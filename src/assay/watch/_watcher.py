@@ -1,0 +1,207 @@
+"""The watch loop's one step: read what is new, judge the complete traces, update every test.
+
+Memory is bounded by the number of tests (each holds a few counts and its drift windows) plus
+the traces still arriving (:class:`PendingTraces`, itself bounded): trials are counted, never
+kept.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from assay.analysis import columns as tc
+from assay.choices import ErrorPolicy
+from assay.judge import AnalyzeOptions
+
+# The defaults of every command (DESIGN.md), defined once there; assay.judge does not re-export
+# them yet.
+from assay.judge._options import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD
+from assay.stats import BernoulliConfidenceSequence
+from assay.watch._drift import DriftDetector, DriftRule
+from assay.watch._follow import FileFollower
+from assay.watch._pass_rate import PassRateCounts, sequence_verdict
+from assay.watch._pending import PendingTraces
+from assay.watch._sequence import pass_rate_sequence
+from assay.watch._status import InputNote, TestStatus, WatchStatus
+from assay.watch._trials import trials_of
+
+__all__ = ["WatchOptions", "Watcher"]
+
+
+@dataclass(frozen=True, slots=True)
+class WatchOptions:
+    """What ``assay watch`` is asked: the options of ``analyze`` and the watch's own."""
+
+    analysis: AnalyzeOptions = field(default_factory=AnalyzeOptions)
+    """Mapping (``test_attribute``, ``pass_when``, ``min_score``), ``threshold``,
+    ``confidence``, ``errors``, and the drift alarm's ``alpha`` and ``delta``."""
+    baseline_version: str | None = None
+    """The drift reference is this ``assay.agent.version``'s trials; the rest are watched."""
+    grace: float = 2.0
+    """Seconds to wait after a trace's root span arrived before judging it."""
+    trace_timeout: float = 60.0
+    """Seconds after which a trace whose root span never came is judged as it is."""
+    max_pending_traces: int = 100_000
+    """Traces held at most while their spans arrive."""
+    skip_bad_files: bool = False
+    """Skip unreadable files (named) instead of failing."""
+
+    @property
+    def threshold(self) -> float:
+        """The pass rate required (``--threshold``, else 0.80)."""
+        given = self.analysis.threshold
+        return DEFAULT_THRESHOLD if given is None else given
+
+    @property
+    def confidence(self) -> float:
+        """The confidence of the pass-rate sequences (``--confidence``, else 0.95)."""
+        given = self.analysis.confidence
+        return DEFAULT_CONFIDENCE if given is None else given
+
+    @property
+    def errors(self) -> ErrorPolicy:
+        """How error trials count (``--errors``, else ``count``)."""
+        return ErrorPolicy(self.analysis.errors or ErrorPolicy.COUNT)
+
+    @property
+    def drift(self) -> DriftRule:
+        """The drift alarm's settings."""
+        return DriftRule(
+            delta=self.analysis.delta, alpha=self.analysis.alpha, centre=self.threshold
+        )
+
+
+@dataclass(slots=True)
+class _Test:
+    counts: PassRateCounts
+    drift: DriftDetector
+
+
+@dataclass(slots=True)
+class Watcher:
+    """Follows a trace set; each :meth:`look` judges what arrived since the last one."""
+
+    paths: tuple[str, ...]
+    """Folders, globs or files (a collector's ``--out`` folder)."""
+    options: WatchOptions = field(default_factory=WatchOptions)
+    """What is asked."""
+    _follower: FileFollower = field(init=False)
+    _pending: PendingTraces = field(init=False)
+    _sequence: BernoulliConfidenceSequence = field(init=False)
+    _tests: dict[str, _Test] = field(default_factory=dict)
+    _notes: dict[str, InputNote] = field(default_factory=dict)
+    _files: int = 0
+    _spans: int = 0
+    _changed_noted: int = 0
+
+    def __post_init__(self) -> None:
+        self.options.analysis.validate()
+        self._follower = FileFollower(self.paths, self.options.skip_bad_files)
+        self._pending = PendingTraces(
+            self.options.grace, self.options.trace_timeout, self.options.max_pending_traces
+        )
+        self._sequence = pass_rate_sequence(self.options.threshold, self.options.confidence)
+
+    def look(self, *, final: bool = False, now: float | None = None) -> WatchStatus:
+        """Read new files, judge every complete trace, and return every test's status.
+
+        Args:
+            final: Judge every trace held, complete or not (``--once``, and on shutdown).
+            now: The time (``time.monotonic()`` unless given: tests pass their own clock).
+        """
+        clock = time.monotonic() if now is None else now
+        new = self._follower.read_new()
+        self._files += len(new.files)
+        self._spans += new.spans.height
+        for path, reason in new.skipped:
+            self._note("skipped_files", 1, f"{path}: {reason} (skipped)")
+        for path in self._follower.changed[self._changed_noted :]:
+            self._note("changed_files", 1, f"{path} changed after it was read; not read again")
+        self._changed_noted = len(self._follower.changed)
+        self._pending.add(new.spans, clock)
+        released = self._pending.release(clock, everything=final)
+        if released.without_root:
+            self._note(
+                "judged_without_root",
+                released.without_root,
+                "trace(s) judged without their root span (it never arrived in time)",
+            )
+        if released.traces:
+            self._judge(released.spans)
+        return self.status()
+
+    def _judge(self, spans: pl.DataFrame) -> None:
+        batch = trials_of(spans, self.options.analysis)
+        for finding in batch.findings:
+            self._note(finding.kind, finding.count, finding.message)
+        if batch.refused is not None:
+            self._note("spans_without_trial", spans.height, batch.refused)
+            return
+        baseline = self.options.baseline_version
+        trials = batch.trials
+        if baseline is not None:
+            versionless = trials.filter(pl.col(tc.AGENT_VERSION).is_null())
+            if versionless.height:
+                self._note(
+                    "versionless_trials",
+                    versionless.height,
+                    f"trial(s) carry no assay.agent.version: left out of the comparison "
+                    f"with {baseline}",
+                )
+            trials = trials.filter(pl.col(tc.AGENT_VERSION).is_not_null())
+        for (test_id,), rows in trials.group_by(tc.TEST_ID, maintain_order=True):
+            test = self._tests.get(str(test_id))
+            if test is None:
+                detector = DriftDetector(self.options.drift, own_reference=baseline is None)
+                test = self._tests[str(test_id)] = _Test(PassRateCounts(), detector)
+            if baseline is not None:
+                reference = rows.filter(pl.col(tc.AGENT_VERSION) == baseline)
+                test.drift.add_reference(reference[tc.PASSED].to_numpy()[None, :])
+                rows = rows.filter(pl.col(tc.AGENT_VERSION) != baseline)
+            passed = rows[tc.PASSED].to_numpy().astype(bool)
+            errors = rows[tc.ERROR].to_numpy().astype(bool)
+            test.counts.add(rows.height, int(passed.sum()), int(errors.sum()))
+            if self.options.errors == ErrorPolicy.EXCLUDE:
+                passed = passed[~errors]
+            if passed.size:
+                test.drift.add(passed[None, :])
+
+    def _note(self, kind: str, count: int, message: str) -> None:
+        before = self._notes.get(kind)
+        self._notes[kind] = InputNote(kind, count + (before.count if before else 0), message)
+
+    def status(self) -> WatchStatus:
+        """Every test's status now (intervals computed at this look)."""
+        tests = []
+        for test_id in sorted(self._tests):
+            test = self._tests[test_id]
+            passes, n = test.counts.judged(self.options.errors)
+            low, high = self._sequence.interval(passes, n)
+            first = int(test.drift.first_alarm[0])
+            tests.append(
+                TestStatus(
+                    test_id=test_id,
+                    trials=test.counts.trials,
+                    passed=test.counts.passed,
+                    errors=test.counts.errors,
+                    n=n,
+                    low=low,
+                    high=high,
+                    threshold=self.options.threshold,
+                    verdict=sequence_verdict(self._sequence, passes, n, self.options.threshold),
+                    drift_alarm=bool(test.drift.alarm[0]),
+                    alarm_since=first if first >= 0 else None,
+                    reference_trials=test.drift.reference_trials,
+                )
+            )
+        return WatchStatus(
+            tests=tuple(tests),
+            confidence=self.options.confidence,
+            files_read=self._files,
+            spans_read=self._spans,
+            pending_traces=self._pending.traces,
+            notes=tuple(self._notes.values()),
+        )

@@ -1,0 +1,69 @@
+"""Trials written the way an instrumented agent writes them: the OTel SDK, real Parquet files."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    SimpleSpanProcessor,
+    SpanExporter,
+    SpanExportResult,
+)
+
+from assay import conventions as c
+from assay.instrument import ParquetSpanExporter
+
+
+def send_trials(
+    exporter: SpanExporter,
+    outcomes: Sequence[bool],
+    *,
+    test: str = "support",
+    version: str | None = None,
+    first_index: int = 0,
+    batch: bool = False,
+) -> None:
+    """One trace per trial (a root trial span and a tool span), exported through ``exporter``.
+
+    With ``batch``, spans go out in batches as an agent's SDK sends them (else one by one).
+    """
+    provider = TracerProvider()
+    processor = BatchSpanProcessor(exporter) if batch else SimpleSpanProcessor(exporter)
+    provider.add_span_processor(processor)
+    tracer = provider.get_tracer("assay.tests.watch")
+    for i, passed in enumerate(outcomes):
+        attributes: dict[str, str | int] = {
+            c.TEST_ID: test,
+            c.TRIAL_INDEX: first_index + i,
+            c.TRIAL_OUTCOME: c.OUTCOME_PASS if passed else c.OUTCOME_FAIL,
+        }
+        if version is not None:
+            attributes[c.AGENT_VERSION] = version
+        with tracer.start_as_current_span("trial", attributes=attributes):
+            with tracer.start_as_current_span("tool", attributes={"gen_ai.tool.name": "search"}):
+                pass
+    provider.shutdown()
+
+
+def write_trials(out: Path, outcomes: Sequence[bool], **kwargs: str | int | None) -> None:
+    """Write one Parquet file of trials into ``out`` (the instrument's exporter)."""
+    exporter = ParquetSpanExporter(out, max_file_age_s=None)
+    send_trials(exporter, outcomes, batch=True, **kwargs)  # type: ignore[arg-type]
+
+
+class SplitExporter(SpanExporter):
+    """Root spans to one exporter, the other spans to another: a trace split across files."""
+
+    def __init__(self, roots: SpanExporter, children: SpanExporter) -> None:
+        self.roots, self.children = roots, children
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        for span in spans:
+            (self.children if span.parent is not None else self.roots).export([span])
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        """Each side is shut down (written) by the test, when it chooses."""
