@@ -42,6 +42,7 @@ def test_each_test_gets_the_confidence_sequence_interval_and_its_verdict(tmp_pat
     assert status.exit_code() == 1
 
 
+@pytest.mark.slow
 def test_the_trials_are_the_ones_analyze_reads(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

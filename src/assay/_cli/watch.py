@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -24,13 +25,19 @@ def watch(
     test_attribute: o.TestAttribute = "assay.test.id",
     pass_when: o.PassWhen = None,
     alpha: Annotated[
-        float,
-        typer.Option(help="The drift alarm's bound on P(a false alarm, ever) on a steady stream."),
-    ] = 0.05,
+        float | None,
+        typer.Option(
+            help="The drift alarm's bound on P(a false alarm, ever) on a steady stream "
+            "(default 0.05)."
+        ),
+    ] = None,
     delta: Annotated[
-        float,
-        typer.Option(help="The drop below the reference pass rate that raises the drift alarm."),
-    ] = 0.10,
+        float | None,
+        typer.Option(
+            help="The drift alarm's margin: it asks whether the pass rate fell more than this "
+            "below its reference (default 0.02 = 2 points)."
+        ),
+    ] = None,
     baseline_version: Annotated[
         str | None,
         typer.Option(
@@ -74,14 +81,17 @@ def watch(
             min_score=min_score,
             test_attribute=test_attribute,
             pass_when=pass_when,
-            alpha=alpha,
-            delta=delta,
         ),
         baseline_version=baseline_version,
         grace=grace,
         trace_timeout=trace_timeout,
         skip_bad_files=skip_bad_files,
     )
+    # what is not given keeps the library's default (one source: assay.watch.DriftRule)
+    if alpha is not None:
+        options = replace(options, alpha=alpha)
+    if delta is not None:
+        options = replace(options, delta=delta)
     watcher = Watcher(tuple(paths), options)
     if once:
         _once(watcher, inconclusive_ok)

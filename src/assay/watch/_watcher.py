@@ -14,7 +14,7 @@ import polars as pl
 
 from assay.analysis import columns as tc
 from assay.choices import ErrorPolicy
-from assay.judge import AnalyzeOptions
+from assay.judge import AnalyzeOptions, check_range
 
 # The defaults of every command (DESIGN.md), defined once there; assay.judge does not re-export
 # them yet.
@@ -37,7 +37,11 @@ class WatchOptions:
 
     analysis: AnalyzeOptions = field(default_factory=AnalyzeOptions)
     """Mapping (``test_attribute``, ``pass_when``, ``min_score``), ``threshold``,
-    ``confidence``, ``errors``, and the drift alarm's ``alpha`` and ``delta``."""
+    ``confidence`` and ``errors``, as ``analyze`` reads them."""
+    alpha: float = DriftRule().alpha
+    """The drift alarm's bound on P(a false alarm, ever) on a stream that does not drop."""
+    delta: float = DriftRule().delta
+    """The drift alarm's margin: a drop of more than this below the reference alarms."""
     baseline_version: str | None = None
     """The drift reference is this ``assay.agent.version``'s trials; the rest are watched."""
     grace: float = 2.0
@@ -69,9 +73,7 @@ class WatchOptions:
     @property
     def drift(self) -> DriftRule:
         """The drift alarm's settings."""
-        return DriftRule(
-            delta=self.analysis.delta, alpha=self.analysis.alpha, centre=self.threshold
-        )
+        return DriftRule(delta=self.delta, alpha=self.alpha, centre=self.threshold)
 
 
 @dataclass(slots=True)
@@ -99,6 +101,8 @@ class Watcher:
 
     def __post_init__(self) -> None:
         self.options.analysis.validate()
+        check_range("alpha", self.options.alpha)
+        check_range("delta", self.options.delta)
         self._follower = FileFollower(self.paths, self.options.skip_bad_files)
         self._pending = PendingTraces(
             self.options.grace, self.options.trace_timeout, self.options.max_pending_traces
