@@ -6,14 +6,14 @@ import signal
 import sys
 import threading
 from dataclasses import replace
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from assay._cli import _common as o
 
 if TYPE_CHECKING:
-    from assay.watch import Watcher
+    from assay.watch import Watcher, WatchStatus
 
 
 def watch(
@@ -55,6 +55,13 @@ def watch(
         int | None,
         typer.Option(help="Serve /metrics (Prometheus text format) on this port.", min=0),
     ] = None,
+    webhook: Annotated[
+        str | None,
+        typer.Option(
+            help="POST a JSON event here on every verdict change and drift alarm (retried, "
+            "never blocking the watch)."
+        ),
+    ] = None,
     metrics_host: Annotated[
         str, typer.Option(help="The address /metrics listens on (0.0.0.0: every interface).")
     ] = "127.0.0.1",
@@ -95,7 +102,9 @@ def watch(
     watcher = Watcher(tuple(paths), options)
     if once:
         _once(watcher, inconclusive_ok)
-    _follow(watcher, interval, metrics_port, metrics_host)
+    if webhook is not None and not webhook.startswith(("http://", "https://")):
+        o.fail(f"--webhook must be an http:// or https:// URL (got {webhook!r})")
+    _follow(watcher, interval, metrics_port, metrics_host, webhook)
 
 
 def _once(watcher: Watcher, inconclusive_ok: bool) -> None:
@@ -109,8 +118,11 @@ def _once(watcher: Watcher, inconclusive_ok: bool) -> None:
     raise SystemExit(status.exit_code(inconclusive_ok))
 
 
-def _follow(watcher: Watcher, interval: float, port: int | None, host: str) -> None:
-    from assay.watch import MetricsServer, status_table
+def _follow(
+    watcher: Watcher, interval: float, port: int | None, host: str, webhook: str | None
+) -> None:
+    """Look every ``interval`` seconds until SIGINT or SIGTERM; serve, post and show each look."""
+    from assay.watch import MetricsServer, WebhookSender, events_between
 
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -118,14 +130,56 @@ def _follow(watcher: Watcher, interval: float, port: int | None, host: str) -> N
     server = MetricsServer(port, host).start() if port is not None else None
     if server is not None:
         print(f"assay watch: /metrics on http://{host}:{server.port}/metrics", file=sys.stderr)
+    sender = WebhookSender(webhook).start() if webhook is not None else None
+    show = _Display(sys.stdout.isatty())
+    before = None
     try:
         while not stop.is_set():
             status = watcher.look()
             if server is not None:
                 server.publish(status)
-            print(status_table(status), flush=True)
+            events: list[dict[str, Any]] = (
+                events_between(before, status) if before is not None else []
+            )
+            for event in events:
+                if sender is not None:
+                    sender.send(event)
+            show.update(status, events, first=before is None)
+            before = status
             stop.wait(interval)
     finally:
+        show.close()
+        if sender is not None:
+            sender.stop()
         if server is not None:
             server.stop()
     raise SystemExit(0)
+
+
+class _Display:
+    """A live table on a terminal; elsewhere (a log) the table once, then one line per event."""
+
+    def __init__(self, terminal: bool) -> None:
+        self.live = None
+        if terminal:
+            from rich.live import Live
+
+            self.live = Live(auto_refresh=False, transient=False)
+            self.live.start()
+
+    def update(self, status: WatchStatus, events: list[dict[str, Any]], first: bool) -> None:
+        from assay.watch import event_line, live_table, status_table
+
+        if self.live is not None:
+            for event in events:
+                self.live.console.print(event_line(event), highlight=False)
+            self.live.update(live_table(status), refresh=True)
+            return
+        if first:
+            print(status_table(status), flush=True)
+        for event in events:
+            print(event_line(event), flush=True)
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()

@@ -13,11 +13,14 @@ that does not change). One idea per module:
 * :mod:`._status` — what a look shows (typed values);
 * :mod:`._watcher` — one look: read, judge, update;
 * :mod:`._metrics` — ``/metrics`` for Prometheus;
-* :mod:`._console` — the console table.
+* :mod:`._console` — the console table (plain, and live on a terminal);
+* :mod:`._events` — verdict changes and alarms, as JSON events;
+* :mod:`._webhook` — posting them, retried, off the watch's thread.
 """
 
-from assay.watch._console import status_table
+from assay.watch._console import event_line, live_table, status_table
 from assay.watch._drift import DriftDetector, DriftRule, lower_bounds
+from assay.watch._events import EVENT_SCHEMA, events_between
 from assay.watch._follow import FileFollower, NewSpans
 from assay.watch._metrics import MetricsServer
 from assay.watch._pass_rate import PassRateCounts, sequence_verdict
@@ -26,8 +29,14 @@ from assay.watch._sequence import pass_rate_sequence
 from assay.watch._status import InputNote, TestStatus, WatchStatus
 from assay.watch._trials import TrialBatch, trials_of
 from assay.watch._watcher import Watcher, WatchOptions
+from assay.watch._webhook import WebhookSender
 
 __all__ = [
+    "EVENT_SCHEMA",
+    "WebhookSender",
+    "event_line",
+    "events_between",
+    "live_table",
     "DriftDetector",
     "DriftRule",
     "FileFollower",

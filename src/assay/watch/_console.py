@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from assay.judge import pct
 from assay.watch._status import WatchStatus
 
-__all__ = ["status_table"]
+if TYPE_CHECKING:
+    from rich.table import Table
+
+__all__ = ["event_line", "live_table", "status_table"]
 
 
 def status_table(status: WatchStatus) -> str:
@@ -30,3 +35,49 @@ def status_table(status: WatchStatus) -> str:
     )
     lines.extend(f"note: {n.kind} ({n.count}): {n.message}" for n in status.notes)
     return "\n".join(lines)
+
+
+def live_table(status: WatchStatus) -> Table:
+    """The status as a ``rich`` table, for the live display on a terminal."""
+    from rich.table import Table
+
+    colour = {"PASS": "green", "FAIL": "bold red", "INCONCLUSIVE": "yellow"}
+    table = Table(
+        title=f"assay watch — {status.confidence:.0%} confidence sequences",
+        caption=f"{status.files_read} file(s), {status.spans_read} span(s) read; "
+        f"{status.pending_traces} trace(s) waiting for their spans"
+        + "".join(f"\n{n.kind} ({n.count}): {n.message}" for n in status.notes),
+        caption_justify="left",
+    )
+    for name, justify in (
+        ("test", "left"),
+        ("trials", "right"),
+        ("pass rate", "right"),
+        ("interval", "left"),
+        ("threshold", "right"),
+        ("verdict", "left"),
+        ("drift", "left"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for t in status.tests:
+        verdict = t.verdict.value
+        table.add_row(
+            t.test_id,
+            str(t.trials),
+            pct(t.pass_rate) if t.pass_rate is not None else "—",
+            f"[{pct(t.low)}, {pct(t.high)}]",
+            pct(t.threshold),
+            f"[{colour[verdict]}]{verdict}[/]",
+            f"[bold red]ALARM since trial {t.alarm_since}[/]" if t.drift_alarm else "—",
+        )
+    return table
+
+
+def event_line(event: dict[str, object]) -> str:
+    """One line for an event (:func:`assay.watch.events_between`)."""
+    test, kind = event["test"], event["event"]
+    if kind == "verdict_changed":
+        return f"{event['time']} {test}: {event['previous_verdict']} → {event['verdict']}"
+    if kind == "drift_alarm_raised":
+        return f"{event['time']} {test}: drift alarm raised (since trial {event['since_trial']})"
+    return f"{event['time']} {test}: drift alarm cleared"
