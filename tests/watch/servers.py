@@ -116,3 +116,14 @@ class Prometheus:
         if self.proc is not None and self.proc.poll() is None:
             stop(self.proc)
         self.proc = None
+
+
+def wait_for_log(log: Path, text: str, timeout: float = 60) -> str:
+    """The log once it holds ``text`` (a look has happened), else fail."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        content = log.read_text()
+        if text in content:
+            return content
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} never appeared in {log}:\n{log.read_text()[-2000:]}")

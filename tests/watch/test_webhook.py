@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from receiver import Receiver
-from servers import start_watch, stop
+from servers import start_watch, stop, wait_for_log
 from streams import write_trials
 
 from assay.cli import run
@@ -74,10 +74,11 @@ def test_the_running_watch_posts_when_a_test_starts_failing(tmp_path: Path) -> N
     args = [str(traces), "--interval", "0.2", "--grace", "0", "--webhook", receiver.url]
     watch, _ = start_watch(args, tmp_path / "watch.log")
     try:
-        time.sleep(3)  # the first look establishes the state: no event for it
+        wait_for_log(tmp_path / "watch.log", "pass rate")  # the first look: no event for it
+        time.sleep(0.5)
         assert receiver.events == []
         write_trials(traces, [False] * 150, first_index=200)
-        kinds = {e["event"] for e in receiver.wait_for(2)}
+        kinds = {e["event"] for e in receiver.wait_for(2, timeout=60)}
         assert kinds == {"verdict_changed", "drift_alarm_raised"}, receiver.events
     finally:
         assert stop(watch) == 0
