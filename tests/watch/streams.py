@@ -25,10 +25,14 @@ def send_trials(
     version: str | None = None,
     first_index: int = 0,
     batch: bool = False,
+    scores: Sequence[float] | None = None,
+    tokens: int | None = None,
 ) -> None:
     """One trace per trial (a root trial span and a tool span), exported through ``exporter``.
 
     With ``batch``, spans go out in batches as an agent's SDK sends them (else one by one).
+    ``scores`` records a ``quality`` score per trial; ``tokens`` makes the child an LLM call of
+    a priced model using that many input tokens.
     """
     provider = TracerProvider()
     processor = BatchSpanProcessor(exporter) if batch else SimpleSpanProcessor(exporter)
@@ -42,8 +46,20 @@ def send_trials(
         }
         if version is not None:
             attributes[c.AGENT_VERSION] = version
-        with tracer.start_as_current_span("trial", attributes=attributes):
-            with tracer.start_as_current_span("tool", attributes={"gen_ai.tool.name": "search"}):
+        with tracer.start_as_current_span("trial", attributes=attributes) as trial:
+            if scores is not None:
+                trial.add_event(c.SCORE_EVENT, {c.SCORE_NAME: "quality", c.SCORE_VALUE: scores[i]})
+            child = {"gen_ai.tool.name": "search"}
+            if tokens is not None:
+                child = {
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.request.model": "gpt-4o-mini",
+                    "gen_ai.usage.input_tokens": tokens * (1 + i % 3),
+                    "gen_ai.usage.output_tokens": 0,
+                }
+            with tracer.start_as_current_span(
+                "tool" if tokens is None else "chat", attributes=child
+            ):
                 pass
     provider.shutdown()
 

@@ -73,6 +73,15 @@ def watch(
         float,
         typer.Option(help="Seconds after which a trace whose root span never came is judged."),
     ] = 60.0,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            help="A known upper bound on a trial's cost (USD): the mean cost per trial gets an "
+            "anytime-valid interval (a trial above it voids the interval, and says so).",
+            min=0,
+        ),
+    ] = None,
+    prices: o.Prices = None,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
 ) -> None:
@@ -88,7 +97,9 @@ def watch(
             min_score=min_score,
             test_attribute=test_attribute,
             pass_when=pass_when,
+            prices=prices,
         ),
+        max_cost=max_cost,
         baseline_version=baseline_version,
         grace=grace,
         trace_timeout=trace_timeout,

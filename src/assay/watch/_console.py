@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from assay.analysis import columns as tc
 from assay.judge import pct
-from assay.watch._status import WatchStatus
+from assay.watch._status import MeanStatus, WatchStatus
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-__all__ = ["event_line", "live_table", "status_table"]
+__all__ = ["event_line", "live_table", "mean_text", "status_table"]
 
 
 def status_table(status: WatchStatus) -> str:
@@ -27,6 +28,7 @@ def status_table(status: WatchStatus) -> str:
             f"{t.test_id[:28]:<28} {t.trials:>7} {rate:>9}  {interval:<17} "
             f"{t.verdict.value:<12} {drift}"
         )
+        lines.extend(f"  {mean_text(m)}" for m in (*t.scores, *([t.cost] if t.cost else [])))
     if not status.tests:
         lines.append("(no trial yet)")
     lines.append(
@@ -35,6 +37,15 @@ def status_table(status: WatchStatus) -> str:
     )
     lines.extend(f"note: {n.kind} ({n.count}): {n.message}" for n in status.notes)
     return "\n".join(lines)
+
+
+def mean_text(mean: MeanStatus) -> str:
+    """``score quality: mean 0.742 [0.70, 0.78] over 120 trials`` (or why no interval)."""
+    what = "cost per trial (USD)" if mean.name == tc.COST_USD else f"score {mean.name}"
+    shown = f"{mean.mean:.4g}" if mean.mean is not None else "—"
+    if mean.low is None or mean.high is None:
+        return f"{what}: mean {shown} over {mean.n} trials ({mean.note})"
+    return f"{what}: mean {shown} [{mean.low:.4g}, {mean.high:.4g}] over {mean.n} trials"
 
 
 def live_table(status: WatchStatus) -> Table:
@@ -70,6 +81,8 @@ def live_table(status: WatchStatus) -> Table:
             f"[{colour[verdict]}]{verdict}[/]",
             f"[bold red]ALARM since trial {t.alarm_since}[/]" if t.drift_alarm else "—",
         )
+        for mean in (*t.scores, *([t.cost] if t.cost else [])):
+            table.add_row("", "", "", f"[dim]{mean_text(mean)}[/]", "", "", "")
     return table
 
 

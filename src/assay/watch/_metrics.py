@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from prometheus_client.registry import Collector
 
 from assay.judge import Verdict
-from assay.watch._status import WatchStatus
+from assay.watch._status import TestStatus, WatchStatus
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
@@ -61,6 +61,7 @@ class _StatusCollector(Collector):
             "1 while the drift alarm is raised (the pass rate dropped below its reference).",
             labels=["test"],
         )
+        yield from _means(tests)
         for test in tests:
             trials.add_metric([test.test_id], test.trials)
             if test.pass_rate is not None:
@@ -71,6 +72,52 @@ class _StatusCollector(Collector):
                 verdict.add_metric([test.test_id, value.value], float(test.verdict == value))
             alarm.add_metric([test.test_id], float(test.drift_alarm))
         yield from (trials, rate, lower, upper, verdict, alarm)
+
+
+def _means(tests: tuple[TestStatus, ...]) -> Iterator[Metric]:
+    """Scores' means and the cost per trial, each with its interval where one is valid."""
+    from prometheus_client.core import GaugeMetricFamily
+
+    labels = ["test", "score"]
+    score = GaugeMetricFamily("assay_test_score_mean", "Mean score.", labels=labels)
+    score_low = GaugeMetricFamily(
+        "assay_test_score_mean_lower", "Lower end of the mean score's interval.", labels=labels
+    )
+    score_high = GaugeMetricFamily(
+        "assay_test_score_mean_upper", "Upper end of the mean score's interval.", labels=labels
+    )
+    cost = GaugeMetricFamily(
+        "assay_test_cost_per_trial_usd", "Mean cost per trial (USD).", labels=["test"]
+    )
+    cost_low = GaugeMetricFamily(
+        "assay_test_cost_per_trial_usd_lower",
+        "Lower end of the mean cost's interval (with --max-cost).",
+        labels=["test"],
+    )
+    cost_high = GaugeMetricFamily(
+        "assay_test_cost_per_trial_usd_upper",
+        "Upper end of the mean cost's interval (with --max-cost).",
+        labels=["test"],
+    )
+    for test in tests:
+        for mean in test.scores:
+            shown = [test.test_id, mean.name]
+            for family, value in (
+                (score, mean.mean),
+                (score_low, mean.low),
+                (score_high, mean.high),
+            ):
+                if value is not None:
+                    family.add_metric(shown, value)
+        if test.cost is not None:
+            for family, value in (
+                (cost, test.cost.mean),
+                (cost_low, test.cost.low),
+                (cost_high, test.cost.high),
+            ):
+                if value is not None:
+                    family.add_metric([test.test_id], value)
+    yield from (score, score_low, score_high, cost, cost_low, cost_high)
 
 
 @dataclass(slots=True)

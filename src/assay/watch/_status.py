@@ -9,7 +9,25 @@ from dataclasses import dataclass
 
 from assay.judge import Verdict, exit_code
 
-__all__ = ["InputNote", "TestStatus", "WatchStatus"]
+__all__ = ["InputNote", "MeanStatus", "TestStatus", "WatchStatus"]
+
+
+@dataclass(frozen=True, slots=True)
+class MeanStatus:
+    """A mean per trial (a score's, or the cost's) at one look."""
+
+    name: str
+    """The score's name, or ``cost_usd``."""
+    n: int
+    """Trials that recorded it."""
+    mean: float | None
+    """The observed mean (None before the first)."""
+    low: float | None
+    """Lower end of its anytime-valid interval; None where no bound makes one valid."""
+    high: float | None
+    """Upper end of the interval (None likewise)."""
+    note: str | None = None
+    """Why there is no interval, when there is none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +58,10 @@ class TestStatus:
     """The trial count at which the alarm was first raised (None: never)."""
     reference_trials: int
     """Trials in the drift alarm's reference (the test's own, or the baseline version's)."""
+    scores: tuple[MeanStatus, ...] = ()
+    """Each score's mean, by name."""
+    cost: MeanStatus | None = None
+    """The mean cost per trial in USD (None while no trial was priced)."""
 
     @property
     def pass_rate(self) -> float | None:

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import polars as pl
 
 from assay.analysis import columns as tc
-from assay.analysis import read_trials
+from assay.analysis import read_trials, with_cost
 from assay.errors import SchemaError
-from assay.judge import AnalyzeOptions
+from assay.judge import AnalyzeOptions, price_table
 from assay.quality import Finding
 
 __all__ = ["TrialBatch", "trials_of"]
@@ -26,7 +26,7 @@ class TrialBatch:
     """The trials of one look, in the order they started, and what reading them noticed."""
 
     trials: pl.DataFrame
-    """The trials table (``assay.analysis.columns``), ordered by start time."""
+    """The trials table (``assay.analysis.columns``, with ``cost_usd``), by start time."""
     findings: tuple[Finding, ...]
     """Findings of :func:`read_trials` (incomplete traces, NaN scores, ...)."""
     refused: str | None = None
@@ -53,5 +53,6 @@ def trials_of(spans: pl.DataFrame, options: AnalyzeOptions) -> TrialBatch:
         )
     except SchemaError as exc:
         return TrialBatch(pl.DataFrame(), (), str(exc))
-    ordered = read.table.sort(tc.START_TIME, tc.TEST_ID, tc.TRIAL_INDEX, nulls_last=True)
-    return TrialBatch(ordered, read.data_quality.findings)
+    costed, priced = with_cost(read.table, price_table(options.prices), spans.lazy())
+    ordered = costed.sort(tc.START_TIME, tc.TEST_ID, tc.TRIAL_INDEX, nulls_last=True)
+    return TrialBatch(ordered, (*read.data_quality.findings, *priced))

@@ -22,6 +22,7 @@ from assay.judge._options import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD
 from assay.stats import BernoulliConfidenceSequence
 from assay.watch._drift import DriftDetector, DriftRule
 from assay.watch._follow import FileFollower
+from assay.watch._means import RunningMean
 from assay.watch._pass_rate import PassRateCounts, sequence_verdict
 from assay.watch._pending import PendingTraces
 from assay.watch._sequence import pass_rate_sequence
@@ -52,6 +53,9 @@ class WatchOptions:
     """Traces held at most while their spans arrive."""
     skip_bad_files: bool = False
     """Skip unreadable files (named) instead of failing."""
+    max_cost: float | None = None
+    """A known upper bound on a trial's cost in USD: the mean cost gets an anytime-valid
+    interval (without one it is shown alone; see :mod:`assay.watch._means`)."""
 
     @property
     def threshold(self) -> float:
@@ -80,6 +84,8 @@ class WatchOptions:
 class _Test:
     counts: PassRateCounts
     drift: DriftDetector
+    cost: RunningMean
+    scores: dict[str, RunningMean] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -159,8 +165,7 @@ class Watcher:
         for (test_id,), rows in trials.group_by(tc.TEST_ID, maintain_order=True):
             test = self._tests.get(str(test_id))
             if test is None:
-                detector = DriftDetector(self.options.drift, own_reference=baseline is None)
-                test = self._tests[str(test_id)] = _Test(PassRateCounts(), detector)
+                test = self._tests[str(test_id)] = self._new_test()
             if baseline is not None:
                 reference = rows.filter(pl.col(tc.AGENT_VERSION) == baseline)
                 test.drift.add_reference(reference[tc.PASSED].to_numpy()[None, :])
@@ -172,6 +177,31 @@ class Watcher:
                 passed = passed[~errors]
             if passed.size:
                 test.drift.add(passed[None, :])
+            self._means(str(test_id), test, rows)
+
+    def _new_test(self) -> _Test:
+        baseline = self.options.baseline_version
+        cost = RunningMean(
+            tc.COST_USD,
+            self.options.confidence,
+            self.options.max_cost,
+            "cost per trial has no known bound (--max-cost gives one): no anytime-valid interval",
+        )
+        detector = DriftDetector(self.options.drift, own_reference=baseline is None)
+        return _Test(PassRateCounts(), detector, cost)
+
+    def _means(self, test_id: str, test: _Test, rows: pl.DataFrame) -> None:
+        scores = rows.select(pl.col(tc.SCORES).explode()).drop_nulls().unnest(tc.SCORES)
+        for (name,), values in scores.group_by("name", maintain_order=True):
+            score = test.scores.get(str(name))
+            if score is None:
+                score = test.scores[str(name)] = RunningMean(str(name), self.options.confidence)
+            if not score.add(values["value"].cast(pl.Float64).to_numpy()):
+                self._note("score_out_of_range", 1, f"{test_id}: score {name}: {score.note}")
+        if tc.COST_USD in rows.columns:
+            costs = rows[tc.COST_USD].drop_nulls().cast(pl.Float64).to_numpy()
+            if not test.cost.add(costs):
+                self._note("cost_above_bound", 1, f"{test_id}: {test.cost.note}")
 
     def _note(self, kind: str, count: int, message: str) -> None:
         before = self._notes.get(kind)
@@ -199,6 +229,8 @@ class Watcher:
                     drift_alarm=bool(test.drift.alarm[0]),
                     alarm_since=first if first >= 0 else None,
                     reference_trials=test.drift.reference_trials,
+                    scores=tuple(test.scores[k].status() for k in sorted(test.scores)),
+                    cost=test.cost.status() if test.cost.n else None,
                 )
             )
         return WatchStatus(
