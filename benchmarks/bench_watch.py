@@ -180,7 +180,8 @@ def _delays(first: np.ndarray, change: int, horizon: int) -> str:
     delay = np.where(first > change, first - change, np.inf)[~early]
     if delay.size == 0:
         return "—"
-    median, p90 = np.percentile(delay, [50, 90])
+    with np.errstate(invalid="ignore"):  # inf (never detected) is a valid percentile here
+        median, p90 = np.percentile(delay, [50, 90])
 
     def shown(x: float) -> str:
         return f">{horizon}" if not np.isfinite(x) else f"{x:.0f}"
