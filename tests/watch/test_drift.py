@@ -98,3 +98,24 @@ def test_done_when_a_drop_from_95_to_55_percent_raises_the_alarm_within_150_tria
             break
     assert test.drift_alarm and test.alarm_since is not None
     assert 300 < test.alarm_since <= 450
+
+
+def test_a_baseline_version_is_the_reference_and_the_other_versions_are_watched(
+    tmp_path: Path,
+) -> None:
+    rng = np.random.default_rng(1)
+    write_trials(tmp_path, list(rng.random(400) < 0.95), version="v1")
+    write_trials(tmp_path, list(rng.random(150) < 0.55), version="v2")
+    write_trials(tmp_path, [True] * 7)  # no version: left out, and said
+    options = WatchOptions(AnalyzeOptions(threshold=0.8), baseline_version="v1")
+    status = Watcher((str(tmp_path),), options).look(final=True)
+    (test,) = status.tests
+    assert (test.trials, test.reference_trials) == (150, 400)
+    assert test.drift_alarm
+    notes = {n.kind: n.count for n in status.notes}
+    assert notes["versionless_trials"] == 7
+    # the same v2 trials with their own past as reference raise nothing: there is no drop
+    alone = tmp_path / "alone"
+    write_trials(alone, list(np.random.default_rng(1).random(150) < 0.55))
+    (own,) = Watcher((str(alone),)).look(final=True).tests
+    assert not own.drift_alarm
