@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -12,6 +12,7 @@ from opentelemetry.sdk.trace.export import (
     SpanExporter,
     SpanExportResult,
 )
+from opentelemetry.util.types import AttributeValue
 
 from assay import conventions as c
 from assay.instrument import ParquetSpanExporter
@@ -27,6 +28,7 @@ def send_trials(
     batch: bool = False,
     scores: Sequence[float] | None = None,
     tokens: int | None = None,
+    extra: Mapping[str, AttributeValue] | None = None,
 ) -> None:
     """One trace per trial (a root trial span and a tool span), exported through ``exporter``.
 
@@ -39,13 +41,14 @@ def send_trials(
     provider.add_span_processor(processor)
     tracer = provider.get_tracer("assay.tests.watch")
     for i, passed in enumerate(outcomes):
-        attributes: dict[str, str | int] = {
+        attributes: dict[str, AttributeValue] = {
             c.TEST_ID: test,
             c.TRIAL_INDEX: first_index + i,
             c.TRIAL_OUTCOME: c.OUTCOME_PASS if passed else c.OUTCOME_FAIL,
         }
         if version is not None:
             attributes[c.AGENT_VERSION] = version
+        attributes.update(extra or {})
         with tracer.start_as_current_span("trial", attributes=attributes) as trial:
             if scores is not None:
                 trial.add_event(c.SCORE_EVENT, {c.SCORE_NAME: "quality", c.SCORE_VALUE: scores[i]})
@@ -64,7 +67,7 @@ def send_trials(
     provider.shutdown()
 
 
-def write_trials(out: Path, outcomes: Sequence[bool], **kwargs: str | int | None) -> None:
+def write_trials(out: Path, outcomes: Sequence[bool], **kwargs: object) -> None:
     """Write one Parquet file of trials into ``out`` (the instrument's exporter)."""
     exporter = ParquetSpanExporter(out, max_file_age_s=None)
     send_trials(exporter, outcomes, batch=True, **kwargs)  # type: ignore[arg-type]

@@ -122,3 +122,20 @@ def test_each_file_is_read_once_and_trials_are_counted_not_kept(tmp_path: Path) 
     assert (later.tests[0].trials, later.tests[0].passed, later.files_read) == (15, 10, 2)
     assert later.pending_traces == 0
     assert np.isclose(later.tests[0].pass_rate or 0, 10 / 15)
+
+
+def test_a_judgement_recorded_by_assay_run_is_not_read_and_that_is_said(tmp_path: Path) -> None:
+    from assay.judge import Judgement
+
+    recorded = Judgement(0.9, 0.99).to_attributes()
+    write_trials(tmp_path, _outcomes(40, 40), extra=recorded)
+    status = Watcher((str(tmp_path),)).look(final=True)
+    notes = {n.kind: n for n in status.notes}
+    note = notes["recorded_judgement_not_read"]
+    assert note.count == 40 and "threshold 0.9" in note.message and "--threshold" in note.message
+    # judged as asked: the defaults, not the recording
+    assert status.tests[0].threshold == 0.8
+    matching = Watcher(
+        (str(tmp_path),), WatchOptions(AnalyzeOptions(threshold=0.9, confidence=0.99))
+    )
+    assert all(n.kind != "recorded_judgement_not_read" for n in matching.look(final=True).notes)

@@ -16,11 +16,25 @@ if TYPE_CHECKING:
     from assay.watch import Watcher, WatchStatus
 
 
+# watch reads no judgement recorded on the trials (assay.judgement.*): its defaults are fixed.
+Threshold = Annotated[
+    float | None, typer.Option("--threshold", "--pass-rate", help="Required pass rate (0.8).")
+]
+Confidence = Annotated[
+    float | None,
+    typer.Option(help="Confidence of the pass rate's confidence sequence (0.95)."),
+]
+Errors = Annotated[
+    o.ErrorsPolicy | None,
+    typer.Option(help="Count error trials as failures, or exclude them from n (count)."),
+]
+
+
 def watch(
     paths: o.Paths,
-    threshold: o.Threshold = None,
-    confidence: o.Confidence = None,
-    errors: o.Errors = None,
+    threshold: Threshold = None,
+    confidence: Confidence = None,
+    errors: Errors = None,
     min_score: o.MinScore = None,
     test_attribute: o.TestAttribute = "assay.test.id",
     pass_when: o.PassWhen = None,

@@ -15,7 +15,7 @@ import polars as pl
 from assay.analysis import columns as tc
 from assay.analysis import read_trials, with_cost
 from assay.errors import SchemaError
-from assay.judge import AnalyzeOptions, price_table
+from assay.judge import AnalyzeOptions, price_table, read_judgements
 from assay.quality import Finding
 
 __all__ = ["TrialBatch", "trials_of"]
@@ -31,6 +31,9 @@ class TrialBatch:
     """Findings of :func:`read_trials` (incomplete traces, NaN scores, ...)."""
     refused: str | None = None
     """Why these spans gave no trial (no trial span, a bad outcome value), else None."""
+    recorded: dict[tuple[float, float, str], int] | None = None
+    """Judgements recorded on the trials by ``assay run`` (threshold, confidence, errors) and
+    how many trials record each; ``watch`` does not read them, and says so when they differ."""
 
 
 def trials_of(spans: pl.DataFrame, options: AnalyzeOptions) -> TrialBatch:
@@ -55,4 +58,11 @@ def trials_of(spans: pl.DataFrame, options: AnalyzeOptions) -> TrialBatch:
         return TrialBatch(pl.DataFrame(), (), str(exc))
     costed, priced = with_cost(read.table, price_table(options.prices), spans.lazy())
     ordered = costed.sort(tc.START_TIME, tc.TEST_ID, tc.TRIAL_INDEX, nulls_last=True)
-    return TrialBatch(ordered, (*read.data_quality.findings, *priced))
+    recorded: dict[tuple[float, float, str], int] = {}
+    try:
+        for judgement in read_judgements(spans.lazy(), read.table).values():
+            key = (judgement.threshold, judgement.confidence, str(judgement.errors))
+            recorded[key] = recorded.get(key, 0) + 1
+    except SchemaError:
+        recorded = {}  # watch reads no recorded judgement: a malformed one changes nothing here
+    return TrialBatch(ordered, (*read.data_quality.findings, *priced), None, recorded)

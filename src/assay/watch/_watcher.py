@@ -150,6 +150,7 @@ class Watcher:
         if batch.refused is not None:
             self._note("spans_without_trial", spans.height, batch.refused)
             return
+        self._note_recorded(batch.recorded or {})
         baseline = self.options.baseline_version
         trials = batch.trials
         if baseline is not None:
@@ -202,6 +203,21 @@ class Watcher:
             costs = rows[tc.COST_USD].drop_nulls().cast(pl.Float64).to_numpy()
             if not test.cost.add(costs):
                 self._note("cost_above_bound", 1, f"{test_id}: {test.cost.note}")
+
+    def _note_recorded(self, recorded: dict[tuple[float, float, str], int]) -> None:
+        """Say so when trials record a judgement other than the one watch judges them by."""
+        used = (self.options.threshold, self.options.confidence, str(self.options.errors))
+        other = {k: n for k, n in recorded.items() if k != used}
+        if other:
+            (threshold, confidence, errors), _ = max(other.items(), key=lambda kv: kv[1])
+            self._note(
+                "recorded_judgement_not_read",
+                sum(other.values()),
+                f"trial(s) record a judgement (e.g. threshold {threshold:g}, confidence "
+                f"{confidence:g}, errors {errors}) that watch does not read: judged at "
+                f"threshold {used[0]:g}, confidence {used[1]:g}, errors {used[2]} (give "
+                "--threshold, --confidence, --errors to match)",
+            )
 
     def _note(self, kind: str, count: int, message: str) -> None:
         before = self._notes.get(kind)
