@@ -14,11 +14,10 @@ import polars as pl
 
 from assay.analysis import columns as tc
 from assay.choices import ErrorPolicy
-from assay.judge import AnalyzeOptions, check_range
 
 # The defaults of every command (DESIGN.md), defined once there; assay.judge does not re-export
 # them yet.
-from assay.judge._options import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD
+from assay.judge import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, AnalyzeOptions, check_range
 from assay.stats import BernoulliConfidenceSequence
 from assay.watch._drift import DriftDetector, DriftRule
 from assay.watch._follow import FileFollower
