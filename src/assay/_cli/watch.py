@@ -134,12 +134,14 @@ def watch(
 
 def _once(watcher: Watcher, inconclusive_ok: bool) -> None:
     from assay.errors import InputError
-    from assay.watch import status_table
+    from assay.watch import notes_text, status_table
 
     status = watcher.look(final=True)
     if not status.tests:
         raise InputError(f"{', '.join(watcher.paths)}: no trial in the trace set yet")
     print(status_table(status))
+    if status.notes:  # diagnostics go to stderr, as in every command
+        print(notes_text(status), file=sys.stderr)
     raise SystemExit(status.exit_code(inconclusive_ok))
 
 
@@ -193,7 +195,7 @@ class _Display:
             self.live.start()
 
     def update(self, status: WatchStatus, events: list[dict[str, Any]], first: bool) -> None:
-        from assay.watch import event_line, live_table, status_table
+        from assay.watch import event_line, live_table, notes_text, status_table
 
         if self.live is not None:
             for event in events:
@@ -202,6 +204,8 @@ class _Display:
             return
         if first:
             print(status_table(status), flush=True)
+            if status.notes:
+                print(notes_text(status), file=sys.stderr, flush=True)
         for event in events:
             print(event_line(event), flush=True)
 

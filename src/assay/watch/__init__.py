@@ -18,7 +18,7 @@ that does not change). One idea per module:
 * :mod:`._webhook` — posting them, retried, off the watch's thread.
 """
 
-from assay.watch._console import event_line, live_table, status_table
+from assay.watch._console import event_line, live_table, notes_text, status_table
 from assay.watch._drift import DriftDetector, DriftRule, lower_bounds
 from assay.watch._events import EVENT_SCHEMA, events_between
 from assay.watch._follow import FileFollower, NewSpans
@@ -54,6 +54,7 @@ __all__ = [
     "lower_bounds",
     "pass_rate_sequence",
     "sequence_verdict",
+    "notes_text",
     "status_table",
     "trials_of",
 ]

@@ -35,8 +35,12 @@ def status_table(status: WatchStatus) -> str:
         f"{status.files_read} file(s), {status.spans_read} span(s) read; "
         f"{status.pending_traces} trace(s) waiting for their spans"
     )
-    lines.extend(f"note: {n.kind} ({n.count}): {n.message}" for n in status.notes)
     return "\n".join(lines)
+
+
+def notes_text(status: WatchStatus) -> str:
+    """The notes of a look, one ``note: kind (count): message`` line each (for stderr)."""
+    return "\n".join(f"note: {n.kind} ({n.count}): {n.message}" for n in status.notes)
 
 
 def mean_text(mean: MeanStatus) -> str:
