@@ -1,6 +1,6 @@
 """The ``assay`` command line: thin; parses options, calls the library, picks an exit code.
 
-Exit codes (DESIGN.md): 0 nothing failed or was inconclusive, 1 at least one FAIL, 2 usage or
+Exit codes (docs/cli.md): 0 nothing failed or was inconclusive, 1 at least one FAIL, 2 usage or
 input error, 3 nothing failed but something is INCONCLUSIVE (``--inconclusive-ok`` makes it 0).
 
 Each command lives in ``assay._cli``; this module registers them and turns every usage error

@@ -15,8 +15,7 @@ import polars as pl
 from assay.analysis import columns as tc
 from assay.choices import ErrorPolicy
 
-# The defaults of every command (DESIGN.md), defined once there; assay.judge does not re-export
-# them yet.
+# The defaults of every command (docs/cli.md), defined once in assay.judge.
 from assay.judge import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, AnalyzeOptions, check_range
 from assay.stats import BernoulliConfidenceSequence
 from assay.watch._drift import DriftDetector, DriftRule
