@@ -67,3 +67,38 @@ def test_no_private_module_is_imported_from_another_package() -> None:
             if dotted[0] == "assay" and len(dotted) > 2 and inner and dotted[1] != package:
                 crossings.append(f"{path.relative_to(source)}:{line}: {name}")
     assert not crossings, crossings
+
+
+def test_no_choice_is_spelled_outside_its_enum() -> None:
+    # assay.choices holds each choice's values; code compares with (and defaults to) members.
+    # "count" is also the kind of a behaviour feature (a number per trial): not a choice there.
+    import assay.choices
+
+    values = {
+        member.value
+        for name in assay.choices.__all__
+        for member in getattr(assay.choices, name)
+        if member.value != "count"
+    }
+    source = ROOT / "src" / "assay"
+    spelled = []
+    for path in sorted(source.rglob("*.py")):
+        if path.name == "choices.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare):
+                operands = [node.left, *node.comparators]
+            elif isinstance(node, ast.arguments):
+                operands = [*node.defaults, *(d for d in node.kw_defaults if d is not None)]
+            else:
+                continue
+            constants = [
+                inner
+                for operand in operands
+                for inner in (
+                    operand.elts if isinstance(operand, ast.Tuple | ast.Set) else [operand]
+                )
+                if isinstance(inner, ast.Constant) and inner.value in values
+            ]
+            spelled += [f"{path.relative_to(source)}:{c.lineno}: {c.value!r}" for c in constants]
+    assert not spelled, spelled

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from assay.choices import IntervalMethod
 from assay.errors import ConfigError
 from assay.stats import Interval, min_trials_for_pass, proportion_bounds, proportion_interval
 
@@ -71,7 +72,7 @@ def settle_probability(
     additional: int,
     threshold: float,
     confidence: float = 0.95,
-    method: str = "wilson",
+    method: str = IntervalMethod.WILSON,
 ) -> float:
     """P(the verdict is PASS or FAIL after ``additional`` more trials), at the observed rate.
 
@@ -115,7 +116,7 @@ def more_trials_needed(
     n: int,
     threshold: float,
     confidence: float = 0.95,
-    method: str = "wilson",
+    method: str = IntervalMethod.WILSON,
     max_additional: int = 100_000,
     probability: float = 0.5,
 ) -> int | None:
@@ -171,7 +172,7 @@ def threshold_test(
     n: int,
     threshold: float = 0.80,
     confidence: float = 0.95,
-    method: str = "wilson",
+    method: str = IntervalMethod.WILSON,
 ) -> ThresholdResult:
     """The full threshold check from counts: interval, verdict, further trials, warning.
 
