@@ -9,7 +9,13 @@ import numpy as np
 
 from assay.choices import IntervalMethod
 from assay.errors import ConfigError
-from assay.stats import Interval, min_trials_for_pass, proportion_bounds, proportion_interval
+from assay.stats import (
+    Interval,
+    min_trials_for_pass,
+    proportion_bounds,
+    proportion_interval,
+    smallest_passing,
+)
 
 
 class Verdict(enum.StrEnum):
@@ -152,19 +158,7 @@ def more_trials_needed(
     def settles(m: int) -> bool:
         return settle_probability(successes, n, m, threshold, confidence, method) >= probability
 
-    hi = 1
-    while not settles(hi):
-        if hi >= max_additional:
-            return None
-        hi = min(2 * hi, max_additional)
-    lo = hi // 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if settles(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return smallest_passing(settles, max_additional)
 
 
 def threshold_test(

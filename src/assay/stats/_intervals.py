@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from assay.choices import IntervalMethod
 from assay.errors import ConfigError, InsufficientDataError
+from assay.stats._search import smallest_passing
 
 METHODS: Final = tuple(IntervalMethod)
 """The interval methods assay knows, by the names the CLI and the JSON use."""
@@ -223,19 +224,7 @@ def _min_trials_for_pass(
     def passes(n: int) -> bool:
         return proportion_interval(n, n, confidence, method).low >= threshold
 
-    hi = 1
-    while not passes(hi):
-        if hi >= max_n:
-            return None
-        hi = min(hi * 2, max_n)
-    lo = hi // 2  # passes(lo) is False (or lo == 0)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if passes(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return smallest_passing(passes, max_n)
 
 
 __all__ = [
