@@ -15,9 +15,8 @@ from collections.abc import Sequence
 import typer
 from typer.exceptions import TyperException
 
-# First of assay's modules: it configures Polars' allocator before anything loads Polars.
-from assay._cli import _allocator  # noqa: F401
-from assay._cli._common import EXIT_USAGE, fail
+# First of assay's modules: the package configures Polars' allocator before anything loads it.
+from assay._cli import EXIT_USAGE, fail
 from assay._cli.analyze import analyze, compare, report
 from assay._cli.collect import collect, import_
 from assay._cli.describe import describe

@@ -1,8 +1,10 @@
 """The spans table: its schema, and Parquet writing and reading.
 
 Every writer (exporter, collector, importer) produces this table; every reader reads only it.
+:mod:`assay.store.schema` names its columns and types.
 """
 
+from assay.store import _schema as schema
 from assay.store._buckets import Bucket, existing_buckets, made_buckets, row_group_buckets
 from assay.store._coercion import coerce, coerce_expr
 from assay.store._contents import SpanContents, span_contents
@@ -90,5 +92,6 @@ __all__ = [
     "read_spans",
     "sanitize_partition_value",
     "scan_spans",
+    "schema",
     "write_spans",
 ]
