@@ -79,7 +79,7 @@ def rate_text(test: TestResult) -> str:
 
 
 def headline(test: TestResult) -> str:
-    """``FAIL: SPRT settled after 6 of 60 trials: ...``: the verdict and its reason."""
+    """``FAIL: pass rate 20.0% (1/5), ...``: the verdict and its reason."""
     return f"{test.verdict.value}: {test.verdict_reason}"
 
 
