@@ -103,3 +103,33 @@ def test_trials_in_flight_after_the_stop_do_not_unsettle_the_verdict(parquet_sin
     assert test.interval.high == pytest.approx(sequence.interval(1, 7)[1], abs=1e-9)
     assert "(2 more, in flight then, count too)" in test.verdict_reason
     assert test.interval.low <= 1 / 3 <= test.interval.high  # the rate shown lies inside it
+
+
+def _design(max_trials: int) -> dict[str, Any]:
+    design = {
+        **EARLIER_SPRT,
+        c.SEQUENTIAL_METHOD: "confidence-sequence",
+        c.SEQUENTIAL_MAX_TRIALS: max_trials,
+        c.SEQUENTIAL_PRIOR_STRENGTH: pass_rate_sequence(0.8, 0.95, max_trials).prior_strength,
+    }
+    for key in (c.SEQUENTIAL_P1, c.SEQUENTIAL_DELTA, c.SEQUENTIAL_BETA):
+        del design[key]
+    return design
+
+
+def test_a_rate_outside_the_intersection_is_said_and_an_empty_one_falls_back(
+    parquet_sink, switch_sink
+) -> None:
+    # 30 passes, then 8 failures: the intersection still lies above 80%, the rate (79%) not.
+    _record([True] * 30 + [False] * 8, _design(60))
+    test = _judged(parquet_sink.flush())
+    assert test.verdict == "PASS" and test.interval.low >= 0.8 > test.pass_rate
+    assert any("lies outside the interval" in note for note in test.notes)
+    # 30 passes, then 40 failures: no rate is in every interval; the interval over all trials.
+    sink = switch_sink("drifted")
+    _record([True] * 30 + [False] * 40, _design(60))
+    test = _judged(sink.flush())
+    assert any("have no rate in common" in note for note in test.notes)
+    low, high = pass_rate_sequence(0.8, 0.95, 60).interval(30, 70)
+    assert (test.interval.low, test.interval.high) == pytest.approx((low, high), abs=1e-9)
+    assert test.verdict == "FAIL" and high < 0.8

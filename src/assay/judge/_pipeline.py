@@ -282,6 +282,11 @@ def _adaptive(
             "the anytime-valid intervals after each trial have no rate in common (did the pass "
             "rate change during the run?): judged by the interval over all trials"
         )
+    if not interval.low <= passed / n <= interval.high:
+        notes.append(
+            f"the observed rate {passed / n:.1%} lies outside the interval: earlier trials "
+            "ruled it out (the interval is the intersection over every trial, still valid)"
+        )
     verdict = threshold_verdict(interval, judgement.threshold).verdict
     reason = why.anytime_reason(verdict, passed, n, interval, judgement.threshold, sequential)
     sequence = design.sequence(judgement.confidence)
