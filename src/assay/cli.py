@@ -23,6 +23,7 @@ from assay._cli.collect import collect, import_
 from assay._cli.describe import describe
 from assay._cli.plan import plan
 from assay._cli.run import run_command
+from assay._cli.watch import watch
 from assay.errors import AssayError, OptionError
 
 __all__ = ["app", "fail", "main", "run"]
@@ -69,6 +70,7 @@ app.command()(collect)
 app.command("import")(import_)
 app.command("run")(run_command)
 app.command()(describe)
+app.command()(watch)
 
 
 def run(argv: Sequence[str] | None = None) -> int:

@@ -72,14 +72,15 @@ class BernoulliConfidenceSequence:
         return self.prior_mean * self.prior_strength, (1 - self.prior_mean) * self.prior_strength
 
     def log_evidence(
-        self, successes: npt.ArrayLike, n: int | npt.ArrayLike, p: float
+        self, successes: npt.ArrayLike, n: int | npt.ArrayLike, p: float | npt.ArrayLike
     ) -> npt.NDArray[np.float64]:
         """``log M_n(p)``: the evidence against the rate ``p`` after ``successes`` of ``n``.
 
         Args:
             successes: Passing trials (a number or an array).
             n: Trials (a number or an array broadcasting with ``successes``).
-            p: The rate in question, in (0, 1).
+            p: The rate in question, in (0, 1) (a number, or an array broadcasting with the
+                others: one rate per stream, as ``assay watch``'s drift alarm asks).
 
         Returns:
             The log mixture martingale at ``p``, elementwise.
@@ -89,6 +90,7 @@ class BernoulliConfidenceSequence:
         a, b = self._prior
         s = np.asarray(successes, dtype=np.float64)
         f = np.asarray(n, dtype=np.float64) - s
+        p = np.asarray(p, dtype=np.float64)
         return np.asarray(
             sp.betaln(a + s, b + f) - sp.betaln(a, b) - sp.xlogy(s, p) - sp.xlog1py(f, -p),
             dtype=np.float64,
@@ -165,29 +167,16 @@ class BernoulliConfidenceSequence:
         # observed rate, so it falls below the level on the way in from each edge exactly once.
         edge_low, edge_high = np.full_like(rate, _EDGE), np.full_like(rate, 1 - _EDGE)
         lows = np.where(
-            (s > 0) & (self._log_m(s, n, edge_low) >= level),
+            (s > 0) & (self.log_evidence(s, n, edge_low) >= level),
             self._crossing(s, n, rate, edge_low, level),
             0.0,
         )
         highs = np.where(
-            (s < n) & (self._log_m(s, n, edge_high) >= level),
+            (s < n) & (self.log_evidence(s, n, edge_high) >= level),
             self._crossing(s, n, rate, edge_high, level),
             1.0,
         )
         return float(lows.max()), float(highs.min())
-
-    def _log_m(
-        self, s: npt.NDArray[np.float64], n: npt.NDArray[np.float64], p: npt.NDArray[np.float64]
-    ) -> npt.NDArray[np.float64]:
-        """``log M_n(p)`` with ``p`` an array too."""
-        from scipy import special as sp
-
-        a, b = self._prior
-        f = n - s
-        return np.asarray(
-            sp.betaln(a + s, b + f) - sp.betaln(a, b) - sp.xlogy(s, p) - sp.xlog1py(f, -p),
-            dtype=np.float64,
-        )
 
     def _crossing(
         self,
@@ -204,7 +193,7 @@ class BernoulliConfidenceSequence:
         """
         for _ in range(64):
             mid = (inside + outside) / 2
-            out = self._log_m(s, n, mid) >= level
+            out = self.log_evidence(s, n, mid) >= level
             inside = np.where(out, inside, mid)
             outside = np.where(out, mid, outside)
         return inside
