@@ -11,8 +11,9 @@
 
 Each call of the function is one trial (an ``assay.instrument.trial`` span; ``--assay-out DIR``
 writes them to a trace set). An assertion failure is a failed trial, any other exception an
-``error`` trial. Adaptive stopping (the runner's sequential loop,
-:class:`assay.judge.SequentialTracker`) ends the repetition once the verdict is settled. The
+``error`` trial. Adaptive stopping (the runner's loop, :class:`assay.judge.SequentialTracker`)
+ends the repetition once the anytime-valid interval lies on one side of the threshold (or the
+SPRT decides, with ``method='sprt'``); the verdict is that interval either way. The
 trials record their judgement (``assay.judgement.*``) and are judged by the same pipeline as
 ``assay analyze`` (:func:`assay.api.judge_spans`), so ``assay analyze`` on
 ``--assay-out`` gives the same verdict. The verdict is the test's outcome: PASS passes, FAIL
@@ -42,10 +43,13 @@ if TYPE_CHECKING:
 # session with assay installed but no `assay` marker pays nothing for the plugin.
 
 _MARKER_HELP = (
-    "assay(runs=30, threshold=0.8, adaptive=True, method='sprt', delta=0.1, alpha=0.05, "
-    "beta=0.2, inconclusive_ok=False): run the test as repeated trials and judge its pass rate"
+    "assay(runs=30, threshold=0.8, adaptive=True, method='confidence-sequence', "
+    "inconclusive_ok=False; with method='sprt' also delta=0.1, alpha=0.05, beta=0.2): run the "
+    "test as repeated trials and judge its pass rate"
 )
 _KEYS = {"runs", "threshold", "adaptive", "method", "delta", "alpha", "beta", "inconclusive_ok"}
+_CONFIDENCE = 0.95
+"""The confidence of every verdict's interval (and of the confidence sequence)."""
 _configured = pytest.StashKey["Configured | None"]()
 _run_id = pytest.StashKey[str]()
 _recorder = pytest.StashKey["_Recorder"]()
@@ -151,13 +155,21 @@ def _settings(item: pytest.Function, marker: pytest.Mark) -> dict[str, Any]:
         "runs": 30,
         "threshold": 0.8,
         "adaptive": True,
-        "method": SequentialMethod.SPRT,
+        "method": SequentialMethod.CONFIDENCE_SEQUENCE,
         "delta": 0.1,
         "alpha": 0.05,
         "beta": 0.2,
         "inconclusive_ok": False,
     }
     settings.update(marker.kwargs)
+    shaping = sorted({"delta", "alpha", "beta"} & set(marker.kwargs))
+    if shaping and settings["method"] != "sprt":
+        pytest.fail(
+            f"@pytest.mark.assay: {', '.join(shaping)} "
+            f"{'shapes' if len(shaping) == 1 else 'shape'} only method='sprt'; the "
+            "confidence sequence stops at 95% confidence",
+            pytrace=False,
+        )
     runs = settings["runs"]
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
         pytest.fail("@pytest.mark.assay: runs must be an int >= 1", pytrace=False)
@@ -176,11 +188,17 @@ def _judgement(s: dict[str, Any]) -> Judgement:
     if s["adaptive"] and 0 < threshold < 1:
         try:
             design = SequentialDesign.of(
-                s["method"], threshold, s["delta"], s["alpha"], s["beta"], runs
+                s["method"],
+                threshold,
+                runs,
+                confidence=_CONFIDENCE,
+                delta=s["delta"],
+                alpha=s["alpha"],
+                beta=s["beta"],
             )
         except AssayError as exc:
             pytest.fail(f"@pytest.mark.assay: {exc}", pytrace=False)
-    return Judgement(threshold=threshold, confidence=0.95, sequential=design)
+    return Judgement(threshold=threshold, confidence=_CONFIDENCE, sequential=design)
 
 
 def _one_trial(
@@ -253,7 +271,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     judgement = _judgement(s)
     recorder = _recording(pyfuncitem.config)
     recorder.take()
-    tracker = SequentialTracker(judgement.sequential.build()) if judgement.sequential else None
+    design = judgement.sequential
+    tracker = SequentialTracker(design.build(_CONFIDENCE)) if design is not None else None
     run_id = pyfuncitem.config.stash.get(_run_id, "pytest")
     first_failure: str | None = None
     for index in range(int(s["runs"])):

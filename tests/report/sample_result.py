@@ -4,9 +4,9 @@ Every figure comes from the function that produces it in an analysis (``score_su
 ``tool_consistency``, ``flakiness``, ``explain_failures``, ``regression_test``, the sequential
 replay) run on fixed data, so the reports are tested on the shapes the engine produces. It
 holds every case a report must render: a FAIL with every figure filled and a regression, an
-INCONCLUSIVE with two named scores and notes, a PASS settled by the SPRT (anytime-valid
-interval, reason), and a test whose every trial was an error (n = 0). One test id carries the
-characters each format must escape.
+INCONCLUSIVE with two named scores and notes, a PASS where adaptive stopping ended (its
+anytime-valid interval, reason), and a test whose every trial was an error (n = 0). One test
+id carries the characters each format must escape.
 """
 
 from __future__ import annotations
@@ -27,11 +27,12 @@ from assay.judge import (
     TestResult,
     Usage,
     Verdict,
+    anytime_interval,
     regression_test,
     threshold_verdict,
 )
 from assay.judge._pipeline import with_regression
-from assay.judge._reasons import sequential_reason, threshold_reason, with_errors
+from assay.judge._reasons import anytime_reason, threshold_reason, with_errors
 from assay.quality import DataQuality, Finding
 from assay.stats import (
     explain_failures,
@@ -58,7 +59,7 @@ def check_golden(name: str, text: str) -> None:
 
 
 def _test(test_id: str, passed: int, n: int, errors: int = 0, **figures: Any) -> TestResult:
-    interval = wilson_interval(passed, n) if n else None
+    interval = figures.pop("interval", wilson_interval(passed, n) if n else None)
     verdict = threshold_verdict(interval, 0.8).verdict if interval else Verdict.INCONCLUSIVE
     return TestResult(
         test_id=test_id,
@@ -131,21 +132,22 @@ def _escaped() -> TestResult:
 
 
 def _greeting() -> TestResult:
-    """A PASS settled by the SPRT after 26 trials: the anytime-valid interval beside it."""
-    design = SequentialDesign.of("sprt", 0.8, 0.1, 0.05, 0.2, 60)
+    """A PASS where the confidence sequence stopped: the anytime-valid interval beside it."""
+    design = SequentialDesign.of("confidence-sequence", 0.8, 60)
     tracker = SequentialTracker(design.build())
-    for _ in range(26):
+    while tracker.decision is None:
         tracker.feed(True, False)
-    assert tracker.last is not None and tracker.decided_at == 26
-    outcome = SequentialOutcome(
-        design, Verdict.PASS, tracker.decided_at, tracker.fed, tracker.last.low, tracker.last.high
-    )
+    n = tracker.counted
+    outcome = SequentialOutcome(design, tracker.decision, tracker.decided_at, tracker.fed)
+    interval = anytime_interval(n, n, design, 0.95)
+    verdict = threshold_verdict(interval, 0.8).verdict
     return _test(
         "greeting",
-        26,
-        26,
-        verdict=Verdict.PASS,
-        verdict_reason=sequential_reason(design, Verdict.PASS, tracker.decided_at, tracker.fed),
+        n,
+        n,
+        interval=interval,
+        verdict=verdict,
+        verdict_reason=anytime_reason(verdict, n, n, interval, 0.8, outcome),
         sequential=outcome,
     )
 

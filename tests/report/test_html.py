@@ -69,7 +69,7 @@ def test_charts_and_sections(document: str) -> None:
     assert order == sorted(order)
     assert 'href="#test-checkout-flow"' in document
     assert "tool path varies: 2 distinct sequences in 30 trials" in document
-    assert "anytime-valid interval [80.0%, 100.0%]" in document  # the sequential PASS
+    assert "anytime-valid interval [80.1%, 100.0%]" in document  # the adaptive PASS
     assert "3 traces have spans whose parent is absent" in document  # data quality
     assert "Trials to open" in document
     # The failing and error trials are listed with their trace ids, errors first.

@@ -69,10 +69,12 @@ def test_missing_numbers_print_as_dashes() -> None:
     assert tx.regression_text(passing) is None
 
 
-def test_a_sequential_verdict_shows_its_anytime_interval() -> None:
+def test_an_adaptive_verdict_shows_its_anytime_interval() -> None:
     greeting = build_result().tests[2]
-    assert greeting.sequential is not None
-    low, high = greeting.sequential.low, greeting.sequential.high
+    assert greeting.sequential is not None and greeting.interval is not None
+    low, high = greeting.interval.low, greeting.interval.high
+    assert greeting.interval.method == "confidence-sequence"
+    assert low >= greeting.threshold  # the PASS is the interval's
     assert tx.shown_interval(greeting) == (low, high)
     assert tx.interval_label(greeting) == f"anytime [{tx.pct(low)}, {tx.pct(high)}]"
     text = tx.sequential_text(greeting)

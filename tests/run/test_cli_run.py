@@ -44,6 +44,16 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     return code, out, err
 
 
+def _stops(max_trials: int) -> tuple[int, int]:
+    """Straight passes and straight failures after which the 95% anytime interval settles."""
+    from assay.stats import pass_rate_sequence
+
+    sequence = pass_rate_sequence(0.8, 0.95, max_trials)
+    passes = next(n for n in range(1, 1000) if sequence.interval(n, n)[0] >= 0.8)
+    fails = next(n for n in range(1, 1000) if sequence.interval(0, n)[1] < 0.8)
+    return passes, fails
+
+
 def test_run_prints_the_verdict_table_and_exits_1_on_a_fail(
     suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -55,11 +65,15 @@ def test_run_prints_the_verdict_table_and_exits_1_on_a_fail(
     # the progress of a run in a log (stderr is no terminal here): a line per settled test
     good = re.search(r"^good: PASS after (\d+) of 40 trials \((\d+) pass, 0 fail\)$", err, re.M)
     assert good is not None and good[1] == good[2], err
-    # settled at 26; a trial in flight may finish first (at most --concurrency 4)
-    assert 26 <= int(good[1]) <= 26 + 4
-    assert re.search(r"^bad: FAIL after [3-7] of 40 trials \(0 pass, [3-7] fail\)$", err, re.M), err
+    # It stops once the anytime-valid interval lies on one side of 80%; trials in flight then
+    # (at most --concurrency 4) still finish.
+    passes, fails = _stops(40)
+    assert passes <= int(good[1]) <= passes + 3
+    bad = re.search(r"^bad: FAIL after (\d+) of 40 trials \(0 pass, (\d+) fail\)$", err, re.M)
+    assert bad is not None and bad[1] == bad[2] and fails <= int(bad[2]) <= fails + 3, err
     assert "adaptive stopping saved" in out
-    assert "good — SPRT settled after 26 of 40 trials: pass rate above 80%" in out
+    assert f"confidence sequence stopped after {passes} of 40 trials" in out
+    assert "good — pass rate 100.0% (" in out and "lies at or above the threshold 80.0%" in out
 
 
 def test_run_inconclusive_exit_3_and_inconclusive_ok(
@@ -69,9 +83,11 @@ def test_run_inconclusive_exit_3_and_inconclusive_ok(
     code, _, err = _run(capsys, *args)
     assert code == 2 and err.strip() == "assay: error: no test matches tags 'none'"
     base = [str(suite), "--agent", "assay_test_agents:echo", "--out", str(tmp_path / "t")]
-    code, out, _ = _run(capsys, *base, "--runs", "10", "--max-trials", "6", "--concurrency", "1")
-    assert code == 1  # `bad` fails after 3 trials; `good` is cut off by the budget
-    assert "stopped early: budget: --max-trials 6 reached" in out
+    _, fails = _stops(10)
+    budget = str(2 * fails)  # the two tests take turns
+    code, out, _ = _run(capsys, *base, "--runs", "10", "--max-trials", budget, "--concurrency", "1")
+    assert code == 1  # `bad` fails after `fails` trials; `good` is cut off by the budget
+    assert f"stopped early: budget: --max-trials {budget} reached" in out
     code, out, _ = _run(capsys, *base, "--runs", "5", "--fixed")
     assert code == 1
     code, out, _ = _run(capsys, *base, "--runs", "5", "--pass-rate", "0", "--fixed")
@@ -95,7 +111,14 @@ def test_run_inconclusive_exit_3_and_inconclusive_ok(
             "Invalid value for '--sequential'",
         ),
         (["--agent", "assay_test_agents:echo", "--concurrency", "0"], "--concurrency must be"),
-        (["--agent", "assay_test_agents:echo", "--delta", "2"], "delta must lie in (0, 1)"),
+        (
+            ["--agent", "assay_test_agents:echo", "--sequential", "sprt", "--delta", "2"],
+            "delta must lie in (0, 1)",
+        ),
+        (
+            ["--agent", "assay_test_agents:echo", "--delta", "0.2", "--beta", "0.1"],
+            "--delta, --beta shape only the SPRT (--sequential sprt)",
+        ),
         (["--agent", "assay_test_agents:echo", "--prices", "/nonexistent.yaml"], "price table"),
     ],
 )
@@ -147,7 +170,7 @@ def test_dry_run_prints_the_plan_and_runs_nothing(
     assert "maximum trials: 80" in out
     assert "expected trials under adaptive stopping" in out
     assert "cost estimate: $" in out and "$0.0040 per trial" in out
-    assert "sprt" in out
+    assert "confidence-sequence" in out  # the default stopping rule
 
 
 def test_run_with_a_price_table_and_cost_budget(
@@ -191,23 +214,26 @@ def test_example_suite_with_the_example_agent(
         "--seed",
         "7",
     )
-    # Seed 7 fixes every trial's outcome, so where each SPRT settles; only the trials still in
+    # Seed 7 fixes every trial's outcome, so where each test stops; only the trials still in
     # flight then (at most --concurrency 4) vary.
-    assert code == 1, out  # two FAILs
+    assert code == 1, out  # multi-step-research (a 45% agent) FAILs
     assert "adaptive stopping saved" in out
     analysis = assay.analyze(tmp_path / "t")
     document = json.loads(analysis.to_json())
-    settled = {
-        t["test_id"]: (t["verdict"], t["sequential"]["decided_at"]) for t in document["tests"]
-    }
-    assert settled == {
-        "greeting": ("PASS", 26),
-        "refund-policy": ("PASS", 26),
-        "flight-rebooking": ("FAIL", 12),
-        "multi-step-research": ("FAIL", 3),
-    }
+    verdicts = {t["test_id"]: t["verdict"] for t in document["tests"]}
+    assert verdicts["greeting"] == verdicts["refund-policy"] == "PASS"
+    assert verdicts["multi-step-research"] == "FAIL"
     for test in document["tests"]:
-        assert 0 <= test["n"] - test["sequential"]["decided_at"] <= 4, test
+        # The verdict is the interval shown: anytime-valid, read against the threshold.
+        ci, stopped = test["ci"], test["sequential"]["decided_at"]
+        assert ci["method"] == "confidence-sequence"
+        side = "PASS" if ci["low"] >= 0.8 else "FAIL" if ci["high"] < 0.8 else "INCONCLUSIVE"
+        assert test["verdict"] == side, test
+        if stopped is not None:
+            assert test["verdict"] != "INCONCLUSIVE"
+            assert 0 <= test["n"] - stopped <= 4, test
+        else:
+            assert test["verdict"] == "INCONCLUSIVE" and test["n"] == 60, test
 
 
 @pytest.mark.slow
@@ -276,16 +302,22 @@ def test_format_json_is_the_analysis_document(
     document = json.loads(out)
     assert document["schema"] == "assay.analysis/v1"
     tests = {t["test_id"]: t for t in document["tests"]}
-    assert tests["good"]["verdict"] == "PASS" and tests["good"]["sequential"]["decided_at"] == 26
-    assert tests["bad"]["verdict"] == "FAIL" and tests["bad"]["sequential"]["method"] == "sprt"
-    assert tests["bad"]["verdict_reason"].startswith("SPRT settled after 3 of 40 trials")
+    passes, fails = _stops(40)
+    good, bad = tests["good"], tests["bad"]
+    assert good["verdict"] == "PASS" and good["sequential"]["decided_at"] == passes
+    assert bad["verdict"] == "FAIL" and bad["sequential"]["method"] == "confidence-sequence"
+    assert bad["verdict_reason"].startswith(f"pass rate 0.0% (0/{bad['n']}), 95% anytime CI [")
+    assert f"confidence sequence stopped after {fails} of 40 trials" in bad["verdict_reason"]
     assert document["options"]["run_id"] == "ci-42"
     # the figures of `assay analyze`, from this run's trials
     assert tests["good"]["pass_at_k"]["1"] == 1.0 and tests["bad"]["pass_hat_k"]["1"] == 0.0
     assert tests["good"]["tool_consistency"]["agreement"] == 1.0
     assert tests["bad"]["flakiness"]["score"] is not None
-    anytime = tests["good"]["sequential"]["anytime_ci"]
-    assert 0.8 < anytime["low"] < tests["good"]["ci"]["low"] and anytime["high"] == 1.0
+    # The interval beside the verdict is the anytime-valid one, at or above the threshold.
+    anytime, ci = good["sequential"]["anytime_ci"], good["ci"]
+    assert ci["method"] == "confidence-sequence" and ci["confidence"] == 0.95
+    assert anytime == {"low": ci["low"], "high": ci["high"]}
+    assert 0.8 <= ci["low"] < 1.0 and ci["high"] == 1.0
     assert "adaptive stopping saved" in err
 
 
@@ -340,7 +372,7 @@ def test_out_that_is_a_file_is_one_line_exit_2(
     ("args", "expected"),
     [
         (["--fixed"], ["fixed", "maximum trials: 80"]),
-        (["--sequential", "confidence-sequence"], ["confidence-sequence", "expected trials"]),
+        (["--sequential", "sprt"], ["sprt", "expected trials"]),
         (["--pass-rate", "1.0"], ["fixed"]),
         (["--max-trials", "10"], ["capped at 10 by --max-trials"]),
     ],

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from assay.cli import run as cli
+from assay.stats import tuned_prior_strength
 from console_table import table_rows
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,7 +111,8 @@ def test_analyze_reproduces_the_example_run(
         for console in (run.console, analyzed.console):
             words = " ".join(console.split())
             for test in settled:  # the reason and the anytime-valid interval beside it
-                assert test["verdict_reason"].startswith("SPRT settled after ")
+                assert "confidence sequence stopped after " in test["verdict_reason"]
+                assert test["ci"]["method"] == "confidence-sequence"
                 assert " ".join(test["verdict_reason"].split()) in words, test["test_id"]
             assert "anytime [" in console and "anytime-valid interval [" in words
 
@@ -129,10 +131,13 @@ def test_analyze_reproduces_a_run_with_per_test_thresholds(
         "middling": 0.8,
     }
     assert tests["middling"]["ci"]["confidence"] == 0.9
-    # A p = 0.3 agent against 0.9: the SPRT fails it within a few trials, in both commands.
+    # A p = 0.3 agent against 0.9: its anytime interval falls below 90% within a few trials,
+    # in both commands; the design recorded is the confidence sequence tuned to 60 trials.
     strict = tests["strict"]
-    assert strict["verdict"] == "FAIL" and strict["sequential"]["decided_at"] <= 6
-    assert strict["sequential"]["p1"] == pytest.approx(1.0 - (1 - 0.9) / 2)
+    assert strict["verdict"] == "FAIL" and strict["sequential"]["decided_at"] <= 12
+    assert strict["ci"]["method"] == "confidence-sequence" and strict["ci"]["high"] < 0.9
+    assert strict["sequential"]["prior_strength"] == pytest.approx(tuned_prior_strength(60))
+    assert strict["sequential"]["p1"] is None  # no indifference zone: that is the SPRT's
 
 
 def test_a_flag_overrides_what_the_traces_record_and_says_so(
@@ -150,4 +155,6 @@ def test_a_flag_overrides_what_the_traces_record_and_says_so(
     assert strict["threshold"] == 0.5 and strict["sequential"] is None
     assert "--threshold 0.5 overrides the recorded 0.9" in strict["notes"]
     assert any("design is not replayed (another threshold)" in n for n in strict["notes"])
-    assert strict["verdict_reason"].startswith("pass rate ")  # the interval decides now
+    assert strict["verdict_reason"].startswith("pass rate ")  # the interval decides
+    # The trials were still collected adaptively: the interval stays the anytime-valid one.
+    assert strict["ci"]["method"] == "confidence-sequence"

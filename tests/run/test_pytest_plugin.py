@@ -62,7 +62,30 @@ def test_plain():
 @pytest.mark.assay(runs=5, treshold=0.9)
 def test_misspelt_marker():
     assert True
+
+
+_two_of_five = itertools.count()
+
+
+@pytest.mark.assay(runs=5, threshold=0.8)
+def test_two_of_five():
+    assert next(_two_of_five) in (1, 3)
+
+
+@pytest.mark.assay(runs=5, delta=0.2)
+def test_delta_without_sprt():
+    assert True
 """
+
+
+def _stops(max_trials: int) -> tuple[int, int]:
+    """Straight passes and straight failures after which the 95% anytime interval settles."""
+    from assay.stats import pass_rate_sequence
+
+    sequence = pass_rate_sequence(0.8, 0.95, max_trials)
+    passes = next(n for n in range(1, 1000) if sequence.interval(n, n)[0] >= 0.8)
+    fails = next(n for n in range(1, 1000) if sequence.interval(0, n)[1] < 0.8)
+    return passes, fails
 
 
 def _pytest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -99,29 +122,40 @@ def test_marked_tests_become_verdicts(tmp_path: Path) -> None:
     assert {name: outcome for outcome, name in summary} == {
         "test_always_passes": "PASSED",
         "test_plain": "PASSED",
-        # 10 < 26 trials: INCONCLUSIVE, allowed, and shown so, not as PASSED
+        # 10 trials cannot PASS: INCONCLUSIVE, allowed, and shown so, not as PASSED
         "test_flaky_but_inconclusive_ok": "SKIPPED",
         "test_always_fails": "FAILED",
         "test_flaky_is_inconclusive": "FAILED",
         "test_pytest_fail_is_a_failed_trial": "FAILED",
         "test_errors": "FAILED",
         "test_misspelt_marker": "FAILED",
+        "test_two_of_five": "FAILED",
+        "test_delta_without_sprt": "FAILED",
     }
     # Each failure's own report: its verdict line first, then the first failing trial's error.
     failures = _failures(text)
     assert set(failures) == {name for outcome, name in summary if outcome == "FAILED"}
+    # It stops once the anytime-valid interval lies on one side of the threshold.
+    passes_40, fails_40 = _stops(40)
+    _, fails_10 = _stops(10)
     heads = {
-        "test_always_fails": "assay FAIL: 0/3 trials passed (0 errors)",
+        "test_always_fails": f"assay FAIL: 0/{fails_40} trials passed (0 errors)",
         "test_flaky_is_inconclusive": "assay INCONCLUSIVE: 8/10 trials passed (0 errors)",
-        "test_pytest_fail_is_a_failed_trial": "assay FAIL: 0/3 trials passed (0 errors)",
-        "test_errors": "assay FAIL: 0/3 trials passed (3 errors)",
+        "test_pytest_fail_is_a_failed_trial": f"assay FAIL: 0/{fails_10} trials passed (0 errors)",
+        "test_errors": f"assay FAIL: 0/{fails_10} trials passed ({fails_10} errors)",
         "test_misspelt_marker": "@pytest.mark.assay: unknown argument 'treshold'",
+        # 2 of 5: the interval holds 80%, so no FAIL (the issue's `FAIL 2/5` beside it)
+        "test_two_of_five": "assay INCONCLUSIVE: 2/5 trials passed (0 errors), anytime [",
+        "test_delta_without_sprt": "@pytest.mark.assay: delta shapes only method='sprt'",
     }
     for name, head in heads.items():
         assert failures[name].startswith(head), (name, failures[name])
     assert "first failure, trial 0: AssertionError: arithmetic" in failures["test_always_fails"]
     flaky = failures["test_flaky_is_inconclusive"]
-    assert "anytime [" in flaky and "SPRT not settled within the maximum of 10 trials" in flaky
+    assert "anytime [" in flaky
+    assert "confidence sequence did not stop before the maximum of 10 trials" in flaky
+    two = re.search(r"anytime \[([\d.]+)%, ([\d.]+)%\]", failures["test_two_of_five"])
+    assert two is not None and float(two[1]) < 80 < float(two[2])
     assert (
         "first failure, trial 0: Failed: not good enough"
         in failures["test_pytest_fail_is_a_failed_trial"]
@@ -129,8 +163,8 @@ def test_marked_tests_become_verdicts(tmp_path: Path) -> None:
     assert "first failure, trial 0: RuntimeError: dependency down" in failures["test_errors"]
     analysis = assay.analyze(out)
     rows = {r["test_id"]: r for r in analysis.tests.iter_rows(named=True)}
-    assert rows["test_agentic.py::test_always_passes"]["n"] == 26
-    assert rows["test_agentic.py::test_always_fails"]["n"] == 3
+    assert rows["test_agentic.py::test_always_passes"]["n"] == passes_40
+    assert rows["test_agentic.py::test_always_fails"]["n"] == fails_40
     # The trials record their judgement: analyze gives the plugin's verdicts.
     verdicts = {name.split("::")[1]: row["verdict"] for name, row in rows.items()}
     assert verdicts == {
@@ -140,6 +174,7 @@ def test_marked_tests_become_verdicts(tmp_path: Path) -> None:
         "test_flaky_but_inconclusive_ok": "INCONCLUSIVE",
         "test_pytest_fail_is_a_failed_trial": "FAIL",
         "test_errors": "FAIL",
+        "test_two_of_five": "INCONCLUSIVE",
     }
     assert (
         rows["test_agentic.py::test_errors"]["errors"] == rows["test_agentic.py::test_errors"]["n"]

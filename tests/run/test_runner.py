@@ -25,7 +25,7 @@ from assay.run import (
     load_suite,
     run_suite,
 )
-from assay.stats import wilson_interval
+from assay.stats import pass_rate_sequence, wilson_interval
 
 
 def _suite(tmp_path: Path, body: str) -> Suite:
@@ -62,18 +62,28 @@ def test_adaptive_stops_a_clear_pass_early_and_records_traces(tmp_path: Path) ->
     result = _run(_suite(tmp_path, ONE), tmp_path, "assay_test_agents:echo", concurrency=1)
     (test,) = result.tests
     assert test.verdict is Verdict.PASS
-    # log(1/0.05) / log(0.9/0.8) = 25.4: the SPRT settles after 26 straight passes.
-    assert test.sequential is not None and test.sequential.decided_at == 26
-    assert test.n == 26 and len(result.trials) == 26
+    # The confidence sequence stops once its interval lies at or above 80%: after this many
+    # straight passes, read off its interval (root finding, not the stopping rule's test).
+    first = next(
+        n for n in range(1, 41) if pass_rate_sequence(0.8, 0.95, 40).interval(n, n)[0] >= 0.8
+    )
+    assert test.sequential is not None and test.sequential.decided_at == first < 40
+    assert test.n == first and len(result.trials) == first
+    # The verdict is the interval shown: anytime-valid, at or above the threshold.
+    assert test.interval is not None and test.interval.method == "confidence-sequence"
+    assert test.interval.low >= 0.8
+    assert test.interval.low == pytest.approx(
+        pass_rate_sequence(0.8, 0.95, 40).interval(first, first)[0]
+    )
     assert result.exit_code() == 0
     analysis = assay.analyze(tmp_path / "traces")
     row = analysis.tests.row(0, named=True)
-    assert row["n"] == 26 and row["passed"] == 26
+    assert row["n"] == first and row["passed"] == first
     # the agent's own tool spans landed inside each trial, and the checks on the trial span
     assert set(map(tuple, analysis.trials["tool_sequence"].to_list())) == {("search", "book")}
     assert analysis.trials["suite"].unique().to_list() == ["suite"]
     assert {len(checks) for checks in analysis.trials["checks"].to_list()} == {5}
-    assert "SPRT settled after 26 of 40 trials: pass rate above 80%" in test.verdict_reason
+    assert f"confidence sequence stopped after {first} of 40 trials" in test.verdict_reason
 
 
 def test_fixed_runs_every_trial_and_uses_the_wilson_verdict(tmp_path: Path) -> None:
@@ -92,10 +102,14 @@ def test_failed_checks_fail_trials_and_fail_the_test_quickly(tmp_path: Path) -> 
     result = _run(_suite(tmp_path, body), tmp_path, "assay_test_agents:echo", concurrency=1)
     (test,) = result.tests
     assert test.verdict is Verdict.FAIL and test.passed == 0
-    assert test.sequential is not None
-    assert test.sequential.decided_at == 3  # three failures: 3·log(0.1/0.2) < log(0.2)
+    # It stops once the interval lies wholly below 80%: after this many straight failures.
+    first = next(
+        n for n in range(1, 41) if pass_rate_sequence(0.8, 0.95, 40).interval(0, n)[1] < 0.8
+    )
+    assert test.sequential is not None and test.sequential.decided_at == first
+    assert test.interval is not None and test.interval.high < 0.8
     failed = _failed_checks(tmp_path / "traces")
-    assert len(failed) == 3 and all("output contains: no" in names for names in failed)
+    assert len(failed) == first and all("output contains: no" in names for names in failed)
     assert result.exit_code() == 1
 
 
@@ -320,13 +334,19 @@ def test_results_feed_the_sequential_test_in_index_order() -> None:
     def record(index: int, outcome: str) -> TrialRecord:
         return TrialRecord("t", index, outcome, 0.0, 0, 0, 0, 0.0)
 
-    # Trials 1-3 fail fast and finish first; trial 0 (a pass) is still running.
-    for i in (1, 2, 3):
+    sequence = pass_rate_sequence(0.8, 0.95, 40)
+    # Five failures alone would settle it (their interval lies below 80%), one pass and five
+    # failures would not, one pass and six failures would.
+    assert sequence.interval(0, 5)[1] < 0.8 <= sequence.interval(1, 6)[1]
+    assert sequence.interval(1, 7)[1] < 0.8
+    # Trials 1-5 fail fast and finish first; trial 0 (a pass) is still running.
+    for i in range(1, 6):
         state.feed(record(i, "fail"))
     assert state.records == [] and state.decision is None
     state.feed(record(0, "pass"))
-    assert len(state.records) == 4 and state.passed == 1
-    assert state.decision is SequentialDecision.FAIL and state.decided_at == 4
+    assert len(state.records) == 6 and state.passed == 1 and state.decision is None
+    state.feed(record(6, "fail"))
+    assert state.decision is SequentialDecision.FAIL and state.decided_at == 7
 
 
 def load_suite_text(text: str) -> Any:

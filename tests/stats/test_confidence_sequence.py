@@ -107,3 +107,30 @@ def test_bad_designs_are_refused(kwargs: dict[str, float]) -> None:
 def test_counts_out_of_range_are_refused() -> None:
     with pytest.raises(ConfigError, match="successes must lie in"):
         BernoulliConfidenceSequence().interval(5, 4)
+
+
+@pytest.mark.parametrize("max_trials", [5, 60, 200])
+def test_the_factory_centres_the_prior_on_the_threshold_and_tunes_it(max_trials: int) -> None:
+    from assay.stats import pass_rate_sequence, tuned_prior_strength
+
+    sequence = pass_rate_sequence(0.8, 0.9, max_trials)
+    assert sequence.confidence == 0.9 and sequence.prior_mean == 0.8
+    assert sequence.prior_strength == tuned_prior_strength(max_trials, 0.9)
+    assert pass_rate_sequence(0.8, 0.9) == pass_rate_sequence(0.8, 0.9, 100)
+    for bad in (0.0, 1.0):
+        with pytest.raises(ConfigError, match="needs 0 < threshold < 1"):
+            pass_rate_sequence(bad, 0.95, max_trials)
+    with pytest.raises(ConfigError):
+        tuned_prior_strength(0)
+
+
+def test_fewest_to_pass_is_where_the_interval_first_reaches_the_threshold() -> None:
+    from assay.stats import pass_rate_sequence
+
+    sequence = pass_rate_sequence(0.8, 0.95, 60)
+    needed = sequence.fewest_to_pass(0.8, 60)
+    assert needed is not None
+    assert (
+        sequence.interval(needed, needed)[0] >= 0.8 > sequence.interval(needed - 1, needed - 1)[0]
+    )
+    assert sequence.fewest_to_pass(0.8, needed - 1) is None

@@ -53,25 +53,34 @@ def run_command(
         bool, typer.Option("--fixed", help="Run every test to its maximum (no adaptive stop).")
     ] = False,
     sequential: Annotated[
-        SequentialMethod, typer.Option("--sequential", help="Adaptive method.")
-    ] = SequentialMethod.SPRT,
-    delta: Annotated[
-        float,
+        SequentialMethod,
         typer.Option(
-            help="The smallest difference in pass rate that matters (0.1 = 10 points): the "
-            "indifference zone [threshold, threshold + delta]."
+            "--sequential",
+            help="Adaptive stopping rule: confidence-sequence stops once the anytime-valid "
+            "interval lies on one side of the threshold; sprt stops where Wald's test decides. "
+            "The verdict is that interval either way.",
         ),
-    ] = 0.1,
+    ] = SequentialMethod.CONFIDENCE_SEQUENCE,
+    delta: Annotated[
+        float | None,
+        typer.Option(
+            help="SPRT only: the smallest difference in pass rate that matters, the "
+            "indifference zone [threshold, threshold + delta] (default 0.1)."
+        ),
+    ] = None,
     alpha: Annotated[
         float | None,
         typer.Option(
-            help="Significance level: the chance of a wrong PASS at the threshold (default "
+            help="SPRT only: the chance of its PASS decision at the threshold (default "
             "1 - the suite's confidence)."
         ),
     ] = None,
     beta: Annotated[
-        float, typer.Option("--beta", help="P(FAIL) bound at threshold + delta.")
-    ] = 0.2,
+        float | None,
+        typer.Option(
+            "--beta", help="SPRT only: the chance of its FAIL decision at threshold + delta."
+        ),
+    ] = None,
     errors: o.Errors = None,
     max_trials: Annotated[
         int | None, typer.Option("--max-trials", help="Budget: trials in the whole run.")

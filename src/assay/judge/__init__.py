@@ -6,7 +6,7 @@ Each module answers one question:
 * :mod:`._options` — what may be asked of an analysis (the options, checked once);
 * :mod:`._recorded` — the :class:`Judgement` a test's trials record, overridden by options;
 * :mod:`._threshold` — does the interval lie above, below or across the threshold?
-* :mod:`._sequential` — the sequential test of a run: its design, its loop, its replay;
+* :mod:`._sequential` — adaptive stopping: its design, its loop, its replay, its interval;
 * :mod:`._variance` — do the scores meet the variance limits?
 * :mod:`._regression` — is the current version worse than the baseline?
 * :mod:`._behaviour` (with :mod:`._behaviour_result`, :mod:`._gate`) — what else changed,
@@ -49,7 +49,14 @@ from assay.judge._regression import (
     score_regression_test,
 )
 from assay.judge._results import AnalysisResult, OptionValue, TestResult, exit_code
-from assay.judge._sequential import SequentialDesign, SequentialOutcome, SequentialTracker
+from assay.judge._sequential import (
+    ANYTIME_METHOD,
+    SequentialDesign,
+    SequentialOutcome,
+    SequentialTracker,
+    anytime_interval,
+    running_interval,
+)
 from assay.judge._threshold import (
     ThresholdResult,
     Verdict,
@@ -61,6 +68,7 @@ from assay.judge._threshold import (
 from assay.judge._variance import VarianceCheck, variance_checks
 
 __all__ = [
+    "ANYTIME_METHOD",
     "DEFAULT_CONFIDENCE",
     "DEFAULT_THRESHOLD",
     "AnalysisResult",
@@ -85,6 +93,7 @@ __all__ = [
     "VarianceCheck",
     "Verdict",
     "adjust_regressions",
+    "anytime_interval",
     "behaviour_diff",
     "behaviour_diffs",
     "check_choice",
@@ -104,6 +113,7 @@ __all__ = [
     "rate_text",
     "read_judgements",
     "regression_test",
+    "running_interval",
     "score_regression_test",
     "settle_probability",
     "threshold_test",

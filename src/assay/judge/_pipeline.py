@@ -3,8 +3,9 @@
 ``assay analyze``, ``assay compare``, ``assay run`` (on the traces it has just written) and the
 pytest plugin all judge their trials here, so that they agree test by test. Per test: the
 judgement its trials record, overridden by options (:mod:`._recorded`); every figure
-(:mod:`._figures`); the sequential test replayed (:mod:`._sequential`), else the interval
-against the threshold (:mod:`._threshold`); the variance limits (:mod:`._variance`); with a
+(:mod:`._figures`); the interval against the threshold (:mod:`._threshold`) — after adaptive
+stopping the anytime-valid one, with the stopping rule replayed to say when it stopped
+(:mod:`._sequential`); the variance limits (:mod:`._variance`); with a
 baseline, the regression verdict (:mod:`._regression`) and the behaviour diff
 (:mod:`._behaviour`, gated by ``--fail-on`` rules, :mod:`._gate`).
 """
@@ -34,10 +35,10 @@ from assay.judge._regression import (
     regression_result,
 )
 from assay.judge._results import TestResult
-from assay.judge._sequential import SequentialOutcome, replay
-from assay.judge._threshold import Verdict, threshold_test
+from assay.judge._sequential import SequentialOutcome, anytime_interval, replay
+from assay.judge._threshold import Verdict, threshold_test, threshold_verdict
 from assay.judge._variance import VarianceCheck, variance_checks
-from assay.stats import false_verdict_risk, simultaneous_confidence
+from assay.stats import Interval, IntervalMethod, false_verdict_risk, simultaneous_confidence
 
 
 def by_test(trials: pl.DataFrame) -> dict[str, pl.DataFrame]:
@@ -109,7 +110,9 @@ def judge(
         errors[name] = judgement.errors
         sequential = None
         if resolved.replay and judgement.sequential is not None:
-            sequential = replay(frame, judgement.sequential, judgement.excludes_errors)
+            sequential = replay(
+                frame, judgement.sequential, judgement.excludes_errors, judgement.confidence
+            )
         results[name] = replace(
             judge_test(
                 name, frame, judgement, options, sequential=sequential, notes=resolved.notes
@@ -173,7 +176,7 @@ def judge_test(
         trials: Its rows of the trials table.
         judgement: Threshold, confidence, error policy and variance limits to judge with.
         options: The rest of the analysis options (interval method, ks, ...).
-        sequential: The replayed sequential test, when it decides the verdict.
+        sequential: The replayed stopping rule (when it still applies): when it stopped.
         notes: Remarks to keep with the result (e.g. an option that overrode the recording).
     """
     exclude = judgement.excludes_errors
@@ -199,14 +202,15 @@ def judge_test(
             passed, n, judgement.threshold, judgement.confidence, options.ci_method
         )
         interval, min_for_pass = decided.interval, decided.min_trials_for_pass
-        if decided.note:
-            remarks.append(decided.note)
-        if sequential is not None:
-            verdict = sequential.verdict
-            reason = why.sequential_reason(
-                sequential.design, verdict, sequential.decided_at, sequential.trials
+        if judgement.sequential is not None:
+            # Stopped adaptively: the verdict is the anytime-valid interval (_adaptive).
+            interval, verdict, reason, min_for_pass, adaptive_notes = _adaptive(
+                passed, n, judgement, options, sequential
             )
+            remarks.extend(adaptive_notes)
         else:
+            if decided.note:
+                remarks.append(decided.note)
             verdict = decided.verdict
             reason = why.threshold_reason(verdict, passed, n, interval, judgement.threshold)
             more_trials = decided.more_trials_needed
@@ -248,6 +252,57 @@ def judge_test(
         first_error=figures.first_error,
         notes=tuple(remarks),
     )
+
+
+def _adaptive(
+    passed: int,
+    n: int,
+    judgement: Judgement,
+    options: AnalyzeOptions,
+    sequential: SequentialOutcome | None,
+) -> tuple[Interval, Verdict, str, int | None, tuple[str, ...]]:
+    """The verdict of trials collected under adaptive stopping: its anytime-valid interval.
+
+    The number of trials depended on the outcomes, so a fixed-n interval would cover less
+    often than it says; the confidence sequence covers at every n at once, whenever the run
+    stopped (and with the trials in flight at the stop). The stopping rule's own decision
+    (``sequential``, when replayed) is only reported.
+
+    Returns:
+        ``(interval, verdict, reason, fewest all-passing trials for a PASS, notes)``.
+    """
+    design = judgement.sequential
+    assert design is not None
+    interval = anytime_interval(passed, n, design, judgement.confidence)
+    notes = []
+    if sequential is not None and sequential.low <= sequential.high:
+        # In index order: the intersection of the intervals so far, as narrow as it got.
+        interval = replace(interval, low=sequential.low, high=sequential.high)
+    elif sequential is not None:
+        notes.append(
+            "the anytime-valid intervals after each trial have no rate in common (did the pass "
+            "rate change during the run?): judged by the interval over all trials"
+        )
+    if not interval.low <= passed / n <= interval.high:
+        notes.append(
+            f"the observed rate {passed / n:.1%} lies outside the interval: earlier trials "
+            "ruled it out (the interval is the intersection over every trial, still valid)"
+        )
+    verdict = threshold_verdict(interval, judgement.threshold).verdict
+    reason = why.anytime_reason(verdict, passed, n, interval, judgement.threshold, sequential)
+    sequence = design.sequence(judgement.confidence)
+    limit = max(design.max_trials, n)
+    needed = (
+        sequence.fewest_to_pass(judgement.threshold, limit) if judgement.threshold < 1 else None
+    )
+    if needed is None:
+        notes.append(
+            f"PASS at {judgement.threshold:g} is impossible within {limit} trials even if all "
+            f"pass: the {judgement.confidence:g} anytime-valid interval needs more"
+        )
+    if options.ci_method != IntervalMethod.WILSON:
+        notes.append(f"--ci-method {options.ci_method} does not apply after adaptive stopping")
+    return interval, verdict, reason, needed, tuple(notes)
 
 
 def _variance(

@@ -7,9 +7,9 @@ import math
 from assay.choices import SequentialMethod
 from assay.judge._regression import RegressionResult
 from assay.judge._results import TestResult
-from assay.judge._sequential import SequentialDesign
+from assay.judge._sequential import ANYTIME_METHOD, SequentialOutcome
 from assay.judge._threshold import Verdict
-from assay.stats import Interval
+from assay.stats import Interval, SequentialDecision
 
 
 def pct(value: float | None, digits: int = 1) -> str:
@@ -25,10 +25,14 @@ def _share(value: float) -> str:
 
 
 def ci_text(interval: Interval | None) -> str:
-    """``95% CI [61.0%, 82.9%]``, or ``no interval`` when n = 0."""
+    """``95% CI [61.0%, 82.9%]`` (``95% anytime CI [...]`` after adaptive stopping).
+
+    ``no interval`` when n = 0.
+    """
     if interval is None:
         return "no interval"
-    return f"{100 * interval.confidence:g}% CI [{pct(interval.low)}, {pct(interval.high)}]"
+    kind = "anytime CI" if interval.method == ANYTIME_METHOD else "CI"
+    return f"{100 * interval.confidence:g}% {kind} [{pct(interval.low)}, {pct(interval.high)}]"
 
 
 def rate_text(passed: int, n: int) -> str:
@@ -41,27 +45,61 @@ def method_name(method: str) -> str:
     return "SPRT" if method == SequentialMethod.SPRT else method.replace("-", " ")
 
 
-def sequential_reason(
-    design: SequentialDesign, verdict: Verdict, decided_at: int | None, fed: int
-) -> str:
-    """``SPRT settled after 6 of 60 trials: pass rate below 90% with error ≤ 20%``."""
+def stopping_text(outcome: SequentialOutcome) -> str:
+    """When the stopping rule stopped, and what it decided when that is its own statement.
+
+    ``the confidence sequence stopped after 45 of 200 trials``, ``the SPRT stopped after 6 of
+    200 trials, deciding FAIL (pass rate below 90% with error ≤ 20%)``, ``not stopped within
+    the maximum of 60 trials``.
+    """
+    design = outcome.design
     name = method_name(design.method)
-    if decided_at is not None and verdict is Verdict.PASS:
+    rule = f"the {name}" if design.method == SequentialMethod.SPRT or design.legacy else name
+    if outcome.decided_at is None:
+        if outcome.trials >= design.max_trials:
+            return f"{rule} did not stop before the maximum of {design.max_trials} trials"
         return (
-            f"{name} settled after {decided_at} of {design.max_trials} trials: pass rate above "
-            f"{_share(design.p0)} with error ≤ {_share(design.alpha)}"
+            f"{rule} had not stopped after {outcome.trials} of {design.max_trials} trials "
+            "(the trials ended before the maximum)"
         )
-    if decided_at is not None and verdict is Verdict.FAIL:
-        return (
-            f"{name} settled after {decided_at} of {design.max_trials} trials: pass rate below "
-            f"{_share(design.p1)} with error ≤ {_share(design.beta)}"
-        )
-    if fed >= design.max_trials:
-        return f"{name} not settled within the maximum of {design.max_trials} trials"
-    return (
-        f"{name} not settled after {fed} of {design.max_trials} trials "
-        "(the trials stopped before the maximum)"
-    )
+    text = f"{rule} stopped after {outcome.decided_at} of {design.max_trials} trials"
+    late = outcome.trials - outcome.decided_at
+    if late > 0:
+        text += f" ({late} more, in flight then, count too)"
+    if design.method == SequentialMethod.SPRT or design.legacy:
+        if outcome.decision is SequentialDecision.PASS:
+            claim = f"pass rate above {_share(design.p0)} with error ≤ {_share(design.alpha)}"
+        else:
+            claim = (
+                f"pass rate below {_share(design.p1 or design.p0)} with error ≤ "
+                f"{_share(design.beta or 0)}"
+            )
+        text += f", deciding {outcome.decision.value} ({claim})"
+    return text
+
+
+def anytime_reason(
+    verdict: Verdict,
+    passed: int,
+    n: int,
+    interval: Interval,
+    threshold: float,
+    outcome: SequentialOutcome | None,
+) -> str:
+    """The anytime-valid interval against the threshold, and when the rule stopped.
+
+    The verdict is the interval's; a stopping rule's decision the interval does not support is
+    named as such (an SPRT FAIL beside an interval that holds the threshold).
+    """
+    reason = threshold_reason(verdict, passed, n, interval, threshold)
+    if outcome is None:
+        return reason
+    stopping = stopping_text(outcome)
+    decided = {SequentialDecision.PASS: Verdict.PASS, SequentialDecision.FAIL: Verdict.FAIL}
+    said = decided.get(outcome.decision)
+    if said is not None and said is not verdict:
+        return f"{reason}; {stopping}, which the interval does not show"
+    return f"{reason}; {stopping}"
 
 
 def threshold_reason(

@@ -18,7 +18,7 @@ import polars as pl
 
 from assay import conventions as c
 from assay.analysis import columns as tc
-from assay.choices import ErrorPolicy
+from assay.choices import ErrorPolicy, SequentialMethod
 from assay.errors import SchemaError
 from assay.judge._options import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, AnalyzeOptions
 from assay.judge._reasons import method_name
@@ -69,17 +69,17 @@ class Judgement:
             out[c.JUDGEMENT_MAX_STD_DEV] = self.max_std_dev
         seq = self.sequential
         if seq is not None:
-            out.update(
-                {
-                    c.SEQUENTIAL_METHOD: seq.method,
-                    c.SEQUENTIAL_P0: seq.p0,
-                    c.SEQUENTIAL_P1: seq.p1,
-                    c.SEQUENTIAL_DELTA: seq.delta,
-                    c.SEQUENTIAL_ALPHA: seq.alpha,
-                    c.SEQUENTIAL_BETA: seq.beta,
-                    c.SEQUENTIAL_MAX_TRIALS: seq.max_trials,
-                }
-            )
+            design: dict[str, float | int | str | None] = {
+                c.SEQUENTIAL_METHOD: seq.method,
+                c.SEQUENTIAL_P0: seq.p0,
+                c.SEQUENTIAL_P1: seq.p1,
+                c.SEQUENTIAL_DELTA: seq.delta,
+                c.SEQUENTIAL_ALPHA: seq.alpha,
+                c.SEQUENTIAL_BETA: seq.beta,
+                c.SEQUENTIAL_MAX_TRIALS: seq.max_trials,
+                c.SEQUENTIAL_PRIOR_STRENGTH: seq.prior_strength,
+            }
+            out.update({key: value for key, value in design.items() if value is not None})
         return out
 
     @classmethod
@@ -108,15 +108,24 @@ class Judgement:
 
         design = None
         if c.SEQUENTIAL_METHOD in attributes:
+            # The SPRT (and an earlier version's confidence sequence) records its zone and
+            # error rates; the confidence sequence its prior strength.
             design = SequentialDesign(
                 str(attributes[c.SEQUENTIAL_METHOD]),
                 required(c.SEQUENTIAL_P0),
-                required(c.SEQUENTIAL_P1),
-                required(c.SEQUENTIAL_DELTA),
+                number(c.SEQUENTIAL_P1),
+                number(c.SEQUENTIAL_DELTA),
                 required(c.SEQUENTIAL_ALPHA),
-                required(c.SEQUENTIAL_BETA),
+                number(c.SEQUENTIAL_BETA),
                 int(required(c.SEQUENTIAL_MAX_TRIALS)),
+                number(c.SEQUENTIAL_PRIOR_STRENGTH),
             )
+            if design.p1 is None and (
+                design.method == SequentialMethod.SPRT or design.prior_strength is None
+            ):
+                raise ValueError(
+                    f"{c.SEQUENTIAL_P1} is missing (the {design.method} design needs its zone)"
+                )
         return cls(
             threshold=required(c.JUDGEMENT_THRESHOLD),
             confidence=required(c.JUDGEMENT_CONFIDENCE),
@@ -160,7 +169,7 @@ class Resolved:
     judgement: Judgement
     """Threshold, confidence, error policy, variance limits (and the recorded design)."""
     replay: bool
-    """Replay the sequential design in trial-index order (else: the interval decides)."""
+    """Replay the stopping rule in trial-index order, to say when it stopped."""
     notes: tuple[str, ...]
     """What overrode the recording, and why a recorded design does not apply."""
 
@@ -214,7 +223,7 @@ def resolve(
     if why_not is not None:
         notes.append(
             f"the recorded {method_name(design.method)} design is not replayed ({why_not}): "
-            "judged by the interval"
+            "when it stopped is not reported; the verdict is still its anytime-valid interval"
         )
         return Resolved(chosen, False, tuple(notes))
     return Resolved(chosen, True, tuple(notes))

@@ -35,12 +35,17 @@ def _sequential(test: TestResult) -> dict[str, Any] | None:
     outcome = test.sequential
     if outcome is None:
         return None
+    interval = test.interval
     return {
         **_plain(outcome.design),
-        "decision": outcome.verdict.value,
+        "decision": outcome.decision.value,
         "decided_at": outcome.decided_at,
         "trials": outcome.trials,
-        "anytime_ci": {"low": _plain(outcome.low), "high": _plain(outcome.high)},
+        # The verdict's interval (= ci): kept under its earlier name too.
+        "anytime_ci": {
+            "low": interval.low if interval else None,
+            "high": interval.high if interval else None,
+        },
     }
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from assay.judge import TestResult, Verdict
+from assay.judge import ANYTIME_METHOD, TestResult, Verdict
 from assay.judge import ci_text as ci_text  # one copy, in assay.judge; read here as tx.ci_text
 from assay.judge import pct as pct
 from assay.judge import rate_text as judged_rate_text
@@ -39,34 +39,35 @@ def by_severity(tests: Iterable[TestResult]) -> list[TestResult]:
 
 
 def shown_interval(test: TestResult) -> tuple[float, float] | None:
-    """The interval a report draws beside the verdict.
+    """The interval a report draws beside the verdict: the one the verdict was read from.
 
-    The anytime-valid bounds when the sequential test decided (a fixed-n interval is not valid
-    after optional stopping), else the confidence interval.
+    After adaptive stopping that is the anytime-valid interval (a fixed-n interval is not valid
+    then), else the confidence interval.
     """
-    if test.sequential is not None:
-        return test.sequential.low, test.sequential.high
     if test.interval is not None:
         return test.interval.low, test.interval.high
     return None
 
 
+def _anytime(test: TestResult) -> bool:
+    return test.interval is not None and test.interval.method == ANYTIME_METHOD
+
+
 def interval_label(test: TestResult, *, template: str = "[{low}, {high}]") -> str:
-    """``[61.0%, 82.9%]``, ``anytime [61.0%, 82.9%]`` for a sequential verdict; ``—`` if none."""
+    """``[61.0%, 82.9%]``, ``anytime [61.0%, 82.9%]`` after adaptive stopping; ``—`` if none."""
     shown = shown_interval(test)
     if shown is None:
         return "—"
     text = template.format(low=pct(shown[0]), high=pct(shown[1]))
-    return f"anytime {text}" if test.sequential is not None else text
+    return f"anytime {text}" if _anytime(test) else text
 
 
 def interval_header(tests: Sequence[TestResult]) -> str:
     """The heading of the interval column: ``95% CI``, else ``CI`` or ``interval``.
 
-    ``CI`` when the levels differ; ``interval`` when a sequential verdict shows its
-    anytime-valid bounds in the column.
+    ``CI`` when the levels differ; ``interval`` when some test shows an anytime-valid one.
     """
-    if any(t.sequential is not None for t in tests):
+    if any(_anytime(t) for t in tests):
         return "interval"
     levels = {t.interval.confidence for t in tests if t.interval is not None}
     return f"{100 * levels.pop():g}% CI" if len(levels) == 1 else "CI"
@@ -78,20 +79,19 @@ def rate_text(test: TestResult) -> str:
 
 
 def headline(test: TestResult) -> str:
-    """``FAIL: SPRT settled after 6 of 60 trials: ...``: the verdict and its reason."""
+    """``FAIL: pass rate 20.0% (1/5), ...``: the verdict and its reason."""
     return f"{test.verdict.value}: {test.verdict_reason}"
 
 
 def sequential_text(test: TestResult) -> str | None:
-    """The anytime-valid interval a sequential verdict rests on, in words; None if fixed."""
-    outcome = test.sequential
-    if outcome is None:
+    """What the interval of an adaptive test is, in words; None for a fixed-n interval."""
+    interval = test.interval
+    if interval is None or not _anytime(test):
         return None
     return (
-        f"anytime-valid interval [{pct(outcome.low)}, {pct(outcome.high)}] "
-        f"(lower at level {outcome.design.alpha:g}, upper at {outcome.design.beta:g}) after "
-        f"{outcome.decided_at or outcome.trials} trials; fixed-n {ci_text(test.interval)} "
-        "over all trials"
+        f"anytime-valid interval [{pct(interval.low)}, {pct(interval.high)}]: a "
+        f"{100 * interval.confidence:g}% confidence sequence, valid however early the test "
+        "stopped"
     )
 
 

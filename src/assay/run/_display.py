@@ -20,7 +20,7 @@ from rich.table import Table
 from assay.analysis import PriceTable
 from assay.report import VERDICT_STYLE, data_text, visible
 from assay.run._budget import Budget
-from assay.run._options import RunOptions
+from assay.run._options import DEFAULT_DELTA, RunOptions
 from assay.run._plan import PlanRow
 from assay.run._results import RunResult
 from assay.run._state import TestStatus
@@ -218,7 +218,7 @@ def render_plan(
     if any(r.method != "fixed" for r in rows):
         console.print(
             f"expected trials under adaptive stopping: {low:.0f} to {high:.0f} "
-            f"(true pass rate at the threshold .. threshold + {options.delta:g}; "
+            f"(true pass rate at the threshold .. threshold + {options.delta or DEFAULT_DELTA:g}; "
             "rates further away stop sooner)"
         )
     per_trial = prices.trial_cost_estimate() if prices is not None else None

@@ -22,14 +22,16 @@ class RunOptions:
     """Required pass rate, overriding the suite's ``variance.pass_rate``."""
     adaptive: bool = True
     """Stop each test once its sequential test settles (``--fixed`` turns it off)."""
-    method: SequentialMethod = SequentialMethod.SPRT
-    """``sprt`` or ``confidence-sequence``."""
-    delta: float = 0.1
-    """Width of the indifference zone above the threshold."""
+    method: SequentialMethod = SequentialMethod.CONFIDENCE_SEQUENCE
+    """The stopping rule: ``confidence-sequence`` (stop once the anytime-valid interval lies on
+    one side of the threshold) or ``sprt``. Either way the verdict is that interval."""
+    delta: float | None = None
+    """SPRT only: width of the indifference zone above the threshold (default 0.1)."""
     alpha: float | None = None
-    """P(PASS) bound at the threshold; default ``1 - variance.confidence_level``."""
-    beta: float = 0.2
-    """P(FAIL) bound at ``threshold + delta``."""
+    """SPRT only: bound on its PASS decision at the threshold; default
+    ``1 - variance.confidence_level``."""
+    beta: float | None = None
+    """SPRT only: bound on its FAIL decision at ``threshold + delta`` (default 0.2)."""
     errors: ErrorPolicy = ErrorPolicy.COUNT
     """``count`` error trials as failures, or ``exclude`` them from the pass rate."""
     concurrency: int = 4
@@ -59,8 +61,22 @@ class RunOptions:
         check_range("pass_rate", self.pass_rate, closed=True)
         check_choice("method", self.method, SequentialMethod)
         check_choice("errors", self.errors, ErrorPolicy)
+        if self.method != SequentialMethod.SPRT:
+            given = [f"--{n}" for n in ("delta", "alpha", "beta") if getattr(self, n) is not None]
+            if given:
+                verb = "shapes" if len(given) == 1 else "shape"
+                raise ConfigError(
+                    f"{', '.join(given)} {verb} only the SPRT (--sequential sprt); the "
+                    "confidence sequence stops at the suite's confidence level"
+                )
         if self.budget.max_cost is not None and self.prices is None:
             raise ConfigError("--max-cost needs a price table (--prices FILE)")
+
+
+DEFAULT_DELTA = 0.1
+"""SPRT: the indifference zone's width when ``--delta`` is not given."""
+DEFAULT_BETA = 0.2
+"""SPRT: the bound on a FAIL decision at ``threshold + delta`` when ``--beta`` is not given."""
 
 
 def test_plan(test: TestCase, options: RunOptions) -> tuple[int, float, float]:
@@ -81,7 +97,13 @@ def build_sequential(test: TestCase, options: RunOptions) -> SequentialDesign | 
         return None
     try:
         return SequentialDesign.of(
-            options.method, threshold, options.delta, alpha, options.beta, runs
+            options.method,
+            threshold,
+            runs,
+            confidence=test.variance.confidence_level,
+            delta=DEFAULT_DELTA if options.delta is None else options.delta,
+            alpha=alpha,
+            beta=DEFAULT_BETA if options.beta is None else options.beta,
         )
     except ConfigError as exc:
         raise ConfigError(f"test {test.id!r}: {exc}") from None

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from assay.run._options import RunOptions, build_sequential, test_plan
+from assay.run._options import DEFAULT_DELTA, RunOptions, build_sequential, test_plan
 from assay.run._suite import TestCase
-from assay.stats import operating_characteristics
+from assay.stats import SPRT, operating_characteristics
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +25,7 @@ class PlanRow:
     expected_at_p0: float
     """Expected trials if the true rate equals the threshold."""
     expected_at_p1: float
-    """Expected trials if the true rate is ``threshold + delta``."""
+    """Expected trials if the true rate is ``threshold + delta`` (0.1 unless ``--delta``)."""
 
 
 def plan(tests: Sequence[TestCase], options: RunOptions) -> list[PlanRow]:
@@ -37,8 +37,9 @@ def plan(tests: Sequence[TestCase], options: RunOptions) -> list[PlanRow]:
         if design is None:
             rows.append(PlanRow(test.id, runs, threshold, "fixed", runs, runs))
             continue
-        seq = design.build()
-        at_p0 = operating_characteristics(seq, seq.p0).expected_trials
-        at_p1 = operating_characteristics(seq, seq.p1).expected_trials
+        seq = design.build(test.variance.confidence_level)
+        above = SPRT(threshold, design.delta or DEFAULT_DELTA).p1  # the zone's upper end
+        at_p0 = operating_characteristics(seq, threshold).expected_trials
+        at_p1 = operating_characteristics(seq, above).expected_trials
         rows.append(PlanRow(test.id, runs, threshold, seq.name, at_p0, at_p1))
     return rows

@@ -7,7 +7,13 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from assay import conventions as c
-from assay.judge import Judgement, SequentialTracker
+from assay.judge import (
+    Judgement,
+    SequentialTracker,
+    anytime_interval,
+    running_interval,
+    threshold_verdict,
+)
 from assay.run._results import TrialRecord
 from assay.run._suite import TestCase
 from assay.stats import SequentialDecision, wilson_interval
@@ -43,11 +49,12 @@ class TestStatus:
     max_runs: int
     """The most trials the test may use."""
     low: float
-    """Lower end of the current interval (Wilson, or the anytime bound when adaptive)."""
+    """Lower end of the current interval (Wilson; the anytime-valid one when adaptive)."""
     high: float
     """Upper end of the current interval."""
     decision: SequentialDecision | None = None
-    """The sequential test's decision once it settled; None while it runs or without one."""
+    """Once its stopping rule stopped: PASS or FAIL where the anytime-valid interval lies on
+    one side of the threshold, else INCONCLUSIVE; None while it runs or without one."""
     finished: bool = False
     """Every trial it was given ran (a fixed run), without a sequential decision."""
     stopped: str | None = None
@@ -94,7 +101,8 @@ class TestState:
         design = self.judgement.sequential
         if design is not None and self.tracker is None:
             self.tracker = SequentialTracker(
-                design.build(), exclude_errors=self.judgement.excludes_errors
+                design.build(self.judgement.confidence),
+                exclude_errors=self.judgement.excludes_errors,
             )
 
     @property
@@ -140,15 +148,20 @@ class TestState:
     def status(self, stopped: str | None = None) -> TestStatus:
         """The test's progress for display; ``stopped`` labels an unsettled test."""
         n = len(self.records)
-        last = self.tracker.last if self.tracker is not None else None
-        if last is not None:
-            low, high = last.low, last.high
+        design, confidence = self.judgement.sequential, self.judgement.confidence
+        interval = None
+        if self.counted and design is not None and self.tracker is not None:
+            # As the verdict will read it (assay.judge): intersected in index order.
+            interval = running_interval(design, confidence, self.tracker.outcomes)
+            interval = interval or anytime_interval(self.passed, self.counted, design, confidence)
         elif self.counted:
-            interval = wilson_interval(self.passed, self.counted, self.judgement.confidence)
-            low, high = interval.low, interval.high
-        else:
-            low, high = 0.0, 1.0
-        settled = self.decision if self.tracker is not None else None
+            interval = wilson_interval(self.passed, self.counted, confidence)
+        low, high = (interval.low, interval.high) if interval is not None else (0.0, 1.0)
+        settled = None
+        if self.tracker is not None and self.decision is not None and interval is not None:
+            # What the verdict will say: the interval's side, whatever the rule decided.
+            verdict = threshold_verdict(interval, self.judgement.threshold).verdict
+            settled = SequentialDecision(verdict.value)
         return TestStatus(
             self.test.id,
             n,

@@ -90,7 +90,7 @@ class Variance:
     max_std_dev: float | None = None
     """The standard deviation of the trials' scores must be at most this."""
     confidence_level: float = DEFAULT_CONFIDENCE
-    """Confidence of the verdict; the sequential test's alpha is ``1 - confidence_level``."""
+    """Confidence of the verdict (and of the anytime-valid interval after adaptive stopping)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,8 +16,9 @@ One idea per private module, all re-exported here:
   kind (tool paths, binary, counts, continuous); ``_behaviour_paths`` — the tool-path test;
   ``_behaviour_power`` — the power to see a minimal change.
 * ``_multiple`` — p-value adjustment and false-verdict risk across a suite.
-* ``_confidence_sequence`` — an anytime-valid confidence sequence for a pass rate.
-* ``_sprt`` — sequential tests for adaptive stopping: Wald's SPRT, a confidence sequence.
+* ``_confidence_sequence`` — an anytime-valid confidence sequence for a pass rate, and the
+  one factory of the sequence every adaptive verdict reads (``pass_rate_sequence``).
+* ``_sprt`` — stopping rules for adaptive runs: the confidence sequence, Wald's SPRT.
 * ``_sequential_oc`` — their exact operating characteristics, simulation, fixed-N reference.
 
 See docs/statistics.md for the methods, their sources and defaults.
@@ -49,7 +50,11 @@ from assay.stats._behaviour_power import (
     share_power,
     trials_for_power,
 )
-from assay.stats._confidence_sequence import BernoulliConfidenceSequence
+from assay.stats._confidence_sequence import (
+    BernoulliConfidenceSequence,
+    pass_rate_sequence,
+    tuned_prior_strength,
+)
 from assay.stats._consistency import (
     ToolConsistency,
     levenshtein,
@@ -101,6 +106,7 @@ from assay.stats._sequential_oc import (
 from assay.stats._sprt import (
     SPRT,
     ConfidenceSequenceTest,
+    LegacyConfidenceSequenceTest,
     SequentialDecision,
     SequentialState,
     SequentialTest,
@@ -129,6 +135,7 @@ __all__ = [
     "BehaviourKind",
     "BehaviourSample",
     "ConfidenceSequenceTest",
+    "LegacyConfidenceSequenceTest",
     "Factor",
     "FailureFactor",
     "FalseVerdictRisk",
@@ -167,6 +174,7 @@ __all__ = [
     "pass_hat_k",
     "pass_hat_ks",
     "pass_probability",
+    "pass_rate_sequence",
     "path_shift",
     "permutations_for",
     "plan_regression",
@@ -189,5 +197,6 @@ __all__ = [
     "tool_consistency",
     "ToolPaths",
     "trials_for_power",
+    "tuned_prior_strength",
     "wilson_interval",
 ]

@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from assay.errors import ConfigError
 
-__all__ = ["BernoulliConfidenceSequence"]
+__all__ = ["BernoulliConfidenceSequence", "pass_rate_sequence", "tuned_prior_strength"]
 
 # Roots are searched inside (_EDGE, 1 - _EDGE): log p is finite there.
 _EDGE = 1e-12
@@ -141,3 +141,132 @@ class BernoulliConfidenceSequence:
         if successes < n and excess(1 - _EDGE) > 0:
             high = float(optimize.brentq(excess, rate, 1 - _EDGE, xtol=1e-12))
         return low, high
+
+    def running_interval(self, outcomes: npt.ArrayLike) -> tuple[float, float]:
+        """The intersection of the intervals after each trial of ``outcomes``, in order.
+
+        The sequence covers the true rate at every n at once with probability ``confidence``,
+        so the intersection of its intervals so far covers it too: it is valid at any moment,
+        and once it lies on one side of a rate it stays there. It is empty (``low > high``)
+        only if the sequence has missed the true rate at some n, or the rate changed.
+
+        Args:
+            outcomes: Pass (true) or fail of each trial, in the order they were observed.
+
+        Returns:
+            ``(max of the lower ends, min of the upper ends)``; ``(0, 1)`` for no trials.
+        """
+        passed = np.asarray(outcomes, dtype=bool)
+        if passed.size == 0:
+            return 0.0, 1.0
+        s = np.cumsum(passed).astype(np.float64)
+        n = np.arange(1, passed.size + 1, dtype=np.float64)
+        rate = np.clip(s / n, _EDGE, 1 - _EDGE)
+        level = -math.log(self.alpha)
+        # Each end by bisection, all n at once: log M is convex in p with its minimum at the
+        # observed rate, so it falls below the level on the way in from each edge exactly once.
+        edge_low, edge_high = np.full_like(rate, _EDGE), np.full_like(rate, 1 - _EDGE)
+        lows = np.where(
+            (s > 0) & (self.log_evidence(s, n, edge_low) >= level),
+            self._crossing(s, n, rate, edge_low, level),
+            0.0,
+        )
+        highs = np.where(
+            (s < n) & (self.log_evidence(s, n, edge_high) >= level),
+            self._crossing(s, n, rate, edge_high, level),
+            1.0,
+        )
+        return float(lows.max()), float(highs.min())
+
+    def _crossing(
+        self,
+        s: npt.NDArray[np.float64],
+        n: npt.NDArray[np.float64],
+        inside: npt.NDArray[np.float64],
+        outside: npt.NDArray[np.float64],
+        level: float,
+    ) -> npt.NDArray[np.float64]:
+        """Where ``log M`` reaches ``level`` between an inside and an outside point.
+
+        Bisection, elementwise; it returns the last point inside, so an end never claims more
+        than the evidence gives.
+        """
+        for _ in range(64):
+            mid = (inside + outside) / 2
+            out = self.log_evidence(s, n, mid) >= level
+            inside = np.where(out, inside, mid)
+            outside = np.where(out, mid, outside)
+        return inside
+
+    def fewest_to_pass(self, p: float, limit: int) -> int | None:
+        """Fewest trials, all passing, after which the interval lies at or above ``p``.
+
+        Args:
+            p: The rate in question (a threshold), in (0, 1).
+            limit: Look no further than this many trials.
+
+        Returns:
+            That number of trials, or None if more than ``limit`` would be needed.
+        """
+        n = np.arange(1, limit + 1)
+        above = np.flatnonzero(self.side(n, n, p) > 0)
+        return int(n[above[0]]) if above.size else None
+
+
+def tuned_prior_strength(max_trials: int, confidence: float = 0.95) -> float:
+    """The prior strength for which the sequence is narrowest after ``max_trials`` trials.
+
+    In its normal approximation the mixture's radius at ``n`` trials is proportional to
+    ``sqrt((n + rho) / n² · log((n + rho) / (rho · alpha²)))`` (Howard et al. 2021, the
+    normal-mixture boundary, with ``rho`` the prior strength in trials). It is smallest at
+    ``n = N`` when ``x = N / rho`` solves ``x - log(1 + x) = 2 log(1 / alpha)``: ``x = 8.2``
+    at 95% confidence, so the prior is worth about an eighth of the maximum.
+
+    Args:
+        max_trials: The maximum number of trials (the horizon to be tight at), ``>= 1``.
+        confidence: ``1 - alpha``.
+
+    Returns:
+        The prior strength ``a + b``, in trials.
+    """
+    from scipy import optimize
+
+    if max_trials < 1:
+        raise ConfigError(f"max_trials must be at least 1 (got {max_trials})")
+    if not 0 < confidence < 1:
+        raise ConfigError(f"confidence must lie in (0, 1) (got {confidence})")
+    target = -2 * math.log(1 - confidence)
+    ratio = float(optimize.brentq(lambda x: x - math.log1p(x) - target, target, 4 * target + 4))
+    return max_trials / ratio
+
+
+def pass_rate_sequence(
+    threshold: float, confidence: float = 0.95, max_trials: int | None = None
+) -> BernoulliConfidenceSequence:
+    """The confidence sequence assay judges a pass rate with after adaptive stopping.
+
+    The one factory for the adaptive runner, the replay of ``assay analyze`` and ``assay
+    watch``: a two-sided sequence at ``confidence`` (the run's confidence level), its prior
+    centred on the threshold (where a verdict is hardest) and worth
+    :func:`tuned_prior_strength` trials, so that at the maximum its width is as close to the
+    fixed-n interval's as the construction allows (about 1.5 times the Wilson width; see
+    docs/adaptive.md).
+
+    Args:
+        threshold: The required pass rate, in (0, 1): the prior's mean.
+        confidence: ``1 - alpha``: the probability of covering the true rate at every n.
+        max_trials: The maximum trials of the test; None tunes for a horizon of 100.
+
+    Returns:
+        The sequence.
+    """
+    if not 0 < threshold < 1:
+        raise ConfigError(
+            f"an anytime-valid interval needs 0 < threshold < 1 (got {threshold}); use a fixed run"
+        )
+    strength = tuned_prior_strength(max_trials or DEFAULT_HORIZON, confidence)
+    return BernoulliConfidenceSequence(confidence, threshold, strength)
+
+
+DEFAULT_HORIZON = 100
+"""The maximum a sequence is tuned for when none is given (an open-ended watch)."""

@@ -1,4 +1,8 @@
-"""How a sequential test behaves: exact operating characteristics, simulation, fixed-N reference."""
+"""How an adaptive run behaves: exact operating characteristics, simulation, fixed-N reference.
+
+A run stops where its rule (:mod:`._sprt`) says, and its verdict is the anytime-valid interval
+there against the threshold (``test.sequence.side``): these functions report that verdict.
+"""
 
 from __future__ import annotations
 
@@ -21,25 +25,26 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class OperatingCharacteristics:
-    """Exact behaviour of a truncated sequential test at one true pass rate."""
+    """Exact behaviour of a truncated adaptive run at one true pass rate."""
 
     p: float
     """The true pass rate."""
     pass_probability: float
-    """P(the test ends in PASS)."""
+    """P(the verdict is PASS: the interval where it stopped lies at or above the threshold)."""
     fail_probability: float
-    """P(the test ends in FAIL)."""
+    """P(the verdict is FAIL: the interval where it stopped lies wholly below)."""
     inconclusive_probability: float
-    """P(the maximum is reached unsettled)."""
+    """P(the verdict is INCONCLUSIVE: the interval where it stopped holds the threshold)."""
     expected_trials: float
     """E[number of trials run]."""
 
 
 def operating_characteristics(test: SequentialTest, p: float) -> OperatingCharacteristics:
-    """The exact PASS/FAIL/INCONCLUSIVE probabilities and expected trials at true rate ``p``.
+    """The exact verdict probabilities and expected trials at true rate ``p``.
 
     Computed by propagating the distribution of the success count through every ``n`` up to
-    ``test.max_trials`` (no simulation error).
+    ``test.max_trials`` (no simulation error). The run stops where ``test.decide_many`` is
+    non-zero or at the maximum; the verdict there is ``test.sequence.side`` at the threshold.
 
     Args:
         test: A truncated sequential test (``max_trials`` set).
@@ -59,10 +64,14 @@ def operating_characteristics(test: SequentialTest, p: float) -> OperatingCharac
         nxt = np.zeros(n + 1)
         nxt[:-1] += alive * (1 - p)
         nxt[1:] += alive * p
-        codes = test.decide_many(np.arange(n + 1, dtype=np.int64), n)
-        p_pass += float(nxt[codes > 0].sum())
-        p_fail += float(nxt[codes < 0].sum())
-        nxt[codes != 0] = 0.0
+        counts = np.arange(n + 1, dtype=np.int64)
+        stops = test.decide_many(counts, n) != 0
+        if n == test.max_trials:
+            stops[:] = True
+        verdicts = test.sequence.side(counts, n, test.p0)
+        p_pass += float(nxt[stops & (verdicts > 0)].sum())
+        p_fail += float(nxt[stops & (verdicts < 0)].sum())
+        nxt[stops] = 0.0
         alive = nxt
     return OperatingCharacteristics(p, p_pass, p_fail, max(0.0, 1.0 - p_pass - p_fail), expected)
 
@@ -122,7 +131,7 @@ def fixed_sample_design(
 def simulate_sequential(
     test: SequentialTest, p: float, reps: int, seed: int | None = None
 ) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int64]]:
-    """Run a truncated sequential test ``reps`` times on simulated Bernoulli(``p``) trials.
+    """Run a truncated adaptive test ``reps`` times on simulated Bernoulli(``p``) trials.
 
     Args:
         test: A truncated sequential test (``max_trials`` set).
@@ -131,23 +140,27 @@ def simulate_sequential(
         seed: Seed of numpy's default generator.
 
     Returns:
-        ``(decisions, trials)``: per run, 1 PASS / -1 FAIL / 0 INCONCLUSIVE, and trials used.
+        ``(verdicts, trials)``: per run, 1 PASS / -1 FAIL / 0 INCONCLUSIVE (the interval where
+        it stopped against the threshold), and trials used.
     """
     if test.max_trials is None:
         raise ConfigError("simulation needs a truncated test (set max_trials)")
     rng = np.random.default_rng(seed)
     outcomes = rng.random((reps, test.max_trials)) < p
     successes = np.cumsum(outcomes, axis=1, dtype=np.int64)
-    decisions = np.zeros(reps, dtype=np.int8)
+    verdicts = np.zeros(reps, dtype=np.int8)
     trials = np.full(reps, test.max_trials, dtype=np.int64)
     running = np.ones(reps, dtype=bool)
     for n in range(1, test.max_trials + 1):
         idx = np.flatnonzero(running)
         if idx.size == 0:
             break
-        codes = test.decide_many(successes[idx, n - 1], n)
-        stopped = idx[codes != 0]
-        decisions[stopped] = codes[codes != 0]
+        counts = successes[idx, n - 1]
+        stops = test.decide_many(counts, n) != 0
+        if n == test.max_trials:
+            stops[:] = True
+        stopped = idx[stops]
+        verdicts[stopped] = test.sequence.side(counts[stops], n, test.p0)
         trials[stopped] = n
         running[stopped] = False
-    return decisions, trials
+    return verdicts, trials

@@ -1,18 +1,20 @@
-"""Sequential tests of a pass rate against a threshold: Wald's SPRT and a confidence sequence.
+"""Stopping rules for adaptive runs: the confidence sequence (default), Wald's SPRT.
 
-Both decide, after every trial, between three things: the pass rate is at least
-``threshold + delta``-ish good (PASS), it is at most ``threshold`` (FAIL), or keep sampling.
-The indifference zone is ``[p0, p1] = [threshold, threshold + delta]``:
+A stopping rule decides, after every trial, only *when a test stops*. What the verdict says is
+always read off an anytime-valid interval, the confidence sequence of
+:func:`~assay.stats.pass_rate_sequence`: PASS when it lies at or above the threshold, FAIL when
+wholly below, INCONCLUSIVE otherwise — the meaning every fixed-n verdict has, kept valid
+however early the test stopped (it covers the true rate at every n at once).
 
-* a PASS is wrong when the true rate ``p <= p0``; that happens with probability ``<= alpha``;
-* a FAIL is wrong when ``p >= p1``; that happens with probability ``<= beta``;
-* inside the zone either answer is acceptable.
-
-This keeps PASS meaning what it means for the fixed-N threshold verdict ("the pass rate is at
-least the threshold, with confidence"). Both tests use boundaries that hold these error rates
-*exactly* (by Ville's inequality), not approximately as Wald's classical ``(1 - beta) / alpha``
-boundaries do, and therefore also under truncation at ``max_trials`` (an unsettled test at the
-maximum is INCONCLUSIVE, which only removes wrong decisions).
+* :class:`ConfidenceSequenceTest` stops as soon as that interval lies on one side of the
+  threshold (or at the maximum): its stop and its verdict are the same event.
+* :class:`SPRT` stops where Wald's test decides between ``p0 = threshold`` and
+  ``p1 = threshold + delta`` (errors ``alpha``, ``beta`` by Ville's boundaries). Its decision
+  is a statement about the indifference zone, not about the interval; when the interval
+  straddles the threshold at its stop, the verdict is INCONCLUSIVE.
+* :class:`LegacyConfidenceSequenceTest` is the confidence-sequence rule of earlier versions
+  (lower bound at level ``alpha`` against ``p0``, upper at level ``beta`` against ``p1``), kept
+  so that ``assay analyze`` can replay when the trials it recorded stopped.
 
 References:
     Wald (1945), "Sequential tests of statistical hypotheses", Ann. Math. Statist. 16:117–186.
@@ -35,10 +37,12 @@ import numpy.typing as npt
 
 from assay.choices import SequentialMethod
 from assay.errors import ConfigError
+from assay.stats._confidence_sequence import BernoulliConfidenceSequence, pass_rate_sequence
 
 __all__ = [
     "SPRT",
     "ConfidenceSequenceTest",
+    "LegacyConfidenceSequenceTest",
     "SequentialDecision",
     "SequentialState",
     "SequentialTest",
@@ -47,79 +51,47 @@ __all__ = [
 
 
 class SequentialDecision(enum.StrEnum):
-    """Where a sequential test stands after some trials."""
+    """Where a stopping rule stands after some trials."""
 
     CONTINUE = "CONTINUE"
     """Not settled yet: run another trial."""
     PASS = "PASS"
-    """Settled: the pass rate is above the threshold (wrong with probability <= alpha)."""
+    """The rule stopped on the passing side."""
     FAIL = "FAIL"
-    """Settled: the pass rate is not ``delta`` above the threshold (wrong w.p. <= beta)."""
+    """The rule stopped on the failing side."""
     INCONCLUSIVE = "INCONCLUSIVE"
-    """The maximum number of trials was reached without settling."""
+    """The maximum number of trials was reached without the rule stopping."""
 
 
 @dataclass(frozen=True, slots=True)
 class SequentialState:
-    """The state of a sequential test after ``n`` trials."""
+    """A stopping rule after ``n`` trials, and the anytime-valid interval there."""
 
     decision: SequentialDecision
-    """CONTINUE, PASS, FAIL or (at the maximum) INCONCLUSIVE."""
+    """The rule's own decision: CONTINUE, PASS, FAIL or (at the maximum) INCONCLUSIVE."""
     n: int
     """Trials observed."""
     successes: int
     """Passing trials among them."""
     statistic: float
-    """The log evidence for PASS: the log likelihood ratio (SPRT) or log mixture martingale."""
+    """The rule's evidence: log likelihood ratio (SPRT) or log mixture at the threshold."""
     low: float
-    """Lower end of the current anytime-valid bound on the pass rate (0 if not computed)."""
+    """Lower end of the anytime-valid interval (the one the verdict reads)."""
     high: float
-    """Upper end of the current anytime-valid bound on the pass rate (1 if not computed)."""
-
-
-def _validate(threshold: float, delta: float, alpha: float, beta: float) -> None:
-    if not 0 < threshold < 1:
-        raise ConfigError(
-            f"a sequential test needs 0 < threshold < 1 (got {threshold}); use a fixed run"
-        )
-    if not 0 < delta < 1:
-        raise ConfigError(f"delta must lie in (0, 1) (got {delta})")
-    if not 0 < alpha < 1 or not 0 < beta < 1:
-        raise ConfigError(f"alpha and beta must lie in (0, 1) (got {alpha}, {beta})")
-
-
-def _zone(threshold: float, delta: float) -> tuple[float, float]:
-    """The indifference zone; near 1 it is narrowed to keep ``p1 < 1``."""
-    p1 = threshold + delta if threshold + delta < 1 else (threshold + 1) / 2
-    return threshold, p1
+    """Upper end of the anytime-valid interval."""
 
 
 class SequentialTest(Protocol):
-    """A sequential test of ``p >= p1`` against ``p <= p0``, evaluated after every trial."""
+    """A stopping rule, evaluated after every trial, and the interval its verdict reads."""
 
     @property
     def p0(self) -> float:
-        """Upper end of the failing side (the threshold)."""
-        ...
-
-    @property
-    def p1(self) -> float:
-        """Lower end of the passing side."""
+        """The threshold."""
         ...
 
     @property
     def max_trials(self) -> int | None:
-        """Truncation: INCONCLUSIVE when reached unsettled (None: never)."""
-        ...
-
-    @property
-    def alpha(self) -> float:
-        """Bound on P(PASS) when the true rate is at most ``p0``."""
-        ...
-
-    @property
-    def beta(self) -> float:
-        """Bound on P(FAIL) when the true rate is at least ``p1``."""
+        """Truncation: the rule stops here at the latest (None: never)."""
         ...
 
     @property
@@ -127,12 +99,17 @@ class SequentialTest(Protocol):
         """Short name for display."""
         ...
 
+    @property
+    def sequence(self) -> BernoulliConfidenceSequence:
+        """The anytime-valid interval the verdict is read from."""
+        ...
+
     def decide_many(self, successes: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.int8]:
-        """Decision codes for many success counts at one ``n``: 1 PASS, -1 FAIL, 0 continue."""
+        """The rule's decision for many success counts at one ``n``: 1, -1 (stop), 0 go on."""
         ...
 
     def state(self, successes: int, n: int) -> SequentialState:
-        """The decision, statistic and bounds after ``successes`` of ``n`` trials."""
+        """The decision, statistic and anytime-valid interval after ``successes`` of ``n``."""
         ...
 
 
@@ -151,46 +128,121 @@ def _check_counts(successes: int, n: int) -> None:
         raise ConfigError(f"successes must lie in [0, n] (got {successes} of {n})")
 
 
+def _check_threshold(threshold: float) -> None:
+    if not 0 < threshold < 1:
+        raise ConfigError(
+            f"a sequential test needs 0 < threshold < 1 (got {threshold}); use a fixed run"
+        )
+
+
+def _state(test: SequentialTest, successes: int, n: int, statistic: float) -> SequentialState:
+    _check_counts(successes, n)
+    code = int(test.decide_many(np.array([successes], dtype=np.int64), n)[0]) if n else 0
+    low, high = test.sequence.interval(successes, n)
+    decision = _decision(code, n, test.max_trials)
+    return SequentialState(decision, n, successes, statistic, low, high)
+
+
 @dataclass(frozen=True, slots=True)
-class _Design:
-    """What both sequential tests are given: the threshold, its zone, error rates, a cap."""
+class ConfidenceSequenceTest:
+    """Stop as soon as the anytime-valid interval lies wholly on one side of the threshold.
+
+    The interval is the beta-binomial confidence sequence of
+    :func:`~assay.stats.pass_rate_sequence` (Robbins 1970): it covers the true rate at every n
+    at once with probability ``>= confidence``, so a PASS (interval at or above the threshold)
+    is wrong, for a true rate below the threshold, with probability at most ``1 -
+    confidence``, and likewise a FAIL — whenever the test stopped.
+    """
+
+    threshold: float
+    """The required pass rate (the prior's mean)."""
+    confidence: float = 0.95
+    """Coverage of the sequence: the run's confidence level."""
+    max_trials: int | None = None
+    """Truncation: INCONCLUSIVE when reached with the interval holding the threshold."""
+    prior_strength: float | None = None
+    """The prior's strength in trials; None: :func:`~assay.stats.tuned_prior_strength`."""
+
+    def __post_init__(self) -> None:
+        _check_threshold(self.threshold)
+
+    @property
+    def p0(self) -> float:
+        """The threshold."""
+        return self.threshold
+
+    @property
+    def name(self) -> str:
+        """``"confidence-sequence"``."""
+        return SequentialMethod.CONFIDENCE_SEQUENCE
+
+    @property
+    def sequence(self) -> BernoulliConfidenceSequence:
+        """The sequence it stops on (and the verdict reads)."""
+        if self.prior_strength is None:
+            return pass_rate_sequence(self.threshold, self.confidence, self.max_trials)
+        return BernoulliConfidenceSequence(self.confidence, self.threshold, self.prior_strength)
+
+    def decide_many(self, successes: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.int8]:
+        """1 where the interval lies at or above the threshold, -1 wholly below, 0 else."""
+        return self.sequence.side(successes, n, self.threshold)
+
+    def state(self, successes: int, n: int) -> SequentialState:
+        """The decision, log mixture at the threshold and the interval after ``n`` trials."""
+        statistic = float(self.sequence.log_evidence(successes, n, self.threshold))
+        return _state(self, successes, n, statistic)
+
+
+@dataclass(frozen=True, slots=True)
+class _ZoneRule:
+    """What the zone-based rules share: threshold, indifference zone, error rates, a cap."""
 
     threshold: float
     """The required pass rate; the upper end ``p0`` of the failing side."""
     delta: float = 0.1
     """Width of the indifference zone above the threshold."""
     alpha: float = 0.05
-    """Bound on P(PASS) when the true rate is at most ``p0``."""
+    """Bound on P(the rule decides PASS) when the true rate is at most ``p0``."""
     beta: float = 0.2
-    """Bound on P(FAIL) when the true rate is at least ``p1``."""
+    """Bound on P(the rule decides FAIL) when the true rate is at least ``p1``."""
     max_trials: int | None = None
-    """Truncation: INCONCLUSIVE when reached unsettled."""
+    """Truncation: the rule stops here at the latest."""
+    confidence: float = 0.95
+    """Coverage of the anytime-valid interval the verdict reads."""
 
     def __post_init__(self) -> None:
-        _validate(self.threshold, self.delta, self.alpha, self.beta)
+        _check_threshold(self.threshold)
+        if not 0 < self.delta < 1:
+            raise ConfigError(f"delta must lie in (0, 1) (got {self.delta})")
+        if not 0 < self.alpha < 1 or not 0 < self.beta < 1:
+            raise ConfigError(f"alpha and beta must lie in (0, 1) (got {self.alpha}, {self.beta})")
 
     @property
     def p0(self) -> float:
-        """Upper end of the failing side."""
-        return _zone(self.threshold, self.delta)[0]
+        """Upper end of the failing side (the threshold)."""
+        return self.threshold
 
     @property
     def p1(self) -> float:
-        """Lower end of the passing side."""
-        return _zone(self.threshold, self.delta)[1]
+        """Lower end of the passing side; near 1 the zone is narrowed to keep ``p1 < 1``."""
+        above = self.threshold + self.delta
+        return above if above < 1 else (self.threshold + 1) / 2
+
+    @property
+    def sequence(self) -> BernoulliConfidenceSequence:
+        """The anytime-valid interval the verdict reads (not the rule's own statistic)."""
+        return pass_rate_sequence(self.threshold, self.confidence, self.max_trials)
 
 
 @dataclass(frozen=True, slots=True)
-class SPRT(_Design):
-    """Wald's sequential probability ratio test of ``p1`` against ``p0`` for Bernoulli trials.
+class SPRT(_ZoneRule):
+    """Wald's sequential probability ratio test of ``p1`` against ``p0``, as a stopping rule.
 
     After ``s`` passes in ``n`` trials the log likelihood ratio is
-    ``s·log(p1/p0) + (n-s)·log((1-p1)/(1-p0))``. PASS when it reaches ``log(1/alpha)``, FAIL
-    when it falls to ``log(beta)``. These are the boundaries of Ville's inequality: the ratio is
-    a non-negative supermartingale for every ``p <= p0`` (and its inverse for every
-    ``p >= p1``), so the error rates hold exactly, for the composite hypotheses, truncated or
-    not — Wald's classical ``log((1-beta)/alpha)`` and ``log(beta/(1-alpha))`` only hold them
-    approximately (up to ``alpha/(1-beta)``), for a few per cent more trials here.
+    ``s·log(p1/p0) + (n-s)·log((1-p1)/(1-p0))``. It decides PASS at ``log(1/alpha)`` and FAIL
+    at ``log(beta)``: Ville's boundaries, for which the decision errors hold exactly for the
+    composite hypotheses, truncated or not (Wald's classical ``log((1-beta)/alpha)`` only
+    approximately). The decision stops the test; the verdict is the interval's.
     """
 
     @property
@@ -216,7 +268,7 @@ class SPRT(_Design):
         )
 
     def decide_many(self, successes: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.int8]:
-        """Decision codes for many success counts at one ``n``: 1 PASS, -1 FAIL, 0 continue."""
+        """The SPRT's decision for many success counts at one ``n``: 1 PASS, -1 FAIL, 0 on."""
         llr = self._llr(successes, n)
         # A tiny tolerance so that an exact hit of a boundary counts despite rounding.
         eps = 1e-12
@@ -225,69 +277,22 @@ class SPRT(_Design):
         ).astype(np.int8)
 
     def state(self, successes: int, n: int) -> SequentialState:
-        """The decision, log likelihood ratio and Wilson-free bounds after ``n`` trials."""
+        """The decision, log likelihood ratio and anytime-valid interval after ``n`` trials."""
         _check_counts(successes, n)
-        llr = float(self._llr(successes, n))
-        code = int(self.decide_many(np.array([successes], dtype=np.int64), n)[0]) if n else 0
-        low, high = _mixture_bounds(successes, n, self.alpha, self.beta, _prior(self.threshold))
-        return SequentialState(_decision(code, n, self.max_trials), n, successes, llr, low, high)
+        return _state(self, successes, n, float(self._llr(successes, n)))
 
 
-_PRIOR_STRENGTH = 10.0
-
-
-def _prior(threshold: float) -> tuple[float, float]:
-    """Beta prior of the mixture: centred on the threshold, worth ten trials (see docs)."""
-    return threshold * _PRIOR_STRENGTH, (1 - threshold) * _PRIOR_STRENGTH
-
-
-def _log_mixture(
-    successes: npt.NDArray[np.float64] | float, n: int, p: float, a: float, b: float
-) -> npt.NDArray[np.float64]:
-    """Log of ``∫ L(q) dBeta(a, b)(q) / L(p)``: the beta-binomial mixture martingale at ``p``."""
-    from scipy import special as sp
-
-    s = np.asarray(successes, dtype=np.float64)
-    f = n - s
-    return np.asarray(
-        sp.betaln(a + s, b + f) - sp.betaln(a, b) - sp.xlogy(s, p) - sp.xlog1py(f, -p),
-        dtype=np.float64,
-    )
-
-
-def _mixture_bounds(
-    successes: int, n: int, alpha: float, beta: float, prior: tuple[float, float]
-) -> tuple[float, float]:
-    """Anytime-valid lower (level alpha) and upper (level beta) bounds on the pass rate."""
-    from scipy import optimize
-
-    if n == 0:
-        return 0.0, 1.0
-    a, b = prior
-    mle = min(max(successes / n, 1e-12), 1 - 1e-12)
-
-    def excess(p: float, level: float) -> float:
-        return float(_log_mixture(float(successes), n, p, a, b)) + math.log(level)
-
-    low, high = 0.0, 1.0
-    if successes > 0 and excess(1e-12, alpha) > 0:
-        low = float(optimize.brentq(excess, 1e-12, mle, args=(alpha,), xtol=1e-10))
-    if successes < n and excess(1 - 1e-12, beta) > 0:
-        high = float(optimize.brentq(excess, mle, 1 - 1e-12, args=(beta,), xtol=1e-10))
-    return low, high
+_LEGACY_PRIOR_STRENGTH = 10.0
+"""The prior of the earlier confidence-sequence rule: centred on the threshold, ten trials."""
 
 
 @dataclass(frozen=True, slots=True)
-class ConfidenceSequenceTest(_Design):
-    """A test read off an anytime-valid confidence sequence for the pass rate.
+class LegacyConfidenceSequenceTest(_ZoneRule):
+    """The confidence-sequence stopping rule recorded by earlier versions (replay only).
 
-    The beta-binomial mixture ``M_n(p) = ∫ q^s (1-q)^(n-s) dBeta(a, b)(q) / (p^s (1-p)^(n-s))``
-    is, for the true ``p``, a non-negative martingale with mean 1, so by Ville's inequality
-    ``{p : M_n(p) < 1/alpha}`` covers the true rate at *every* ``n`` simultaneously with
-    probability ``>= 1 - alpha`` (Robbins 1970). PASS once the lower bound (level alpha) exceeds
-    ``p0`` (the threshold); FAIL once the upper bound (level beta) falls below ``p1``. The
-    prior is ``Beta(10·threshold, 10·(1-threshold))``: centred on the threshold, worth ten
-    trials. Valid under any stopping rule: peeking, resuming a run later, a new maximum.
+    It decided PASS once the lower bound of a ``Beta(10·threshold, 10·(1-threshold))`` mixture
+    sequence at level ``alpha`` exceeded ``p0``, FAIL once the upper bound at level ``beta``
+    fell below ``p1``. Trace sets recorded with it replay the same stopping trial.
     """
 
     @property
@@ -295,26 +300,20 @@ class ConfidenceSequenceTest(_Design):
         """``"confidence-sequence"``."""
         return SequentialMethod.CONFIDENCE_SEQUENCE
 
+    def _bound(self, level: float) -> BernoulliConfidenceSequence:
+        return BernoulliConfidenceSequence(1 - level, self.threshold, _LEGACY_PRIOR_STRENGTH)
+
     def decide_many(self, successes: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.int8]:
-        """Decision codes for many success counts at one ``n``: 1 PASS, -1 FAIL, 0 continue."""
-        a, b = _prior(self.threshold)
-        s = np.asarray(successes, dtype=np.float64)
-        mle = s / max(n, 1)
-        # The lower bound exceeds p0 iff p0 is rejected at level alpha from below the estimate.
-        pass_ = (mle > self.p0) & (_log_mixture(s, n, self.p0, a, b) >= -math.log(self.alpha))
-        fail = (mle < self.p1) & (_log_mixture(s, n, self.p1, a, b) >= -math.log(self.beta))
-        return np.where(pass_, 1, np.where(fail, -1, 0)).astype(np.int8)
+        """1 once the lower bound passes ``p0``, -1 once the upper bound is below ``p1``."""
+        passed = self._bound(self.alpha).side(successes, n, self.p0) > 0
+        failed = self._bound(self.beta).side(successes, n, self.p1) < 0
+        return np.where(passed, 1, np.where(failed, -1, 0)).astype(np.int8)
 
     def state(self, successes: int, n: int) -> SequentialState:
-        """The decision, log mixture at the threshold and confidence-sequence bounds."""
+        """The decision, log mixture at the threshold and anytime-valid interval."""
         _check_counts(successes, n)
-        a, b = _prior(self.threshold)
-        statistic = float(_log_mixture(float(successes), n, self.p0, a, b))
-        code = int(self.decide_many(np.array([successes], dtype=np.int64), n)[0]) if n else 0
-        low, high = _mixture_bounds(successes, n, self.alpha, self.beta, (a, b))
-        return SequentialState(
-            _decision(code, n, self.max_trials), n, successes, statistic, low, high
-        )
+        statistic = float(self._bound(self.alpha).log_evidence(successes, n, self.p0))
+        return _state(self, successes, n, statistic)
 
 
 def sequential_test(
@@ -325,25 +324,31 @@ def sequential_test(
     alpha: float = 0.05,
     beta: float = 0.2,
     max_trials: int | None = None,
+    confidence: float = 0.95,
+    prior_strength: float | None = None,
 ) -> SPRT | ConfidenceSequenceTest:
-    """Build the sequential test named ``method`` (``"sprt"`` or ``"confidence-sequence"``).
+    """Build the stopping rule named ``method`` (``"confidence-sequence"`` or ``"sprt"``).
 
     Args:
-        method: ``"sprt"`` (Wald 1945) or ``"confidence-sequence"`` (Robbins 1970).
-        threshold: The required pass rate (``p0``); must lie strictly in (0, 1).
-        delta: Width of the indifference zone ``[threshold, threshold + delta]``.
-        alpha: Bound on P(PASS) for a true rate at or below the threshold.
-        beta: Bound on P(FAIL) for a true rate at or above ``threshold + delta``.
-        max_trials: Truncation; INCONCLUSIVE when reached unsettled.
+        method: ``"confidence-sequence"`` (Robbins 1970; the default of ``assay run``) or
+            ``"sprt"`` (Wald 1945).
+        threshold: The required pass rate; must lie strictly in (0, 1).
+        delta: SPRT only: width of the indifference zone ``[threshold, threshold + delta]``.
+        alpha: SPRT only: bound on P(it decides PASS) for a true rate at most the threshold.
+        beta: SPRT only: bound on P(it decides FAIL) at ``threshold + delta`` or above.
+        max_trials: Truncation; the interval's verdict is taken there at the latest.
+        confidence: Coverage of the anytime-valid interval every verdict reads.
+        prior_strength: Confidence sequence only: the prior's strength (default: tuned to
+            ``max_trials``, :func:`~assay.stats.tuned_prior_strength`).
 
     Returns:
-        The test, ready to :meth:`~SPRT.state` after each trial.
+        The rule, ready to :meth:`~ConfidenceSequenceTest.state` after each trial.
     """
     if max_trials is not None and max_trials < 1:
         raise ConfigError(f"max_trials must be at least 1 (got {max_trials})")
     if method == SequentialMethod.SPRT:
-        return SPRT(threshold, delta, alpha, beta, max_trials)
+        return SPRT(threshold, delta, alpha, beta, max_trials, confidence)
     if method == SequentialMethod.CONFIDENCE_SEQUENCE:
-        return ConfidenceSequenceTest(threshold, delta, alpha, beta, max_trials)
+        return ConfidenceSequenceTest(threshold, confidence, max_trials, prior_strength)
     choices = " or ".join(repr(m.value) for m in SequentialMethod)
     raise ConfigError(f"sequential method must be {choices} (got {method!r})")
