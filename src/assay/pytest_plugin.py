@@ -163,7 +163,7 @@ def _settings(item: pytest.Function, marker: pytest.Mark) -> dict[str, Any]:
     }
     settings.update(marker.kwargs)
     shaping = sorted({"delta", "alpha", "beta"} & set(marker.kwargs))
-    if shaping and settings["method"] != "sprt":
+    if shaping and settings["method"] != SequentialMethod.SPRT:
         pytest.fail(
             f"@pytest.mark.assay: {', '.join(shaping)} "
             f"{'shapes' if len(shaping) == 1 else 'shape'} only method='sprt'; the "

@@ -37,6 +37,12 @@ tests:
 """
 
 
+@pytest.fixture(autouse=True)
+def _wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both commands' tables one line a row (read back cell by cell): a width wide enough."""
+    monkeypatch.setenv("COLUMNS", "200")  # the analyze process inherits it
+
+
 def _tests(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {t["test_id"]: t for t in document["tests"]}
 

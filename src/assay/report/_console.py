@@ -111,6 +111,9 @@ LEGEND = "bar: 0–100%, ━ interval (anytime-valid for a sequential verdict), 
 _FIXED_COLUMNS = 95
 """Width of the table without the test column: 68 of text and borders, 27 for the bar."""
 
+_INTERVAL_TEXT = 16
+"""The interval text those 68 allow for (``[100.0%, 100.0%]``); ``anytime […]`` is wider."""
+
 
 _TRIALS_COLUMN = 10
 """Width of the ``trials`` column of ``assay run`` (``60/60`` and its borders)."""
@@ -119,7 +122,9 @@ _TRIALS_COLUMN = 10
 def _bar_fits(tests: Sequence[TestResult], width: int, with_trials: bool) -> bool:
     """Whether the bar column fits beside a readable test column."""
     longest = max((len(t.test_id) for t in tests), default=4)
-    fixed = _FIXED_COLUMNS + (_TRIALS_COLUMN if with_trials else 0)
+    interval = max((len(tx.interval_label(t)) for t in tests), default=0)
+    fixed = _FIXED_COLUMNS + max(0, interval - _INTERVAL_TEXT)
+    fixed += _TRIALS_COLUMN if with_trials else 0
     return width - fixed >= min(longest, 20)
 
 
