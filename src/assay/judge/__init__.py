@@ -13,6 +13,8 @@ Each module answers one question:
   and does a ``--fail-on`` rule make it fail?
 * :mod:`._cost` — what the trials cost;
 * :mod:`._figures` — every other figure of a test (scores, pass@k, flakiness, usage, ...);
+* :mod:`._tool_errors` — the tool calls that failed, and where to look;
+* :mod:`._sources` — the runs and agent versions a test's trials come from;
 * :mod:`._reasons` — the one-line reason beside each verdict;
 * :mod:`._results` — the typed results every report renders;
 * :mod:`._pipeline` — all of it, per test, for a whole trials table.
@@ -42,6 +44,7 @@ from assay.judge._regression import (
 )
 from assay.judge._results import AnalysisResult, OptionValue, TestResult, exit_code
 from assay.judge._sequential import SequentialDesign, SequentialOutcome, SequentialTracker
+from assay.judge._sources import Share, mixed_findings, share_text
 from assay.judge._threshold import (
     ThresholdResult,
     Verdict,
@@ -50,6 +53,7 @@ from assay.judge._threshold import (
     threshold_test,
     threshold_verdict,
 )
+from assay.judge._tool_errors import ToolErrors
 from assay.judge._variance import VarianceCheck, variance_checks
 
 __all__ = [
@@ -66,11 +70,13 @@ __all__ = [
     "OptionValue",
     "RegressionResult",
     "ScoreRegressionResult",
+    "Share",
     "SequentialDesign",
     "SequentialOutcome",
     "SequentialTracker",
     "TestResult",
     "ThresholdResult",
+    "ToolErrors",
     "Usage",
     "VarianceCheck",
     "Verdict",
@@ -78,6 +84,8 @@ __all__ = [
     "behaviour_diff",
     "behaviour_diffs",
     "check_choice",
+    "mixed_findings",
+    "share_text",
     "check_range",
     "ci_text",
     "decide_regression",

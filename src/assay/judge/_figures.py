@@ -16,6 +16,7 @@ import polars as pl
 
 from assay.analysis import columns as tc
 from assay.analysis import tool_paths, trial_features
+from assay.judge._tool_errors import ToolErrors, tool_errors
 from assay.stats import (
     FailureFactor,
     Flakiness,
@@ -113,6 +114,8 @@ class Figures:
     """What failing trials do differently."""
     first_error: str | None
     """``trial <index>: <message>`` of the first error trial."""
+    tool_errors: ToolErrors | None
+    """The tool calls that failed (None when the trials' work is unknown)."""
     notes: tuple[str, ...]
     """Remarks (a pass@k that cannot be reported, and why)."""
 
@@ -216,5 +219,6 @@ def test_figures(
         flakiness=flaky,
         failure_explanations=explanations,
         first_error=_first_error(trials),
+        tool_errors=tool_errors(trials),
         notes=tuple(notes),
     )

@@ -34,6 +34,7 @@ from assay.judge._regression import (
 )
 from assay.judge._results import TestResult
 from assay.judge._sequential import SequentialOutcome, replay
+from assay.judge._sources import shares
 from assay.judge._threshold import Verdict, threshold_test
 from assay.judge._variance import VarianceCheck, variance_checks
 from assay.stats import false_verdict_risk, simultaneous_confidence
@@ -246,6 +247,9 @@ def judge_test(
         sequential=sequential,
         first_error=figures.first_error,
         notes=tuple(remarks),
+        tool_errors=figures.tool_errors,
+        runs=shares(trials, tc.RUN_ID),
+        agent_versions=shares(trials, tc.AGENT_VERSION),
     )
 
 

@@ -217,6 +217,10 @@ def _details(test: TestResult, scores: Mapping[str, list[float]], bar: bool) -> 
     spent = cost_text(test.cost)
     if spent:
         rows.append(("cost", spent.removeprefix("cost ")))
+    failed_tools = tx.tool_errors_text(test)
+    if failed_tools:
+        rows.append(("tool errors", failed_tools))
+    rows.extend(("trials", line.removeprefix("trials ")) for line in tx.source_lines(test))
     if test.first_error:
         rows.append(("first error", test.first_error))
     rows.extend(("note", note) for note in test.notes)

@@ -1,0 +1,98 @@
+"""Where a test's trials come from: runs (``assay.run.id``) and agent versions, said out loud.
+
+Two runs written into one folder, or two versions of the agent, pooled into one pass rate
+would otherwise read as one experiment ("100% (60/60)"). Every test carries how many trials
+each run and each version holds; when a test holds several, the analysis warns
+(``mixed_runs``, ``mixed_versions``) and names ``--run-id`` / ``--current-version``, which
+select one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+import polars as pl
+
+from assay.quality import Finding
+
+__all__ = ["Share", "mixed_finding", "mixed_findings", "share_text", "shares"]
+
+_SHOWN = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    """The trials of a test that one run (or one agent version) holds."""
+
+    id: str | None
+    """The run id or agent version; None for trials that record none."""
+    trials: int
+    """Its trials."""
+
+
+def shares(trials: pl.DataFrame, column: str) -> tuple[Share, ...]:
+    """Trials per value of ``column`` (``run_id`` or ``agent_version``), most first."""
+    counts = trials.group_by(column).len().rows()
+    ordered = sorted(counts, key=lambda row: (-row[1], row[0] is None, str(row[0])))
+    return tuple(Share(value, int(n)) for value, n in ordered)
+
+
+def share_text(held: Iterable[Share]) -> str:
+    """``run-a 30, run-b 30, (none) 4``."""
+    return ", ".join(f"{s.id if s.id is not None else '(none)'} {s.trials}" for s in held)
+
+
+_HINTS = {
+    "mixed_runs": ("runs (assay.run.id)", "select one with --run-id ID"),
+    "mixed_versions": (
+        "agent versions (assay.agent.version)",
+        "select one with --current-version V, or compare two with --baseline-version",
+    ),
+}
+
+
+def mixed_finding(kind: str, per_test: Mapping[str, tuple[Share, ...]]) -> list[Finding]:
+    """The ``mixed_runs`` or ``mixed_versions`` warning for the tests that hold several.
+
+    Args:
+        kind: ``mixed_runs`` or ``mixed_versions``.
+        per_test: Test id → its shares (runs, or agent versions).
+    """
+    what, hint = _HINTS[kind]
+    mixed = [(name, held) for name, held in per_test.items() if len(held) > 1]
+    if not mixed:
+        return []
+    listed = "; ".join(f"{name}: {share_text(held)}" for name, held in mixed[:_SHOWN])
+    if len(mixed) > _SHOWN:
+        listed += f"; and {len(mixed) - _SHOWN} more"
+    ids = sorted({str(s.id) for _, held in mixed for s in held if s.id is not None})
+    return [
+        Finding(
+            kind,
+            f"{len(mixed)} test{'s' if len(mixed) != 1 else ''} pool trials of several {what} "
+            f"into one pass rate ({listed}): {hint}",
+            count=len(mixed),
+            examples=tuple(ids[:3]),
+            tests=tuple(name for name, _ in mixed),
+        )
+    ]
+
+
+class _Sourced(Protocol):
+    @property
+    def test_id(self) -> str: ...
+    @property
+    def runs(self) -> tuple[Share, ...]: ...
+    @property
+    def agent_versions(self) -> tuple[Share, ...]: ...
+
+
+def mixed_findings(tests: Iterable[_Sourced]) -> list[Finding]:
+    """Both warnings (runs, then agent versions) for a set of test results."""
+    held = list(tests)
+    return [
+        *mixed_finding("mixed_runs", {t.test_id: t.runs for t in held}),
+        *mixed_finding("mixed_versions", {t.test_id: t.agent_versions for t in held}),
+    ]

@@ -1,0 +1,101 @@
+"""Mixed sets are said out loud: trials per run and per agent version; --run-id selects one."""
+
+from __future__ import annotations
+
+import json
+
+from assay import conventions as c
+from assay.cli import run
+
+
+def _trials(tracer, run_id: str, n: int, *, passed: int, version: str | None = None) -> None:
+    for i in range(n):
+        attributes: dict[str, object] = {
+            c.TEST_ID: "refund-policy",
+            c.RUN_ID: run_id,
+            c.TRIAL_INDEX: i,
+            c.TRIAL_OUTCOME: "pass" if i < passed else "fail",
+        }
+        if version is not None:
+            attributes[c.AGENT_VERSION] = version
+        with tracer.start_as_current_span("trial", attributes=attributes):
+            pass
+
+
+def _json(capsys, *args: str) -> dict:
+    run([*args, "--format", "json", "--inconclusive-ok"])
+    return json.loads(capsys.readouterr().out)
+
+
+def _kinds(document: dict) -> dict[str, dict]:
+    return {f["kind"]: f for f in document["data_quality"]["findings"]}
+
+
+def test_two_runs_in_one_folder_are_named_and_one_can_be_chosen(
+    parquet_sink, tracer, capsys
+) -> None:
+    _trials(tracer, "run-a", 30, passed=30)
+    _trials(tracer, "run-b", 20, passed=5)
+    path = str(parquet_sink.flush())
+    document = _json(capsys, "analyze", path)
+    (test,) = document["tests"]
+    assert test["runs"] == [{"id": "run-a", "trials": 30}, {"id": "run-b", "trials": 20}]
+    mixed = _kinds(document)["mixed_runs"]
+    assert mixed["severity"] == "warning" and mixed["tests"] == ["refund-policy"]
+    assert "refund-policy: run-a 30, run-b 20" in mixed["message"]
+    assert "--run-id" in mixed["message"]
+    chosen = _json(capsys, "analyze", path, "--run-id", "run-b")
+    assert (chosen["tests"][0]["passed"], chosen["tests"][0]["n"]) == (5, 20)
+    assert "mixed_runs" not in _kinds(chosen)
+    run(["analyze", path])
+    console = " ".join(capsys.readouterr().out.split())
+    assert "trials from 2 runs: run-a 30, run-b 20" in console
+    assert "pool trials of several runs" in console
+
+
+def test_an_unknown_run_is_one_line_and_exit_2(parquet_sink, tracer, capsys) -> None:
+    _trials(tracer, "run-a", 3, passed=3)
+    path = str(parquet_sink.flush())
+    assert run(["analyze", path, "--run-id", "nope"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0
+    assert "--run-id nope" in err and "run-a" in err
+
+
+def test_mixed_agent_versions_are_named(parquet_sink, tracer, capsys) -> None:
+    _trials(tracer, "run-a", 10, passed=10, version="v1")
+    _trials(tracer, "run-a", 4, passed=4, version="v2")
+    document = _json(capsys, "analyze", str(parquet_sink.flush()))
+    assert document["tests"][0]["agent_versions"] == [
+        {"id": "v1", "trials": 10},
+        {"id": "v2", "trials": 4},
+    ]
+    assert "refund-policy: v1 10, v2 4" in _kinds(document)["mixed_versions"]["message"]
+
+
+def test_compare_selects_a_run_on_each_side(switch_sink, tracer, capsys) -> None:
+    base = switch_sink("base")
+    _trials(tracer, "old", 30, passed=30)
+    _trials(tracer, "older", 30, passed=0)
+    base_path = str(base.flush())
+    current = switch_sink("current")
+    _trials(tracer, "new", 30, passed=29)
+    _trials(tracer, "newer", 30, passed=0)
+    current_path = str(current.flush())
+    document = _json(
+        capsys,
+        "compare",
+        base_path,
+        current_path,
+        "--run-id",
+        "new",
+        "--baseline-run-id",
+        "old",
+    )
+    (test,) = document["tests"]
+    regression = test["regression"]
+    assert (regression["baseline_passed"], regression["baseline_n"]) == (30, 30)
+    assert (regression["current_passed"], regression["current_n"]) == (29, 30)
+    assert "mixed_runs" not in _kinds(document)
+    assert run(["compare", base_path, current_path, "--baseline-run-id", "x"]) == 2
+    assert "--baseline-run-id x" in capsys.readouterr().err
