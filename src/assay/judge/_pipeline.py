@@ -18,6 +18,7 @@ from dataclasses import replace
 import polars as pl
 
 from assay.analysis import columns as tc
+from assay.analysis import work_unknown
 from assay.judge import _reasons as why
 from assay.judge._behaviour import test_behaviours
 from assay.judge._behaviour_result import BehaviourResult
@@ -114,7 +115,8 @@ def judge(
             judge_test(
                 name, frame, judgement, options, sequential=sequential, notes=resolved.notes
             ),
-            cost=cost_summary(frame, options.prices),
+            # Unknown work would price as $0: no cost is better than a wrong one.
+            cost=None if work_unknown(frame) else cost_summary(frame, options.prices),
         )
     notes = _suite_notes(options, tuple(results.values()))
     if baseline is not None:
@@ -250,6 +252,7 @@ def judge_test(
         tool_errors=figures.tool_errors,
         runs=shares(trials, tc.RUN_ID),
         agent_versions=shares(trials, tc.AGENT_VERSION),
+        work_unknown=figures.work_unknown,
     )
 
 

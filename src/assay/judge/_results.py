@@ -44,8 +44,8 @@ class TestResult:
     """Required pass rate."""
     verdict: Verdict
     """PASS, FAIL or INCONCLUSIVE."""
-    usage: Usage
-    """LLM usage over the test's trials."""
+    usage: Usage | None
+    """LLM usage over the test's trials; None when their work is unknown (``work_unknown``)."""
     duration_s: DurationSummary
     """Trial durations."""
     verdict_reason: str = ""
@@ -96,6 +96,9 @@ class TestResult:
     """Trials per ``assay.run.id``, most first (several: the pass rate pools runs)."""
     agent_versions: tuple[Share, ...] = ()
     """Trials per ``assay.agent.version``, most first."""
+    work_unknown: int = 0
+    """Trials whose traces hold work-like spans no convention claims: their tool and LLM
+    figures (tool paths, calls, tokens, cost, tool errors) are unknown, and left None."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -198,7 +198,7 @@ def _details(test: TestResult, scores: Mapping[str, list[float]], bar: bool) -> 
             line.append(spark, style="cyan")
             line.append(f" {tx.num(max(values))}", style="dim")
         rows.append(("score", line))
-    tools = tx.tool_consistency_text(test.tool_consistency)
+    tools = tx.work_unknown_text(test) or tx.tool_consistency_text(test.tool_consistency)
     if tools:
         rows.append(("tools", tools))
     headline = tx.flakiness_headline(test.flakiness)

@@ -87,6 +87,7 @@ def test_to_dict(test: TestResult) -> dict[str, Any]:
         "tool_errors": _plain(test.tool_errors),
         "runs": _plain(test.runs),
         "agent_versions": _plain(test.agent_versions),
+        "work_unknown": test.work_unknown,
     }
 
 

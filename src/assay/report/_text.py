@@ -223,6 +223,17 @@ def tool_errors_text(test: TestResult) -> str | None:
     return text
 
 
+def work_unknown_text(test: TestResult) -> str | None:
+    """Why the tool and LLM figures are unknown, in words; None when they are known."""
+    if not test.work_unknown:
+        return None
+    return (
+        f"unknown: {test.work_unknown} of {test.trials} trials hold spans that look like tool "
+        "or LLM calls in a convention assay does not read (see the unclaimed_work warning), so "
+        "tool paths, calls, tokens, cost and tool errors are not reported"
+    )
+
+
 def source_lines(test: TestResult) -> list[str]:
     """``trials from 2 runs: run-a 30, run-b 30`` (and agent versions), when several."""
     lines = []
@@ -246,7 +257,7 @@ def figure_lines(test: TestResult, *, label: Callable[[str], str] = score_label)
             lines.append(text)
     for name, summary in test.scores.items():
         lines.append(f"{label(name)}: {score_text(summary)}")
-    tools = tool_consistency_text(test.tool_consistency)
+    tools = work_unknown_text(test) or tool_consistency_text(test.tool_consistency)
     if tools:
         lines.append(f"tools: {tools}")
     spent = cost_text(test.cost)
