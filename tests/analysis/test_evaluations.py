@@ -171,3 +171,39 @@ def test_describe_lists_evaluations_with_labels(parquet_sink, tracer, capsys) ->
     assert "5  correctness (evaluation, in 5 traces; labels pass 3, fail 2)" in (
         capsys.readouterr().out
     )
+
+
+def test_evaluation_log_records_are_named_too(parquet_sink, tracer, capsys, tmp_path) -> None:
+    """Evaluations sent as OTLP log records (joined to their span on import) count the same."""
+    records = []
+    for i in range(6):
+        with tracer.start_as_current_span(
+            "invoke_agent", attributes={c.GENAI_OPERATION: "invoke_agent", AGENT: "support"}
+        ) as span:
+            context = span.get_span_context()
+        label = "fail" if i < 2 else "pass"
+        records.append(
+            {
+                "timeUnixNano": str(1_700_000_000_000_000_000 + i),
+                "eventName": c.EVALUATION_EVENT,
+                "traceId": format(context.trace_id, "032x"),
+                "spanId": format(context.span_id, "016x"),
+                "attributes": [
+                    {"key": c.EVALUATION_NAME, "value": {"stringValue": "correctness"}},
+                    {"key": c.EVALUATION_LABEL, "value": {"stringValue": label}},
+                ],
+            }
+        )
+    request = {"resourceLogs": [{"resource": {}, "scopeLogs": [{"logRecords": records}]}]}
+    logs = tmp_path / "logs.jsonl"
+    logs.write_text(json.dumps(request) + "\n")
+    evaluations = tmp_path / "evaluations"
+    assert run(["import", str(logs), "--out", str(evaluations)]) == 0
+    capsys.readouterr()
+    paths = (str(parquet_sink.flush()), str(evaluations))
+    run(["analyze", *paths, "--test-attribute", AGENT, "--format", "json", "--inconclusive-ok"])
+    (finding,) = _unused(json.loads(capsys.readouterr().out))
+    assert "correctness in 6 trials (labels pass 4, fail 2)" in finding["message"]
+    flag = _suggested(finding["message"])
+    run(["analyze", *paths, "--test-attribute", AGENT, "--format", "json", *flag])
+    assert json.loads(capsys.readouterr().out)["tests"][0]["passed"] == 4

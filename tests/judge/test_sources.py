@@ -99,3 +99,17 @@ def test_compare_selects_a_run_on_each_side(switch_sink, tracer, capsys) -> None
     assert "mixed_runs" not in _kinds(document)
     assert run(["compare", base_path, current_path, "--baseline-run-id", "x"]) == 2
     assert "--baseline-run-id x" in capsys.readouterr().err
+
+
+def test_every_report_gives_the_trials_of_each_run(parquet_sink, tracer, capsys, tmp_path) -> None:
+    _trials(tracer, "run-a", 30, passed=30)
+    _trials(tracer, "run-b", 20, passed=5)
+    path = str(parquet_sink.flush())
+    junit, markdown, html = tmp_path / "r.xml", tmp_path / "r.md", tmp_path / "r.html"
+    formats = (f"junit:{junit}", f"markdown:{markdown}", f"html:{html}")
+    run(["analyze", path, "-q", *(a for f in formats for a in ("--format", f))])
+    for report in (junit, markdown, html):
+        assert "trials from 2 runs: run-a 30, run-b 20" in report.read_text(), report
+    single = tmp_path / "one.html"
+    assert run(["report", path, "--run-id", "run-a", "-o", str(single)]) == 0
+    assert "30/30" in single.read_text() and "trials from 2 runs" not in single.read_text()
