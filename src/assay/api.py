@@ -17,6 +17,7 @@ from assay.judge import (
     AnalyzeOptions,
     Judgement,
     OptionValue,
+    by_test,
     judge,
     mixed_findings,
     price_table,
@@ -132,7 +133,12 @@ def _analysis(
         options={**_as_dict(options), **(extra_options or {})},
         skipped_files=tuple(skipped),
         notes=tuple(notes),
-        data_quality=_quality(trace_set, *also_read).merged(findings, mixed_findings(tests)),
+        data_quality=_quality(trace_set, *also_read).merged(
+            findings,
+            mixed_findings(
+                tests, by_test(baseline_trials) if baseline_trials is not None else None
+            ),
+        ),
     )
     return Analysis(trials, _tests_table(result), result, trace_set, baseline_trials)
 

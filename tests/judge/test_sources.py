@@ -50,7 +50,7 @@ def test_two_runs_in_one_folder_are_named_and_one_can_be_chosen(
     run(["analyze", path])
     console = " ".join(capsys.readouterr().out.split())
     assert "trials from 2 runs: run-a 30, run-b 20" in console
-    assert "pool trials of several runs" in console
+    assert "1 test pools trials of several runs" in console
 
 
 def test_an_unknown_run_is_one_line_and_exit_2(parquet_sink, tracer, capsys) -> None:
@@ -113,3 +113,16 @@ def test_every_report_gives_the_trials_of_each_run(parquet_sink, tracer, capsys,
     single = tmp_path / "one.html"
     assert run(["report", path, "--run-id", "run-a", "-o", str(single)]) == 0
     assert "30/30" in single.read_text() and "trials from 2 runs" not in single.read_text()
+
+
+def test_a_mixed_baseline_is_named_too(switch_sink, tracer, capsys) -> None:
+    base = switch_sink("base")
+    _trials(tracer, "old", 10, passed=10)
+    _trials(tracer, "older", 10, passed=10)
+    base_path = str(base.flush())
+    current = switch_sink("current")
+    _trials(tracer, "new", 10, passed=10)
+    document = _json(capsys, "compare", base_path, str(current.flush()))
+    message = _kinds(document)["mixed_runs"]["message"]
+    assert message.startswith("in the baseline, 1 test pools trials")
+    assert "refund-policy: old 10, older 10" in message and "--baseline-run-id" in message

@@ -31,7 +31,7 @@ from assay.judge._cost import CostSummary, price_table, prices_label
 from assay.judge._figures import DurationSummary, Usage
 from assay.judge._gate import FailOn, gate_failures, parse_fail_on
 from assay.judge._options import AnalyzeOptions, ErrorsPolicy, check_choice, check_range, parse_ks
-from assay.judge._pipeline import judge
+from assay.judge._pipeline import by_test, judge
 from assay.judge._reasons import ci_text, pct, rate_text
 from assay.judge._recorded import Judgement, read_judgements
 from assay.judge._regression import (
@@ -83,6 +83,7 @@ __all__ = [
     "adjust_regressions",
     "behaviour_diff",
     "behaviour_diffs",
+    "by_test",
     "check_choice",
     "mixed_findings",
     "share_text",

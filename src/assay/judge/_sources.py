@@ -15,6 +15,7 @@ from typing import Protocol
 
 import polars as pl
 
+from assay.analysis import columns as tc
 from assay.quality import Finding
 
 __all__ = ["Share", "mixed_finding", "mixed_findings", "share_text", "shares"]
@@ -53,14 +54,19 @@ _HINTS = {
 }
 
 
-def mixed_finding(kind: str, per_test: Mapping[str, tuple[Share, ...]]) -> list[Finding]:
+def mixed_finding(
+    kind: str, per_test: Mapping[str, tuple[Share, ...]], *, baseline: bool = False
+) -> list[Finding]:
     """The ``mixed_runs`` or ``mixed_versions`` warning for the tests that hold several.
 
     Args:
         kind: ``mixed_runs`` or ``mixed_versions``.
         per_test: Test id → its shares (runs, or agent versions).
+        baseline: The shares are the baseline's (the message says so; ``--baseline-run-id``).
     """
     what, hint = _HINTS[kind]
+    if baseline:
+        hint = "select one with --baseline-run-id ID" if kind == "mixed_runs" else hint
     mixed = [(name, held) for name, held in per_test.items() if len(held) > 1]
     if not mixed:
         return []
@@ -71,7 +77,8 @@ def mixed_finding(kind: str, per_test: Mapping[str, tuple[Share, ...]]) -> list[
     return [
         Finding(
             kind,
-            f"{len(mixed)} test{'s' if len(mixed) != 1 else ''} pool trials of several {what} "
+            f"{'in the baseline, ' if baseline else ''}{len(mixed)} "
+            f"{'test pools' if len(mixed) == 1 else 'tests pool'} trials of several {what} "
             f"into one pass rate ({listed}): {hint}",
             count=len(mixed),
             examples=tuple(ids[:3]),
@@ -89,10 +96,21 @@ class _Sourced(Protocol):
     def agent_versions(self) -> tuple[Share, ...]: ...
 
 
-def mixed_findings(tests: Iterable[_Sourced]) -> list[Finding]:
-    """Both warnings (runs, then agent versions) for a set of test results."""
+def mixed_findings(
+    tests: Iterable[_Sourced], baseline: Mapping[str, pl.DataFrame] | None = None
+) -> list[Finding]:
+    """Both warnings (runs, then agent versions) for a set of results, and for the baseline.
+
+    Args:
+        tests: The test results (their ``runs`` and ``agent_versions``).
+        baseline: The baseline's trials per test, when comparing.
+    """
     held = list(tests)
-    return [
+    found = [
         *mixed_finding("mixed_runs", {t.test_id: t.runs for t in held}),
         *mixed_finding("mixed_versions", {t.test_id: t.agent_versions for t in held}),
     ]
+    for kind, column in (("mixed_runs", tc.RUN_ID), ("mixed_versions", tc.AGENT_VERSION)):
+        per_test = {name: shares(frame, column) for name, frame in (baseline or {}).items()}
+        found += mixed_finding(kind, per_test, baseline=True)
+    return found
