@@ -73,15 +73,24 @@ def test_mixed_agent_versions_are_named(parquet_sink, tracer, capsys) -> None:
     assert "refund-policy: v1 10, v2 4" in _kinds(document)["mixed_versions"]["message"]
 
 
+def _sets(switch_sink, tracer, **sides: dict[str, tuple[int, int]]) -> list[str]:
+    """One folder per side (``base``, ``current``), each holding runs of (trials, passed)."""
+    paths = []
+    for side, runs in sides.items():
+        sink = switch_sink(side)
+        for run_id, (n, passed) in runs.items():
+            _trials(tracer, run_id, n, passed=passed)
+        paths.append(str(sink.flush()))
+    return paths
+
+
 def test_compare_selects_a_run_on_each_side(switch_sink, tracer, capsys) -> None:
-    base = switch_sink("base")
-    _trials(tracer, "old", 30, passed=30)
-    _trials(tracer, "older", 30, passed=0)
-    base_path = str(base.flush())
-    current = switch_sink("current")
-    _trials(tracer, "new", 30, passed=29)
-    _trials(tracer, "newer", 30, passed=0)
-    current_path = str(current.flush())
+    base_path, current_path = _sets(
+        switch_sink,
+        tracer,
+        base={"old": (30, 30), "older": (30, 0)},
+        current={"new": (30, 29), "newer": (30, 0)},
+    )
     document = _json(
         capsys,
         "compare",
@@ -116,13 +125,10 @@ def test_every_report_gives_the_trials_of_each_run(parquet_sink, tracer, capsys,
 
 
 def test_a_mixed_baseline_is_named_too(switch_sink, tracer, capsys) -> None:
-    base = switch_sink("base")
-    _trials(tracer, "old", 10, passed=10)
-    _trials(tracer, "older", 10, passed=10)
-    base_path = str(base.flush())
-    current = switch_sink("current")
-    _trials(tracer, "new", 10, passed=10)
-    document = _json(capsys, "compare", base_path, str(current.flush()))
+    paths = _sets(
+        switch_sink, tracer, base={"old": (10, 10), "older": (10, 10)}, current={"new": (10, 10)}
+    )
+    document = _json(capsys, "compare", *paths)
     message = _kinds(document)["mixed_runs"]["message"]
     assert message.startswith("in the baseline, 1 test pools trials")
     assert "refund-policy: old 10, older 10" in message and "--baseline-run-id" in message
