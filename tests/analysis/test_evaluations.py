@@ -84,9 +84,13 @@ def test_every_report_shows_it(parquet_sink, tracer, capsys, tmp_path) -> None:
             f"markdown:{markdown}",
             "--format",
             f"html:{html}",
+            "--format",
+            "github",
         ]
     )
-    console = " ".join(capsys.readouterr().out.split())
+    out = capsys.readouterr().out
+    assert "::warning title=assay data quality%3A unused_evaluations::" in out
+    console = " ".join(out.split())
     said = "carry evaluations that no rule reads"
     assert said in console
     errs = [e.text or "" for e in ET.parse(junit).getroot().iter("system-err")]
