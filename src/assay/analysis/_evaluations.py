@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from assay import conventions as c
 from assay.analysis import _columns as tc
 from assay.analysis._events import explode_events
 from assay.analysis._passwhen import PassRule
@@ -211,7 +212,10 @@ class EvaluationSeen:
 
 def evaluations_seen(spans: pl.LazyFrame) -> tuple[EvaluationSeen, ...]:
     """Every evaluation, score and check name of a trace set, most records first."""
-    evented = spans.filter(pl.col("events").list.len() > 0).select("trace_id", "span_id", "events")
+    wanted = [c.SCORE_EVENT, c.CHECK_EVENT, c.EVALUATION_EVENT]
+    # Only spans holding such an event are collected (exception events may be everywhere).
+    holds = pl.col("events").list.eval(pl.element().struct.field("name").is_in(wanted)).list.any()
+    evented = spans.filter(holds).select("trace_id", "span_id", "events")
     records = explode_events(evented.collect())
     if records.height == 0:
         return ()
