@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -10,6 +11,8 @@ import pytest
 
 import assay
 import assay.instrument as ai
+from assay._cli._emit import RENDERERS
+from assay.choices import OutputFormat
 from assay.cli import run
 
 
@@ -47,27 +50,80 @@ def test_threshold_and_confidence_flags(parquet_sink) -> None:
     assert run(["analyze", path, "--threshold", "0.9"]) == 3
 
 
+#: The flags shared across commands, and which command takes each: one spelling, one meaning.
+SHARED_FLAGS = {"--format", "--errors", "--inconclusive-ok", "--quiet", "--delta", "--alpha"}
+TAKES = {
+    "analyze": SHARED_FLAGS,
+    "compare": SHARED_FLAGS,
+    "run": SHARED_FLAGS,
+    "report": {"--errors", "--inconclusive-ok", "--delta"},  # HTML only, to --output
+    "plan": {"--format", "--delta", "--alpha"},
+}
+
+
 def test_one_vocabulary_across_commands(parquet_sink, capsys) -> None:
+    import typer.main
+
+    from assay.cli import app
+
     _record({"t": (29, 30)})
     path = str(parquet_sink.flush())
     assert run(["analyze", path, "--pass-rate", "0.9"]) == 3  # --pass-rate is --threshold
     capsys.readouterr()
-    for command in ("analyze", "compare", "report", "run", "plan"):
+    commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+    for command, expected in TAKES.items():
+        options = [param.opts for param in commands[command].params]
+        assert ["--threshold", "--pass-rate"] in options, command  # one option, two names
+        flags = {flag for opts in options for flag in opts}
+        assert flags & SHARED_FLAGS == expected, command
         assert run([command, "--help"]) == 0
-        text = " ".join(capsys.readouterr().out.split())
-        assert "--threshold, --pass-rate" in text, command
-        if command != "plan":
-            for flag in ("--format", "--errors", "--inconclusive-ok"):
-                assert flag in text or command == "report", (command, flag)
-        if command in ("analyze", "compare", "run"):
-            assert "--quiet" in text and "--delta" in text and "--alpha" in text, command
+        shown = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", capsys.readouterr().out))
+        assert expected | {"--threshold", "--pass-rate"} <= shown, command
+
+
+def test_every_output_format_has_one_renderer() -> None:
+    assert set(RENDERERS) == set(OutputFormat)
+
+
+def _table(text: str) -> list[list[str]]:
+    """The cells of each row of the console's verdict table, header first."""
+    lines = text.splitlines()
+    top = next(i for i, line in enumerate(lines) if line.startswith("┏"))
+    bottom = next(i for i, line in enumerate(lines) if line.startswith("└"))
+    return [
+        [cell.strip() for cell in line.strip()[1:-1].split(line[0])]
+        for line in lines[top:bottom]
+        if line.startswith(("┃", "│"))
+    ]
 
 
 def test_console_table(mixed: Path, capsys) -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
     assert run(["analyze", str(mixed)]) == 1
     out = capsys.readouterr().out
-    for expected in ("good", "PASS", "bad", "FAIL", "border", "INCONCLUSIVE", "28/30"):
-        assert expected in out
+    header, *rows = _table(out)
+    assert header == [
+        "test",
+        "verdict",
+        "rate (passed/n)",
+        "95% CI",
+        "against the threshold",
+        "errors",
+    ]
+
+    def row(test: str, verdict: str, passed: int, n: int) -> list[str]:
+        low, high = proportion_confint(passed, n, alpha=0.05, method="wilson")
+        return [test, verdict, f"{passed / n:.1%} ({passed}/{n})", f"[{low:.1%}, {high:.1%}]"]
+
+    # FAIL first, then INCONCLUSIVE, then PASS; the bar column is drawn, errors are 0.
+    assert [r[:4] for r in rows] == [
+        row("bad", "FAIL", 15, 30),
+        row("border", "INCONCLUSIVE", 28, 30),
+        row("good", "PASS", 30, 30),
+    ]
+    assert [r[5] for r in rows] == ["0", "0", "0"]
+    assert "│ 3 tests: 1 PASS · 1 FAIL · 1 INCONCLUSIVE" in out
 
 
 def test_json_output_is_the_python_api_document(mixed: Path, capsys, tmp_path: Path) -> None:
@@ -105,6 +161,31 @@ def test_json_output_is_the_python_api_document(mixed: Path, capsys, tmp_path: P
     assert out_file.read_text() == printed
 
 
+def test_diagnostics_go_to_stderr_and_stdout_holds_only_the_report(
+    traces: Path, tmp_path: Path, capsys
+) -> None:
+    analysis = assay.analyze(traces)
+    messages = [finding.message for finding in analysis.result.data_quality.warnings]
+    assert any(m.startswith("no price for model(s) ") for m in messages)  # the example's models
+    warnings = [f"assay: warning: {m}" for m in messages]
+    # A JSON document on stdout is the document alone; the warnings are on stderr.
+    assert run(["analyze", str(traces), "--format", "json"]) == 1
+    out, err = capsys.readouterr()
+    assert out == analysis.to_json() and err.splitlines() == warnings
+    # The console report on stdout: the report alone, from its title to its summary box.
+    assert run(["analyze", str(traces)]) == 1
+    out, err = capsys.readouterr()
+    assert out.startswith("assay verdicts") and out.rstrip().endswith("╯")
+    assert not any(m in out for m in messages) and "warning:" not in out
+    assert err.splitlines() == warnings
+    # A console report written to a file is a complete record: the warnings stay in it.
+    assert run(["analyze", str(traces), "--format", f"console:{tmp_path / 'c.txt'}"]) == 1
+    assert all(
+        f"warning: {m}" in " ".join((tmp_path / "c.txt").read_text().split()) for m in messages
+    )
+    assert capsys.readouterr() == ("", "\n".join(warnings) + "\n")
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -113,6 +194,11 @@ def test_json_output_is_the_python_api_document(mixed: Path, capsys, tmp_path: P
         (["analyze", "{tmp}/junk.parquet"], "junk.parquet: not a readable Parquet file"),
         (["analyze", "{traces}", "--format", "xml"], "Invalid value for '--format'"),
         (["analyze", "{traces}", "--threshold", "1.5"], "--threshold must lie in [0, 1]"),
+        (
+            ["analyze", "{traces}", "--k", "1,x"],
+            "error: --k must be whole numbers separated by commas (got '1,x')",
+        ),
+        (["compare", "{traces}", "{traces}", "--k", "0"], "error: --k needs whole numbers ≥ 1"),
         (["analyze", "{traces}", "--confidence", "abc"], "Invalid value for '--confidence'"),
     ],
 )

@@ -1,4 +1,4 @@
-"""The choices of the statistics, each one enum defined once.
+"""The choices of the statistics and of the renderings, each one enum defined once.
 
 The command line offers exactly these values (typer reads the enums), the options dataclasses
 hold them, and the statistics check them; a StrEnum member is also its plain string, so
@@ -13,9 +13,11 @@ __all__ = [
     "Adjustment",
     "ErrorPolicy",
     "IntervalMethod",
+    "OutputFormat",
     "RegressionTest",
     "ScoreInterval",
     "SequentialMethod",
+    "SummaryFormat",
 ]
 
 
@@ -66,3 +68,22 @@ class ErrorPolicy(StrEnum):
     """As failures."""
     EXCLUDE = "exclude"
     """Left out of n (always reported)."""
+
+
+class OutputFormat(StrEnum):
+    """Renderings of an analysis: ``--format`` of ``analyze``, ``compare`` and ``run``."""
+
+    CONSOLE = "console"
+    JSON = "json"
+    JUNIT = "junit"
+    MARKDOWN = "markdown"
+    GITHUB = "github"
+    """GitHub's workflow annotations."""
+    HTML = "html"
+
+
+class SummaryFormat(StrEnum):
+    """Formats of ``assay plan`` and ``assay describe``: text for people, or a JSON document."""
+
+    CONSOLE = OutputFormat.CONSOLE.value
+    JSON = OutputFormat.JSON.value

@@ -18,6 +18,7 @@ import logging
 import os
 import re
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 ASSAY = str(Path(sys.executable).parent / "assay")
 #: What ``assay collect`` logs once it listens: the ports it bound.
 _LISTENING = {
-    "http": re.compile(r"OTLP/HTTP listening on http://[^\s:]+:(\d+)"),
+    "http": re.compile(r"OTLP/HTTP listening on https?://[^\s:]+:(\d+)"),
     "grpc": re.compile(r"OTLP/gRPC listening on [^\s:]+:(\d+)"),
 }
 _READY = "writing spans to "
@@ -49,14 +50,19 @@ class _Collector:
     args: list[str]
     http_port: int = 0
     grpc_port: int = 0
+    tls: ssl.SSLContext | None = None
+    """How a client reaches a collector serving TLS (``--tls-cert``); None: plain HTTP."""
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.http_port}"
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.http_port}"
 
     def health(self) -> dict[str, int | str]:
         try:
-            with urllib.request.urlopen(self.url + "/health", timeout=5) as response:
+            with urllib.request.urlopen(
+                self.url + "/health", timeout=5, context=self.tls
+            ) as response:
                 document: dict[str, int | str] = json.loads(response.read())
         except urllib.error.HTTPError as exc:  # 503 while not ok
             document = json.loads(exc.read())
@@ -172,10 +178,7 @@ def parse_collect(argv: list[str]) -> CollectorConfig:
     from assay.cli import run
 
     made: list[CollectorConfig] = []
-    with (
-        mock.patch("assay.collect.run_collector", lambda config: made.append(config)),
-        mock.patch("logging.basicConfig"),
-    ):
+    with mock.patch("assay.collect.run_collector", lambda config: made.append(config)):
         code = run(argv)
     assert code == 0 and len(made) == 1, f"assay {' '.join(argv)} exited {code}"
     return made[0]

@@ -1,4 +1,4 @@
-"""Binding an address other machines can reach, without a token, is said loudly."""
+"""Binding an address other machines can reach, without a token or without TLS, is said loudly."""
 
 from __future__ import annotations
 
@@ -8,26 +8,34 @@ import pytest
 
 from assay.collect import CollectorConfig
 
+TLS = {"tls_cert": Path("cert.pem"), "tls_key": Path("key.pem")}
+MTLS = {**TLS, "tls_client_ca": Path("ca.pem")}
+
 
 @pytest.mark.parametrize(
-    ("host", "token", "warned"),
+    ("host", "token", "tls", "warned"),
     [
-        ("0.0.0.0", None, True),
-        ("::", None, True),
-        ("192.168.1.20", None, True),
-        ("collector.internal", None, True),
-        ("0.0.0.0", "s3cret", False),
-        ("127.0.0.1", None, False),
-        ("127.0.0.2", None, False),
-        ("::1", None, False),
-        ("localhost", None, False),
+        ("0.0.0.0", None, {}, "WITHOUT A TOKEN"),
+        ("::", None, {}, "WITHOUT A TOKEN"),
+        ("192.168.1.20", None, {}, "WITHOUT A TOKEN"),
+        ("collector.internal", None, {}, "WITHOUT A TOKEN"),
+        ("0.0.0.0", None, TLS, "WITHOUT A TOKEN"),  # TLS hides the spans, lets anyone send
+        ("0.0.0.0", "s3cret", {}, "WITHOUT TLS"),  # the token in clear text on the network
+        ("0.0.0.0", "s3cret", TLS, None),
+        ("0.0.0.0", None, MTLS, None),  # a client certificate proves the sender
+        ("127.0.0.1", None, {}, None),
+        ("127.0.0.2", None, {}, None),
+        ("::1", None, {}, None),
+        ("localhost", "s3cret", {}, None),
     ],
 )
-def test_an_open_address_without_a_token_is_warned_about(
-    tmp_path: Path, host: str, token: str | None, warned: bool
+def test_an_open_address_without_a_token_or_tls_is_warned_about(
+    tmp_path: Path, host: str, token: str | None, tls: dict[str, Path], warned: str | None
 ) -> None:
     # Only the configuration is built: tests bind 127.0.0.1 alone.
-    warning = CollectorConfig(out=tmp_path, host=host, token=token).exposure_warning()
-    assert (warning is not None) == warned
-    if warning is not None:
-        assert host in warning and "WITHOUT A TOKEN" in warning and "--token" in warning
+    warning = CollectorConfig(out=tmp_path, host=host, token=token, **tls).exposure_warning()
+    if warned is None:
+        assert warning is None
+    else:
+        assert warning is not None and host in warning and warned in warning
+        assert ("--token" if "TOKEN" in warned else "--tls-cert") in warning

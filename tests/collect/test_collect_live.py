@@ -14,6 +14,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 
 from assay.cli import run
+from assay.errors import InputError
 from assay.store import read_spans
 
 
@@ -46,6 +47,14 @@ def _send_trials(url: str, count: int) -> None:
     provider.shutdown()
 
 
+def _spans(out: Path) -> int:
+    """How many spans a reader of OUT sees now (0 while it holds no file)."""
+    try:
+        return read_spans(out).height
+    except InputError:
+        return 0
+
+
 def _analyzed(out: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object] | None:
     """``assay analyze OUT --format json``'s one test, or None while no file is visible."""
     code = run(["analyze", str(out), "--format", "json", "--inconclusive-ok"])
@@ -59,27 +68,32 @@ def _analyzed(out: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="the idle flush lands after 2-6 s here, not within 2 s: unfinished")
 def test_twelve_acknowledged_trials_are_visible_within_two_seconds(
-    tmp_path: Path, collector_factory: CollectorFactory, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    collector_factory: CollectorFactory,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # the real command with its default roll age (60 s): only the idle flush can show them
+    # The real command in its own process, with its default roll age (60 s) and its decode
+    # worker processes: only the idle flush can show the spans, and the first records arrive
+    # while the workers may still be starting (they once waited for them: 2-6 s).
     collector = collector_factory(tmp_path / "traces", [], process=True).start()
     out = collector.out
     assert _analyzed(out, capsys) is None
+    assert _spans(out) == 0
     _send_trials(collector.url, 12)
     acknowledged = time.monotonic()
-    seen = None
-    while time.monotonic() - acknowledged < 5:
-        seen = _analyzed(out, capsys)
-        if seen is not None and seen["n"] == 12:
+    # Polled with the reader `assay analyze` uses (its file listing and scan), not the whole
+    # analysis, whose own time (up to a second a call on a busy machine) is not the collector's.
+    while True:
+        visible = _spans(out)
+        elapsed = time.monotonic() - acknowledged
+        if visible >= 24 or elapsed > 5:
             break
-        time.sleep(0.05)
-    elapsed = time.monotonic() - acknowledged
+        time.sleep(0.02)
+    assert visible == 24, f"{visible} of 24 spans visible after {elapsed:.2f} s"
+    assert elapsed < 2.0, f"visible after {elapsed:.2f} s"
+    seen = _analyzed(out, capsys)
     assert seen is not None and seen["n"] == 12, seen
-    # The target is 2 s (an idle flush after 0.5 s); measured here 2.0-3.7 s under load, so the
-    # bound is loose until the remaining latency is found (the first file lands after ~2 s).
-    assert elapsed < 5.0, f"visible after {elapsed:.2f} s"
     assert seen["passed"] == 11
     # nothing is read twice: not now, not after the collector's later checkpoints and its stop
     time.sleep(1.0)

@@ -13,7 +13,7 @@ from assay.report._behaviour import (
     cost_to_dict,
 )
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "verdict"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "judge"))
 from test_behaviour_verdict import _pair  # noqa: E402
 
 
@@ -30,6 +30,8 @@ def test_behaviour_object_has_the_contract_fields_and_renders() -> None:
     assert any("typical trials: baseline b" in line for line in lines[1:])
     page = behaviour_html(result, "https://ui/trace/{trace_id}")
     assert "What changed: CHANGED" in page and 'href="https://ui/trace/b' in page
+    # The names the sentences quote in backticks are code on the page, not backticks.
+    assert "use <code>verify</code>" in page and "`" not in page
     assert behaviour_lines(None) == [] and behaviour_html(None) == ""
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sample_result import ESCAPED_ID, build_result, build_trials, build_variants
+from sample_result import ESCAPED_ID, build_result, build_trials, build_variants, check_golden
 
 from assay.judge import AnalysisResult
 from assay.report import render_html
@@ -27,6 +27,26 @@ def _full(result: AnalysisResult, **kwargs: object) -> str:
 def document() -> str:
     """The report of the hand-built result, rendered once for the module (~0.7 s)."""
     return _full(build_result())
+
+
+def _words(document: str) -> str:
+    """The document with each inline chart reduced to its name, a block element a line.
+
+    The golden file holds what the report says and how it is laid out, not matplotlib's
+    drawing, whose bytes change with its version (the charts are checked by the tests below);
+    the line breaks keep its diff readable.
+    """
+    words = re.sub(
+        r'<svg class="chart" data-chart="([a-z-]+)".*?</svg>',
+        r'<svg data-chart="\1"/>',
+        document,
+        flags=re.DOTALL,
+    )
+    return re.sub(r"(?=<(?:section|details|h[1-3]|p|ul|li|table|tr|div)\b)", "\n", words)
+
+
+def test_golden(document: str) -> None:
+    check_golden("report.html", _words(document))
 
 
 def test_self_contained(document: str) -> None:
@@ -192,3 +212,74 @@ def test_many_tests_render_in_seconds(result: AnalysisResult) -> None:
     assert document.count('<td><a href="#test-') == len(many.tests)
     assert f"The chart shows the {MAX_OVERVIEW_ROWS} most severe of {len(many.tests)}" in document
     assert f"the other {len(many.tests) - MAX_CHARTED_TESTS} sections" in document
+
+
+def test_quoted_names_are_code_and_escaped(result: AnalysisResult) -> None:
+    import dataclasses
+
+    noted = dataclasses.replace(
+        result.tests[2], notes=("calls to `<b>search</b>` rose; a lone ` stays",)
+    )
+    document = render_html(dataclasses.replace(result, tests=(noted,)))
+    assert "calls to <code>&lt;b&gt;search&lt;/b&gt;</code> rose; a lone ` stays" in document
+
+
+def test_a_stable_test_is_not_headed_flaky(result: AnalysisResult) -> None:
+    import dataclasses
+
+    from assay.stats import flakiness
+
+    greeting = result.tests[2]
+    steady = flakiness(np.ones(greeting.n, dtype=bool))
+    assert greeting.verdict.value == "PASS" and steady.category == "stable"
+    document = render_html(
+        dataclasses.replace(result, tests=(dataclasses.replace(greeting, flakiness=steady),))
+    )
+    assert "<h3>Flakiness: 0 (stable)</h3>" in document and "flaky" not in document
+
+
+def test_settings_leave_out_what_is_unset(result: AnalysisResult) -> None:
+    import dataclasses
+
+    def header(fail_on: tuple[str, ...]) -> str:
+        options = {**result.options, "fail_on": fail_on, "seed": None}
+        document = render_html(dataclasses.replace(result, options=options, tests=()))
+        return document[document.index('<p class="muted">') :].split("</p>")[0]
+
+    assert header(()).endswith("errors count") and "fail_on" not in header(())
+    given = header(("pass_rate<0.5",))
+    assert given.endswith("errors count, fail_on (&#x27;pass_rate&lt;0.5&#x27;,)")
+
+
+def test_production_trials_are_named_by_their_trace(parquet_sink, tracer) -> None:
+    """Traces with no trial index: the trials list and table name each by its trace id."""
+    from opentelemetry import context
+    from opentelemetry.trace import Status, StatusCode
+
+    import assay
+    from assay.analysis import columns as tc
+    from assay.analysis import tool_variants
+    from assay.conventions import GENAI_AGENT_NAME
+
+    for i in range(6):
+        with tracer.start_as_current_span(
+            "invoke_agent", context=context.Context(), attributes={GENAI_AGENT_NAME: "triage"}
+        ) as span:
+            if i == 0:
+                span.set_status(Status(StatusCode.ERROR, "upstream timeout"))
+    analysis = assay.analyze(
+        parquet_sink.flush(), assay.AnalyzeOptions(test_attribute=GENAI_AGENT_NAME)
+    )
+    trials = analysis.trials
+    assert trials[tc.TRIAL_INDEX].null_count() == len(trials) == 6
+    (errored,) = trials.filter(trials[tc.ERROR])[tc.TRACE_ID].to_list()
+    document = render_html(
+        analysis.result,
+        trials=trials.to_dicts(),
+        variants=tool_variants(trials).to_dicts(),
+    )
+    to_open = document[document.index("Trials to open") :].split("</ul>")[0]
+    assert f"<li><code>{errored}</code> () <b>error</b>; upstream timeout" in to_open
+    table = document[document.index("<summary>All 6 trials") :]
+    assert table.count("<td class=num>—</td>") == 6
+    assert "?" not in to_open + table and "trial ?" not in document

@@ -352,3 +352,30 @@ def test_dry_run_variants(
     assert code == 0
     for fragment in expected:
         assert fragment in out, out
+
+
+def test_run_warnings_go_to_stderr_and_stdout_holds_only_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("tests:\n  - {name: t, input: {tokens: 10}, variance: {runs: 3}}\n")
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("models:\n  model-b: {input: 1.0, output: 1.0}\n")  # no price for model-a
+    argv = [str(path), "--agent", "assay_test_agents:spends", "--prices", str(prices), "--fixed"]
+    # The run's own warning (a note of the result) and the analysis's (a data-quality finding).
+    ran = "no price for model(s) model-a: their cost counts as 0"
+    found = f"no price for model(s) model-a in {prices}: 3 trial(s) have no cost"
+    code, out, err = _run(capsys, *argv, "--out", str(tmp_path / "t1"), "--format", "json")
+    assert code == 3
+    document = json.loads(out)  # stdout is the document alone
+    assert ran in document["notes"]
+    assert [f["message"] for f in document["data_quality"]["findings"]] == [
+        f"{found} (give prices with --prices)"
+    ]
+    code, out, err = _run(capsys, *argv, "--out", str(tmp_path / "t2"))
+    assert code == 3
+    assert ran not in out and found not in out and "warning:" not in out
+    assert out.startswith("assay verdicts") and "3 trials of at most 3" in out
+    lines = err.splitlines()
+    assert f"assay: warning: {found} (give prices with --prices)" in lines
+    assert f"assay: warning: {ran}" in lines

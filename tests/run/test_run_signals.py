@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -91,3 +92,40 @@ def test_a_command_timeout_kills_its_grandchildren(tmp_path: Path) -> None:
         agent.invoke({}, timeout=1.0, seed=None)
     assert time.monotonic() - start < 10  # not held by the grandchild's open pipes
     assert _wait_dead([int((tmp_path / "pid").read_text())]) == []
+
+
+# Prints its answer and exits while a background child keeps its stdout open: a shell's
+# `tool &`, or (with setsid) a daemon of the user's that outlives the command.
+LEAVES_STDOUT_OPEN = textwrap.dedent(
+    """
+    import json, subprocess, sys
+    pid_file, own_session = sys.argv[1], sys.argv[2] == "daemon"
+    child = subprocess.Popen(["sleep", "300"], start_new_session=own_session)
+    open(pid_file, "w").write(str(child.pid))
+    print(json.dumps({"answer": json.load(sys.stdin)["question"]}), flush=True)
+    """
+)
+
+
+@pytest.mark.parametrize("child", ["background", "daemon"])
+def test_a_command_is_done_when_it_exits_not_when_its_stdout_closes(
+    tmp_path: Path, child: str
+) -> None:
+    script = tmp_path / "agent.py"
+    script.write_text(LEAVES_STDOUT_OPEN)
+    pid_file = tmp_path / "pid"
+    agent = CommandAgent((sys.executable, str(script), str(pid_file), child))
+    start = time.monotonic()
+    output = agent.invoke({"question": "q" * 200_000}, timeout=10.0, seed=None)
+    took = time.monotonic() - start
+    pid = int(pid_file.read_text())
+    try:
+        assert output == {"answer": "q" * 200_000}  # more than a pipe holds, both ways
+        assert took < 5, took  # once: "did not finish within 10 s", every trial
+        if child == "background":  # in the command's process group: ended with it
+            assert _wait_dead([pid]) == []
+        else:  # its own session, the user's daemon: neither waited for nor killed
+            assert alive(pid)
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)

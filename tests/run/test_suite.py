@@ -150,6 +150,21 @@ def test_bad_suites_get_one_precise_line(tmp_path: Path, text: str, fragments: l
         assert fragment in message, message
 
 
+@pytest.mark.parametrize(
+    ("text", "line", "key"),
+    [
+        ("test:\n  - {name: a, input: 1}\n", 1, "test"),
+        ("name: s\ntest:\n  - {name: a, input: 1}\n", 2, "test"),
+        ("name: s\ndefaults: {variance: {runs: 5}}\nTests:\n  - {name: a, input: 1}\n", 3, "Tests"),
+    ],
+)
+def test_misspelt_tests_key_is_named(tmp_path: Path, text: str, line: int, key: str) -> None:
+    # Not read as one test case whose `defaults` or `test` would be an unknown field.
+    assert _error(tmp_path, text) == (
+        f"{tmp_path / 'bad.yaml'}:{line}: unknown field {key!r} (did you mean 'tests'?)"
+    )
+
+
 def test_missing_path_and_empty_folder(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such suite"):
         load_suite(tmp_path / "nope.yaml")

@@ -51,7 +51,10 @@ def _churn(files: list[Path], stop: threading.Event) -> None:
         step += 1
 
 
-def test_files_changing_under_analyze_give_exit_2_not_a_traceback(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", [["analyze", "--format", "json"], ["describe"]])
+def test_files_changing_under_a_reader_give_exit_2_not_a_traceback(
+    tmp_path: Path, command: list[str]
+) -> None:
     folder = tmp_path / "traces"
     for k in range(FILES):
         _write(folder / f"part={k:02d}", k * TRIALS)
@@ -65,7 +68,7 @@ def test_files_changing_under_analyze_give_exit_2_not_a_traceback(tmp_path: Path
         for _ in range(20):
             stderr = io.StringIO()
             with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
-                code = run(["analyze", str(folder), "--format", "json"])
+                code = run([command[0], str(folder), *command[1:]])
             codes.append(code)
             err = stderr.getvalue().strip()
             assert code != 1, err

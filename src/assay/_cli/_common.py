@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, NamedTuple, NoReturn
 
 import typer
 
-from assay.choices import Adjustment, ErrorPolicy, IntervalMethod, RegressionTest, ScoreInterval
+from assay.choices import (
+    Adjustment,
+    ErrorPolicy,
+    IntervalMethod,
+    OutputFormat,
+    RegressionTest,
+    ScoreInterval,
+)
 
 EXIT_USAGE = 2
 
@@ -97,12 +104,38 @@ AdjustOpt = Annotated[
 Quiet = Annotated[
     bool, typer.Option("--quiet", "-q", help="Less output: the summary box only, no progress.")
 ]
+
+
+class FormatTarget(NamedTuple):
+    """One ``--format NAME[:PATH]``: a rendering and where it goes."""
+
+    format: OutputFormat
+    path: Path | None
+    """The file; None: stdout (or, for markdown, ``$GITHUB_STEP_SUMMARY`` when set)."""
+
+
+def format_target(spec: str) -> FormatTarget:
+    """Parse one ``--format NAME[:PATH]`` (typer's parser of the option).
+
+    ``NAME:-`` is stdout, said explicitly (``Path("-")``).
+    """
+    name, colon, path = spec.partition(":")
+    name = name.strip().lower()
+    if name not in tuple(OutputFormat):
+        raise typer.BadParameter(f"{name!r} is not one of {', '.join(OutputFormat)}")
+    if colon and not path:
+        raise typer.BadParameter(f"{spec}: give a file after the colon, or leave it out")
+    return FormatTarget(OutputFormat(name), Path(path) if path else None)
+
+
 Formats = Annotated[
-    list[str] | None,
+    list[FormatTarget] | None,
     typer.Option(
         "--format",
-        help="Output format, repeatable: NAME or NAME:PATH, NAME one of console, json, "
-        "junit, markdown, github (annotations), html. Default: console.",
+        parser=format_target,
+        metavar="NAME[:PATH]",
+        help="Output format, repeatable: NAME or NAME:PATH, NAME one of "
+        f"{', '.join(OutputFormat)} (github: annotations). Default: console.",
     ),
 ]
 Output = Annotated[

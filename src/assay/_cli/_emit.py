@@ -1,23 +1,27 @@
-"""Rendering an analysis in several formats in one run: ``--format NAME[:PATH]``."""
+"""Rendering an analysis in several formats in one run: ``--format NAME[:PATH]``.
+
+Each :class:`~assay.choices.OutputFormat` has one renderer in :data:`RENDERERS`, a function from
+the analysis (and the settings of the command) to the text it writes.
+"""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from assay._cli._common import write_text
+from assay._cli._common import FormatTarget, write_text
+from assay.choices import OutputFormat
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from assay.api import Analysis
-    from assay.judge import AnalysisResult
-
-FORMATS = ("console", "json", "junit", "markdown", "github", "html")
-"""Formats of ``--format NAME[:PATH]``; ``github`` is GitHub's workflow annotations."""
 
 
-def parse_formats(specs: list[str] | None, output: Path | None) -> list[tuple[str, Path | None]]:
+def parse_formats(specs: list[FormatTarget] | None, output: Path | None) -> list[FormatTarget]:
     """``--format NAME[:PATH]`` (repeatable) and ``--output`` → (format, file or None=stdout).
 
     ``--output FILE`` gives the file of the one format named without a path (so ``--format
@@ -30,32 +34,27 @@ def parse_formats(specs: list[str] | None, output: Path | None) -> list[tuple[st
     from assay.errors import ConfigError
 
     stdout = Path("-")
-    given: list[tuple[str, Path | None]] = []
-    for spec in specs or ["console"]:
-        name, colon, path = spec.partition(":")
-        name = name.strip().lower()
-        if name not in FORMATS:
-            raise ConfigError(
-                f"Invalid value for '--format': {name!r} is not one of {', '.join(FORMATS)}"
-            )
-        if colon and not path:
-            raise ConfigError(f"--format {spec}: give a file after the colon, or leave it out")
-        given.append((name, Path(path) if path else None))
-    bare = [i for i, (_, path) in enumerate(given) if path is None]
+    given = list(specs or [FormatTarget(OutputFormat.CONSOLE, None)])
+    bare = [i for i, target in enumerate(given) if target.path is None]
     if output is not None:
         if len(bare) != 1:
             raise ConfigError("--output names the file of one format; write NAME:PATH instead")
-        given[bare[0]] = (given[bare[0]][0], output)
+        given[bare[0]] = given[bare[0]]._replace(path=output)
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     targets = [
-        (name, Path(summary_file) if name == "markdown" and summary_file else stdout)
+        FormatTarget(
+            name,
+            Path(summary_file) if name is OutputFormat.MARKDOWN and summary_file else stdout,
+        )
         if path is None
-        else (name, path)
+        else FormatTarget(name, path)
         for name, path in given
     ]
     on_stdout = [name for name, path in targets if path == stdout]
-    documents = [name for name in on_stdout if name != "github"]
-    if len(documents) > 1 or ("github" in on_stdout and documents not in ([], ["console"])):
+    documents = [name for name in on_stdout if name is not OutputFormat.GITHUB]
+    if len(documents) > 1 or (
+        OutputFormat.GITHUB in on_stdout and documents not in ([], [OutputFormat.CONSOLE])
+    ):
         raise ConfigError(
             f"--format: {' and '.join(sorted(set(on_stdout)))} would all write to stdout; "
             "give all but one a file (NAME:PATH)"
@@ -64,86 +63,153 @@ def parse_formats(specs: list[str] | None, output: Path | None) -> list[tuple[st
     names = [name for name, _ in targets]
     if (
         os.environ.get("GITHUB_ACTIONS") == "true"
-        and "markdown" in names
-        and "github" not in names
-        and set(documents) <= {"console"}
+        and OutputFormat.MARKDOWN in names
+        and OutputFormat.GITHUB not in names
+        and set(documents) <= {OutputFormat.CONSOLE}
     ):
-        targets.append(("github", stdout))
-    return [(name, None if path == stdout else path) for name, path in targets]
+        targets.append(FormatTarget(OutputFormat.GITHUB, stdout))
+    return [FormatTarget(name, None if path == stdout else path) for name, path in targets]
 
 
-def emit(
-    analysis: Analysis,
-    targets: list[tuple[str, Path | None]],
-    *,
-    quiet: bool = False,
-    inconclusive_ok: bool = False,
-    trace_url: str | None = None,
-    trials_of: Mapping[str, int] | None = None,
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What a command adds to the analysis for its renderings."""
+
+    quiet: bool = False
+    """The console shows the summary box only."""
+    inconclusive_ok: bool = False
+    """JUnit and annotations treat INCONCLUSIVE as passing."""
+    trace_url: str | None = None
+    """The HTML report links trace ids here (``{trace_id}`` is replaced)."""
+    trials_of: Mapping[str, int] | None = None
+    """Test id → the most trials it could use: the ``trials`` column of ``assay run``."""
+    warnings: tuple[str, ...] = ()
+    """Notes of the result that are warnings (``assay run``'s): on stderr, not in the console
+    report on stdout."""
+
+
+Renderer = Callable[["Analysis", Settings], str]
+
+
+def _print_console(
+    analysis: Analysis, settings: Settings, console: Console, *, on_stdout: bool = False
 ) -> None:
+    """The console report; on stdout without the diagnostics (:func:`_print_diagnostics`)."""
+    from assay.analysis import columns as tc
+    from assay.report import render_console
+
+    result = analysis.result
+    if on_stdout and settings.warnings:
+        result = replace(result, notes=tuple(n for n in result.notes if n not in settings.warnings))
+    # The sparklines need each trial's scores only.
+    rows = None if settings.quiet else analysis.trials.select(tc.TEST_ID, tc.SCORES).to_dicts()
+    render_console(
+        result,
+        console,
+        quiet=settings.quiet,
+        trials=rows,
+        trials_of=settings.trials_of,
+        with_diagnostics=not on_stdout,
+    )
+
+
+def _print_diagnostics(analysis: Analysis, settings: Settings) -> None:
+    """Print the warnings about the input and the run on stderr, one line each.
+
+    Stdout holds only the report or document, which a pipe or ``> file`` keeps clean.
+    """
+    from rich.console import Console
+
+    from assay.report import data_text, diagnostics
+
+    lines = [*diagnostics(analysis.result), *(f"warning: {w}" for w in settings.warnings)]
+    stderr = Console(stderr=True)
+    for line in lines:
+        stderr.print(data_text(f"assay: {line}", style="yellow"), soft_wrap=True)
+
+
+def _console(analysis: Analysis, settings: Settings) -> str:
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    _print_console(analysis, settings, Console(file=buffer, no_color=True, width=120))
+    return buffer.getvalue()
+
+
+def _json(analysis: Analysis, settings: Settings) -> str:
+    from assay.report import render_json
+
+    return render_json(analysis.result)
+
+
+def _junit(analysis: Analysis, settings: Settings) -> str:
+    from assay.report import render_junit
+
+    return render_junit(analysis.result, inconclusive_ok=settings.inconclusive_ok)
+
+
+def _markdown(analysis: Analysis, settings: Settings) -> str:
+    from assay.report import render_markdown
+
+    return render_markdown(analysis.result)
+
+
+def _annotations(analysis: Analysis, settings: Settings) -> str:
+    from assay.report import render_annotations
+
+    return render_annotations(analysis.result, inconclusive_ok=settings.inconclusive_ok)
+
+
+def _html(analysis: Analysis, settings: Settings) -> str:
+    from assay.analysis import tool_variants
+    from assay.report import render_html
+
+    return render_html(
+        analysis.result,
+        trials=analysis.trials.to_dicts(),
+        variants=tool_variants(analysis.trials).to_dicts(),
+        trace_url=settings.trace_url,
+    )
+
+
+RENDERERS: Mapping[OutputFormat, Renderer] = {
+    OutputFormat.CONSOLE: _console,
+    OutputFormat.JSON: _json,
+    OutputFormat.JUNIT: _junit,
+    OutputFormat.MARKDOWN: _markdown,
+    OutputFormat.GITHUB: _annotations,
+    OutputFormat.HTML: _html,
+}
+"""The renderer of each format."""
+
+
+def emit(analysis: Analysis, targets: list[FormatTarget], settings: Settings) -> None:
     """Render each requested format and write it (files first, then stdout).
 
-    ``trials_of`` (test id → the most trials it could use) adds the ``trials`` column of
-    ``assay run`` to the console table.
+    Then the diagnostics (warnings about the input and the run) go to stderr.
     """
     import os
 
     from rich.console import Console
 
-    from assay import report as rp
-    from assay.analysis import columns as tc
-    from assay.analysis import tool_variants
-
-    result = analysis.result
-    trace_url = trace_url or os.environ.get("ASSAY_TRACE_URL") or None
+    if not settings.trace_url:
+        settings = replace(settings, trace_url=os.environ.get("ASSAY_TRACE_URL") or None)
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
-    for name, path in sorted(targets, key=lambda target: target[1] is None):
-        if name == "console":
-            # The sparklines need each trial's scores only.
-            rows = None if quiet else analysis.trials.select(tc.TEST_ID, tc.SCORES).to_dicts()
-            if path is None:
-                # Piped output gets a wide table rather than rich's 80-column default; rich
-                # drops colour when stdout is not a terminal and honours NO_COLOR.
-                console = Console() if sys.stdout.isatty() else Console(width=120)
-                rp.render_console(result, console, quiet=quiet, trials=rows, trials_of=trials_of)
-                continue
-            text = _console_text(result, quiet, rows, trials_of)
-        elif name == "json":
-            text = rp.render_json(result)
-        elif name == "junit":
-            text = rp.render_junit(result, inconclusive_ok=inconclusive_ok)
-        elif name == "markdown":
-            text = rp.render_markdown(result)
-        elif name == "github":
-            text = rp.render_annotations(result, inconclusive_ok=inconclusive_ok)
-        else:
-            text = rp.render_html(
-                result,
-                trials=analysis.trials.to_dicts(),
-                variants=tool_variants(analysis.trials).to_dicts(),
-                trace_url=trace_url,
-            )
+    for name, path in sorted(targets, key=lambda target: target.path is None):
+        if name is OutputFormat.CONSOLE and path is None:
+            # On stdout the table is printed by rich itself: piped output gets a wide table
+            # rather than rich's 80-column default; rich drops colour when stdout is not a
+            # terminal and honours NO_COLOR.
+            console = Console() if sys.stdout.isatty() else Console(width=120)
+            _print_console(analysis, settings, console, on_stdout=True)
+            continue
+        text = RENDERERS[name](analysis, settings)
         if path is None:
             sys.stdout.write(text)
             sys.stdout.flush()
         else:
-            append = name == "markdown" and summary_file is not None and str(path) == summary_file
+            append = name is OutputFormat.MARKDOWN and str(path) == summary_file
             write_text(path, text, append=append)
-
-
-def _console_text(
-    result: AnalysisResult,
-    quiet: bool,
-    rows: list[dict[str, Any]] | None,
-    trials_of: Mapping[str, int] | None,
-) -> str:
-    import io
-
-    from rich.console import Console
-
-    from assay.report import render_console
-
-    buffer = io.StringIO()
-    console = Console(file=buffer, no_color=True, width=120)
-    render_console(result, console, quiet=quiet, trials=rows, trials_of=trials_of)
-    return buffer.getvalue()
+    _print_diagnostics(analysis, settings)

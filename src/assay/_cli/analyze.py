@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 
 from assay._cli import _common as o
-from assay._cli._emit import emit, parse_formats
+from assay._cli._emit import Settings, emit, parse_formats
+from assay.choices import OutputFormat
 
 TraceUrl = Annotated[
     str | None,
@@ -97,7 +98,7 @@ def analyze(
         engine=engine,
         spark_master=spark_master,
     )
-    emit(analysis, targets, quiet=quiet, inconclusive_ok=inconclusive_ok)
+    emit(analysis, targets, Settings(quiet=quiet, inconclusive_ok=inconclusive_ok))
     raise SystemExit(analysis.exit_code(inconclusive_ok))
 
 
@@ -164,7 +165,7 @@ def compare(
         run_id=run_id,
         baseline_run_id=baseline_run_id,
     )
-    emit(analysis, targets, quiet=quiet, inconclusive_ok=inconclusive_ok)
+    emit(analysis, targets, Settings(quiet=quiet, inconclusive_ok=inconclusive_ok))
     raise SystemExit(analysis.exit_code(inconclusive_ok))
 
 
@@ -222,7 +223,7 @@ def report(
         current_version=current_version,
         run_id=run_id,
     )
-    emit(analysis, [("html", output)], trace_url=trace_url)
+    emit(analysis, [o.FormatTarget(OutputFormat.HTML, output)], Settings(trace_url=trace_url))
     counts = ", ".join(f"{n} {v}" for v, n in analysis.result.counts.items())
     print(f"wrote {output} ({len(analysis.result.tests)} tests: {counts})", file=sys.stderr)
     raise SystemExit(analysis.exit_code(inconclusive_ok))

@@ -27,6 +27,17 @@ def collect(
         str | None,
         typer.Option(envvar="ASSAY_COLLECT_TOKEN", help="Bearer token senders must present."),
     ] = None,
+    tls_cert: Annotated[
+        Path | None,
+        typer.Option(help="Serve HTTP and gRPC over TLS with this certificate chain (PEM)."),
+    ] = None,
+    tls_key: Annotated[
+        Path | None, typer.Option(help="The private key (PEM) of --tls-cert.")
+    ] = None,
+    tls_client_ca: Annotated[
+        Path | None,
+        typer.Option(help="Require client certificates signed by these CAs (PEM; mutual TLS)."),
+    ] = None,
     wal_dir: Annotated[
         Path | None, typer.Option(help="Write-ahead log folder (default: OUT/_wal).")
     ] = None,
@@ -65,18 +76,21 @@ def collect(
         int | None,
         typer.Option(help="Decoding processes (default: one per core, at most 4; 0: none)."),
     ] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every request.")] = False,
+    log_file: Annotated[
+        Path | None,
+        typer.Option(help="Log to this file (rotated within --log-file-mb) instead of stderr."),
+    ] = None,
+    log_file_mb: Annotated[
+        int, typer.Option(help="Most MB the log file and its one rotated copy hold.")
+    ] = 10,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Log every request, repeats included.")
+    ] = False,
     buckets: o.Buckets = None,
 ) -> None:
     """Receive OTLP (HTTP and gRPC) and write the spans table; SIGTERM drains and stops."""
-    import logging
-
     from assay.collect import CollectorConfig, run_collector
 
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
     mb = 1024 * 1024
     config = CollectorConfig(
         out=out,
@@ -84,6 +98,9 @@ def collect(
         http_port=None if http_port < 0 else http_port,
         grpc_port=None if grpc_port < 0 else grpc_port,
         token=token,
+        tls_cert=tls_cert,
+        tls_key=tls_key,
+        tls_client_ca=tls_client_ca,
         wal_dir=wal_dir,
         roll_age_s=roll_age,
         idle_flush_s=idle_flush,
@@ -98,6 +115,9 @@ def collect(
         fsync=fsync,
         workers=workers,
         buckets=buckets,
+        log_file=log_file,
+        log_file_bytes=log_file_mb * mb,
+        verbose=verbose,
     )
     run_collector(config)
 

@@ -5,22 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import asdict
-from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from assay._cli import _common as o
+from assay.choices import SummaryFormat
 
 if TYPE_CHECKING:
     from assay.analysis import Description
-
-
-class DescribeFormat(StrEnum):
-    """Formats of ``assay describe``."""
-
-    CONSOLE = "console"
-    JSON = "json"
 
 
 def _text(d: Description) -> str:
@@ -59,16 +52,20 @@ def _text(d: Description) -> str:
 def describe(
     paths: o.Paths,
     format: Annotated[
-        DescribeFormat, typer.Option("--format", help="console or json.")
-    ] = DescribeFormat.CONSOLE,
+        SummaryFormat, typer.Option("--format", help="console or json.")
+    ] = SummaryFormat.CONSOLE,
     skip_bad_files: o.SkipBadFiles = False,
 ) -> None:
     """Describe a trace set: span names, conventions, candidate test attributes."""
     from assay.analysis import describe_spans
-    from assay.store import open_trace_set
+    from assay.store import READ_ERRORS, open_trace_set, read_failure
 
-    description = describe_spans(open_trace_set(paths, skip_bad_files=skip_bad_files).scan())
-    if format == DescribeFormat.JSON:
+    trace_set = open_trace_set(paths, skip_bad_files=skip_bad_files)
+    try:
+        description = describe_spans(trace_set.scan())
+    except READ_ERRORS as exc:  # a file changed or removed while read: as analyze says it
+        raise read_failure(exc, trace_set.names) from exc
+    if format is SummaryFormat.JSON:
         sys.stdout.write(json.dumps(asdict(description), indent=2) + "\n")
     else:
         sys.stdout.write(_text(description))

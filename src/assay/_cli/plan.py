@@ -5,19 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import asdict
-from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
 
 from assay._cli import _common as o
-
-
-class PlanFormat(StrEnum):
-    """Formats of ``assay plan``."""
-
-    CONSOLE = "console"
-    JSON = "json"
+from assay.choices import SummaryFormat
 
 
 def plan(
@@ -41,8 +34,8 @@ def plan(
     test: Annotated[
         o.ExactTest, typer.Option("--test", help="Exact test of the regression check.")
     ] = o.ExactTest.FISHER,
-    format: Annotated[PlanFormat, typer.Option("--format", help="Output format.")] = (
-        PlanFormat.CONSOLE
+    format: Annotated[SummaryFormat, typer.Option("--format", help="Output format.")] = (
+        SummaryFormat.CONSOLE
     ),
 ) -> None:
     """Power analysis: how many trials a threshold or a regression check needs.
@@ -83,7 +76,7 @@ def plan(
         result = reg  # type: ignore[assignment]
     if result.note:
         lines.append(f"note: {result.note}")
-    if format is PlanFormat.JSON:
+    if format is SummaryFormat.JSON:
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
     else:
         print("\n".join(lines))

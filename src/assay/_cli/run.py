@@ -12,8 +12,8 @@ from typing import Annotated
 import typer
 
 from assay._cli import _common as o
-from assay._cli._emit import emit, parse_formats
-from assay.choices import SequentialMethod
+from assay._cli._emit import Settings, emit, parse_formats
+from assay.choices import OutputFormat, SequentialMethod
 
 
 def run_command(
@@ -167,12 +167,17 @@ def run_command(
         emit(
             result.analysis,
             targets,
-            quiet=quiet,
-            inconclusive_ok=inconclusive_ok,
-            trials_of=result.max_runs,
+            Settings(
+                quiet=quiet,
+                inconclusive_ok=inconclusive_ok,
+                trials_of=result.max_runs,
+                warnings=result.warnings,
+            ),
         )
     # The summary goes where the console table went; a document on stdout keeps it clean.
-    document_on_stdout = any(path is None and name != "console" for name, path in targets)
+    document_on_stdout = any(
+        path is None and name is not OutputFormat.CONSOLE for name, path in targets
+    )
     if document_on_stdout:
         summary = stderr
     else:

@@ -17,6 +17,8 @@ from assay.collect._decoding import default_workers, remember_missing_imports
 from assay.collect._grpc import GrpcReceiver
 from assay.collect._http import HttpReceiver
 from assay.collect._intake import Intake
+from assay.collect._logs import GuardedHandler, open_log
+from assay.collect._tls import load_tls
 from assay.collect._wal import WriteAheadLog
 from assay.errors import ConfigError
 
@@ -50,6 +52,7 @@ class Collector:
         self._converter: Converter | None = None
         self._intake: Intake | None = None
         self._stopped = False
+        self._serving = False
         self._lock_fds: list[tuple[Path, int]] = []
 
     @property
@@ -66,9 +69,11 @@ class Collector:
         """Recover the log, then start the converter and the receivers.
 
         Raises:
-            ConfigError: The output folder cannot be written or a port cannot be bound.
+            ConfigError: A TLS file cannot be used, the output folder cannot be written or a
+                port cannot be bound.
         """
         config = self.config
+        tls = load_tls(config.tls_cert, config.tls_key, config.tls_client_ca)
         try:
             config.out.mkdir(parents=True, exist_ok=True)
             config.wal_path.mkdir(parents=True, exist_ok=True)
@@ -112,23 +117,26 @@ class Collector:
         try:
             if config.http_port is not None:
                 address = f"{config.host}:{config.http_port} (OTLP/HTTP, --http-port)"
-                self._http = HttpReceiver(config, intake, self.counters)
+                self._http = HttpReceiver(config, intake, self.counters, tls)
             if config.grpc_port is not None:
                 address = f"{config.host}:{config.grpc_port} (OTLP/gRPC, --grpc-port)"
-                self._grpc = GrpcReceiver(config, intake, self.counters)
+                self._grpc = GrpcReceiver(config, intake, self.counters, tls)
         except (OSError, RuntimeError) as exc:
             self.stop()
             raise ConfigError(f"cannot listen on {address}: {exc}") from exc
         if self._http is not None:
             self._http.start()
-            _log.info("OTLP/HTTP listening on http://%s:%d", config.host, self._http.port)
+            scheme = "https" if tls is not None else "http"
+            _log.info("OTLP/HTTP listening on %s://%s:%d", scheme, config.host, self._http.port)
         if self._grpc is not None:
             self._grpc.start()
-            _log.info("OTLP/gRPC listening on %s:%d", config.host, self._grpc.port)
+            how = " (TLS)" if tls is not None else ""
+            _log.info("OTLP/gRPC listening on %s:%d%s", config.host, self._grpc.port, how)
         warning = config.exposure_warning()
         if warning is not None:
             _log.warning("%s", warning)
         _log.info("writing spans to %s", config.out)
+        self._serving = True
 
     def _lock_out(self) -> None:
         """Hold exclusive locks on the output folder and the log folder.
@@ -177,16 +185,31 @@ class Collector:
         if self._converter is not None:
             self._converter.stop()
         self._unlock_out()
-        _log.info("stopped: %s", self.counters.summary())
+        if self._serving:  # a start that failed ends with its one error line alone
+            _log.info("stopped: %s", self.counters.summary())
 
 
 def run_collector(config: CollectorConfig, *, ready: threading.Event | None = None) -> None:
-    """Run a collector until SIGTERM or SIGINT, then drain it.
+    """Run a collector until SIGTERM or SIGINT, then drain it, logging as ``config`` says.
 
     Args:
         config: The settings.
         ready: Set once the receivers listen (for embedding).
     """
+    log = open_log(config.log_file, config.log_file_bytes, verbose=config.verbose)
+    root = logging.getLogger()
+    root.addHandler(log)
+    level = root.level
+    root.setLevel(logging.DEBUG if config.verbose else logging.INFO)
+    try:
+        _run(config, log, ready)
+    finally:
+        root.removeHandler(log)
+        root.setLevel(level)
+        log.close()
+
+
+def _run(config: CollectorConfig, log: GuardedHandler, ready: threading.Event | None) -> None:
     remember_missing_imports()
     stop = threading.Event()
 
@@ -196,6 +219,8 @@ def run_collector(config: CollectorConfig, *, ready: threading.Event | None = No
 
     previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     collector = Collector(config)
+    collector.counters.add_gauge("log_lines_dropped", lambda: log.dropped)
+    collector.counters.add_gauge("log_lines_suppressed", lambda: log.suppressed)
     try:
         collector.start()
         if ready is not None:

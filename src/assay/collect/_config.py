@@ -35,6 +35,12 @@ class CollectorConfig:
     """OTLP/gRPC port (``0`` picks a free port, ``None`` disables the receiver)."""
     token: str | None = None
     """Bearer token every request must carry (``Authorization: Bearer …``); None = no auth."""
+    tls_cert: Path | None = None
+    """Serve both receivers over TLS with this certificate chain (PEM; with ``tls_key``)."""
+    tls_key: Path | None = None
+    """The private key (PEM) of ``tls_cert``."""
+    tls_client_ca: Path | None = None
+    """Also require a client certificate signed by one of these CAs (PEM; mutual TLS)."""
     wal_dir: Path | None = None
     """Write-ahead log folder; default ``OUT/_wal`` (hidden from readers)."""
     partition_by: tuple[str, ...] = ("date", "service")
@@ -70,9 +76,21 @@ class CollectorConfig:
     closed."""
     workers: int | None = None
     """Processes decoding OTLP into columns; None = one per core (at most 4), 0 = none."""
+    log_file: Path | None = None
+    """Write the collector's log here (rotated within ``log_file_bytes``) instead of stderr."""
+    log_file_bytes: int = 10 * 1024 * 1024
+    """Most bytes ``log_file`` and its one rotated copy (``log_file.1``) hold together."""
+    verbose: bool = False
+    """Log every request (DEBUG), and every repeated line."""
 
     def __post_init__(self) -> None:
-        for name in ("max_body_bytes", "max_decompressed_bytes", "max_queue_bytes", "roll_bytes"):
+        for name in (
+            "max_body_bytes",
+            "max_decompressed_bytes",
+            "max_queue_bytes",
+            "roll_bytes",
+            "log_file_bytes",
+        ):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")
         for name in ("max_connections", "max_gzip_members"):
@@ -95,19 +113,27 @@ class CollectorConfig:
             raise ConfigError("the token must not be empty")
 
     def exposure_warning(self) -> str | None:
-        """What to say loudly when the collector listens beyond this machine without a token.
+        """What to say loudly when the collector listens beyond this machine unprotected.
 
-        Anyone who can reach a non-loopback address could then write spans into the trace
-        set that gates releases. (The OpenTelemetry Collector warns the same way when a
-        receiver binds 0.0.0.0.)
+        Without a token (or a client certificate), anyone who can reach a non-loopback
+        address could write spans into the trace set that gates releases; with a token but
+        without TLS, anyone on the path can read the token. (The OpenTelemetry Collector
+        warns the same way when a receiver binds 0.0.0.0.)
         """
-        if self.token is not None or _loopback(self.host):
+        if _loopback(self.host) or self.tls_client_ca is not None:  # mTLS: clients proven
             return None
-        return (
-            f"listening on {self.host} WITHOUT A TOKEN: anyone who can reach this address can "
-            "write spans into the trace set; set --token (or ASSAY_COLLECT_TOKEN), or bind "
-            "127.0.0.1"
-        )
+        if self.token is None:
+            return (
+                f"listening on {self.host} WITHOUT A TOKEN: anyone who can reach this address "
+                "can write spans into the trace set; set --token (or ASSAY_COLLECT_TOKEN), or "
+                "bind 127.0.0.1"
+            )
+        if self.tls_cert is None:
+            return (
+                f"listening on {self.host} WITHOUT TLS: the token crosses the network in clear "
+                "text, readable by anyone on the path; set --tls-cert and --tls-key"
+            )
+        return None
 
     @property
     def wal_path(self) -> Path:

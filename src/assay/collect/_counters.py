@@ -17,11 +17,14 @@ _HELP = {
     "log_records_rejected": "log records refused (not an evaluation result)",
     "requests_refused": "requests answered with an error status",
     "requests_throttled": "requests pushed back (429 / RESOURCE_EXHAUSTED / 503)",
+    "tls_handshakes_failed": "HTTP connections closed because their TLS handshake failed",
     "files_written": "Parquet files made visible",
     "conversion_errors": "logged requests that could not be converted (should stay 0)",
     "wal_bytes": "bytes appended to the write-ahead log",
     "wal_damaged_records": "acknowledged records found damaged on disk (kept in quarantine)",
     "wal_lost_spans": "acknowledged spans in damaged records (counted from intact headers)",
+    "log_lines_dropped": "log lines not written: the log's disk was nearly full",
+    "log_lines_suppressed": "log lines not written: the same message repeated too often",
 }
 
 
@@ -48,7 +51,10 @@ class Counters:
         self.add("wal_lost_spans", spans)
 
     def add_gauge(self, name: str, read: Callable[[], int]) -> None:
-        """Register a gauge, read at every snapshot."""
+        """Register a gauge, read at every snapshot.
+
+        A name among the counters above is a counter kept elsewhere (typed as a counter).
+        """
         self._gauges[name] = read
 
     def snapshot(self) -> dict[str, int]:

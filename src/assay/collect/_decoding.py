@@ -5,6 +5,13 @@ thread at a time per process. So the converter hands records to a small pool of 
 processes (one per core by default), each returning its batch as Arrow IPC bytes, and the
 receivers keep their interpreter to themselves. With ``workers=0`` (or if the pool breaks)
 records are decoded in the converter thread instead.
+
+The first decode in a process is slow: pyarrow imports pandas on its first ``pa.array`` (to
+check for pandas objects) — 1 s here, 6 s on a busy machine. Records that waited for it, and
+for spawned workers starting, kept a running collector's first spans out of sight for 2–6 s
+(measured). So the pool pays it when it is made, before the collector listens: it decodes an
+empty request in the calling thread, starts every worker with one, and decodes records in the
+calling thread until every worker has answered.
 """
 
 from __future__ import annotations
@@ -94,6 +101,12 @@ def _exit_with_parent(parent: int) -> None:
     os._exit(0)
 
 
+def warm_up() -> int:
+    """Decode an empty request, so that the next decode pays no first-time imports."""
+    decode_record(KIND_TRACES, b"")
+    return os.getpid()
+
+
 def default_workers() -> int:
     """One worker per core, at most 4."""
     return max(1, min(4, os.cpu_count() or 1))
@@ -111,6 +124,7 @@ class DecodePool:
 
     def __init__(self, workers: int) -> None:
         self._pool: ProcessPoolExecutor | None = None
+        self._starting: list[Future[int]] = []
         if workers > 0:
             try:
                 self._pool = ProcessPoolExecutor(
@@ -119,8 +133,12 @@ class DecodePool:
                     initializer=_worker_init,
                     initargs=(os.getpid(),),
                 )
+                # A task per worker starts them all now (the executor starts them on demand).
+                self._starting = [self._pool.submit(warm_up) for _ in range(workers)]
             except (OSError, ImportError) as exc:  # e.g. no working semaphores in a sandbox
                 _log.warning("cannot start decode workers (%s); decoding in one thread", exc)
+                self._pool = None
+        warm_up()
         self.depth = 2 * workers + 1
         self._inflight: deque[tuple[Future[bytes | str] | None, int, bytes]] = deque()
 
@@ -130,12 +148,18 @@ class DecodePool:
     def submit(self, kind: int, payload: bytes) -> None:
         """Queue one record for decoding."""
         future = None
-        if self._pool is not None:
+        if self._pool is not None and self._started():
             try:
                 future = self._pool.submit(_decode_to_ipc, kind, payload)
             except (BrokenProcessPool, RuntimeError) as exc:
                 self._broken(exc)
         self._inflight.append((future, kind, payload))
+
+    def _started(self) -> bool:
+        """Whether every worker is up (until then, records are decoded in this thread)."""
+        if self._starting and all(f.done() for f in self._starting):
+            self._starting = []
+        return not self._starting
 
     def next(self) -> tuple[pa.Table | None, int]:
         """The oldest record's batch (None if undecodable) and its payload size."""

@@ -36,6 +36,7 @@ from assay.collect._config import CollectorConfig
 from assay.collect._counters import Counters
 from assay.collect._intake import Accepted, Intake, OverloadedError, UnavailableError
 from assay.collect._refusals import RefusalLog
+from assay.collect._tls import ServerTls
 from assay.errors import InputError
 
 __all__ = ["GrpcReceiver"]
@@ -147,11 +148,19 @@ class GrpcReceiver:
         config: Host, port and limits.
         intake: Where requests go.
         counters: Where to count.
+        tls: Serve over TLS with these; None = plaintext.
     """
 
-    def __init__(self, config: CollectorConfig, intake: Intake, counters: Counters) -> None:
+    def __init__(
+        self,
+        config: CollectorConfig,
+        intake: Intake,
+        counters: Counters,
+        tls: ServerTls | None = None,
+    ) -> None:
         assert config.grpc_port is not None
         self._config = config
+        self._tls = tls
         self._pool = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="assay-grpc")
         self._handler = _Handler(config, intake, counters, self._pool)
         self._loop = asyncio.new_event_loop()
@@ -183,7 +192,17 @@ class GrpcReceiver:
             ],
             maximum_concurrent_rpcs=config.max_connections,
         )
-        port = int(server.add_insecure_port(f"{config.host}:{config.grpc_port}"))
+        address = f"{config.host}:{config.grpc_port}"
+        tls = self._tls
+        if tls is None:
+            port = int(server.add_insecure_port(address))
+        else:
+            credentials = grpc.ssl_server_credentials(
+                [(tls.key, tls.cert)],
+                root_certificates=tls.client_ca,
+                require_client_auth=tls.client_ca is not None,
+            )
+            port = int(server.add_secure_port(address, credentials))
         return server, port
 
     def start(self) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from assay.choices import Adjustment, ErrorPolicy, IntervalMethod, RegressionTest, ScoreInterval
-from assay.errors import ConfigError, OptionError
+from assay.errors import OptionError
 from assay.judge._gate import parse_fail_on
 
 ErrorsPolicy = ErrorPolicy
@@ -98,13 +98,19 @@ class AnalyzeOptions:
 
 
 def parse_ks(text: str) -> tuple[int, ...]:
-    """Parse ``--k 1,5,10`` into ``(1, 5, 10)``."""
+    """Parse the ``ks`` field written as text, ``"1,5,10"``, into ``(1, 5, 10)``.
+
+    Raises:
+        OptionError: Naming ``ks``: the text is not whole numbers ≥ 1 separated by commas.
+    """
     try:
         ks = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
     except ValueError:
-        raise ConfigError(f"--k must be whole numbers separated by commas (got {text!r})") from None
+        raise OptionError(
+            "ks", f"must be whole numbers separated by commas (got {text!r})"
+        ) from None
     if not ks or ks[0] < 1:
-        raise ConfigError(f"--k needs whole numbers ≥ 1 (got {text!r})")
+        raise OptionError("ks", f"needs whole numbers ≥ 1 (got {text!r})")
     return ks
 
 

@@ -3,6 +3,7 @@
 from assay.report._console import (
     VERDICT_STYLE,
     data_text,
+    diagnostics,
     pass_rate_bar,
     render_console,
     sparkline,
@@ -20,6 +21,7 @@ __all__ = [
     "VERDICT_STYLE",
     "analysis_to_dict",
     "data_text",
+    "diagnostics",
     "interval_label",
     "pass_rate_bar",
     "render_annotations",

@@ -11,7 +11,7 @@ import html
 from typing import Any
 
 from assay.judge import BehaviourChange, BehaviourResult, CostSummary, describe_change
-from assay.report._safe import visible
+from assay.report._safe import code_spans, visible
 
 SHOWN = 5
 """Changes listed per test in text reports (JSON has every one)."""
@@ -136,9 +136,12 @@ def behaviour_html(behaviour: BehaviourResult | None, trace_url: str | None = No
     def e(text: str) -> str:  # tool names in the changes are data: controls shown, escaped
         return html.escape(visible(text))
 
+    def prose(text: str) -> str:  # the names a sentence quotes in backticks, as code
+        return code_spans(e(text))
+
     rows = [
         "<tr>"
-        f"<td>{e(describe_change(change))}</td>"
+        f"<td>{prose(describe_change(change))}</td>"
         f"<td>{change.adjusted_p:.2g}</td>"
         f"<td>{_trace_links(change.baseline_traces, trace_url)}</td>"
         f"<td>{_trace_links(change.current_traces, trace_url)}</td>"
@@ -153,5 +156,5 @@ def behaviour_html(behaviour: BehaviourResult | None, trace_url: str | None = No
     )
     return (
         f'<section class="behaviour"><h3>What changed: {e(behaviour.verdict.value)}</h3>'
-        f"<p>{e(behaviour.reason)}</p>{table}</section>"
+        f"<p>{prose(behaviour.reason)}</p>{table}</section>"
     )

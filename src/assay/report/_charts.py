@@ -11,9 +11,10 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from assay.judge import RegressionResult, TestResult
+from assay.report._rows import VariantRow
 from assay.report._safe import visible
 from assay.report._text import passk_points, shown_interval
 from assay.stats import Factor, ScoreSummary
@@ -136,7 +137,7 @@ def score_chart(
     return fig
 
 
-def variants_chart(variants: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> Figure:
+def variants_chart(variants: Sequence[VariantRow], labels: Sequence[str]) -> Figure:
     """Tool-sequence variants: trials per variant, coloured by the variant's pass rate."""
     from matplotlib import colormaps
 
@@ -144,13 +145,13 @@ def variants_chart(variants: Sequence[Mapping[str, Any]], labels: Sequence[str])
     fig = _figure(4.6, 0.42 * len(variants) + 1.0)
     ax = fig.add_subplot()
     rows = range(len(variants))[::-1]
-    counts = [v["count"] for v in variants]
-    colours = [cmap(0.1 + 0.8 * float(v["pass_rate"])) for v in variants]
+    counts = [v.count for v in variants]
+    colours = [cmap(0.1 + 0.8 * v.pass_rate) for v in variants]
     ax.barh(list(rows), counts, color=colours, edgecolor="#24292f", linewidth=0.5)
     for row, variant in zip(rows, variants, strict=True):
         ax.annotate(
-            f" {variant['count']}× · {100 * variant['pass_rate']:.0f}% pass",
-            (variant["count"], row),
+            f" {variant.count}× · {100 * variant.pass_rate:.0f}% pass",
+            (variant.count, row),
             va="center",
             fontsize=8,
         )

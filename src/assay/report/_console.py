@@ -259,6 +259,16 @@ def quality_lines(result: AnalysisResult) -> list[Text]:
     ]
 
 
+def diagnostics(result: AnalysisResult) -> list[str]:
+    """The lines about the input rather than the verdicts: warning findings and skipped files.
+
+    A command prints them to stderr, away from the report on stdout.
+    """
+    return [f"warning: {finding.message}" for finding in result.data_quality.warnings] + [
+        f"warning: skipped {path}: {reason}" for path, reason in result.skipped_files
+    ]
+
+
 def render_console(
     result: AnalysisResult,
     console: Console,
@@ -266,6 +276,7 @@ def render_console(
     quiet: bool = False,
     trials: Sequence[Mapping[str, object]] | None = None,
     trials_of: Mapping[str, int] | None = None,
+    with_diagnostics: bool = True,
 ) -> None:
     """Print the verdicts, each test's figures and reasons, and a summary box.
 
@@ -277,23 +288,26 @@ def render_console(
             sparklines; optional.
         trials_of: Test id → the most trials it could have used (``assay run``): adds a
             ``trials`` column.
+        with_diagnostics: Print the warnings about the input and the skipped files
+            (:func:`diagnostics`); False when the caller prints them elsewhere (stderr).
     """
     tests = tx.by_severity(result.tests)
+    warnings = quality_lines(result) if with_diagnostics else []
     if not quiet:
         with_bar = _bar_fits(tests, console.width, trials_of is not None)
         console.print(verdict_table(tests, with_bar, trials_of))
-        for line in quality_lines(result):
+        for line in warnings:
             console.print(line)
         scores = _scores_by_test(trials)
         for test in tests:
             console.print()
             console.print(_details(test, scores.get(test.test_id, {}), bar=not with_bar))
         console.print()
-        for path, reason in result.skipped_files:
+        for path, reason in result.skipped_files if with_diagnostics else ():
             console.print(data_text(f"skipped {path}: {reason}", style="yellow"))
         for note in result.notes:
             console.print(data_text(note))
     else:
-        for line in quality_lines(result):
+        for line in warnings:
             console.print(line)
     console.print(summary_panel(result))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import html
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from assay.judge import AnalysisResult, TestResult, Verdict
@@ -25,9 +25,8 @@ from assay.report import _charts as ch
 from assay.report import _text as tx
 from assay.report._behaviour import behaviour_html
 from assay.report._json import SCHEMA
-from assay.report._safe import visible
-
-Rows = Sequence[Mapping[str, Any]]
+from assay.report._rows import Row, TrialRow, VariantRow, trials_by_test, variants_by_test
+from assay.report._safe import code_spans, visible
 
 MAX_TRIAL_ROWS = 200
 """Trials listed per test (failing ones first); the rest are counted, not listed."""
@@ -74,6 +73,11 @@ def _e(value: Any) -> str:
     return html.escape(visible(value), quote=True)
 
 
+def _prose(text: str) -> str:
+    """One of assay's sentences: escaped, and the names it quotes in backticks as code."""
+    return code_spans(_e(text))
+
+
 def _anchor(test_id: str) -> str:
     """The element id of a test's section: ``test-<id>``.
 
@@ -86,12 +90,12 @@ def _anchor(test_id: str) -> str:
     return f"test-{slug}"
 
 
-def _index(row: Mapping[str, Any]) -> str:
-    index = row["trial_index"]
-    return "?" if index is None else str(index)
+def _index(trial: TrialRow) -> str:
+    # Traces from production carry no trial index: their trace id (beside it) names them.
+    return "—" if trial.trial_index is None else str(trial.trial_index)
 
 
-def _trace_cell(trace_id: Any, trace_url: str | None) -> str:
+def _trace_cell(trace_id: str, trace_url: str | None) -> str:
     if not trace_id:
         return "—"
     code = f"<code>{_e(trace_id)}</code>"
@@ -100,28 +104,14 @@ def _trace_cell(trace_id: Any, trace_url: str | None) -> str:
     return code
 
 
-def _scores_text(row: Mapping[str, Any]) -> str:
-    return ", ".join(
-        f"{s['name']} {tx.num(s['value'])}" for s in row["scores"] or () if s is not None
-    )
+def _scores_text(trial: TrialRow) -> str:
+    return ", ".join(f"{s.name} {tx.num(s.value)}" for s in trial.scores)
 
 
-def _failed_checks(row: Mapping[str, Any]) -> str:
-    return ", ".join(str(c["name"]) for c in row["checks"] or () if c and not c["passed"])
-
-
-def _trial_status(row: Mapping[str, Any]) -> str:
-    if row["error"]:
-        return "error"
-    return "pass" if row["passed"] else "fail"
-
-
-def _ordered_trials(rows: Rows) -> list[Mapping[str, Any]]:
+def _ordered_trials(trials: Sequence[TrialRow]) -> list[TrialRow]:
     """Error and failing trials first (the ones to open), then by trial index."""
     rank = {"error": 0, "fail": 1, "pass": 2}
-    return sorted(
-        rows, key=lambda r: (rank[_trial_status(r)], r["trial_index"] or 0, r["trace_id"])
-    )
+    return sorted(trials, key=lambda t: (rank[t.status], t.trial_index or 0, t.trace_id))
 
 
 class _Charts:
@@ -169,42 +159,47 @@ def _overview(result: AnalysisResult, tests: Sequence[TestResult], charts: _Char
 
 
 def _figures(test: TestResult) -> str:
-    items = [_e(line) for line in tx.figure_lines(test)]
+    items = [_prose(line) for line in tx.figure_lines(test)]
     for line in (tx.sequential_text(test), tx.regression_text(test)):
         if line:
-            items.append(_e(line))
-    if test.first_error:
+            items.append(_prose(line))
+    if test.first_error:  # the agent's own message: shown as it is
         items.append(_e(f"first error, {test.first_error}"))
-    items += [_e(note) for note in test.notes]
+    items += [_prose(note) for note in test.notes]
     return "<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>" if items else ""
 
 
 def _flakiness(test: TestResult, charts: _Charts | None) -> tuple[str, str]:
-    """Why the test is flaky (factors, in words and as a chart) and what failures do."""
+    """How flaky the test is and why (factors, in words and as a chart); what failures do."""
     flakiness = test.flakiness
     headline = tx.flakiness_headline(flakiness)
     text = chart = ""
     if headline and flakiness is not None:
-        reasons = "".join(f"<li>{_e(r)}</li>" for r in tx.flakiness_reasons(flakiness, limit=10))
-        text = f"<h3>Why it is flaky: {_e(headline)}</h3><ul class=reasons>{reasons}</ul>"
+        reasons = "".join(
+            f"<li>{_prose(r)}</li>" for r in tx.flakiness_reasons(flakiness, limit=10)
+        )
+        # "Flakiness", not "why it is flaky": the score may say the test is stable.
+        text = f"<h3>Flakiness: {_e(headline)}</h3><ul class=reasons>{reasons}</ul>"
         if flakiness.factors and charts is not None:
             chart = charts.svg(ch.factors_chart(flakiness.factors), "flakiness")
     explanations = tx.failure_explanations(test, limit=6)
     if explanations:
-        items = "".join(f"<li>{_e(line)}</li>" for line in explanations)
+        items = "".join(f"<li>{_prose(line)}</li>" for line in explanations)
         text += f"<h3>What failing trials do differently</h3><ul class=reasons>{items}</ul>"
     return text, chart
 
 
-def _score_charts(test: TestResult, trials: Rows, charts: _Charts | None) -> list[str]:
+def _score_charts(
+    test: TestResult, trials: Sequence[TrialRow], charts: _Charts | None
+) -> list[str]:
     if charts is None:
         return []
     by_name: dict[str, tuple[list[float], list[float]]] = {}
-    for row in trials:
-        for score in row["scores"] or ():
-            if score and score["value"] is not None:
-                passing, failing = by_name.setdefault(str(score["name"]), ([], []))
-                (passing if row["passed"] else failing).append(float(score["value"]))
+    for trial in trials:
+        for score in trial.scores:
+            if score.value is not None:
+                passing, failing = by_name.setdefault(score.name, ([], []))
+                (passing if trial.passed else failing).append(float(score.value))
     return [
         charts.svg(
             ch.score_chart(name, p, f, test.scores[name] if name in test.scores else None), "score"
@@ -213,15 +208,15 @@ def _score_charts(test: TestResult, trials: Rows, charts: _Charts | None) -> lis
     ]
 
 
-def _variants(variants: Rows, charts: _Charts | None) -> str:
+def _variants(variants: Sequence[VariantRow], charts: _Charts | None) -> str:
     if not variants:
         return ""
     shown = list(variants)[:MAX_VARIANTS]
-    labels = [tx.sequence_text(v["sequence"] or []) for v in shown]
+    labels = [tx.sequence_text(v.sequence) for v in shown]
     rows = "".join(
-        f'<tr class="{"fail" if v["pass_rate"] < 0.5 else ""}"><td>V{i + 1}</td>'
-        f"<td><code>{_e(label)}</code></td><td class=num>{v['count']}</td>"
-        f"<td class=num>{v['passes']}</td><td class=num>{tx.pct(v['pass_rate'], 0)}</td></tr>"
+        f'<tr class="{"fail" if v.pass_rate < 0.5 else ""}"><td>V{i + 1}</td>'
+        f"<td><code>{_e(label)}</code></td><td class=num>{v.count}</td>"
+        f"<td class=num>{v.passes}</td><td class=num>{tx.pct(v.pass_rate, 0)}</td></tr>"
         for i, (v, label) in enumerate(zip(shown, labels, strict=True))
     )
     # One path for every trial needs no chart: the table says it.
@@ -238,36 +233,40 @@ def _variants(variants: Rows, charts: _Charts | None) -> str:
     )
 
 
-def _trials(test: TestResult, trials: Rows, variants: Rows, trace_url: str | None) -> str:
+def _trials(
+    trials: Sequence[TrialRow], variants: Sequence[VariantRow], trace_url: str | None
+) -> str:
     if not trials:
         return ""
-    label = {tuple(v["sequence"] or ()): f" (V{i + 1})" for i, v in enumerate(variants)}
+    label = {v.sequence: f" (V{i + 1})" for i, v in enumerate(variants)}
     ordered = _ordered_trials(trials)
-    to_open = [r for r in ordered if _trial_status(r) != "pass"][:TRIALS_TO_OPEN]
+    to_open = [t for t in ordered if t.status != "pass"][:TRIALS_TO_OPEN]
     out = ""
     if to_open:
         items = "".join(
-            f"<li>{_trace_cell(r['trace_id'], trace_url)} — trial {_index(r)}"
-            f" ({_e(r['agent_version'] or '')}) <b>{_trial_status(r)}</b>"
-            + (f"; failed: {_e(_failed_checks(r))}" if _failed_checks(r) else "")
-            + (f"; {_e(r['status_message'])}" if r["status_message"] else "")
-            + f"; tools <code>{_e(tx.sequence_text(r['tool_sequence'] or []))}</code>"
-            + label.get(tuple(r["tool_sequence"] or ()), "")
-            + (f"; {_e(_scores_text(r))}" if _scores_text(r) else "")
+            f"<li>{_trace_cell(t.trace_id, trace_url)}"
+            # Without a trial index, the trace id that leads the line names the trial.
+            + (f" — trial {t.trial_index}" if t.trial_index is not None else "")
+            + f" ({_e(t.agent_version or '')}) <b>{t.status}</b>"
+            + (f"; failed: {_e(', '.join(t.failed_checks))}" if t.failed_checks else "")
+            + (f"; {_e(t.status_message)}" if t.status_message else "")
+            + f"; tools <code>{_e(tx.sequence_text(t.tool_sequence))}</code>"
+            + label.get(t.tool_sequence, "")
+            + (f"; {_e(_scores_text(t))}" if _scores_text(t) else "")
             + "</li>"
-            for r in to_open
+            for t in to_open
         )
         out += f"<h3>Trials to open</h3><ul class=open>{items}</ul>"
     shown = ordered[:MAX_TRIAL_ROWS]
     rows = "".join(
-        f'<tr class="{"fail" if _trial_status(r) != "pass" else ""}">'
-        f"<td class=num>{_index(r)}</td>"
-        f"<td>{_e(r['agent_version'] or '')}</td><td>{_trial_status(r)}</td>"
-        f"<td>{_e(_scores_text(r))}</td><td>{_e(_failed_checks(r))}</td>"
-        f"<td><code>{_e(tx.sequence_text(r['tool_sequence'] or []))}</code></td>"
-        f"<td class=num>{tx.num(r['duration_s'])}</td>"
-        f"<td>{_trace_cell(r['trace_id'], trace_url)}</td></tr>"
-        for r in shown
+        f'<tr class="{"fail" if t.status != "pass" else ""}">'
+        f"<td class=num>{_index(t)}</td>"
+        f"<td>{_e(t.agent_version or '')}</td><td>{t.status}</td>"
+        f"<td>{_e(_scores_text(t))}</td><td>{_e(', '.join(t.failed_checks))}</td>"
+        f"<td><code>{_e(tx.sequence_text(t.tool_sequence))}</code></td>"
+        f"<td class=num>{tx.num(t.duration_s)}</td>"
+        f"<td>{_trace_cell(t.trace_id, trace_url)}</td></tr>"
+        for t in shown
     )
     more = f" (first {len(shown)} shown, failing first)" if len(ordered) > len(shown) else ""
     return (
@@ -279,7 +278,11 @@ def _trials(test: TestResult, trials: Rows, variants: Rows, trace_url: str | Non
 
 
 def _section(
-    test: TestResult, trials: Rows, variants: Rows, trace_url: str | None, charts: _Charts | None
+    test: TestResult,
+    trials: Sequence[TrialRow],
+    variants: Sequence[VariantRow],
+    trace_url: str | None,
+    charts: _Charts | None,
 ) -> str:
     """One test's section; ``charts`` None keeps it to words and collapsed (a long report)."""
     verdict = test.verdict.value
@@ -300,9 +303,9 @@ def _section(
         f'<section class="test {verdict}" id="{_anchor(test.test_id)}">'
         f"<details{' open' if charts is not None else ''}><summary>"
         f'<h2>{_e(test.test_id)} <span class="badge {verdict}">{verdict}</span></h2></summary>'
-        f"<p>{_e(test.verdict_reason)}</p>{_figures(test)}"
+        f"<p>{_prose(test.verdict_reason)}</p>{_figures(test)}"
         f"{behaviour_html(test.behaviour, trace_url)}{flaky_text}{drawn}"
-        f"{_variants(variants, charts)}{_trials(test, trials, variants, trace_url)}"
+        f"{_variants(variants, charts)}{_trials(trials, variants, trace_url)}"
         "</details></section>"
     )
 
@@ -310,8 +313,8 @@ def _section(
 def render_html(
     result: AnalysisResult,
     *,
-    trials: Rows | None = None,
-    variants: Rows | None = None,
+    trials: Iterable[Row] | None = None,
+    variants: Iterable[Row] | None = None,
     trace_url: str | None = None,
     title: str = "assay report",
 ) -> str:
@@ -331,17 +334,15 @@ def render_html(
     """
     tests = tx.by_severity(result.tests)
     charts = _Charts()
-    trials_by: dict[str, list[Mapping[str, Any]]] = {}
-    for row in trials or ():
-        trials_by.setdefault(str(row["test_id"]), []).append(row)
-    variants_by: dict[str, list[Mapping[str, Any]]] = {}
-    for row in variants or ():
-        variants_by.setdefault(str(row["test_id"]), []).append(row)
-    settings = ", ".join(f"{k} {v}" for k, v in result.options.items() if v is not None)
+    # Read once, by column name, into typed rows: the rest of the report uses attributes.
+    trials_by = trials_by_test(trials or ())
+    variants_by = variants_by_test(variants or ())
+    # An option left unset (None, or no --fail-on rule) is not a setting: not listed.
+    settings = ", ".join(f"{k} {v}" for k, v in result.options.items() if v is not None and v != ())
     skipped = "".join(
         f"<li>skipped <code>{_e(path)}</code>: {_e(reason)}</li>"
         for path, reason in result.skipped_files
-    ) + "".join(f"<li>{_e(note)}</li>" for note in result.notes)
+    ) + "".join(f"<li>{_prose(note)}</li>" for note in result.notes)
     warnings = "".join(
         f"<li>⚠️ {_e(finding.message)}</li>" for finding in result.data_quality.warnings
     )

@@ -7,6 +7,7 @@ before) or a bidirectional override (reorders what follows) changes what a termi
 or a reader sees. :func:`visible` replaces each such character by its escape sequence, so the
 text keeps every character and shows it; rich markup (``[red]``) is kept out of the renderers'
 reach separately, by passing :class:`rich.text.Text` (never a markup string) to rich.
+:func:`code_spans` turns the backtick-quoted names of assay's own sentences into HTML code.
 """
 
 from __future__ import annotations
@@ -51,3 +52,16 @@ def visible(value: object, *, newlines: bool = False) -> str:
 def is_visible(text: str) -> bool:
     """Whether ``text`` holds no character that :func:`visible` would escape."""
     return _UNSAFE.search(text) is None
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def code_spans(escaped: str) -> str:
+    """HTML-escaped prose with each backtick-quoted name as ``<code>name</code>``.
+
+    assay's sentences quote names with backticks (calls to `search_kb`), as Markdown
+    and the console show them; an HTML page would print the backticks. The text must be
+    escaped already, so that a span's content stays text. A lone backtick is left as it is.
+    """
+    return _CODE_SPAN.sub(r"<code>\1</code>", escaped)

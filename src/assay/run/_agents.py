@@ -15,11 +15,8 @@ import json
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
-import threading
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -30,6 +27,8 @@ from typing import Any, Protocol
 from opentelemetry import propagate
 
 from assay.errors import AgentError, ConfigError
+from assay.run._processes import run_command
+from assay.run._processes import stop_commands as stop_commands  # the runner's
 from assay.run._suite import AgentSpec, TestCase
 
 
@@ -197,7 +196,7 @@ class CommandAgent:
         if seed is not None:
             env["ASSAY_SEED"] = str(seed)
         try:
-            returncode, stdout, stderr = _run_command(self.argv, json.dumps(input), env, timeout)
+            returncode, stdout, stderr = run_command(self.argv, json.dumps(input), env, timeout)
         except subprocess.TimeoutExpired:
             raise TimeoutError(f"command did not finish within {timeout:g} s") from None
         except OSError as exc:
@@ -213,66 +212,6 @@ class CommandAgent:
             raise AgentError(f"command printed non-JSON output: {shown!r}") from None
         _tool_calls_and_usage(output)
         return output
-
-
-_RUNNING: set[subprocess.Popen[str]] = set()
-_RUNNING_LOCK = threading.Lock()
-
-
-def _run_command(
-    argv: Sequence[str], stdin: str, env: dict[str, str], timeout: float | None
-) -> tuple[int, str, str]:
-    """Run one command in its own process group; return its status, stdout and stderr.
-
-    Whatever the command started and left running (grandchildren) is ended with it: when it
-    exits, when it times out and when the run is interrupted, so a trial leaves nothing
-    behind. A process that starts its own session (a daemon) is out of reach by design.
-    """
-    process = subprocess.Popen(
-        argv,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        start_new_session=True,
-    )
-    with _RUNNING_LOCK:
-        _RUNNING.add(process)
-    try:
-        stdout, stderr = process.communicate(stdin, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(process, signal.SIGKILL)
-        process.communicate()
-        raise
-    else:
-        _kill_group(process, signal.SIGKILL)  # leftovers of a finished command
-    finally:
-        with _RUNNING_LOCK:
-            _RUNNING.discard(process)
-    return process.returncode, stdout, stderr
-
-
-def _kill_group(process: subprocess.Popen[str], signum: int) -> None:
-    try:
-        os.killpg(process.pid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass  # already gone
-
-
-def stop_commands(grace_s: float = 2.0) -> None:
-    """End every running command agent and its process group: SIGTERM, then SIGKILL."""
-    with _RUNNING_LOCK:
-        running = list(_RUNNING)
-    for process in running:
-        _kill_group(process, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    for process in running:
-        try:
-            process.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            pass
-        _kill_group(process, signal.SIGKILL)  # stragglers of the group, too
 
 
 def load_command(command: str) -> CommandAgent:

@@ -8,6 +8,7 @@ the test and the field. The schema is documented in ``docs/suites.md``.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -227,6 +228,12 @@ def _load_file(
             )
         parsed = [_parse_test(t, w, defaults, i, f) for i, t in enumerate(tests)]
         return name, parsed, finding(str(path), f.unsupported)
+    if "input" not in m and "turns" not in m:
+        # Not a test case (it has no input): a key close to `tests` is a misspelt suite, named
+        # as such rather than read as a test's unknown field.
+        for key in m:
+            if difflib.get_close_matches(key.lower(), ["tests"], n=1, cutoff=0.75):
+                raise w.at(m, key).error("", f"unknown field {key!r} (did you mean 'tests'?)")
     if "input" in m or "id" in m or "name" in m or "turns" in m:
         # One test case per file: EvalView's layout, read with EvalView's meaning.
         f = FileContext(evalview=True, config=config)

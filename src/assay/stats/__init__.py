@@ -16,6 +16,7 @@ One idea per private module, all re-exported here:
   kind (tool paths, binary, counts, continuous); ``_behaviour_paths`` — the tool-path test;
   ``_behaviour_power`` — the power to see a minimal change.
 * ``_multiple`` — p-value adjustment and false-verdict risk across a suite.
+* ``_confidence_sequence`` — an anytime-valid confidence sequence for a pass rate.
 * ``_sprt`` — sequential tests for adaptive stopping: Wald's SPRT, a confidence sequence.
 * ``_sequential_oc`` — their exact operating characteristics, simulation, fixed-N reference.
 
@@ -48,6 +49,7 @@ from assay.stats._behaviour_power import (
     share_power,
     trials_for_power,
 )
+from assay.stats._confidence_sequence import BernoulliConfidenceSequence
 from assay.stats._consistency import (
     ToolConsistency,
     levenshtein,
@@ -113,6 +115,7 @@ __all__ = [
     "SequentialMethod",
     "ADJUST_METHODS",
     "BEHAVIOUR_KINDS",
+    "BernoulliConfidenceSequence",
     "CATEGORIES",
     "DEFAULT_KS",
     "FEATURE_KINDS",
