@@ -88,9 +88,9 @@ def test_every_report_shows_it(parquet_sink, tracer, capsys, tmp_path) -> None:
             "github",
         ]
     )
-    out = capsys.readouterr().out
-    assert "::warning title=assay data quality%3A unused_evaluations::" in out
-    console = " ".join(out.split())
+    shown = capsys.readouterr()  # the report on stdout, its warnings on stderr
+    assert "::warning title=assay data quality%3A unused_evaluations::" in shown.out
+    console = " ".join(shown.err.split())
     said = "carry evaluations that no rule reads"
     assert said in console
     errs = [e.text or "" for e in ET.parse(junit).getroot().iter("system-err")]

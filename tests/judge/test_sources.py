@@ -48,7 +48,8 @@ def test_two_runs_in_one_folder_are_named_and_one_can_be_chosen(
     assert (chosen["tests"][0]["passed"], chosen["tests"][0]["n"]) == (5, 20)
     assert "mixed_runs" not in _kinds(chosen)
     run(["analyze", path])
-    console = " ".join(capsys.readouterr().out.split())
+    shown = capsys.readouterr()  # the report on stdout, its warnings on stderr
+    console = " ".join((shown.out + shown.err).split())
     assert "trials from 2 runs: run-a 30, run-b 20" in console
     assert "1 test pools trials of several runs" in console
 
