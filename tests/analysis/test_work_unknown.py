@@ -71,6 +71,9 @@ def test_no_report_claims_one_path_or_zero_cost(parquet_sink, tracer, capsys, tm
         assert "100% of trial pairs took the same path" not in text
         assert "distinct sequence" not in text
         assert "$0.0000" not in text
+    page = html.read_text()
+    assert "Tool-sequence variants" not in page and "(no tool calls)" not in page
+    assert "<i>unknown</i>" in page
 
 
 def test_the_behaviour_diff_leaves_unknown_work_out(switch_sink, tracer, capsys) -> None:
