@@ -77,18 +77,19 @@ def test_no_report_claims_one_path_or_zero_cost(parquet_sink, tracer, capsys, tm
 
 
 def test_the_behaviour_diff_leaves_unknown_work_out(switch_sink, tracer, capsys) -> None:
+    # The baseline's work is read (one `search` call a trial); the current version's is in a
+    # convention assay does not read. "It stopped calling search" would be a false change.
     base = switch_sink("base")
     for _ in range(8):
-        _acme_run(tracer, "acme", tools=1)
+        _genai_run(tracer, "agent")
     base_path = str(base.flush())
     current = switch_sink("current")
     for _ in range(8):
-        _acme_run(tracer, "acme", tools=3)
+        _acme_run(tracer, "agent", tools=3)
     document = _json(capsys, "compare", base_path, str(current.flush()))
     (test,) = document["tests"]
     compared = {f["feature"] for f in test["behaviour"]["features"]}
-    assert compared <= {"latency", "error_spans"}
-    assert "path" not in compared and "steps" not in compared
+    assert compared and compared <= {"latency", "error_spans"}
 
 
 def test_traces_beyond_the_sample_are_unknown_too(
@@ -99,3 +100,22 @@ def test_traces_beyond_the_sample_are_unknown_too(
         _acme_run(tracer, f"case-{i % 2}")
     document = _json(capsys, "analyze", str(parquet_sink.flush()))
     assert [t["work_unknown"] for t in document["tests"]] == [5, 5]
+
+
+def test_failure_explanations_leave_unknown_work_out(parquet_sink, tracer, capsys) -> None:
+    from opentelemetry.trace import Status, StatusCode
+
+    # Passing trials' work is read; the failing ones' is in a convention assay does not read:
+    # "failing trials never call search" would be an artefact of what assay can read.
+    for i in range(20):
+        if i % 2:
+            _genai_run(tracer, "agent")
+            continue
+        with tracer.start_as_current_span("acme.run", attributes={CASE: "agent"}) as root:
+            with tracer.start_as_current_span("acme.toolCall", attributes={"acme.tool": "x"}):
+                pass
+            root.set_status(Status(StatusCode.ERROR, "crashed"))
+    (test,) = _json(capsys, "analyze", str(parquet_sink.flush()))["tests"]
+    assert test["work_unknown"] == 10
+    features = [f["feature"] for f in test["failure_explanations"]]
+    assert not any("search" in f or f in ("steps", "llm_calls") for f in features), features
