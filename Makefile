@@ -43,6 +43,9 @@ $(STAMP): $(CORE)
 	$(BIN)/pip download --quiet --no-deps --disable-pip-version-check -d $(VENV)/wheels evalview==$(EVALVIEW) || true
 	# --engine spark's tests run local Spark, which needs a Java runtime (17 or later).
 	command -v java >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null)
+	# Best effort: tests/watch scrapes `assay watch --metrics-port` with a real Prometheus (Debian
+	# `prometheus`); without it that test is skipped and says why.
+	command -v prometheus >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null) || true
 	touch $(STAMP)
 
 $(TS_STAMP): $(TS_DIR)/package-lock.json

@@ -1,5 +1,6 @@
 """The layers of docs/architecture.md hold: the import contracts pass, the doc lists them."""
 
+import ast
 import re
 import subprocess
 import sys
@@ -38,3 +39,66 @@ def test_the_architecture_table_lists_every_layer_in_order() -> None:
             row = next(i for i, r in enumerate(rows) if shown in r.split("|")[1])
             positions.append(row)
     assert positions == sorted(positions), "docs/architecture.md lists the layers out of order"
+
+
+def _imported(tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, dotted name) of every module or name imported, relative imports resolved away."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+    return found
+
+
+def test_no_private_module_is_imported_from_another_package() -> None:
+    # A package's `_modules` are its own: the others import what its __init__ re-exports.
+    source = ROOT / "src" / "assay"
+    crossings = []
+    for path in sorted(source.rglob("*.py")):
+        parts = path.relative_to(source).parts
+        package = parts[0] if len(parts) > 1 else None
+        for line, name in _imported(ast.parse(path.read_text())):
+            dotted = name.split(".")
+            inner = [
+                part for part in dotted[2:] if part.startswith("_") and not part.endswith("__")
+            ]
+            if dotted[0] == "assay" and len(dotted) > 2 and inner and dotted[1] != package:
+                crossings.append(f"{path.relative_to(source)}:{line}: {name}")
+    assert not crossings, crossings
+
+
+def test_no_choice_is_spelled_outside_its_enum() -> None:
+    # assay.choices holds each choice's values; code compares with (and defaults to) members.
+    # "count" is also the kind of a behaviour feature (a number per trial): not a choice there.
+    import assay.choices
+
+    values = {
+        member.value
+        for name in assay.choices.__all__
+        for member in getattr(assay.choices, name)
+        if member.value != "count"
+    }
+    source = ROOT / "src" / "assay"
+    spelled = []
+    for path in sorted(source.rglob("*.py")):
+        if path.name == "choices.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare):
+                operands = [node.left, *node.comparators]
+            elif isinstance(node, ast.arguments):
+                operands = [*node.defaults, *(d for d in node.kw_defaults if d is not None)]
+            else:
+                continue
+            constants = [
+                inner
+                for operand in operands
+                for inner in (
+                    operand.elts if isinstance(operand, ast.Tuple | ast.Set) else [operand]
+                )
+                if isinstance(inner, ast.Constant) and inner.value in values
+            ]
+            spelled += [f"{path.relative_to(source)}:{c.lineno}: {c.value!r}" for c in constants]
+    assert not spelled, spelled

@@ -14,6 +14,7 @@ import assay.instrument as ai
 from assay._cli._emit import RENDERERS
 from assay.choices import OutputFormat
 from assay.cli import run
+from console_table import table_rows
 
 
 def _record(counts: dict[str, tuple[int, int]]) -> None:
@@ -85,25 +86,13 @@ def test_every_output_format_has_one_renderer() -> None:
     assert set(RENDERERS) == set(OutputFormat)
 
 
-def _table(text: str) -> list[list[str]]:
-    """The cells of each row of the console's verdict table, header first."""
-    lines = text.splitlines()
-    top = next(i for i, line in enumerate(lines) if line.startswith("┏"))
-    bottom = next(i for i, line in enumerate(lines) if line.startswith("└"))
-    return [
-        [cell.strip() for cell in line.strip()[1:-1].split(line[0])]
-        for line in lines[top:bottom]
-        if line.startswith(("┃", "│"))
-    ]
-
-
 def test_console_table(mixed: Path, capsys) -> None:
     from statsmodels.stats.proportion import proportion_confint
 
     assert run(["analyze", str(mixed)]) == 1
     out = capsys.readouterr().out
-    header, *rows = _table(out)
-    assert header == [
+    rows = table_rows(out)
+    assert list(rows[0]) == [
         "test",
         "verdict",
         "rate (passed/n)",
@@ -116,13 +105,13 @@ def test_console_table(mixed: Path, capsys) -> None:
         low, high = proportion_confint(passed, n, alpha=0.05, method="wilson")
         return [test, verdict, f"{passed / n:.1%} ({passed}/{n})", f"[{low:.1%}, {high:.1%}]"]
 
-    # FAIL first, then INCONCLUSIVE, then PASS; the bar column is drawn, errors are 0.
-    assert [r[:4] for r in rows] == [
+    # FAIL first, then INCONCLUSIVE, then PASS; errors are 0.
+    assert [[r["test"], r["verdict"], r["rate (passed/n)"], r["95% CI"]] for r in rows] == [
         row("bad", "FAIL", 15, 30),
         row("border", "INCONCLUSIVE", 28, 30),
         row("good", "PASS", 30, 30),
     ]
-    assert [r[5] for r in rows] == ["0", "0", "0"]
+    assert [r["errors"] for r in rows] == ["0", "0", "0"]
     assert "│ 3 tests: 1 PASS · 1 FAIL · 1 INCONCLUSIVE" in out
 
 

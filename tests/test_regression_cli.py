@@ -122,7 +122,7 @@ def test_plan_matches_the_library(capsys) -> None:
 
 
 def _exit_code(document: dict[str, Any]) -> int:
-    """The exit code DESIGN.md gives a document's verdicts: 1 any FAIL, 3 any INCONCLUSIVE."""
+    """The exit code docs/cli.md gives a document's verdicts: 1 any FAIL, 3 any INCONCLUSIVE."""
     verdicts = {t["verdict"] for t in document["tests"]}
     assert verdicts, "no test was judged"
     return 1 if "FAIL" in verdicts else 3 if "INCONCLUSIVE" in verdicts else 0

@@ -1,6 +1,6 @@
 """The ``assay`` command line: thin; parses options, calls the library, picks an exit code.
 
-Exit codes (DESIGN.md): 0 nothing failed or was inconclusive, 1 at least one FAIL, 2 usage or
+Exit codes (docs/cli.md): 0 nothing failed or was inconclusive, 1 at least one FAIL, 2 usage or
 input error, 3 nothing failed but something is INCONCLUSIVE (``--inconclusive-ok`` makes it 0).
 
 Each command lives in ``assay._cli``; this module registers them and turns every usage error
@@ -15,14 +15,14 @@ from collections.abc import Sequence
 import typer
 from typer.exceptions import TyperException
 
-# First of assay's modules: it configures Polars' allocator before anything loads Polars.
-from assay._cli import _allocator  # noqa: F401
-from assay._cli._common import EXIT_USAGE, fail
+# First of assay's modules: the package configures Polars' allocator before anything loads it.
+from assay._cli import EXIT_USAGE, fail
 from assay._cli.analyze import analyze, compare, report
 from assay._cli.collect import collect, import_
 from assay._cli.describe import describe
 from assay._cli.plan import plan
 from assay._cli.run import run_command
+from assay._cli.watch import watch
 from assay.errors import AssayError, OptionError
 
 __all__ = ["app", "fail", "main", "run"]
@@ -69,6 +69,7 @@ app.command()(collect)
 app.command("import")(import_)
 app.command("run")(run_command)
 app.command()(describe)
+app.command()(watch)
 
 
 def run(argv: Sequence[str] | None = None) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Final
 
-# --- the trial contract (DESIGN.md) -----------------------------------------------------------
+# --- the trial contract (docs/spans-table.md) -----------------------------------------------
 TEST_ID: Final = "assay.test.id"
 SUITE: Final = "assay.suite"
 RUN_ID: Final = "assay.run.id"

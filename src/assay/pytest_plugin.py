@@ -136,6 +136,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def _settings(item: pytest.Function, marker: pytest.Mark) -> dict[str, Any]:
+    from assay.choices import SequentialMethod
+
     if marker.args:
         pytest.fail("@pytest.mark.assay takes keyword arguments only", pytrace=False)
     unknown = set(marker.kwargs) - _KEYS
@@ -149,7 +151,7 @@ def _settings(item: pytest.Function, marker: pytest.Mark) -> dict[str, Any]:
         "runs": 30,
         "threshold": 0.8,
         "adaptive": True,
-        "method": "sprt",
+        "method": SequentialMethod.SPRT,
         "delta": 0.1,
         "alpha": 0.05,
         "beta": 0.2,

@@ -85,7 +85,8 @@ class CollectorProcess(_Collector):
         command = [ASSAY, *self.command(self.args)]
         with self.log.open("wb") as log:
             self.proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 20
+        # Generous: on a loaded machine its imports alone have taken 20 s (unloaded: ~2 s).
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"collector exited early:\n{self.log.read_text()}")

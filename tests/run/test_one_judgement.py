@@ -1,20 +1,26 @@
-"""One judgement: ``assay analyze`` on the traces of ``assay run`` says what the run said.
+"""One judgement: ``assay analyze`` on the traces of ``assay run`` says what the run printed.
 
-This is what a CI pipeline does: run the suite, keep the traces, analyse them later. Test by
-test, the verdict, its reason, every figure and the exit code must be the same, whether the
-run stopped adaptively or ran every trial, and whatever thresholds the suite set per test (the
-traces record them: ``assay.judgement.*``).
+This is what a CI pipeline does: run the suite, keep the traces, analyse them later, in
+another process that knows only the files. Test by test, the verdicts ``assay run`` printed
+(its console table, read back cell by cell) are the ones the separate ``assay analyze`` process
+prints and writes, with every figure of the JSON document and the exit code the same, whether
+the run stopped adaptively or ran every trial, and whatever thresholds the suite set per test
+(the traces record them: ``assay.judgement.*``).
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from assay.cli import run as cli
+from console_table import table_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,26 +40,56 @@ def _tests(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {t["test_id"]: t for t in document["tests"]}
 
 
+@dataclass
+class Output:
+    """What one command printed and wrote."""
+
+    code: int
+    console: str
+    """The console report: the verdict table, each test's figures, the summary."""
+    document: dict[str, Any]
+    """Its JSON document."""
+
+
 def _run_then_analyze(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], suite: str, agent: str, *flags: str
-) -> tuple[int, dict[str, Any], int, dict[str, Any], str]:
-    traces, ran, analysed = tmp_path / "T", tmp_path / "run.json", tmp_path / "analyze.json"
-    run_code = cli(
-        ["run", suite, "--agent", agent, "--out", str(traces), "--seed", "7", "--quiet",
+) -> tuple[Output, Output]:
+    traces, ran = tmp_path / "T", tmp_path / "run.json"
+    code = cli(
+        ["run", suite, "--agent", agent, "--out", str(traces), "--seed", "7",
          "--format", "console", "--format", f"json:{ran}", *flags]
     )  # fmt: skip
-    capsys.readouterr()
-    analyze_code = cli(
-        ["analyze", str(traces), "--format", "console", "--format", f"json:{analysed}"]
-    )
-    console = capsys.readouterr().out
-    return (
-        run_code,
-        json.loads(ran.read_text()),
-        analyze_code,
-        json.loads(analysed.read_text()),
-        console,
-    )
+    run = Output(code, capsys.readouterr().out, json.loads(ran.read_text()))
+    # A separate process: nothing of the run's is shared but the files it wrote.
+    console = tmp_path / "analyze.txt"
+    analyzed = subprocess.run(
+        [sys.executable, "-m", "assay", "analyze", str(traces),
+         "--format", "json", "--format", f"console:{console}"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert analyzed.returncode in (0, 1, 3), analyzed.stderr
+    return run, Output(analyzed.returncode, console.read_text(), json.loads(analyzed.stdout))
+
+
+def _assert_one_judgement(run: Output, analyzed: Output) -> None:
+    """The run's printed verdicts are the separate analysis's, figure by figure."""
+    assert analyzed.code == run.code
+    printed, again = table_rows(run.console), table_rows(analyzed.console)
+    # Every column the run printed but its trials (used of the most) is in the analysis's too.
+    shared = [header for header in printed[0] if header in again[0]]
+    assert set(printed[0]) - set(shared) == {"trials"}
+    assert {"test", "verdict", "rate (passed/n)", "errors"} <= set(shared)
+    assert [{h: r[h] for h in shared} for r in printed] == [
+        {h: r[h] for h in shared} for r in again
+    ]
+    verdicts = {t["test_id"]: t["verdict"] for t in analyzed.document["tests"]}
+    assert {r["test"]: r["verdict"] for r in printed} == verdicts
+    assert _tests(analyzed.document) == _tests(run.document)  # every figure, test by test
+    assert analyzed.document["summary"] == run.document["summary"]
+    counts = analyzed.document["summary"]
+    box = f"{counts['tests']} tests: {counts['PASS']} PASS · {counts['FAIL']} FAIL · "
+    box += f"{counts['INCONCLUSIVE']} INCONCLUSIVE"
+    assert box in run.console and box in analyzed.console
 
 
 @pytest.mark.slow
@@ -63,22 +99,20 @@ def test_analyze_reproduces_the_example_run(
 ) -> None:
     monkeypatch.syspath_prepend(str(ROOT))
     suite = str(ROOT / "examples" / "suite.yaml")
-    run_code, ran, analyze_code, analysed, console = _run_then_analyze(
-        tmp_path, capsys, suite, "examples.agent:run", *flags
-    )
-    assert analyze_code == run_code
-    assert _tests(analysed) == _tests(ran)  # every figure, verdict and reason, test by test
-    assert analysed["summary"] == ran["summary"]
+    run, analyzed = _run_then_analyze(tmp_path, capsys, suite, "examples.agent:run", *flags)
+    _assert_one_judgement(run, analyzed)
+    tests = run.document["tests"]
     if flags:
-        assert all(t["sequential"] is None and t["n"] == 60 for t in ran["tests"])
+        assert all(t["sequential"] is None and t["n"] == 60 for t in tests)
     else:
-        settled = [t for t in ran["tests"] if t["sequential"]["decided_at"] is not None]
+        settled = [t for t in tests if t["sequential"]["decided_at"] is not None]
         assert settled, "the adaptive run settled no test early"
-        words = " ".join(console.split())
-        for test in settled:  # the reason and the anytime-valid interval are printed beside it
-            assert test["verdict_reason"].startswith("SPRT settled after ")
-            assert " ".join(test["verdict_reason"].split()) in words, test["test_id"]
-        assert "anytime [" in console and "anytime-valid interval [" in words
+        for console in (run.console, analyzed.console):
+            words = " ".join(console.split())
+            for test in settled:  # the reason and the anytime-valid interval beside it
+                assert test["verdict_reason"].startswith("SPRT settled after ")
+                assert " ".join(test["verdict_reason"].split()) in words, test["test_id"]
+            assert "anytime [" in console and "anytime-valid interval [" in words
 
 
 def test_analyze_reproduces_a_run_with_per_test_thresholds(
@@ -86,12 +120,9 @@ def test_analyze_reproduces_a_run_with_per_test_thresholds(
 ) -> None:
     suite = tmp_path / "suite.yaml"
     suite.write_text(PER_TEST)
-    run_code, ran, analyze_code, analysed, _ = _run_then_analyze(
-        tmp_path, capsys, str(suite), "assay_test_agents:bernoulli"
-    )
-    assert analyze_code == run_code
-    tests = _tests(ran)
-    assert _tests(analysed) == tests
+    run, analyzed = _run_then_analyze(tmp_path, capsys, str(suite), "assay_test_agents:bernoulli")
+    _assert_one_judgement(run, analyzed)
+    tests = _tests(analyzed.document)
     assert {name: t["threshold"] for name, t in tests.items()} == {
         "lenient": 0.6,
         "strict": 0.9,

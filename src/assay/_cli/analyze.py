@@ -10,6 +10,7 @@ import typer
 
 from assay._cli import _common as o
 from assay._cli._emit import Settings, emit, parse_formats
+from assay._cli._progress import described, working
 from assay.choices import OutputFormat
 
 TraceUrl = Annotated[
@@ -88,16 +89,17 @@ def analyze(
         prices=prices,
     )
     targets = parse_formats(format, output)
-    analysis = run_analysis(
-        paths,
-        options,
-        skip_bad_files=skip_bad_files,
-        baseline_version=baseline_version,
-        current_version=current_version,
-        run_id=run_id,
-        engine=engine,
-        spark_master=spark_master,
-    )
+    with working(f"analysing {described(paths)}", quiet=quiet):
+        analysis = run_analysis(
+            paths,
+            options,
+            skip_bad_files=skip_bad_files,
+            baseline_version=baseline_version,
+            current_version=current_version,
+            run_id=run_id,
+            engine=engine,
+            spark_master=spark_master,
+        )
     emit(analysis, targets, Settings(quiet=quiet, inconclusive_ok=inconclusive_ok))
     raise SystemExit(analysis.exit_code(inconclusive_ok))
 
@@ -157,14 +159,15 @@ def compare(
         prices=prices,
     )
     targets = parse_formats(format, output)
-    analysis = run_compare(
-        baseline,
-        current,
-        options,
-        skip_bad_files=skip_bad_files,
-        run_id=run_id,
-        baseline_run_id=baseline_run_id,
-    )
+    with working(f"comparing {described(current)} with {described(baseline)}", quiet=quiet):
+        analysis = run_compare(
+            baseline,
+            current,
+            options,
+            skip_bad_files=skip_bad_files,
+            run_id=run_id,
+            baseline_run_id=baseline_run_id,
+        )
     emit(analysis, targets, Settings(quiet=quiet, inconclusive_ok=inconclusive_ok))
     raise SystemExit(analysis.exit_code(inconclusive_ok))
 
@@ -215,14 +218,15 @@ def report(
         fail_on=tuple(fail_on or ()),
         prices=prices,
     )
-    analysis = run_analysis(
-        paths,
-        options,
-        skip_bad_files=skip_bad_files,
-        baseline_version=baseline_version,
-        current_version=current_version,
-        run_id=run_id,
-    )
+    with working(f"analysing {described(paths)}"):
+        analysis = run_analysis(
+            paths,
+            options,
+            skip_bad_files=skip_bad_files,
+            baseline_version=baseline_version,
+            current_version=current_version,
+            run_id=run_id,
+        )
     emit(analysis, [o.FormatTarget(OutputFormat.HTML, output)], Settings(trace_url=trace_url))
     counts = ", ".join(f"{n} {v}" for v, n in analysis.result.counts.items())
     print(f"wrote {output} ({len(analysis.result.tests)} tests: {counts})", file=sys.stderr)

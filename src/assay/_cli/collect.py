@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from assay._cli import _common as o
+from assay._cli._progress import described, working
 
 
 def collect(
@@ -142,12 +143,13 @@ def import_(
     from assay.ingest import ImportLimits, import_files
 
     mb = 1024 * 1024
-    result = import_files(
-        paths,
-        out,
-        limits=ImportLimits(max_decompressed_mb * mb, max_message_mb * mb),
-        buckets=buckets,
-    )
+    with working(f"importing {described(paths)} into {out}"):
+        result = import_files(
+            paths,
+            out,
+            limits=ImportLimits(max_decompressed_mb * mb, max_message_mb * mb),
+            buckets=buckets,
+        )
     rejected = f", {result.rejected} rejected (invalid IDs)" if result.rejected else ""
     typer.echo(
         f"imported {result.spans} spans from {result.files_read} file(s) into "

@@ -159,7 +159,14 @@ def run_command(
     if dry_run:
         r.render_plan(rows, options, the_agent.description, Console(), price_table)
         raise SystemExit(0)
-    progress = None if quiet else r.RichProgress(stderr)
+    progress: r.RichProgress | r.LogProgress | None = None
+    if not quiet:
+        # Bars redrawn in place on a terminal; in a log, a line per settled test and a heartbeat.
+        progress = (
+            r.RichProgress(stderr)
+            if stderr.is_terminal
+            else r.LogProgress(sys.stderr, options.budget)
+        )
     result = r.run_suite(
         loaded, the_agent, options, tests=tests, progress=progress, agents=per_test
     )

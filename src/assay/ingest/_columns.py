@@ -17,8 +17,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from assay.ingest._validate import describe, span_problem
-from assay.store import _schema as s
 from assay.store import coerce, encode_value
+from assay.store import schema as s
 
 _KINDS = ("INTERNAL", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 _STATUS = ("UNSET", "OK", "ERROR")

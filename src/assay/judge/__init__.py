@@ -30,7 +30,15 @@ from assay.judge._behaviour_result import (
 from assay.judge._cost import CostSummary, price_table, prices_label
 from assay.judge._figures import DurationSummary, Usage
 from assay.judge._gate import FailOn, gate_failures, parse_fail_on
-from assay.judge._options import AnalyzeOptions, ErrorsPolicy, check_choice, check_range, parse_ks
+from assay.judge._options import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_THRESHOLD,
+    AnalyzeOptions,
+    ErrorsPolicy,
+    check_choice,
+    check_range,
+    parse_ks,
+)
 from assay.judge._pipeline import by_test, judge
 from assay.judge._reasons import ci_text, pct, rate_text
 from assay.judge._recorded import Judgement, read_judgements
@@ -57,6 +65,8 @@ from assay.judge._tool_errors import ToolErrors
 from assay.judge._variance import VarianceCheck, variance_checks
 
 __all__ = [
+    "DEFAULT_CONFIDENCE",
+    "DEFAULT_THRESHOLD",
     "AnalysisResult",
     "AnalyzeOptions",
     "BehaviourChange",

@@ -28,6 +28,7 @@ import polars as pl
 
 from assay.analysis import behaviour_sample, is_work_feature, work_unknown
 from assay.analysis import columns as tc
+from assay.choices import Adjustment
 from assay.errors import ConfigError
 from assay.judge._behaviour_result import (
     BehaviourChange,
@@ -153,7 +154,7 @@ def behaviour_diffs(
     samples: Mapping[str, BehaviourSample],
     *,
     alpha: float = 0.05,
-    adjust: str = "none",
+    adjust: str = Adjustment.NONE,
     power: float = 0.80,
     confidence: float = 0.95,
     seed: int = 0,
@@ -190,15 +191,18 @@ def behaviour_diffs(
 
     tested = {
         test_id: [
-            tested_row(pair, len(pairs) if adjust == "none" else pooled_size) for pair in pairs
+            tested_row(pair, len(pairs) if adjust == Adjustment.NONE else pooled_size)
+            for pair in pairs
         ]
         for test_id, pairs in chosen.items()
     }
     adjusted: dict[str, list[float]] = {}
-    if adjust == "none":
+    if adjust == Adjustment.NONE:
         family = {t: max(1, len(rows)) for t, rows in tested.items()}
         for test_id, rows in tested.items():
-            adjusted[test_id] = list(adjust_p_values([r.shift.p_value for r in rows], "holm"))
+            adjusted[test_id] = list(
+                adjust_p_values([r.shift.p_value for r in rows], Adjustment.HOLM)
+            )
     else:
         flat = [r.shift.p_value for rows in tested.values() for r in rows]
         pooled = iter(adjust_p_values(flat, adjust))
@@ -206,7 +210,7 @@ def behaviour_diffs(
         family = dict.fromkeys(tested, size)
         for test_id, rows in tested.items():
             adjusted[test_id] = [float(next(pooled)) for _ in rows]
-    method = "holm" if adjust == "none" else adjust
+    method = Adjustment.HOLM if adjust == Adjustment.NONE else adjust
     return {
         test_id: _decide(
             samples[test_id],

@@ -2,7 +2,7 @@
 
 The options that decide a verdict — threshold, confidence, the error policy and the variance
 limits — default to None: what the trials record (``assay.judgement.*``, written by ``assay
-run`` and the pytest plugin), else the defaults of DESIGN.md. A value given here overrides what
+run`` and the pytest plugin), else the defaults of docs/cli.md. A value given here overrides what
 was recorded, and the analysis says so in a note.
 """
 
@@ -19,14 +19,14 @@ ErrorsPolicy = ErrorPolicy
 """How error trials count (the name the library has exported so far)."""
 
 DEFAULT_THRESHOLD = 0.80
-"""The pass rate required when neither an option nor the trials say (DESIGN.md)."""
+"""The pass rate required when neither an option nor the trials say (docs/cli.md)."""
 DEFAULT_CONFIDENCE = 0.95
-"""The interval confidence when neither an option nor the trials say (DESIGN.md)."""
+"""The interval confidence when neither an option nor the trials say (docs/cli.md)."""
 
 
 @dataclass(frozen=True, slots=True)
 class AnalyzeOptions:
-    """Every option of an analysis, with the defaults of DESIGN.md."""
+    """Every option of an analysis, with the defaults of docs/cli.md."""
 
     threshold: float | None = None
     """Required pass rate; None: what the trials record, else 0.80."""

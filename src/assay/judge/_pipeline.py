@@ -19,6 +19,7 @@ import polars as pl
 
 from assay.analysis import columns as tc
 from assay.analysis import work_unknown
+from assay.choices import Adjustment
 from assay.judge import _reasons as why
 from assay.judge._behaviour import test_behaviours
 from assay.judge._behaviour_result import BehaviourResult
@@ -61,7 +62,7 @@ def by_test(trials: pl.DataFrame) -> dict[str, pl.DataFrame]:
 def _suite_confidence(confidence: float, options: AnalyzeOptions, tests: int) -> float:
     # Holm and BH have no interval form: the intervals use the Bonferroni level, which keeps
     # the chance of any false threshold verdict at 1 - confidence.
-    if options.adjust != "none" and tests > 1:
+    if options.adjust != Adjustment.NONE and tests > 1:
         return simultaneous_confidence(confidence, tests)
     return confidence
 
@@ -69,7 +70,7 @@ def _suite_confidence(confidence: float, options: AnalyzeOptions, tests: int) ->
 def _suite_notes(options: AnalyzeOptions, results: tuple[TestResult, ...]) -> list[str]:
     tests = len(results)
     levels = sorted({t.interval.confidence for t in results if t.interval is not None})
-    if options.adjust != "none" and tests > 1 and levels:
+    if options.adjust != Adjustment.NONE and tests > 1 and levels:
         shown = ", ".join(f"{level:.4g}" for level in levels)
         return [
             f"intervals at {shown} confidence each (Bonferroni over {tests} tests), so all hold "
@@ -77,7 +78,7 @@ def _suite_notes(options: AnalyzeOptions, results: tuple[TestResult, ...]) -> li
         ]
     if tests >= 10:
         confidence = levels[0] if levels else 0.95
-        return [false_verdict_risk(tests, 1 - confidence, "none").note]
+        return [false_verdict_risk(tests, 1 - confidence, Adjustment.NONE).note]
     return []
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from assay.choices import SequentialMethod
 from assay.judge._regression import RegressionResult
 from assay.judge._results import TestResult
 from assay.judge._sequential import SequentialDesign
@@ -37,7 +38,7 @@ def rate_text(passed: int, n: int) -> str:
 
 def method_name(method: str) -> str:
     """``SPRT`` or ``confidence sequence``: a sequential method as people name it."""
-    return "SPRT" if method == "sprt" else method.replace("-", " ")
+    return "SPRT" if method == SequentialMethod.SPRT else method.replace("-", " ")
 
 
 def sequential_reason(

@@ -36,7 +36,7 @@ _ATTRIBUTES = "attributes"
 
 @dataclass(frozen=True, slots=True)
 class Judgement:
-    """Everything a test's verdict is decided with (DESIGN.md: a trace set carries it)."""
+    """Everything a test's verdict is decided with (docs/spans-table.md: a trace set carries it)."""
 
     threshold: float
     """Required pass rate."""

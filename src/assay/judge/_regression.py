@@ -11,6 +11,7 @@ import numpy.typing as npt
 import polars as pl
 
 from assay.analysis import columns as tc
+from assay.choices import Adjustment, ErrorPolicy, RegressionTest
 from assay.errors import ConfigError
 from assay.judge._figures import per_trial_scores, primary_score
 from assay.judge._options import AnalyzeOptions
@@ -75,7 +76,7 @@ def regression_test(
     baseline_n: int,
     current_passed: int,
     current_n: int,
-    test: str = "boschloo",
+    test: str = RegressionTest.BOSCHLOO,
     alpha: float = 0.05,
     delta: float = 0.10,
     power: float = 0.80,
@@ -124,7 +125,7 @@ def regression_test(
 
 
 def adjust_regressions(
-    results: Sequence[RegressionResult], method: str = "holm"
+    results: Sequence[RegressionResult], method: str = Adjustment.HOLM
 ) -> list[RegressionResult]:
     """Re-decide a suite's regression verdicts on p-values adjusted for testing many at once.
 
@@ -141,7 +142,7 @@ def adjust_regressions(
         New results, in the same order, with ``p_adjusted`` set (except for ``none``).
     """
     adjusted = adjust_p_values([r.p_value for r in results], method)
-    if method == "none":
+    if method == Adjustment.NONE:
         return list(results)
     return [
         dataclasses.replace(
@@ -194,7 +195,7 @@ def regression_result(
     """The regression verdicts of one test (current worse than baseline)."""
 
     def counts(trials: pl.DataFrame) -> tuple[int, int]:
-        kept = trials.filter(~pl.col(tc.ERROR)) if errors == "exclude" else trials
+        kept = trials.filter(~pl.col(tc.ERROR)) if errors == ErrorPolicy.EXCLUDE else trials
         return int(kept[tc.PASSED].sum()), kept.height
 
     baseline_passed, baseline_n = counts(baseline)

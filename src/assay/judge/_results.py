@@ -128,7 +128,7 @@ class AnalysisResult:
 
 
 def exit_code(verdicts: Iterable[Verdict], *, inconclusive_ok: bool = False) -> int:
-    """The process exit code for a set of verdicts (DESIGN.md): 0, 1, or 3."""
+    """The process exit code for a set of verdicts (docs/cli.md): 0, 1, or 3."""
     seen = set(verdicts)
     if Verdict.FAIL in seen:
         return 1

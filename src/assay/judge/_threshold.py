@@ -7,8 +7,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from assay.choices import IntervalMethod
 from assay.errors import ConfigError
-from assay.stats import Interval, min_trials_for_pass, proportion_bounds, proportion_interval
+from assay.stats import (
+    Interval,
+    min_trials_for_pass,
+    proportion_bounds,
+    proportion_interval,
+    smallest_passing,
+)
 
 
 class Verdict(enum.StrEnum):
@@ -71,7 +78,7 @@ def settle_probability(
     additional: int,
     threshold: float,
     confidence: float = 0.95,
-    method: str = "wilson",
+    method: str = IntervalMethod.WILSON,
 ) -> float:
     """P(the verdict is PASS or FAIL after ``additional`` more trials), at the observed rate.
 
@@ -115,7 +122,7 @@ def more_trials_needed(
     n: int,
     threshold: float,
     confidence: float = 0.95,
-    method: str = "wilson",
+    method: str = IntervalMethod.WILSON,
     max_additional: int = 100_000,
     probability: float = 0.5,
 ) -> int | None:
@@ -151,19 +158,7 @@ def more_trials_needed(
     def settles(m: int) -> bool:
         return settle_probability(successes, n, m, threshold, confidence, method) >= probability
 
-    hi = 1
-    while not settles(hi):
-        if hi >= max_additional:
-            return None
-        hi = min(2 * hi, max_additional)
-    lo = hi // 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if settles(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return smallest_passing(settles, max_additional)
 
 
 def threshold_test(
@@ -171,7 +166,7 @@ def threshold_test(
     n: int,
     threshold: float = 0.80,
     confidence: float = 0.95,
-    method: str = "wilson",
+    method: str = IntervalMethod.WILSON,
 ) -> ThresholdResult:
     """The full threshold check from counts: interval, verdict, further trials, warning.
 

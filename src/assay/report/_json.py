@@ -1,4 +1,4 @@
-"""The ``assay.analysis/v1`` JSON document: a stable contract for programs (DESIGN.md)."""
+"""The ``assay.analysis/v1`` JSON document: a stable contract for programs (docs/json.md)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from assay.run._agents import (
 )
 from assay.run._budget import Budget
 from assay.run._checks import evaluate_checks, output_text
-from assay.run._display import RichProgress, render_plan, render_run_summary
+from assay.run._display import LogProgress, RichProgress, render_plan, render_run_summary
 from assay.run._mocks import MockError, mocked_result
 from assay.run._options import RunOptions
 from assay.run._plan import PlanRow, plan
@@ -56,6 +56,7 @@ __all__ = [
     "Price",
     "PriceTable",
     "Progress",
+    "LogProgress",
     "RichProgress",
     "RunOptions",
     "RunResult",

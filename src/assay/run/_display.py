@@ -7,7 +7,10 @@ the reports, so that the reports import nothing of the run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
@@ -16,6 +19,7 @@ from rich.table import Table
 
 from assay.analysis import PriceTable
 from assay.report import VERDICT_STYLE, data_text, visible
+from assay.run._budget import Budget
 from assay.run._options import RunOptions
 from assay.run._plan import PlanRow
 from assay.run._results import RunResult
@@ -63,6 +67,102 @@ class RichProgress:
     def stop(self) -> None:
         """Stop drawing (the bars stay on screen)."""
         self._progress.stop()
+
+
+HEARTBEAT_S = 10.0
+"""Seconds between two heartbeat lines of :class:`LogProgress`."""
+
+
+class LogProgress:
+    """Progress for a log, not a terminal (a CI job, a pipe): plain lines on ``stream``.
+
+    One line per test as soon as it settles (its decision, or done, or stopped), and a
+    heartbeat every ``every`` seconds while the run goes on: trials done, tests still running,
+    the time taken and, where the run has a budget, how much of it is used. A CI log then shows
+    that a long run is alive, and which tests are already decided, before the final table.
+
+    Args:
+        stream: Where the lines go (stderr: stdout carries the results).
+        budget: The run's budget, to report what is used of it.
+        every: Seconds between heartbeats.
+        clock: The time source (``time.monotonic``).
+    """
+
+    def __init__(
+        self,
+        stream: TextIO,
+        budget: Budget | None = None,
+        every: float = HEARTBEAT_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._stream = stream
+        self._budget = budget or Budget()
+        self._every = every
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._status: dict[str, TestStatus] = {}
+        self._reported: set[str] = set()
+        self._started = 0.0
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, tests: Sequence[TestCase], max_runs: Sequence[int]) -> None:
+        """Note the tests and start the heartbeat."""
+        self._started = self._clock()
+        with self._lock:
+            for test, runs in zip(tests, max_runs, strict=True):
+                self._status[test.id] = TestStatus(test.id, 0, 0, 0, runs, 0.0, 1.0)
+        self._write(f"assay run: {len(self._status)} test(s), at most {sum(max_runs)} trials")
+        self._thread = threading.Thread(target=self._beat, name="assay-heartbeat", daemon=True)
+        self._thread.start()
+
+    def update(self, status: TestStatus) -> None:
+        """Record a test's progress; print its line the first time it is settled."""
+        with self._lock:
+            self._status[status.test_id] = status
+            if status.label == "running" or status.test_id in self._reported:
+                return
+            self._reported.add(status.test_id)
+        failed = status.done - status.passed
+        errors = f", {status.errors} error" if status.errors else ""
+        self._write(
+            f"{visible(status.test_id)}: {status.label} after {status.done} of "
+            f"{status.max_runs} trials ({status.passed} pass, {failed} fail{errors})"
+        )
+
+    def stop(self) -> None:
+        """Stop the heartbeat."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def heartbeat(self) -> str:
+        """The heartbeat line for now."""
+        with self._lock:
+            statuses = list(self._status.values())
+        done = sum(s.done for s in statuses)
+        most = sum(s.max_runs for s in statuses)
+        running = sum(s.label == "running" for s in statuses)
+        elapsed = self._clock() - self._started
+        parts = [
+            f"{done} of at most {most} trials done",
+            f"{running} of {len(statuses)} test(s) running",
+            f"{elapsed:.0f} s",
+        ]
+        budget = self._budget
+        if budget.max_trials is not None:
+            parts.append(f"--max-trials {done}/{budget.max_trials} used")
+        if budget.max_time is not None:
+            parts.append(f"--max-time {elapsed:.0f}/{budget.max_time:g} s used")
+        return "assay run: " + " · ".join(parts)
+
+    def _beat(self) -> None:
+        while not self._stopping.wait(self._every):
+            self._write(self.heartbeat())
+
+    def _write(self, line: str) -> None:
+        self._stream.write(line + "\n")
+        self._stream.flush()
 
 
 def render_run_summary(result: RunResult, console: Console) -> None:

@@ -13,9 +13,9 @@ from typing import Any
 from assay.quality import Finding
 
 DEFAULT_RUNS = 30
-"""Maximum trials per test when neither the suite nor a flag says otherwise (DESIGN.md)."""
+"""Maximum trials per test when neither the suite nor a flag says otherwise (docs/cli.md)."""
 DEFAULT_PASS_RATE = 0.8
-"""The pass-rate threshold by default (DESIGN.md)."""
+"""The pass-rate threshold by default (docs/cli.md)."""
 DEFAULT_CONFIDENCE = 0.95
 """Confidence level by default: alpha = 1 - confidence."""
 

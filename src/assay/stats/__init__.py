@@ -90,6 +90,7 @@ from assay.stats._scores import (
     score_shift_test,
     score_summary,
 )
+from assay.stats._search import smallest_passing
 from assay.stats._sequential_oc import (
     FixedSampleDesign,
     OperatingCharacteristics,
@@ -183,6 +184,7 @@ __all__ = [
     "sequential_test",
     "share_power",
     "simulate_sequential",
+    "smallest_passing",
     "simultaneous_confidence",
     "tool_consistency",
     "ToolPaths",

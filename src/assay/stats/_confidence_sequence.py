@@ -72,14 +72,15 @@ class BernoulliConfidenceSequence:
         return self.prior_mean * self.prior_strength, (1 - self.prior_mean) * self.prior_strength
 
     def log_evidence(
-        self, successes: npt.ArrayLike, n: int | npt.ArrayLike, p: float
+        self, successes: npt.ArrayLike, n: int | npt.ArrayLike, p: float | npt.ArrayLike
     ) -> npt.NDArray[np.float64]:
         """``log M_n(p)``: the evidence against the rate ``p`` after ``successes`` of ``n``.
 
         Args:
             successes: Passing trials (a number or an array).
             n: Trials (a number or an array broadcasting with ``successes``).
-            p: The rate in question, in (0, 1).
+            p: The rate in question, in (0, 1) (a number, or an array broadcasting with the
+                others: one rate per stream, as ``assay watch``'s drift alarm asks).
 
         Returns:
             The log mixture martingale at ``p``, elementwise.
@@ -89,6 +90,7 @@ class BernoulliConfidenceSequence:
         a, b = self._prior
         s = np.asarray(successes, dtype=np.float64)
         f = np.asarray(n, dtype=np.float64) - s
+        p = np.asarray(p, dtype=np.float64)
         return np.asarray(
             sp.betaln(a + s, b + f) - sp.betaln(a, b) - sp.xlogy(s, p) - sp.xlog1py(f, -p),
             dtype=np.float64,

@@ -191,7 +191,7 @@ def _fisher_statistic(n1: int, n2: int) -> FloatArray:
 
 def _statistic(n1: int, n2: int, test: str) -> tuple[FloatArray, float]:
     """The ordering statistic (small = evidence of a drop) and its relative tie tolerance."""
-    if test in ("fisher", "boschloo"):
+    if test in (RegressionTest.FISHER, RegressionTest.BOSCHLOO):
         return _fisher_statistic(n1, n2), _BOSCHLOO_TIE_RTOL
     # Barnard: the pooled Wald statistic exactly as scipy.stats.barnard_exact computes it.
     x1 = np.arange(n1 + 1, dtype=np.int64)[:, None]
@@ -310,7 +310,7 @@ def _refined_p_value(n1: int, n2: int, test: str, k: int) -> float:
 
 
 def _p_value_at(ordering: _Ordering, test: str, x1: int, x2: int) -> float:
-    if test == "fisher":
+    if test == RegressionTest.FISHER:
         return float(min(ordering.statistic[x1, x2], 1.0))
     return _refined_p_value(ordering.n1, ordering.n2, test, int(ordering.position[x1, x2]))
 
@@ -330,7 +330,7 @@ def regression_p_value(
     baseline_n: int,
     current_passed: int,
     current_n: int,
-    test: str = "boschloo",
+    test: str = RegressionTest.BOSCHLOO,
 ) -> float:
     """One-sided exact p-value for "the current pass rate is lower than the baseline's".
 

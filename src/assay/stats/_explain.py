@@ -10,6 +10,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from assay.choices import Adjustment
 from assay.errors import ConfigError
 from assay.stats._fisher import fisher_two_sided
 from assay.stats._multiple import adjust_p_values
@@ -203,7 +204,7 @@ def explain_failures(
     features: Mapping[str, npt.ArrayLike],
     kinds: Mapping[str, str] | None = None,
     alpha: float = 0.05,
-    adjust: str = "holm",
+    adjust: str = Adjustment.HOLM,
     labels: Mapping[str, str] | None = None,
 ) -> list[FailureFactor]:
     """Find the trace features that separate failing from passing trials.

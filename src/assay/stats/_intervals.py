@@ -16,11 +16,16 @@ import numpy.typing as npt
 
 from assay.choices import IntervalMethod
 from assay.errors import ConfigError, InsufficientDataError
+from assay.stats._search import smallest_passing
 
 METHODS: Final = tuple(IntervalMethod)
 """The interval methods assay knows, by the names the CLI and the JSON use."""
 
-_SCIPY_NAMES: Final = {"wilson": "wilson", "wilson-cc": "wilsoncc", "clopper-pearson": "exact"}
+_SCIPY_NAMES: Final[dict[str, str]] = {
+    IntervalMethod.WILSON: "wilson",
+    IntervalMethod.WILSON_CC: "wilsoncc",
+    IntervalMethod.CLOPPER_PEARSON: "exact",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +61,7 @@ def _check_method(method: str) -> None:
 
 
 def proportion_interval(
-    successes: int, n: int, confidence: float = 0.95, method: str = "wilson"
+    successes: int, n: int, confidence: float = 0.95, method: str = IntervalMethod.WILSON
 ) -> Interval:
     """A two-sided confidence interval for ``successes`` out of ``n``.
 
@@ -118,14 +123,14 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interva
         The interval; equal to ``scipy.stats.binomtest(successes, n).proportion_ci(confidence,
         "wilson")``.
     """
-    return proportion_interval(successes, n, confidence, "wilson")
+    return proportion_interval(successes, n, confidence, IntervalMethod.WILSON)
 
 
 def proportion_bounds(
     successes: npt.ArrayLike,
     n: npt.ArrayLike,
     confidence: float = 0.95,
-    method: str = "wilson",
+    method: str = IntervalMethod.WILSON,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Vectorised lower and upper bounds of :func:`proportion_interval` (same formulas).
 
@@ -153,22 +158,22 @@ def proportion_bounds(
     z = float(sps.norm.isf(alpha / 2))
     z2 = z * z
     with np.errstate(invalid="ignore", divide="ignore"):
-        if method in ("wilson", "wilson-cc"):
+        if method in (IntervalMethod.WILSON, IntervalMethod.WILSON_CC):
             # Newcombe (1998), as in scipy.stats._binomtest._binom_wilson_conf_int.
             p = x / nn
             q = 1 - p
             denom = 2 * (nn + z2)
             centre = (2 * nn * p + z2) / denom
-            if method == "wilson":
+            if method == IntervalMethod.WILSON:
                 half = z / denom * np.sqrt(4 * nn * p * q + z2)
                 low, high = centre - half, centre + half
             else:
                 low = centre - (1 + z * np.sqrt(z2 - 2 - 1 / nn + 4 * p * (nn * q + 1))) / denom
                 high = centre + (1 + z * np.sqrt(z2 + 2 - 1 / nn + 4 * p * (nn * q - 1))) / denom
-        elif method == "clopper-pearson":
+        elif method == IntervalMethod.CLOPPER_PEARSON:
             low = sps.beta.ppf(alpha / 2, x, nn - x + 1)
             high = sps.beta.isf(alpha / 2, x + 1, nn - x)
-        elif method == "jeffreys":
+        elif method == IntervalMethod.JEFFREYS:
             low = sps.beta.ppf(alpha / 2, x + 0.5, nn - x + 0.5)
             high = sps.beta.isf(alpha / 2, x + 0.5, nn - x + 0.5)
         else:  # agresti-coull
@@ -184,7 +189,7 @@ def proportion_bounds(
 def min_trials_for_pass(
     threshold: float,
     confidence: float = 0.95,
-    method: str = "wilson",
+    method: str = IntervalMethod.WILSON,
     max_n: int = 1_000_000,
 ) -> int | None:
     """The fewest trials for which all-pass (n of n) can give a PASS at ``threshold``.
@@ -219,19 +224,7 @@ def _min_trials_for_pass(
     def passes(n: int) -> bool:
         return proportion_interval(n, n, confidence, method).low >= threshold
 
-    hi = 1
-    while not passes(hi):
-        if hi >= max_n:
-            return None
-        hi = min(hi * 2, max_n)
-    lo = hi // 2  # passes(lo) is False (or lo == 0)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if passes(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return smallest_passing(passes, max_n)
 
 
 __all__ = [

@@ -14,7 +14,9 @@ ADJUST_METHODS = tuple(Adjustment)
 """Multiple-comparison adjustments, by CLI name."""
 
 
-def adjust_p_values(p_values: npt.ArrayLike, method: str = "none") -> npt.NDArray[np.float64]:
+def adjust_p_values(
+    p_values: npt.ArrayLike, method: str = Adjustment.NONE
+) -> npt.NDArray[np.float64]:
     """Adjust p-values for testing many hypotheses at once.
 
     * ``none`` — unchanged.
@@ -40,9 +42,9 @@ def adjust_p_values(p_values: npt.ArrayLike, method: str = "none") -> npt.NDArra
     p = np.asarray(p_values, dtype=np.float64).ravel()
     if p.size and (np.any(~np.isfinite(p)) or p.min() < 0 or p.max() > 1):
         raise ConfigError("p-values must lie in [0, 1]")
-    if method == "none" or p.size == 0:
+    if method == Adjustment.NONE or p.size == 0:
         return p.copy()
-    if method == "bh":
+    if method == Adjustment.BH:
         adjusted: npt.NDArray[np.float64] = sps.false_discovery_control(p, method="bh")
         return adjusted
     m = p.size
@@ -71,7 +73,9 @@ class FalseVerdictRisk:
     """The same in one sentence for the console."""
 
 
-def false_verdict_risk(n_tests: int, alpha: float = 0.05, method: str = "none") -> FalseVerdictRisk:
+def false_verdict_risk(
+    n_tests: int, alpha: float = 0.05, method: str = Adjustment.NONE
+) -> FalseVerdictRisk:
     """The chance figures behind "with this many tests, expect some false FAILs".
 
     Without adjustment each of m true-null tests fails falsely with probability ≤ alpha, so up
@@ -94,7 +98,7 @@ def false_verdict_risk(n_tests: int, alpha: float = 0.05, method: str = "none") 
         raise ConfigError(f"alpha must lie strictly between 0 and 1 (got {alpha})")
     if method not in ADJUST_METHODS:
         raise ConfigError(f"unknown adjustment {method!r}; choose none, holm or bh")
-    if method == "none":
+    if method == Adjustment.NONE:
         expected = n_tests * alpha
         chance = 1 - (1 - alpha) ** n_tests
         note = (
@@ -104,7 +108,7 @@ def false_verdict_risk(n_tests: int, alpha: float = 0.05, method: str = "none") 
     else:
         chance = alpha if n_tests else 0.0
         expected = min(n_tests * alpha, n_tests * chance)
-        name = "Holm" if method == "holm" else "Benjamini–Hochberg"
+        name = "Holm" if method == Adjustment.HOLM else "Benjamini–Hochberg"
         note = (
             f"{n_tests} tests, {name}-adjusted: chance of any false FAIL at most {alpha:g} "
             f"if nothing regressed"

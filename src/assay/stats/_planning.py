@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from assay.choices import IntervalMethod, RegressionTest
 from assay.errors import ConfigError
 from assay.stats._exact2x2 import _check_alpha, _check_test
 from assay.stats._intervals import proportion_bounds
@@ -71,7 +72,7 @@ def pass_probability(
     threshold: float,
     expected: float,
     confidence: float = 0.95,
-    method: str = "wilson",
+    method: str = IntervalMethod.WILSON,
 ) -> npt.NDArray[np.float64]:
     """Exact P(PASS) of a threshold check with n trials when the true pass rate is ``expected``.
 
@@ -116,7 +117,7 @@ def plan_threshold(
     expected: float,
     power: float = 0.8,
     confidence: float = 0.95,
-    method: str = "wilson",
+    method: str = IntervalMethod.WILSON,
     max_n: int = 5000,
 ) -> ThresholdPlan:
     """How many trials make a PASS at ``threshold`` likely when the true rate is ``expected``.
@@ -185,7 +186,7 @@ def plan_regression(
     delta: float = 0.10,
     alpha: float = 0.05,
     power: float = 0.8,
-    test: str = "fisher",
+    test: str = RegressionTest.FISHER,
     max_n: int = 2000,
     window: int = 5,
 ) -> RegressionPlan:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from assay.choices import RegressionTest
 from assay.errors import ConfigError
 from assay.stats._exact2x2 import (
     BoolArray,
@@ -38,7 +39,7 @@ def _region(n1: int, n2: int, test: str, alpha: float) -> BoolArray:
 
 def _make_region(n1: int, n2: int, test: str, alpha: float) -> BoolArray:
     ordering = _ordering(n1, n2, test)
-    if test == "fisher":
+    if test == RegressionTest.FISHER:
         region: BoolArray = ordering.statistic < alpha
     else:
         # "At least as extreme" sets are nested, so p-values grow along the sorted order and
@@ -77,7 +78,7 @@ def _make_region(n1: int, n2: int, test: str, alpha: float) -> BoolArray:
 
 
 def rejection_region(
-    baseline_n: int, current_n: int, alpha: float = 0.05, test: str = "boschloo"
+    baseline_n: int, current_n: int, alpha: float = 0.05, test: str = RegressionTest.BOSCHLOO
 ) -> BoolArray:
     """Which outcomes the test rejects at ``alpha``: a read-only boolean array.
 
@@ -105,7 +106,7 @@ def rejection_probability(
     baseline_rate: float,
     current_rate: float,
     alpha: float = 0.05,
-    test: str = "boschloo",
+    test: str = RegressionTest.BOSCHLOO,
 ) -> float:
     """Exact probability that the test rejects when the true rates are as given.
 
@@ -142,7 +143,7 @@ def regression_power(
     baseline_rate: float,
     delta: float = 0.10,
     alpha: float = 0.05,
-    test: str = "boschloo",
+    test: str = RegressionTest.BOSCHLOO,
 ) -> float:
     """Exact power to detect a drop of ``delta`` from ``baseline_rate`` at these group sizes.
 

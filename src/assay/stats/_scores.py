@@ -56,7 +56,7 @@ def _values(values: npt.ArrayLike, what: str = "scores") -> npt.NDArray[np.float
 def score_summary(
     values: npt.ArrayLike,
     confidence: float = 0.95,
-    ci: str = "t",
+    ci: str = ScoreInterval.T,
     seed: int | None = 0,
     n_resamples: int = 9999,
 ) -> ScoreSummary:
@@ -101,7 +101,7 @@ def score_summary(
         std = float(x.std(ddof=1))
         if std == 0.0:
             low = high = mean
-        elif ci == "t":
+        elif ci == ScoreInterval.T:
             sem = std / math.sqrt(n)
             t_low, t_high = sps.t.interval(confidence, n - 1, loc=mean, scale=sem)
             low, high = float(t_low), float(t_high)

@@ -1,12 +1,14 @@
 """The spans table: its schema, and Parquet writing and reading.
 
 Every writer (exporter, collector, importer) produces this table; every reader reads only it.
+:mod:`assay.store.schema` names its columns and types.
 """
 
+from assay.store import _schema as schema
 from assay.store._buckets import Bucket, existing_buckets, made_buckets, row_group_buckets
 from assay.store._coercion import coerce, coerce_expr
 from assay.store._contents import SpanContents, span_contents
-from assay.store._paths import TEMP_SUFFIX, is_remote
+from assay.store._paths import TEMP_SUFFIX, FileListing, is_remote, list_files
 from assay.store._reader import (
     DUPLICATE_SPANS,
     READ_ERRORS,
@@ -52,6 +54,7 @@ __all__ = [
     "duplicate_spans",
     "existing_buckets",
     "is_remote",
+    "list_files",
     "made_buckets",
     "coerce",
     "coerce_expr",
@@ -68,6 +71,7 @@ __all__ = [
     "SPANS_SCHEMA",
     "EncodedAttribute",
     "FileCheck",
+    "FileListing",
     "SkippedFile",
     "SpanContents",
     "SpanRows",
@@ -88,5 +92,6 @@ __all__ = [
     "read_spans",
     "sanitize_partition_value",
     "scan_spans",
+    "schema",
     "write_spans",
 ]

@@ -84,7 +84,7 @@ LINK_TYPE: Final = pa.struct(
 #: is exact (``"12"`` → 12 for an int column) and left null otherwise; the attribute list keeps
 #: the original either way.
 PROMOTED_ATTRIBUTES: Final[dict[str, pa.DataType]] = {
-    # the trial contract (DESIGN.md)
+    # the trial contract (docs/spans-table.md)
     "assay.test.id": pa.string(),
     "assay.suite": pa.string(),
     "assay.run.id": pa.string(),

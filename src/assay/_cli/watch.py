@@ -1,0 +1,214 @@
+"""``assay watch``: follow a growing trace set and keep every test's anytime-valid verdict."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from dataclasses import replace
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from assay._cli import _common as o
+
+if TYPE_CHECKING:
+    from assay.watch import Watcher, WatchStatus
+
+
+# watch reads no judgement recorded on the trials (assay.judgement.*): its defaults are fixed.
+Threshold = Annotated[
+    float | None, typer.Option("--threshold", "--pass-rate", help="Required pass rate (0.8).")
+]
+Confidence = Annotated[
+    float | None,
+    typer.Option(help="Confidence of the pass rate's confidence sequence (0.95)."),
+]
+Errors = Annotated[
+    o.ErrorsPolicy | None,
+    typer.Option(help="Count error trials as failures, or exclude them from n (count)."),
+]
+
+
+def watch(
+    paths: o.Paths,
+    threshold: Threshold = None,
+    confidence: Confidence = None,
+    errors: Errors = None,
+    min_score: o.MinScore = None,
+    test_attribute: o.TestAttribute = "assay.test.id",
+    pass_when: o.PassWhen = None,
+    alpha: Annotated[
+        float | None,
+        typer.Option(
+            help="The drift alarm's bound on P(a false alarm, ever) on a steady stream "
+            "(default 0.05)."
+        ),
+    ] = None,
+    delta: Annotated[
+        float | None,
+        typer.Option(
+            help="The drift alarm's margin: it asks whether the pass rate fell more than this "
+            "below its reference (default 0.02 = 2 points)."
+        ),
+    ] = None,
+    baseline_version: Annotated[
+        str | None,
+        typer.Option(
+            help="The drift reference is this assay.agent.version's trials (default: each "
+            "test's own earlier trials)."
+        ),
+    ] = None,
+    interval: Annotated[
+        float, typer.Option(help="Seconds between looks at the trace set.", min=0.05)
+    ] = 2.0,
+    once: Annotated[
+        bool, typer.Option("--once", help="Judge what is there now, print, exit (for cron).")
+    ] = False,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(help="Serve /metrics (Prometheus text format) on this port.", min=0),
+    ] = None,
+    webhook: Annotated[
+        str | None,
+        typer.Option(
+            help="POST a JSON event here on every verdict change and drift alarm (retried, "
+            "never blocking the watch)."
+        ),
+    ] = None,
+    metrics_host: Annotated[
+        str, typer.Option(help="The address /metrics listens on (0.0.0.0: every interface).")
+    ] = "127.0.0.1",
+    grace: Annotated[
+        float,
+        typer.Option(help="Seconds to wait after a trace's root span arrived before judging it."),
+    ] = 2.0,
+    trace_timeout: Annotated[
+        float,
+        typer.Option(help="Seconds after which a trace whose root span never came is judged."),
+    ] = 60.0,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            help="A known upper bound on a trial's cost (USD): the mean cost per trial gets an "
+            "anytime-valid interval (a trial above it voids the interval, and says so).",
+            min=0,
+        ),
+    ] = None,
+    prices: o.Prices = None,
+    inconclusive_ok: o.InconclusiveOk = False,
+    skip_bad_files: o.SkipBadFiles = False,
+) -> None:
+    """Follow a growing trace set (e.g. `assay collect --out`) and judge every test live."""
+    from assay.judge import AnalyzeOptions
+    from assay.watch import Watcher, WatchOptions
+
+    options = WatchOptions(
+        analysis=AnalyzeOptions(
+            threshold=threshold,
+            confidence=confidence,
+            errors=errors,
+            min_score=min_score,
+            test_attribute=test_attribute,
+            pass_when=pass_when,
+            prices=prices,
+        ),
+        max_cost=max_cost,
+        baseline_version=baseline_version,
+        grace=grace,
+        trace_timeout=trace_timeout,
+        skip_bad_files=skip_bad_files,
+    )
+    # what is not given keeps the library's default (one source: assay.watch.DriftRule)
+    if alpha is not None:
+        options = replace(options, alpha=alpha)
+    if delta is not None:
+        options = replace(options, delta=delta)
+    watcher = Watcher(tuple(paths), options)
+    if once:
+        _once(watcher, inconclusive_ok)
+    if webhook is not None and not webhook.startswith(("http://", "https://")):
+        o.fail(f"--webhook must be an http:// or https:// URL (got {webhook!r})")
+    _follow(watcher, interval, metrics_port, metrics_host, webhook)
+
+
+def _once(watcher: Watcher, inconclusive_ok: bool) -> None:
+    from assay.errors import InputError
+    from assay.watch import notes_text, status_table
+
+    status = watcher.look(final=True)
+    if not status.tests:
+        raise InputError(f"{', '.join(watcher.paths)}: no trial in the trace set yet")
+    print(status_table(status))
+    if status.notes:  # diagnostics go to stderr, as in every command
+        print(notes_text(status), file=sys.stderr)
+    raise SystemExit(status.exit_code(inconclusive_ok))
+
+
+def _follow(
+    watcher: Watcher, interval: float, port: int | None, host: str, webhook: str | None
+) -> None:
+    """Look every ``interval`` seconds until SIGINT or SIGTERM; serve, post and show each look."""
+    from assay.watch import MetricsServer, WebhookSender, events_between
+
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    server = MetricsServer(port, host).start() if port is not None else None
+    if server is not None:
+        print(f"assay watch: /metrics on http://{host}:{server.port}/metrics", file=sys.stderr)
+    sender = WebhookSender(webhook).start() if webhook is not None else None
+    show = _Display(sys.stdout.isatty())
+    before = None
+    try:
+        while not stop.is_set():
+            status = watcher.look()
+            if server is not None:
+                server.publish(status)
+            events: list[dict[str, Any]] = (
+                events_between(before, status) if before is not None else []
+            )
+            for event in events:
+                if sender is not None:
+                    sender.send(event)
+            show.update(status, events, first=before is None)
+            before = status
+            stop.wait(interval)
+    finally:
+        show.close()
+        if sender is not None:
+            sender.stop()
+        if server is not None:
+            server.stop()
+    raise SystemExit(0)
+
+
+class _Display:
+    """A live table on a terminal; elsewhere (a log) the table once, then one line per event."""
+
+    def __init__(self, terminal: bool) -> None:
+        self.live = None
+        if terminal:
+            from rich.live import Live
+
+            self.live = Live(auto_refresh=False, transient=False)
+            self.live.start()
+
+    def update(self, status: WatchStatus, events: list[dict[str, Any]], first: bool) -> None:
+        from assay.watch import event_line, live_table, notes_text, status_table
+
+        if self.live is not None:
+            for event in events:
+                self.live.console.print(event_line(event), highlight=False)
+            self.live.update(live_table(status), refresh=True)
+            return
+        if first:
+            print(status_table(status), flush=True)
+            if status.notes:
+                print(notes_text(status), file=sys.stderr, flush=True)
+        for event in events:
+            print(event_line(event), flush=True)
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()

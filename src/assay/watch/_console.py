@@ -1,0 +1,100 @@
+"""The console table of a watch: one row per test, and what the input showed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from assay.analysis import columns as tc
+from assay.judge import pct
+from assay.watch._status import MeanStatus, WatchStatus
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+__all__ = ["event_line", "live_table", "mean_text", "status_table"]
+
+
+def status_table(status: WatchStatus) -> str:
+    """The status as plain text: a header, one row per test, then the notes."""
+    level = f"{status.confidence:.0%}"
+    sequence = f"{level} sequence"
+    header = f"{'test':<28} {'trials':>7} {'pass rate':>9}  {sequence:<17} {'verdict':<12} drift"
+    lines = [header, "-" * len(header)]
+    for t in status.tests:
+        rate = pct(t.pass_rate) if t.pass_rate is not None else "-"
+        interval = f"[{pct(t.low)}, {pct(t.high)}]"
+        drift = f"ALARM since trial {t.alarm_since}" if t.drift_alarm else "-"
+        lines.append(
+            f"{t.test_id[:28]:<28} {t.trials:>7} {rate:>9}  {interval:<17} "
+            f"{t.verdict.value:<12} {drift}"
+        )
+        lines.extend(f"  {mean_text(m)}" for m in (*t.scores, *([t.cost] if t.cost else [])))
+    if not status.tests:
+        lines.append("(no trial yet)")
+    lines.append(
+        f"{status.files_read} file(s), {status.spans_read} span(s) read; "
+        f"{status.pending_traces} trace(s) waiting for their spans"
+    )
+    return "\n".join(lines)
+
+
+def notes_text(status: WatchStatus) -> str:
+    """The notes of a look, one ``note: kind (count): message`` line each (for stderr)."""
+    return "\n".join(f"note: {n.kind} ({n.count}): {n.message}" for n in status.notes)
+
+
+def mean_text(mean: MeanStatus) -> str:
+    """``score quality: mean 0.742 [0.70, 0.78] over 120 trials`` (or why no interval)."""
+    what = "cost per trial (USD)" if mean.name == tc.COST_USD else f"score {mean.name}"
+    shown = f"{mean.mean:.4g}" if mean.mean is not None else "—"
+    if mean.low is None or mean.high is None:
+        return f"{what}: mean {shown} over {mean.n} trials ({mean.note})"
+    return f"{what}: mean {shown} [{mean.low:.4g}, {mean.high:.4g}] over {mean.n} trials"
+
+
+def live_table(status: WatchStatus) -> Table:
+    """The status as a ``rich`` table, for the live display on a terminal."""
+    from rich.table import Table
+
+    colour = {"PASS": "green", "FAIL": "bold red", "INCONCLUSIVE": "yellow"}
+    table = Table(
+        title=f"assay watch — {status.confidence:.0%} confidence sequences",
+        caption=f"{status.files_read} file(s), {status.spans_read} span(s) read; "
+        f"{status.pending_traces} trace(s) waiting for their spans"
+        + "".join(f"\n{n.kind} ({n.count}): {n.message}" for n in status.notes),
+        caption_justify="left",
+    )
+    for name, justify in (
+        ("test", "left"),
+        ("trials", "right"),
+        ("pass rate", "right"),
+        ("interval", "left"),
+        ("threshold", "right"),
+        ("verdict", "left"),
+        ("drift", "left"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for t in status.tests:
+        verdict = t.verdict.value
+        table.add_row(
+            t.test_id,
+            str(t.trials),
+            pct(t.pass_rate) if t.pass_rate is not None else "—",
+            f"[{pct(t.low)}, {pct(t.high)}]",
+            pct(t.threshold),
+            f"[{colour[verdict]}]{verdict}[/]",
+            f"[bold red]ALARM since trial {t.alarm_since}[/]" if t.drift_alarm else "—",
+        )
+        for mean in (*t.scores, *([t.cost] if t.cost else [])):
+            table.add_row("", "", "", f"[dim]{mean_text(mean)}[/]", "", "", "")
+    return table
+
+
+def event_line(event: dict[str, object]) -> str:
+    """One line for an event (:func:`assay.watch.events_between`)."""
+    test, kind = event["test"], event["event"]
+    if kind == "verdict_changed":
+        return f"{event['time']} {test}: {event['previous_verdict']} → {event['verdict']}"
+    if kind == "drift_alarm_raised":
+        return f"{event['time']} {test}: drift alarm raised (since trial {event['since_trial']})"
+    return f"{event['time']} {test}: drift alarm cleared"

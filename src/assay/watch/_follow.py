@@ -1,0 +1,111 @@
+"""Following a growing trace set: each new complete Parquet file read once.
+
+The collector writes every file under a temporary name and renames it when complete
+(``assay.store.TEMP_SUFFIX``), so a listing never shows a half-written file. A file is known by
+its path, size and modification time; one that changes after it was read is not read again
+(the collector never rewrites a file) and is named instead, never silently counted twice.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from assay.errors import InputError
+from assay.store import READ_ERRORS, list_files, open_trace_set, read_failure
+
+__all__ = ["FileFollower", "NewSpans"]
+
+
+@dataclass(frozen=True, slots=True)
+class NewSpans:
+    """What one look at the trace set found."""
+
+    spans: pl.DataFrame
+    """The spans of the files not read before (the spans-table schema)."""
+    files: tuple[str, ...]
+    """Those files, in the order read (oldest first)."""
+    skipped: tuple[tuple[str, str], ...] = ()
+    """Unreadable files left out (``--skip-bad-files``), with the reason."""
+
+
+@dataclass(slots=True)
+class FileFollower:
+    """The complete spans files under ``paths`` that have not been read yet, oldest first."""
+
+    paths: tuple[str, ...]
+    """Folders, globs or files, as ``assay analyze`` takes them."""
+    skip_bad_files: bool = False
+    """Leave out an unreadable file (named) instead of failing."""
+    _seen: dict[str, tuple[int, int]] = field(default_factory=dict)
+    changed: list[str] = field(default_factory=list)
+    """Files that changed after they were read (not read again)."""
+
+    def __post_init__(self) -> None:
+        for name in self.paths:
+            if "://" in name:
+                raise InputError(f"{name}: watch follows local folders and files only")
+            if not os.path.exists(name) and not any(ch in name for ch in "*?["):
+                raise InputError(f"{name}: no such file or folder")
+
+    def _listing(self) -> list[str]:
+        files: list[str] = []
+        for name in self.paths:
+            try:
+                listing = list_files([name])
+            except InputError:
+                # An empty folder (a collector that has written nothing yet) or a pattern
+                # matching nothing yet: files will come. A missing path was refused at start.
+                if os.path.isdir(name) or any(ch in name for ch in "*?["):
+                    continue
+                raise
+            for path, reason in listing.unreadable:
+                if not self.skip_bad_files:
+                    raise InputError(f"{path}: {reason}")
+            files.extend(listing.files)
+        return files
+
+    def read_new(self) -> NewSpans:
+        """Read every complete file not read before (oldest modification first)."""
+        fresh: list[tuple[int, str, tuple[int, int]]] = []
+        for path in self._listing():
+            try:
+                stat = os.stat(path)
+            except FileNotFoundError:
+                continue  # removed between listing and reading (a compaction): nothing to read
+            identity = (stat.st_size, stat.st_mtime_ns)
+            known = self._seen.get(path)
+            if known is None:
+                fresh.append((stat.st_mtime_ns, path, identity))
+            elif known != identity and path not in self.changed:
+                self.changed.append(path)
+        fresh.sort()
+        frames: list[pl.DataFrame] = []
+        read: list[str] = []
+        skipped: list[tuple[str, str]] = []
+        for _, path, identity in fresh:
+            self._seen[path] = identity
+            try:
+                frames.append(open_trace_set([path]).scan().collect())
+            except InputError as exc:
+                if not self.skip_bad_files:
+                    raise
+                skipped.append((path, str(exc).removeprefix(f"{path}: ")))
+                continue
+            except READ_ERRORS as exc:
+                failure = read_failure(exc, [path])
+                if not self.skip_bad_files:
+                    raise failure from exc
+                skipped.append((path, str(failure)))
+                continue
+            read.append(path)
+        spans = pl.concat(frames, how="vertical") if frames else _empty()
+        return NewSpans(spans, tuple(read), tuple(skipped))
+
+
+def _empty() -> pl.DataFrame:
+    from assay.store import polars_schema
+
+    return pl.DataFrame(schema=polars_schema())

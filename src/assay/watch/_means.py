@@ -1,0 +1,70 @@
+"""A test's mean score and mean cost per trial, with anytime-valid intervals where bounded.
+
+A score recorded in [0, 1] gets the betting confidence sequence of
+:class:`BoundedMeanSequence` (Waudby-Smith & Ramdas 2024). A score with a value outside [0, 1]
+has no known range: its mean is shown, with no interval, and the reason. Cost per trial has no
+natural upper bound, and no finite-sample interval is valid for the mean of an unbounded
+quantity without one (a single rare, huge trial can move the mean anywhere): with
+``--max-cost USD`` (a bound the operator knows, e.g. a budget the agent enforces) the cost is
+rescaled to [0, 1] and gets the same sequence; a trial above that bound voids it, and says so.
+Without it the mean is shown alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from assay.watch._betting import BoundedMeanSequence
+from assay.watch._status import MeanStatus
+
+__all__ = ["RunningMean"]
+
+
+@dataclass(slots=True)
+class RunningMean:
+    """One mean per trial, its count and sum, and its sequence while the bound holds."""
+
+    name: str
+    """What is averaged (a score's name, or ``cost_usd``)."""
+    confidence: float
+    """The sequence's confidence."""
+    bound: float | None = 1.0
+    """Values lie in [0, bound]; None: no known bound, no interval."""
+    unbounded_note: str = "no known range: no anytime-valid interval"
+    """Why there is no interval when ``bound`` is None."""
+    n: int = 0
+    total: float = 0.0
+    note: str | None = None
+    _sequence: BoundedMeanSequence | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if self.bound is not None:
+            self._sequence = BoundedMeanSequence(self.confidence)
+        else:
+            self.note = self.unbounded_note
+
+    def add(self, values: npt.NDArray[np.float64]) -> bool:
+        """Count ``values`` (finite ones); False when one broke the bound (the interval ends)."""
+        finite = values[np.isfinite(values)]
+        self.n += finite.size
+        self.total += float(finite.sum())
+        if self._sequence is None or self.bound is None:
+            return True
+        scaled = finite / self.bound
+        if scaled.size and (scaled.min() < 0 or scaled.max() > 1):
+            self._sequence = None
+            self.note = f"a value outside [0, {self.bound:g}]: no anytime-valid interval"
+            return False
+        self._sequence.add(scaled)
+        return True
+
+    def status(self) -> MeanStatus:
+        """Its mean and interval now."""
+        mean = self.total / self.n if self.n else None
+        if self._sequence is None or self.bound is None:
+            return MeanStatus(self.name, self.n, mean, None, None, self.note)
+        low, high = self._sequence.interval()
+        return MeanStatus(self.name, self.n, mean, low * self.bound, high * self.bound)

@@ -1,0 +1,80 @@
+"""The console: a live table on a terminal, the plain table in a log; a restart from the data."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from servers import ASSAY, start_watch, stop, wait_for_log
+from streams import write_trials
+
+from assay.watch import Watcher, WatchOptions
+
+
+@pytest.mark.slow
+def test_on_a_terminal_the_table_is_live(tmp_path: Path) -> None:
+    write_trials(tmp_path, [True] * 120, test="greeting")
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": "120", "TERM": "xterm"}
+    proc = subprocess.Popen(
+        [ASSAY, "watch", str(tmp_path), "--interval", "0.2", "--grace", "0"],
+        stdout=slave,
+        stderr=slave,
+        env=env,
+    )
+    os.close(slave)
+    screen = b""
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and b"PASS" not in screen:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                screen += os.read(master, 65536)
+        write_trials(tmp_path, [False] * 200, test="greeting", first_index=120)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and b"ALARM" not in screen:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                screen += os.read(master, 65536)
+    finally:
+        assert stop(proc) == 0
+        os.close(master)
+    text = screen.decode(errors="replace")
+    assert "assay watch — 95% confidence sequences" in text and "greeting" in text
+    assert "\x1b[" in text  # redrawn in place with terminal codes, not printed line by line
+    assert "ALARM since trial" in text and "PASS → " in text
+
+
+def test_in_a_log_the_table_is_printed_once_then_the_events(tmp_path: Path) -> None:
+    write_trials(tmp_path, [True] * 50)
+    watch, _ = start_watch([str(tmp_path), "--interval", "0.1"], tmp_path / "watch.log")
+    wait_for_log(tmp_path / "watch.log", "pass rate")
+    time.sleep(1)  # ten more looks
+    assert stop(watch) == 0
+    log = (tmp_path / "watch.log").read_text()
+    assert log.count("pass rate") == 1 and "\x1b[" not in log
+
+
+def test_a_restart_rebuilds_the_same_state_from_the_data(tmp_path: Path) -> None:
+    options = WatchOptions(grace=0.0)
+    first = Watcher((str(tmp_path),), options)
+    for i, rate in enumerate((1.0, 0.9, 0.8, 0.95)):
+        outcomes = [j < 100 * rate for j in range(100)]
+        write_trials(tmp_path, outcomes, test="a", first_index=100 * i)
+        write_trials(tmp_path, outcomes[::-1], test="b", first_index=100 * i)
+        running = first.look(now=float(i))
+    restarted = Watcher((str(tmp_path),), options).look(now=0.0)
+    # the same counts, intervals, verdicts and alarms; only when an alarm was first seen is
+    # the look's (here "a"'s ten failures in a row raised it at the second look)
+    assert [replace(t, alarm_since=None) for t in restarted.tests] == [
+        replace(t, alarm_since=None) for t in running.tests
+    ]
+    assert running.tests[0].drift_alarm and running.tests[0].alarm_since == 200
+    assert restarted.tests[0].alarm_since == 400
+    assert restarted.files_read == running.files_read == 8
