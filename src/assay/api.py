@@ -11,13 +11,15 @@ import polars as pl
 
 from assay.analysis import Engine, bucket_size, engine_trials, read_trials, with_cost
 from assay.analysis import columns as tc
-from assay.errors import ConfigError
+from assay.errors import ConfigError, InputError
 from assay.judge import (
     AnalysisResult,
     AnalyzeOptions,
     Judgement,
     OptionValue,
+    by_test,
     judge,
+    mixed_findings,
     price_table,
     read_judgements,
 )
@@ -131,7 +133,12 @@ def _analysis(
         options={**_as_dict(options), **(extra_options or {})},
         skipped_files=tuple(skipped),
         notes=tuple(notes),
-        data_quality=_quality(trace_set, *also_read).merged(findings),
+        data_quality=_quality(trace_set, *also_read).merged(
+            findings,
+            mixed_findings(
+                tests, by_test(baseline_trials) if baseline_trials is not None else None
+            ),
+        ),
     )
     return Analysis(trials, _tests_table(result), result, trace_set, baseline_trials)
 
@@ -173,14 +180,15 @@ def analyze(
         An :class:`Analysis` with the trials and per-test tables and the results.
 
     Raises:
-        InputError: Unreadable input (a missing path, a corrupt file, no trial spans).
+        InputError: Unreadable input (a missing path, a corrupt file, no trial spans, no
+            trial of ``run_id``).
         ConfigError: A bad option.
     """
     settings = _options(options)
     read = _read_trials(paths, settings, skip_bad_files, engine, spark_master)
     trace_set, trials, recorded = read.trace_set, read.trials, read.recorded
     if run_id is not None:
-        trials = trials.filter(pl.col(tc.RUN_ID) == run_id)
+        trials = _run(trials, run_id)
     if baseline_version is None:
         if current_version is not None:
             trials = _version(trials, current_version)
@@ -231,6 +239,8 @@ def compare(
     options: AnalyzeOptions | None = None,
     *,
     skip_bad_files: bool = False,
+    run_id: str | None = None,
+    baseline_run_id: str | None = None,
 ) -> Analysis:
     """Regression verdicts between two trace sets: did the current one get worse?
 
@@ -244,16 +254,23 @@ def compare(
         current: The trace set under test.
         options: The options of the analysis, as for :func:`analyze`.
         skip_bad_files: Skip unreadable files instead of failing.
+        run_id: Only the current set's trials of this ``assay.run.id``.
+        baseline_run_id: Only the baseline's trials of this ``assay.run.id``.
     """
     settings = _options(options)
     base = _read_trials(baseline, settings, skip_bad_files)
     read = _read_trials(current, settings, skip_bad_files)
+    base_trials, trials = base.trials, read.trials
+    if baseline_run_id is not None:
+        base_trials = _run(base_trials, baseline_run_id, "--baseline-run-id")
+    if run_id is not None:
+        trials = _run(trials, run_id)
     return _analysis(
         read.trace_set,
-        read.trials,
+        trials,
         settings,
         read.recorded,
-        base.trials,
+        base_trials,
         also_read=(base.trace_set,),
         findings=(*base.findings, *read.findings),
     )
@@ -281,8 +298,25 @@ def judge_spans(spans: pl.LazyFrame, options: AnalyzeOptions | None = None) -> A
         tests=tests,
         options=_as_dict(settings),
         notes=tuple(notes),
-        data_quality=read.data_quality,
+        data_quality=read.data_quality.merged(mixed_findings(tests)),
     )
+
+
+def _run(trials: pl.DataFrame, run_id: str, flag: str = "--run-id") -> pl.DataFrame:
+    """The trials of one ``assay.run.id``.
+
+    Raises:
+        InputError: The set holds no trial of that run (the runs it holds are named); an
+            input error, as when no trial span was written at all.
+    """
+    chosen = trials.filter(pl.col(tc.RUN_ID) == run_id)
+    if chosen.height == 0:
+        known = sorted(str(v) for v in trials[tc.RUN_ID].drop_nulls().unique().to_list())
+        raise InputError(
+            f"{flag} {run_id}: no trials of that assay.run.id (runs in the set: "
+            f"{', '.join(known) or 'none'})"
+        )
+    return chosen
 
 
 def _version(trials: pl.DataFrame, version: str) -> pl.DataFrame:

@@ -29,6 +29,11 @@ CHECK_EVENT: Final = "assay.check"
 CHECK_NAME: Final = "assay.check.name"
 CHECK_PASSED: Final = "assay.check.passed"
 
+# --- OpenTelemetry exceptions (the span event ``record_exception`` adds) --------------------------
+EXCEPTION_EVENT: Final = "exception"
+EXCEPTION_TYPE: Final = "exception.type"
+EXCEPTION_MESSAGE: Final = "exception.message"
+
 # --- OpenTelemetry GenAI semantic conventions -------------------------------------------------
 GENAI_OPERATION: Final = "gen_ai.operation.name"
 GENAI_TOOL_NAME: Final = "gen_ai.tool.name"

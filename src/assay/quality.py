@@ -35,6 +35,8 @@ class Finding:
     """A few ids or paths to look at (at most a handful)."""
     severity: Severity = "warning"
     """``warning`` or ``info``."""
+    tests: tuple[str, ...] = ()
+    """The tests it concerns, by id; empty when it concerns the whole set (or no test)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,3 +52,28 @@ def test_the_mapping_is_reported_as_nesting_not_analysed_in_silence(recording) -
     )
     kinds = {f.kind for f in analysis.result.data_quality.findings}
     assert "nested_mapping" in kinds and "outcome_from_errors_only" in kinds
+
+
+def test_tool_errors_reach_every_test_result(recording) -> None:
+    import assay
+
+    analysis = assay.analyze(
+        recording.parquet_raw, assay.AnalyzeOptions(test_attribute=c.GENAI_AGENT_NAME)
+    )
+    document = analysis.to_dict()
+    for test, shown in zip(analysis.result.tests, document["tests"], strict=True):
+        # A ModelRetry (flaky called twice) and the crashing tool are the tool errors.
+        per_run = [
+            int(t.tools.count("flaky") == 2) + t.tools.count("explode")
+            for t in recording.raw
+            if t.test_id == test.test_id
+        ]
+        assert test.tool_errors is not None
+        assert (test.tool_errors.count, test.tool_errors.trials) == (
+            sum(per_run),
+            sum(n > 0 for n in per_run),
+        )
+        assert shown["tool_errors"]["count"] == sum(per_run)
+        assert test.tool_errors.messages and test.tool_errors.first_trace_id
+        if test.first_error is not None:
+            assert not test.first_error.startswith("trial ?")

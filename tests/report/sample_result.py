@@ -190,6 +190,7 @@ def build_trials() -> list[dict[str, Any]]:
                 "tool_sequence": sequence,
                 "duration_s": 1.0 + i / 10,
                 "status_message": "payment API timed out" if i in (7, 19) else None,
+                "work_unknown": False,
             }
         )
     for i in range(30):
@@ -206,6 +207,7 @@ def build_trials() -> list[dict[str, Any]]:
                 "tool_sequence": ["hello"],
                 "duration_s": 0.5,
                 "status_message": None,
+                "work_unknown": False,
             }
         )
     return rows

@@ -34,7 +34,10 @@ def test_table_is_well_formed(result: AnalysisResult) -> None:
 
 def test_annotation_levels_and_escaping(result: AnalysisResult) -> None:
     lines = render_annotations(result).splitlines()
-    assert [line.split(" ", 1)[0] for line in lines] == ["::error", "::warning", "::warning"]
+    levels = ["::error", "::warning", "::warning", "::warning"]
+    assert [line.split(" ", 1)[0] for line in lines] == levels
+    # The last is the data-quality warning (a run whose verdicts all pass still shows it).
+    assert lines[-1].startswith("::warning title=assay data quality%3A incomplete_traces::")
     for line in lines:
         title, message = line.split("::", 2)[1:]
         # Properties escape ':' and ','; messages escape '%' and line breaks.
@@ -42,7 +45,9 @@ def test_annotation_levels_and_escaping(result: AnalysisResult) -> None:
         assert "\n" not in message and "%" not in message.replace("%25", "").replace("%0A", "")
     assert "%0A- tool path varies" in lines[0]
     relaxed = render_annotations(result, inconclusive_ok=True).splitlines()
-    assert [line.split(" ", 1)[0] for line in relaxed] == ["::error", "::notice", "::notice"]
+    assert [line.split(" ", 1)[0] for line in relaxed] == [*levels[:1], "::notice", "::notice"] + [
+        "::warning"
+    ]
 
 
 def test_all_pass_has_no_annotations(result: AnalysisResult) -> None:

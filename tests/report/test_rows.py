@@ -69,6 +69,7 @@ def test_status_and_failed_checks() -> None:
         tc.CHECKS: [{"name": "a", "passed": True}, {"name": "b", "passed": None}, None],
         tc.TOOL_SEQUENCE: None,
         tc.DURATION_S: None,
+        tc.WORK_UNKNOWN: False,
     }
     trial = TrialRow.read(row)
     # A trial with no pass/fail recorded is not passing; a check with no outcome did not pass.

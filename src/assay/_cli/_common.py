@@ -145,6 +145,12 @@ Output = Annotated[
 InconclusiveOk = Annotated[
     bool, typer.Option("--inconclusive-ok", help="Exit 0 instead of 3 on INCONCLUSIVE.")
 ]
+RunId = Annotated[
+    str | None,
+    typer.Option(
+        "--run-id", help="Only the trials of this assay.run.id (when a set holds several runs)."
+    ),
+]
 SkipBadFiles = Annotated[
     bool,
     typer.Option("--skip-bad-files", help="Skip unreadable files (listed) instead of failing."),

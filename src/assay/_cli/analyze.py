@@ -45,6 +45,7 @@ def analyze(
     current_version: Annotated[
         str | None, typer.Option(help="The version under test (when the set holds several).")
     ] = None,
+    run_id: o.RunId = None,
     test: o.Test = o.ExactTest.BOSCHLOO,
     alpha: o.Alpha = 0.05,
     delta: o.Delta = 0.10,
@@ -95,6 +96,7 @@ def analyze(
             skip_bad_files=skip_bad_files,
             baseline_version=baseline_version,
             current_version=current_version,
+            run_id=run_id,
             engine=engine,
             spark_master=spark_master,
         )
@@ -126,6 +128,13 @@ def compare(
     prices: o.Prices = None,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
+    run_id: Annotated[
+        str | None, typer.Option("--run-id", help="Only CURRENT's trials of this assay.run.id.")
+    ] = None,
+    baseline_run_id: Annotated[
+        str | None,
+        typer.Option("--baseline-run-id", help="Only BASELINE's trials of this assay.run.id."),
+    ] = None,
 ) -> None:
     """Regression and behaviour verdicts: did CURRENT get worse than BASELINE, what changed?"""
     from assay.api import compare as run_compare
@@ -151,7 +160,14 @@ def compare(
     )
     targets = parse_formats(format, output)
     with working(f"comparing {described(current)} with {described(baseline)}", quiet=quiet):
-        analysis = run_compare(baseline, current, options, skip_bad_files=skip_bad_files)
+        analysis = run_compare(
+            baseline,
+            current,
+            options,
+            skip_bad_files=skip_bad_files,
+            run_id=run_id,
+            baseline_run_id=baseline_run_id,
+        )
     emit(analysis, targets, Settings(quiet=quiet, inconclusive_ok=inconclusive_ok))
     raise SystemExit(analysis.exit_code(inconclusive_ok))
 
@@ -182,6 +198,7 @@ def report(
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
     trace_url: TraceUrl = None,
+    run_id: o.RunId = None,
 ) -> None:
     """Write the HTML report of a trace set (exit code as for analyze)."""
     from assay.api import analyze as run_analysis
@@ -208,6 +225,7 @@ def report(
             skip_bad_files=skip_bad_files,
             baseline_version=baseline_version,
             current_version=current_version,
+            run_id=run_id,
         )
     emit(analysis, [o.FormatTarget(OutputFormat.HTML, output)], Settings(trace_url=trace_url))
     counts = ", ".join(f"{n} {v}" for v, n in analysis.result.counts.items())

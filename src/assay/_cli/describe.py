@@ -29,6 +29,12 @@ def _text(d: Description) -> str:
             "tools, LLM calls and tokens are not counted):",
         ]
         lines += [f"  {count:>8}  {name}" for name, count in u.names]
+    if d.evaluations:  # what --pass-when can read (analysis/_evaluations.py)
+        lines += ["", "evaluations, scores and checks (records; labels):"]
+        for e in d.evaluations:
+            labels = ", ".join(f"{label} {n}" for label, n in e.labels)
+            where = f"{e.kind}, in {e.traces} traces" + (f"; labels {labels}" if labels else "")
+            lines.append(f"  {e.records:>8}  {e.name} ({where})")
     lines += ["", "candidate test attributes:"]
     if not d.candidates:
         lines.append("  none: no root span carries a string attribute")

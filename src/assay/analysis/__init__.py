@@ -17,6 +17,7 @@ from assay.analysis._features import tool_paths, trial_features
 from assay.analysis._ownership import assign_trials
 from assay.analysis._passwhen import PassRule, parse_pass_when
 from assay.analysis._trials import Trials, read_trials, trials_from_spans
+from assay.analysis._unclaimed import is_work_feature, work_unknown
 from assay.analysis._variants import tool_variants
 
 __all__ = [
@@ -39,10 +40,12 @@ __all__ = [
     "conventions",
     "describe_spans",
     "engine_trials",
+    "is_work_feature",
     "load_prices",
     "parse_pass_when",
     "read_trials",
     "tool_variants",
     "trials_from_spans",
     "with_cost",
+    "work_unknown",
 ]

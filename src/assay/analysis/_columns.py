@@ -42,6 +42,9 @@ TOOL_ERROR_MESSAGES: Final = "tool_error_messages"
 """The status messages of the first three failed tool calls."""
 RETRIES: Final = "retries"
 """Tool calls that repeat the tool called just before, after that call failed."""
+WORK_UNKNOWN: Final = "work_unknown"
+"""The trial's trace holds work-like spans no convention claims: its tool and LLM work (tools,
+calls, tokens, cost, tool errors) is unknown, not zero (``analysis._unclaimed``)."""
 START_TIME: Final = "start_time_unix_nano"
 DURATION_S: Final = "duration_s"
 

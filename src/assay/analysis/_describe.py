@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from assay import conventions as c
+from assay.analysis._evaluations import EvaluationSeen, evaluations_seen
 from assay.analysis._unclaimed import Unclaimed, unclaimed_work
 from assay.store import PROMOTED_ATTRIBUTES, promoted_column
 
@@ -83,6 +84,8 @@ class Description:
     """Attributes that could name the test, best first (:meth:`Candidate.fit`)."""
     unclaimed: Unclaimed | None = None
     """Spans that look like work but that no convention assay reads claims (a sample)."""
+    evaluations: tuple[EvaluationSeen, ...] = ()
+    """Evaluation, score and check names, with their labels and counts (``--pass-when``)."""
 
 
 def _known_candidates(spans: pl.LazyFrame) -> list[Candidate]:
@@ -173,4 +176,5 @@ def describe_spans(spans: pl.LazyFrame) -> Description:
         conventions=tuple((label, int(n)) for label, n in counts.items() if n),
         candidates=tuple(ranked_candidates(spans)),
         unclaimed=unclaimed_work(spans),
+        evaluations=evaluations_seen(spans),
     )

@@ -114,5 +114,6 @@ def merge_findings(per_bucket: Sequence[DataQuality]) -> DataQuality:
         examples = tuple(e for f in found for e in f.examples)[:5]
         severity: Severity = "warning" if any(f.severity == "warning" for f in found) else "info"
         message = f"{found[0].message} (found in {len(found)} buckets of the set: {total} in all)"
-        merged.append(Finding(kind, message, total, examples, severity))
+        tests = tuple(sorted({t for f in found for t in f.tests}))
+        merged.append(Finding(kind, message, total, examples, severity, tests))
     return DataQuality(tuple(merged))

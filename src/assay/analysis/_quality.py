@@ -12,6 +12,7 @@ import polars as pl
 from assay import conventions as c
 from assay.analysis import _columns as tc
 from assay.analysis._describe import ranked_candidates
+from assay.analysis._evaluations import unused_finding
 from assay.analysis._passwhen import PassRule
 from assay.quality import DataQuality, Finding
 from assay.store import promoted_column
@@ -80,6 +81,7 @@ def findings(
     out += _nan_scores(located, min_score)
     out += _negative_durations(table)
     out += _outcome_basis(test_attribute, table, located, rule)
+    out += unused_finding(table, located, rule, min_score)
     return DataQuality(tuple(out))
 
 

@@ -117,6 +117,7 @@ def _findings_to_json(quality: DataQuality) -> str:
                 "count": f.count,
                 "examples": list(f.examples),
                 "severity": f.severity,
+                "tests": list(f.tests),
             }
             for f in quality.findings
         ]
@@ -133,6 +134,7 @@ def _findings_from_json(text: str | None) -> DataQuality:
                 int(f["count"]),
                 tuple(str(e) for e in f["examples"]),
                 "warning" if f["severity"] == "warning" else "info",
+                tuple(str(t) for t in f.get("tests", ())),
             )
             for f in found
         )

@@ -14,7 +14,8 @@ from assay.analysis._events import explode_events
 from assay.analysis._outcomes import read_outcomes
 from assay.analysis._ownership import classify_traces, resolve_nested, resolve_topmost
 from assay.analysis._passwhen import PassRule, parse_pass_when, rule_outcomes
-from assay.analysis._unclaimed import unclaimed_finding
+from assay.analysis._tool_messages import with_exception_messages
+from assay.analysis._unclaimed import unclaimed_trials
 from assay.analysis._work import (
     WorkShape,
     aggregate_work,
@@ -167,6 +168,8 @@ def read_trials(
     if rule is not None:
         scored = scored.join(rule_outcomes(located, rule), on=_KEYS, how="left")
     table = _assemble(trial_spans, work, scored, min_score, rule)
+    table = with_exception_messages(table, spans, shapes.simple, owner_spans, contents)
+    table, unclaimed = unclaimed_trials(spans, per_trace, table)
     findings = quality.findings(
         test_attribute=test_attribute,
         table=table,
@@ -175,7 +178,7 @@ def read_trials(
         located=located,
         rule=rule,
         min_score=min_score,
-    ).merged(unclaimed_finding(spans, per_trace))
+    ).merged(unclaimed)
     return Trials(_finish(table), findings)
 
 
@@ -279,6 +282,7 @@ def _finish(trials: pl.DataFrame) -> pl.DataFrame:
             tc.START_TIME,
             tc.DURATION_S,
             tc.STATUS_MESSAGE,
+            tc.WORK_UNKNOWN,
         )
     )
 

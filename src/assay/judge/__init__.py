@@ -13,6 +13,8 @@ Each module answers one question:
   and does a ``--fail-on`` rule make it fail?
 * :mod:`._cost` — what the trials cost;
 * :mod:`._figures` — every other figure of a test (scores, pass@k, flakiness, usage, ...);
+* :mod:`._tool_errors` — the tool calls that failed, and where to look;
+* :mod:`._sources` — the runs and agent versions a test's trials come from;
 * :mod:`._reasons` — the one-line reason beside each verdict;
 * :mod:`._results` — the typed results every report renders;
 * :mod:`._pipeline` — all of it, per test, for a whole trials table.
@@ -37,7 +39,7 @@ from assay.judge._options import (
     check_range,
     parse_ks,
 )
-from assay.judge._pipeline import judge
+from assay.judge._pipeline import by_test, judge
 from assay.judge._reasons import ci_text, pct, rate_text
 from assay.judge._recorded import Judgement, read_judgements
 from assay.judge._regression import (
@@ -57,6 +59,7 @@ from assay.judge._sequential import (
     anytime_interval,
     running_interval,
 )
+from assay.judge._sources import Share, mixed_findings, share_text
 from assay.judge._threshold import (
     ThresholdResult,
     Verdict,
@@ -65,6 +68,7 @@ from assay.judge._threshold import (
     threshold_test,
     threshold_verdict,
 )
+from assay.judge._tool_errors import ToolErrors
 from assay.judge._variance import VarianceCheck, variance_checks
 
 __all__ = [
@@ -84,11 +88,13 @@ __all__ = [
     "OptionValue",
     "RegressionResult",
     "ScoreRegressionResult",
+    "Share",
     "SequentialDesign",
     "SequentialOutcome",
     "SequentialTracker",
     "TestResult",
     "ThresholdResult",
+    "ToolErrors",
     "Usage",
     "VarianceCheck",
     "Verdict",
@@ -96,7 +102,10 @@ __all__ = [
     "anytime_interval",
     "behaviour_diff",
     "behaviour_diffs",
+    "by_test",
     "check_choice",
+    "mixed_findings",
+    "share_text",
     "check_range",
     "ci_text",
     "decide_regression",

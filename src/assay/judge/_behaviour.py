@@ -20,13 +20,13 @@ effect (:data:`assay.stats.MINIMAL_EFFECTS`) at the level a change would have ha
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
 import polars as pl
 
-from assay.analysis import behaviour_sample
+from assay.analysis import behaviour_sample, is_work_feature, work_unknown
 from assay.analysis import columns as tc
 from assay.choices import Adjustment
 from assay.errors import ConfigError
@@ -331,6 +331,14 @@ def _trials_needed(rows: Sequence[_Tested], level: float, required: float) -> in
     return worst
 
 
+def _known_work(sample: BehaviourSample, unknown: bool) -> BehaviourSample:
+    """The sample without the features read from work that is unknown on either side."""
+    if not unknown:
+        return sample
+    kept = tuple(f for f in sample.features if not is_work_feature(f.name))
+    return replace(sample, features=kept)
+
+
 def test_behaviours(
     current: Mapping[str, pl.DataFrame],
     baseline: Mapping[str, pl.DataFrame],
@@ -351,7 +359,10 @@ def test_behaviours(
         return frame.filter(~pl.col(tc.ERROR)) if name in without_errors else frame
 
     samples = {
-        name: behaviour_sample(kept(name, baseline[name]), kept(name, frame))
+        name: _known_work(
+            behaviour_sample(kept(name, baseline[name]), kept(name, frame)),
+            work_unknown(baseline[name]) + work_unknown(frame) > 0,
+        )
         for name, frame in current.items()
         if name in baseline
     }

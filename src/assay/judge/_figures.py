@@ -15,7 +15,8 @@ import numpy.typing as npt
 import polars as pl
 
 from assay.analysis import columns as tc
-from assay.analysis import tool_paths, trial_features
+from assay.analysis import is_work_feature, tool_paths, trial_features, work_unknown
+from assay.judge._tool_errors import ToolErrors, tool_errors
 from assay.stats import (
     FailureFactor,
     Flakiness,
@@ -93,8 +94,8 @@ def primary_score(scores: Mapping[str, npt.NDArray[np.float64]]) -> str | None:
 class Figures:
     """What a test's trials show, whatever the verdict."""
 
-    usage: Usage
-    """LLM usage over every trial."""
+    usage: Usage | None
+    """LLM usage over every trial; None when the trials' work is unknown."""
     duration_s: DurationSummary
     """Trial durations."""
     pass_at_k: dict[str, float | None] | None
@@ -113,6 +114,11 @@ class Figures:
     """What failing trials do differently."""
     first_error: str | None
     """``trial <index>: <message>`` of the first error trial."""
+    tool_errors: ToolErrors | None
+    """The tool calls that failed (None when the trials' work is unknown)."""
+    work_unknown: int
+    """Trials whose tool and LLM work is unknown (spans of a convention assay does not read):
+    the tool and LLM figures are then None and left out of flakiness and explanations."""
     notes: tuple[str, ...]
     """Remarks (a pass@k that cannot be reported, and why)."""
 
@@ -177,6 +183,7 @@ def test_figures(
         if np.any(~np.isnan(values))
     }
     paths = tool_paths(trials)
+    unknown = work_unknown(trials)
     flaky = None
     if trials.height:
         primary_values = scores.get(primary) if primary is not None else None
@@ -184,14 +191,17 @@ def test_figures(
             trials[tc.PASSED].to_numpy(),
             errors=trials[tc.ERROR].to_numpy(),
             scores=primary_values,
-            tool_sequences=paths,
-            step_counts=trials[tc.TOOL_CALLS].to_numpy(),
+            # Unknown work is not "always the same path": its factors are left out.
+            tool_sequences=None if unknown else paths,
+            step_counts=None if unknown else trials[tc.TOOL_CALLS].to_numpy(),
             latencies=trials[tc.DURATION_S].to_numpy(),
         )
     explanations: tuple[FailureFactor, ...] = ()
     ok = counted[tc.PASSED].to_numpy()
     if 0 < ok.sum() < ok.size:
         features = trial_features(counted, paths if counted is trials else None)
+        if unknown:
+            features = [f for f in features if not is_work_feature(f.name)]
         explanations = tuple(
             explain_failures(
                 ok,
@@ -201,20 +211,23 @@ def test_figures(
                 alpha=alpha,
             )
         )
+    usage = Usage(
+        llm_calls=int(trials[tc.LLM_CALLS].sum()),
+        input_tokens=int(trials[tc.INPUT_TOKENS].sum()),
+        output_tokens=int(trials[tc.OUTPUT_TOKENS].sum()),
+    )
     return Figures(
-        usage=Usage(
-            llm_calls=int(trials[tc.LLM_CALLS].sum()),
-            input_tokens=int(trials[tc.INPUT_TOKENS].sum()),
-            output_tokens=int(trials[tc.OUTPUT_TOKENS].sum()),
-        ),
+        usage=None if unknown else usage,
         duration_s=DurationSummary.of(trials[tc.DURATION_S].drop_nulls().to_numpy()),
         pass_at_k=_k_values(pass_at_ks(n, passed, ks), "pass@", notes) if n else None,
         pass_hat_k=_k_values(pass_hat_ks(n, passed, ks), "pass^", notes) if n else None,
         scores=summaries,
         primary_score=primary if summaries else None,
-        tool_consistency=tool_consistency(paths) if len(paths) >= 2 else None,
+        tool_consistency=tool_consistency(paths) if len(paths) >= 2 and not unknown else None,
         flakiness=flaky,
         failure_explanations=explanations,
         first_error=_first_error(trials),
+        tool_errors=None if unknown else tool_errors(trials),
+        work_unknown=unknown,
         notes=tuple(notes),
     )

@@ -19,6 +19,7 @@ from dataclasses import replace
 import polars as pl
 
 from assay.analysis import columns as tc
+from assay.analysis import work_unknown
 from assay.choices import Adjustment
 from assay.judge import _reasons as why
 from assay.judge._behaviour import test_behaviours
@@ -36,6 +37,7 @@ from assay.judge._regression import (
 )
 from assay.judge._results import TestResult
 from assay.judge._sequential import SequentialOutcome, anytime_interval, replay
+from assay.judge._sources import shares
 from assay.judge._threshold import Verdict, threshold_test, threshold_verdict
 from assay.judge._variance import VarianceCheck, variance_checks
 from assay.stats import Interval, IntervalMethod, false_verdict_risk, simultaneous_confidence
@@ -117,7 +119,8 @@ def judge(
             judge_test(
                 name, frame, judgement, options, sequential=sequential, notes=resolved.notes
             ),
-            cost=cost_summary(frame, options.prices),
+            # Unknown work would price as $0: no cost is better than a wrong one.
+            cost=None if work_unknown(frame) else cost_summary(frame, options.prices),
         )
     notes = _suite_notes(options, tuple(results.values()))
     if baseline is not None:
@@ -251,6 +254,10 @@ def judge_test(
         sequential=sequential,
         first_error=figures.first_error,
         notes=tuple(remarks),
+        tool_errors=figures.tool_errors,
+        runs=shares(trials, tc.RUN_ID),
+        agent_versions=shares(trials, tc.AGENT_VERSION),
+        work_unknown=figures.work_unknown,
     )
 
 

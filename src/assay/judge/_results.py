@@ -11,7 +11,9 @@ from assay.judge._cost import CostSummary
 from assay.judge._figures import DurationSummary, Usage
 from assay.judge._regression import RegressionResult, ScoreRegressionResult
 from assay.judge._sequential import SequentialOutcome
+from assay.judge._sources import Share
 from assay.judge._threshold import Verdict
+from assay.judge._tool_errors import ToolErrors
 from assay.judge._variance import VarianceCheck
 from assay.quality import DataQuality
 from assay.stats import FailureFactor, Flakiness, Interval, ScoreSummary, ToolConsistency
@@ -42,8 +44,8 @@ class TestResult:
     """Required pass rate."""
     verdict: Verdict
     """PASS, FAIL or INCONCLUSIVE."""
-    usage: Usage
-    """LLM usage over the test's trials."""
+    usage: Usage | None
+    """LLM usage over the test's trials; None when their work is unknown (``work_unknown``)."""
     duration_s: DurationSummary
     """Trial durations."""
     verdict_reason: str = ""
@@ -88,6 +90,15 @@ class TestResult:
     """``trial <index>: <message>`` of the first error trial, if any."""
     notes: tuple[str, ...] = ()
     """Plain-language remarks (e.g. how many more trials would likely settle it)."""
+    tool_errors: ToolErrors | None = None
+    """Tool calls with status ERROR: count, trials, first messages, the trace to open."""
+    runs: tuple[Share, ...] = ()
+    """Trials per ``assay.run.id``, most first (several: the pass rate pools runs)."""
+    agent_versions: tuple[Share, ...] = ()
+    """Trials per ``assay.agent.version``, most first."""
+    work_unknown: int = 0
+    """Trials whose traces hold work-like spans no convention claims: their tool and LLM
+    figures (tool paths, calls, tokens, cost, tool errors) are unknown, and left None."""
 
 
 @dataclass(frozen=True, slots=True)

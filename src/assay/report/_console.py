@@ -203,7 +203,7 @@ def _details(test: TestResult, scores: Mapping[str, list[float]], bar: bool) -> 
             line.append(spark, style="cyan")
             line.append(f" {tx.num(max(values))}", style="dim")
         rows.append(("score", line))
-    tools = tx.tool_consistency_text(test.tool_consistency)
+    tools = tx.work_unknown_text(test) or tx.tool_consistency_text(test.tool_consistency)
     if tools:
         rows.append(("tools", tools))
     headline = tx.flakiness_headline(test.flakiness)
@@ -222,6 +222,10 @@ def _details(test: TestResult, scores: Mapping[str, list[float]], bar: bool) -> 
     spent = cost_text(test.cost)
     if spent:
         rows.append(("cost", spent.removeprefix("cost ")))
+    failed_tools = tx.tool_errors_text(test)
+    if failed_tools:
+        rows.append(("tool errors", failed_tools))
+    rows.extend(("trials", line.removeprefix("trials ")) for line in tx.source_lines(test))
     if test.first_error:
         rows.append(("first error", test.first_error))
     rows.extend(("note", note) for note in test.notes)

@@ -233,6 +233,13 @@ def _variants(variants: Sequence[VariantRow], charts: _Charts | None) -> str:
     )
 
 
+def _tools(trial: TrialRow) -> str:
+    """The trial's tool sequence as code, or ``unknown`` (work no convention claims)."""
+    if trial.work_unknown:
+        return "<i>unknown</i>"
+    return f"<code>{_e(tx.sequence_text(trial.tool_sequence))}</code>"
+
+
 def _trials(
     trials: Sequence[TrialRow], variants: Sequence[VariantRow], trace_url: str | None
 ) -> str:
@@ -250,8 +257,8 @@ def _trials(
             + f" ({_e(t.agent_version or '')}) <b>{t.status}</b>"
             + (f"; failed: {_e(', '.join(t.failed_checks))}" if t.failed_checks else "")
             + (f"; {_e(t.status_message)}" if t.status_message else "")
-            + f"; tools <code>{_e(tx.sequence_text(t.tool_sequence))}</code>"
-            + label.get(t.tool_sequence, "")
+            + f"; tools {_tools(t)}"
+            + ("" if t.work_unknown else label.get(t.tool_sequence, ""))
             + (f"; {_e(_scores_text(t))}" if _scores_text(t) else "")
             + "</li>"
             for t in to_open
@@ -263,7 +270,7 @@ def _trials(
         f"<td class=num>{_index(t)}</td>"
         f"<td>{_e(t.agent_version or '')}</td><td>{t.status}</td>"
         f"<td>{_e(_scores_text(t))}</td><td>{_e(', '.join(t.failed_checks))}</td>"
-        f"<td><code>{_e(tx.sequence_text(t.tool_sequence))}</code></td>"
+        f"<td>{_tools(t)}</td>"
         f"<td class=num>{tx.num(t.duration_s)}</td>"
         f"<td>{_trace_cell(t.trace_id, trace_url)}</td></tr>"
         for t in shown
@@ -305,7 +312,9 @@ def _section(
         f'<h2>{_e(test.test_id)} <span class="badge {verdict}">{verdict}</span></h2></summary>'
         f"<p>{_prose(test.verdict_reason)}</p>{_figures(test)}"
         f"{behaviour_html(test.behaviour, trace_url)}{flaky_text}{drawn}"
-        f"{_variants(variants, charts)}{_trials(trials, variants, trace_url)}"
+        # Variants of unknown work would show one "(no tool calls)" path: its figures say unknown.
+        f"{'' if test.work_unknown else _variants(variants, charts)}"
+        f"{_trials(trials, variants, trace_url)}"
         "</details></section>"
     )
 

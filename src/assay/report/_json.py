@@ -89,6 +89,10 @@ def test_to_dict(test: TestResult) -> dict[str, Any]:
         "behaviour": behaviour_to_dict(test.behaviour) if test.behaviour else None,
         "cost": cost_to_dict(test.cost) if test.cost else None,
         "notes": list(test.notes),
+        "tool_errors": _plain(test.tool_errors),
+        "runs": _plain(test.runs),
+        "agent_versions": _plain(test.agent_versions),
+        "work_unknown": test.work_unknown,
     }
 
 

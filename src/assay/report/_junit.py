@@ -8,6 +8,7 @@ Layout, valid against Jenkins' ``junit-10.xsd`` (the schema the common readers a
         <testcase classname="assay" name="<test id>">
           <failure message="FAIL: ...">figures, reasons</failure> | <skipped message=.../>
           <system-out> (when not failed) the figures and reasons in words </system-out>
+          <system-err> the data-quality warnings that concern the test, if any </system-err>
         </testcase>
       </testsuite>
     </testsuites>
@@ -69,6 +70,16 @@ def _details(test: TestResult) -> str:
     return "\n".join(tx.explanation_lines(test)) + "\n"
 
 
+def _warnings(result: AnalysisResult, test_id: str) -> str | None:
+    """The data-quality warnings about this test or the whole set, one a line (None if none)."""
+    lines = [
+        f"warning: {finding.message}"
+        for finding in result.data_quality.warnings
+        if not finding.tests or test_id in finding.tests
+    ]
+    return "\n".join(lines) + "\n" if lines else None
+
+
 def render_junit(result: AnalysisResult, *, inconclusive_ok: bool = False) -> str:
     """The analysis as JUnit XML text.
 
@@ -111,6 +122,9 @@ def render_junit(result: AnalysisResult, *, inconclusive_ok: bool = False) -> st
             if skipped:
                 ET.SubElement(case, "skipped", message=message)
             ET.SubElement(case, "system-out").text = _details(test)
+        warned = _warnings(result, test.test_id)
+        if warned:
+            ET.SubElement(case, "system-err").text = warned
     root.set("tests", str(len(result.tests)))
     root.set("failures", str(total_failures))
     root.set("errors", "0")

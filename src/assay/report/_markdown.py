@@ -133,6 +133,8 @@ def _escape_property(text: str) -> str:
 def render_annotations(result: AnalysisResult, *, inconclusive_ok: bool = False) -> str:
     """GitHub workflow annotations: ``::error`` per FAIL, ``::warning`` per INCONCLUSIVE.
 
+    Each data-quality warning is a ``::warning`` too.
+
     Args:
         result: The analysis result.
         inconclusive_ok: Annotate INCONCLUSIVE tests as ``::notice`` (they do not fail the
@@ -154,4 +156,9 @@ def render_annotations(result: AnalysisResult, *, inconclusive_ok: bool = False)
         if reasons:
             message += "\n" + "\n".join(f"- {visible(reason)}" for reason in reasons)
         lines.append(f"::{level} title={title}::{_escape_data(message)}")
+    # A data-quality warning can stand behind a PASS (evaluations no rule read, mixed runs): it
+    # is annotated too, or a green run would hide it.
+    for finding in result.data_quality.warnings:
+        title = _escape_property(visible(f"assay data quality: {finding.kind}"))
+        lines.append(f"::warning title={title}::{_escape_data(finding.message)}")
     return "".join(line + "\n" for line in lines)

@@ -66,6 +66,8 @@ class TrialRow:
     checks: tuple[Check, ...]
     tool_sequence: tuple[str, ...]
     duration_s: float | None
+    work_unknown: bool
+    """Its trace holds work no convention claims: ``tool_sequence`` is unknown, not empty."""
 
     @property
     def status(self) -> Status:
@@ -97,6 +99,7 @@ class TrialRow:
             ),
             tool_sequence=tuple(row[tc.TOOL_SEQUENCE] or ()),
             duration_s=row[tc.DURATION_S],
+            work_unknown=bool(row[tc.WORK_UNKNOWN]),
         )
 
 

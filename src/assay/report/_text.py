@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from assay.judge import ANYTIME_METHOD, TestResult, Verdict
+from assay.judge import ANYTIME_METHOD, TestResult, Verdict, share_text
 from assay.judge import ci_text as ci_text  # one copy, in assay.judge; read here as tx.ci_text
 from assay.judge import pct as pct
 from assay.judge import rate_text as judged_rate_text
@@ -203,6 +203,46 @@ def regression_text(test: TestResult) -> str | None:
     return f"regression {regression.verdict.value}: " + ", ".join(parts)
 
 
+def tool_errors_text(test: TestResult) -> str | None:
+    """``8 in 5 of 20 trials (...); first in trial 3, trace 0af7…: RuntimeError: boom``.
+
+    None when no tool call failed.
+    """
+    errors = test.tool_errors
+    if errors is None or errors.count == 0:
+        return None
+    where = f"trace {errors.first_trace_id}"
+    if errors.first_trial_index is not None:
+        where = f"trial {errors.first_trial_index}, {where}"
+    text = (
+        f"{errors.count} in {errors.trials} of {test.trials} trials (the agent may have "
+        f"recovered); first in {where}"
+    )
+    if errors.messages:
+        text += ": " + " | ".join(errors.messages)
+    return text
+
+
+def work_unknown_text(test: TestResult) -> str | None:
+    """Why the tool and LLM figures are unknown, in words; None when they are known."""
+    if not test.work_unknown:
+        return None
+    return (
+        f"unknown: {test.work_unknown} of {test.trials} trials hold spans that look like tool "
+        "or LLM calls in a convention assay does not read (see the unclaimed_work warning), so "
+        "tool paths, calls, tokens, cost and tool errors are not reported"
+    )
+
+
+def source_lines(test: TestResult) -> list[str]:
+    """``trials from 2 runs: run-a 30, run-b 30`` (and agent versions), when several."""
+    lines = []
+    for held, what in ((test.runs, "runs"), (test.agent_versions, "agent versions")):
+        if len(held) > 1:
+            lines.append(f"trials from {len(held)} {what}: {share_text(held)}")
+    return lines
+
+
 def score_label(name: str) -> str:
     """``score quality`` for a named score."""
     return f"score {name}"
@@ -217,12 +257,16 @@ def figure_lines(test: TestResult, *, label: Callable[[str], str] = score_label)
             lines.append(text)
     for name, summary in test.scores.items():
         lines.append(f"{label(name)}: {score_text(summary)}")
-    tools = tool_consistency_text(test.tool_consistency)
+    tools = work_unknown_text(test) or tool_consistency_text(test.tool_consistency)
     if tools:
         lines.append(f"tools: {tools}")
     spent = cost_text(test.cost)
     if spent:
         lines.append(spent)
+    failed_tools = tool_errors_text(test)
+    if failed_tools:
+        lines.append(f"tool errors: {failed_tools}")
+    lines += source_lines(test)
     return lines
 
 
