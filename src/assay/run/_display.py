@@ -201,7 +201,10 @@ def render_plan(
         table.add_column(column, justify="left" if column in ("test", "method") else "right")
     for r in rows:
         expected = (
-            f"{r.expected_at_p0:.1f} - {r.expected_at_p1:.1f}"
+            # a range, lowest first (the sequence stops sooner above the threshold, the SPRT
+            # at it)
+            f"{min(r.expected_at_p0, r.expected_at_p1):.1f} - "
+            f"{max(r.expected_at_p0, r.expected_at_p1):.1f}"
             if r.method != "fixed"
             else str(r.max_runs)
         )
