@@ -163,6 +163,11 @@ def read_trials(
         on=["trace_id", "span_id"],
         how="semi",
     )
+    # The work columns are done with: let them go before the events are decoded, so the peak is
+    # the larger of the two steps, not their sum.
+    del read, worked
+    if shapes.nested.len():
+        del nested, nested_work
     evented = spans.filter(pl.col("events").list.len() > 0).select("trace_id", "span_id", "events")
     if contents is not None and not contents.events:
         evented = evented.head(0)  # no file holds an event: nothing to decode
