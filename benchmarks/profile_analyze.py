@@ -1,10 +1,11 @@
 """Where ``assay analyze`` spends its time and memory, phase by phase (issue 12).
 
-Runs the analysis of one trace set in this process under cProfile, one phase at a time —
-imports, spans → trials (``trials_from_spans``, one pass, no buckets, reading what the footers
-say the set may hold), the per-test phase,
-the JSON — printing each phase's wall time and the peak RSS reached by its end, then the
-calls that cost most inside the two big phases. Make a set with ``bench_analyze.py --keep``.
+Runs the analysis of one trace set in this process under cProfile, one phase at a time, as
+``assay analyze`` does — imports, opening the set and reading its footers, spans → trials (the
+local engine, bucket by bucket where the set is large), recorded judgements, cost, the
+per-test phase, the JSON — printing each phase's wall time and the peak RSS reached by its end,
+then the calls that cost most inside the two big phases. Make a set with
+``bench_analyze.py --keep`` or ``bench_shapes.py --generate-only``.
 
     python benchmarks/profile_analyze.py /tmp/bench/spans-20000000-b0 [--top 25]
 """
@@ -40,26 +41,37 @@ def main() -> None:
         return result
 
     def imports():  # type: ignore[no-untyped-def]
-        import assay.judgement._api as api
         import scipy.stats  # noqa: F401  (loaded lazily by analyses; counted here, not per test)
 
+        import assay.api as api
+        from assay.analysis import engine_trials
         from assay.report import render_json
-        from assay.store import open_trace_set
 
-        return api, render_json, open_trace_set
+        return api, engine_trials, render_json
 
-    api, render_json, open_trace_set = phase("imports", imports)
-    options = api._options(None, {})
-    trace_set = open_trace_set(args.traces)
-    from assay.analysis import trials_from_spans
+    api, engine_trials, render_json = phase("imports", imports)
+    options = api._options(None)
+    limit = 2 * api.bucket_size()
 
-    contents = trace_set.contents()  # what the footers say the set may hold, as analyze reads
-    trials = phase(
-        "spans -> trials", lambda: trials_from_spans(trace_set.scan(), contents=contents)
-    )
+    def opened():  # type: ignore[no-untyped-def]
+        trace_set = api.open_trace_set(args.traces, screen_limit=limit)
+        return trace_set, trace_set.contents()
+
+    trace_set, contents = phase("open, footers", opened)
+    read = phase("spans -> trials", lambda: engine_trials(trace_set, contents=contents))
+    spans = trace_set.scan()
     recorded = phase(
         "recorded judgements",
-        lambda: api.read_judgements(trace_set.scan(), trials) if contents.judgements else {},
+        lambda: api.read_judgements(spans, read.table) if contents.judgements else {},
+    )
+    trials, _ = phase(
+        "cost",
+        lambda: api.with_cost(
+            read.table,
+            api.price_table(options.prices),
+            spans,
+            recorded_costs=contents.recorded_costs,
+        ),
     )
     analysis = phase(
         "per-test figures", lambda: api._analysis(trace_set, trials, options, recorded)

@@ -32,8 +32,19 @@ def _expected(traces: list[list[tuple[str, str | None]]]) -> dict[str, int]:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(_TRACE, min_size=1, max_size=6))
-def test_orphans_are_counted_exactly(traces: list[list[tuple[str, str | None]]]) -> None:
+@given(st.lists(_TRACE, min_size=1, max_size=6), st.sampled_from([1_000_000, 7, 2]))
+def test_orphans_are_counted_exactly(
+    traces: list[list[tuple[str, str | None]]], chunk: int
+) -> None:
+    # Small chunks: the lookup is made a few traces at a time, with the same counts.
+    _work.ORPHAN_CHUNK_SPANS, default = chunk, _work.ORPHAN_CHUNK_SPANS
+    try:
+        _check_counts(traces)
+    finally:
+        _work.ORPHAN_CHUNK_SPANS = default
+
+
+def _check_counts(traces: list[list[tuple[str, str | None]]]) -> None:
     spans = _spans(traces)
     per_trace = spans.group_by("trace_id").agg(parent_range())
     counted = count_orphans(spans.lazy(), per_trace)

@@ -75,6 +75,18 @@ def test_llm_calls_and_tokens_in_all_three_conventions(parquet_sink, tracer) -> 
     assert row[tc.MODELS] == ["m-a", "m-b", "m-c"]
 
 
+def test_models_listed_once_each_in_call_order(parquet_sink, tracer) -> None:
+    calls = {"several": ["m-z", "m-a", "m-z", "m-b"], "one": ["m-q", "m-q"], "none": []}
+    for test, models in calls.items():
+        with ai.trial(test):
+            for model in models:
+                attributes = {c.GENAI_OPERATION: "chat", c.GENAI_REQUEST_MODEL: model}
+                with tracer.start_as_current_span("chat", attributes=attributes):
+                    pass
+    listed = dict(_trials(parquet_sink).select(tc.TEST_ID, tc.MODELS).rows())
+    assert listed == {"several": ["m-z", "m-a", "m-b"], "one": ["m-q"], "none": []}
+
+
 def test_tool_sequence_follows_start_time_not_end_time(parquet_sink) -> None:
     with ai.trial("order"):
         with ai.tool("outer"):

@@ -19,6 +19,7 @@ from assay.store import (
 )
 from assay.store._buckets import (
     BUCKET_COUNT_KEY,
+    Bucket,
     bucket_folder,
     bucket_of,
     existing_buckets,
@@ -156,6 +157,26 @@ def test_row_groups_that_share_no_trace_become_buckets_without_a_copy(tmp_path: 
         for tid in f["trace_id"].unique():
             assert owner.setdefault(tid, i) == i, "a trace was split between buckets"
     assert pl.concat(frames).sort("span_id").equals(pl.from_arrow(table).sort("span_id"))
+
+
+def test_many_small_files_are_read_whole_in_file_order(tmp_path: Path) -> None:
+    # A collector rolling often: files of 30 spans cut wherever the traces lie.
+    table = _spans(100, per_trace=4).to_table()
+    writer = SpanWriter(tmp_path / "in", partition_by=(), row_group_rows=30)
+    for start in range(0, table.num_rows, 30):
+        writer.write(table.slice(start, 30))
+        writer.flush()
+    files = tuple(sorted(str(p) for p in (tmp_path / "in").glob("*.parquet")))
+    assert len(files) > 10
+    buckets = row_group_buckets(files, spans_per_bucket=90)
+    assert buckets is not None and len(buckets) > 3
+    assert all(r == () for b in buckets for r in b.row_ranges or [None])  # whole files
+    for b in buckets:
+        # Each file whole, in the bucket's file order: the spans as the files hold them.
+        alone = pl.concat([scan_bucket(Bucket(0, (f,))).collect() for f in b.files])
+        assert scan_bucket(b).collect().equals(alone)
+    spans = pl.concat([scan_bucket(b).collect() for b in buckets])
+    assert spans.sort("span_id").equals(pl.from_arrow(table).sort("span_id"))
 
 
 def test_traces_spread_over_every_row_group_need_a_copy(tmp_path: Path) -> None:

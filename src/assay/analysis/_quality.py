@@ -155,8 +155,9 @@ def _without_work(
 
 
 def _incomplete(table: pl.DataFrame, per_trace: pl.DataFrame) -> list[Finding]:
-    broken = per_trace.join(table.select("trace_id"), on="trace_id", how="semi").filter(
-        pl.col(tc.ORPHANS) > 0
+    # Filtered first: few traces are broken, and a semi join keeps the left order either way.
+    broken = per_trace.filter(pl.col(tc.ORPHANS) > 0).join(
+        table.select("trace_id"), on="trace_id", how="semi"
     )
     if broken.height == 0:
         return []

@@ -8,7 +8,6 @@ import polars as pl
 
 from assay import conventions as c
 from assay.analysis import _columns as tc
-from assay.analysis import _conventions as conv
 from assay.analysis import _quality as quality
 from assay.analysis._events import explode_events
 from assay.analysis._outcomes import read_outcomes
@@ -21,6 +20,7 @@ from assay.analysis._work import (
     aggregate_work,
     count_orphans,
     derive_work_columns,
+    list_models,
     name_handoff_targets,
     scores_and_checks,
     with_work_columns,
@@ -38,6 +38,18 @@ from assay.store import (
 
 _P = promoted_column
 _KEYS = ["trace_id", tc.TRIAL_SPAN_ID]
+_CARRIED = [
+    "trace_id",
+    "span_id",
+    "parent_span_id",
+    *(_P(a) for a in (c.TEST_ID, c.SUITE, c.RUN_ID, c.AGENT_VERSION, c.TRIAL_INDEX)),
+    _P(c.TRIAL_OUTCOME),
+    "status_code",
+    "status_message",
+    "start_time_unix_nano",
+    "end_time_unix_nano",
+]
+"""What the trial spans are read for (the trials table's own columns, their place in the trace)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,9 +128,10 @@ def read_trials(
     if mapped:
         # The mapped attribute stands in for assay.test.id everywhere downstream.
         spans = spans.with_columns(attribute_as_string(test_attribute).alias(_P(c.TEST_ID)))
-    # The mapped attribute's column is computed here, whatever the footers say of it.
+    # The mapped attribute's column is computed here, whatever the footers say of it. The
+    # columns are read once, into memory: every step below but the events takes them from there.
     read = work_columns_read(spans, contents, computed={_P(c.TEST_ID)} if mapped else set())
-    carriers = read.filter(pl.col(_P(c.TEST_ID)).is_not_null()).collect()
+    carriers = read.filter(pl.col(_P(c.TEST_ID)).is_not_null()).select(_CARRIED).collect()
     if carriers.height == 0:
         raise SchemaError(quality.no_trials_message(spans, test_attribute))
     carriers = read_outcomes(spans, carriers, contents)
@@ -127,22 +140,21 @@ def read_trials(
     # than the streaming engine at the same peak); a trace whose one trial is its root belongs
     # wholly to that trial, so only the small per-trace frame is joined (fast path).
     shape = WorkShape.of(contents)
-    per_trace = aggregate_work(with_work_columns(read), ["trace_id"], shape).collect()
-    per_trace = count_orphans(spans, per_trace)
+    worked = with_work_columns(read)
+    per_trace = list_models(
+        worked, aggregate_work(worked, ["trace_id"], shape).collect(), ["trace_id"]
+    )
+    per_trace = count_orphans(read, per_trace)
     per_trial = [per_trace.join(shapes.simple, on="trace_id", how="inner")]
     per_trace = derive_work_columns(per_trace)
     owners = [carriers.join(shapes.simple, on="trace_id", how="inner")]
     owner_spans: list[pl.DataFrame] = []
     if shapes.nested.len():
         resolve = resolve_topmost if mapped else resolve_nested
-        nested = resolve(
-            spans.filter(pl.col("trace_id").is_in(shapes.nested.implode()))
-            .select(conv.SPAN_COLUMNS)
-            .collect()
-        )
-        per_trial.append(
-            aggregate_work(with_work_columns(nested.lazy()), _KEYS, shape, orphans=False).collect()
-        )
+        nested = resolve(read.filter(pl.col("trace_id").is_in(shapes.nested.implode())).collect())
+        nested_work = with_work_columns(nested.lazy())
+        aggregated = aggregate_work(nested_work, _KEYS, shape, orphans=False).collect()
+        per_trial.append(list_models(nested_work, aggregated, _KEYS))
         owner_spans.append(nested.select("trace_id", "span_id", tc.TRIAL_SPAN_ID))
         owners.append(nested.filter(pl.col(_P(c.TEST_ID)).is_not_null()))
     work = name_handoff_targets(derive_work_columns(pl.concat(per_trial, how="diagonal_relaxed")))
@@ -152,6 +164,11 @@ def read_trials(
         on=["trace_id", "span_id"],
         how="semi",
     )
+    # The work columns are done with: let them go before the events are decoded, so the peak is
+    # the larger of the two steps, not their sum.
+    del read, worked
+    if shapes.nested.len():
+        del nested, nested_work
     evented = spans.filter(pl.col("events").list.len() > 0).select("trace_id", "span_id", "events")
     if contents is not None and not contents.events:
         evented = evented.head(0)  # no file holds an event: nothing to decode

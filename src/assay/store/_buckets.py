@@ -97,7 +97,8 @@ class Bucket:
     """The files are Arrow IPC in the spans schema (a copy made by :func:`made_buckets`)."""
     row_ranges: tuple[tuple[tuple[int, int], ...], ...] | None = None
     """Only these ``(offset, rows)`` ranges of each file: whole row groups, read by a sliced
-    scan so that Polars still reads only the columns it needs (see :func:`row_group_buckets`)."""
+    scan so that Polars still reads only the columns it needs (see :func:`row_group_buckets`);
+    no ranges: the whole file."""
 
 
 def existing_buckets(files: tuple[str, ...]) -> list[Bucket] | None:
@@ -274,10 +275,17 @@ def _row_group_bucket(
             ranges[-1] = (ranges[-1][0], ranges[-1][1] + rows)
         else:
             ranges.append((offset, rows))
+    file_rows: dict[int, int] = {}
+    for f, _, rows in units:
+        file_rows[f] = file_rows.get(f, 0) + rows
     return Bucket(
         number,
         tuple(files[f] for f in by_file),
-        row_ranges=tuple(tuple(ranges) for ranges in by_file.values()),
+        # A whole file is read as a file (no ranges): one scan of many small files, not a
+        # sliced scan each (a collector rolling every minute writes thousands).
+        row_ranges=tuple(
+            () if ranges == [(0, file_rows[f])] else tuple(ranges) for f, ranges in by_file.items()
+        ),
     )
 
 

@@ -303,13 +303,36 @@ def scan_bucket(bucket: Bucket, like: TraceSet | None = None) -> pl.LazyFrame:
     elif bucket.row_ranges is None:
         return replace(whole, files=bucket.files).scan()
     else:
-        scan = pl.concat(
-            [
-                replace(whole, files=(f,), deduplicate=False).scan().slice(offset, rows)
-                for f, ranges in zip(bucket.files, bucket.row_ranges, strict=True)
-                for offset, rows in ranges
-            ]
-        )
+        scan = pl.concat(_row_range_scans(bucket.files, bucket.row_ranges, whole))
     if whole.deduplicate:
         scan = scan.filter(pl.struct(s.TRACE_ID, s.SPAN_ID).is_first_distinct())
     return scan
+
+
+def _row_range_scans(
+    files: tuple[str, ...], row_ranges: tuple[tuple[tuple[int, int], ...], ...], whole: TraceSet
+) -> list[pl.LazyFrame]:
+    """The scans of a row-group bucket's parts, in file order.
+
+    Consecutive whole files are read by one scan, as a set (Polars costs about as much per
+    scan of a small file as per thousands of its rows); ranges of a file by a sliced scan. A set
+    with rebuilt columns is read a file at a time: its scan groups files by what is rebuilt,
+    which would change the order of the spans.
+    """
+    scans: list[pl.LazyFrame] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if run:
+            scans.append(replace(whole, files=tuple(run), deduplicate=False).scan())
+            run.clear()
+
+    for f, ranges in zip(files, row_ranges, strict=True):
+        if not ranges and not whole.rebuilt:
+            run.append(f)
+            continue
+        flush()
+        single = replace(whole, files=(f,), deduplicate=False).scan()
+        scans.extend(single.slice(offset, rows) for offset, rows in ranges or ((0, None),))
+    flush()
+    return scans

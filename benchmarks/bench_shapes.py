@@ -1,0 +1,217 @@
+"""Benchmark: ``assay analyze`` against a same-result floor on the shapes real sets have (issue 22).
+
+One base shape — 1M flat trials of 20 spans (8 tool calls, 11 LLM calls), one score event each,
+20 tests, 20 files: 20M spans — and one dimension varied at a time from it (not the full cross
+product): tool calls per trial (2, 20), events per trial (0, 5), trials (200k, 4M), nesting
+(agent → LLM → tool), tests (5,000), files (2,000 small files; a set laid out in 8 buckets).
+``shapes.py`` says what each shape holds. The 4M-trial shape has 5 spans a trial, so its
+trials make 2 tool calls, not 8.
+
+For each shape, the floor and ``assay analyze --format json`` run as whole processes, one
+after the other, round by round (so a slow stretch of this shared machine weighs on both),
+and the table gives the medians over the rounds — wall time and CPU time (user + system, every
+thread: the steadier figure when other jobs share the machine) with the ratios of the medians —
+and the largest peak RSS of each (``wait4`` of the child). The floor is the same-result floor of
+``bench_analyze.py`` — a skilled engineer's one Polars query per trace (test, outcome, tool
+sequence in start order, LLM calls, token sums, span count, duration) and per test (counts),
+materialised, with the duplicate-span screen and Wilson verdicts a same result needs — plus,
+on a set with events, the score values per trace from ``assay.score`` and
+``gen_ai.evaluation.result`` events (what analyze reads them for).
+
+The sets are generated once and cached in ``--data`` (default ``$ASSAY_BENCH_DATA``, else
+``assay-bench-shapes`` in the system's temporary folder): about 0.5 GiB each.
+
+    python benchmarks/bench_shapes.py                          # every shape (make bench)
+    python benchmarks/bench_shapes.py --shapes base,nested --rounds 5
+    python benchmarks/bench_shapes.py --generate-only
+    python benchmarks/bench_shapes.py --scale 0.1 --save-json out/   # 2M-span sets, keep JSON
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_analyze import ANALYZE, FLOOR, SAME_RESULT_SCREEN, SAME_RESULT_VERDICTS  # noqa: E402
+from shapes import Shape, generate  # noqa: E402
+
+SHAPES = (
+    Shape("base"),
+    Shape("tools-2", tools=2),
+    Shape("tools-20", tools=20),
+    Shape("events-0", events=0),
+    Shape("events-5", events=5),
+    Shape("trials-200k", trials=200_000),
+    Shape("trials-4M", trials=4_000_000, tools=2),
+    Shape("nested", nested=True),
+    Shape("tests-5000", tests=5000),
+    Shape("files-2000", files=2000),
+    Shape("bucketed", buckets=8),
+)
+
+# Score values per trace, from the events that carry them: what a hand-written script reads
+# for the same scores as analyze's (only on a set whose shape has events).
+EVENT_SCORES = """
+value = pl.col("attributes").list.eval(
+    pl.element().filter(pl.element().struct.field("key").is_in(
+        ["assay.score.value", "gen_ai.evaluation.score.value"]
+    )).struct.field("double_value")
+).list.first()
+scores = (
+    spans.filter(pl.col("events").list.len() > 0)
+    .select("trace_id", "events").explode("events").unnest("events")
+    .filter(pl.col("name").is_in(["assay.score", "gen_ai.evaluation.result"]))
+    .group_by("trace_id").agg(value.alias("scores"))
+    .collect()
+)
+per_trace = per_trace.join(scores, on="trace_id", how="left")
+"""
+NO_EVENTS = ""
+
+
+def floor_code(events: bool) -> str:
+    """The same-result floor for a set with (or without) events."""
+    code = FLOOR.format(screen=SAME_RESULT_SCREEN, verdicts=SAME_RESULT_VERDICTS)
+    marker = "per_test = per_trace.group_by"
+    return code.replace(marker, (EVENT_SCORES if events else NO_EVENTS) + marker)
+
+
+@dataclass(frozen=True)
+class Run:
+    seconds: float
+    cpu_s: float
+    """User and system time of the process, every thread: steadier on a busy machine."""
+    peak_gib: float
+
+
+def _run(code: str, *args: str) -> Run:
+    """One fresh Python process: its wall time and its own peak RSS (``wait4``)."""
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - start
+    assert process.stderr is not None
+    err = process.stderr.read().decode()
+    process.stderr.close()
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"benchmark command failed:\n{err[-3000:]}")
+    return Run(elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 2**20)
+
+
+def prepared(shape: Shape, data: Path) -> Path:
+    """The set of ``shape`` in ``data``, generated on first use."""
+    folder = data / shape.key()
+    done = folder / ".complete"
+    if not done.exists():
+        shutil.rmtree(folder, ignore_errors=True)
+        start = time.perf_counter()
+        spans = generate(shape, folder)
+        done.write_text(str(spans))
+        print(f"  generated {shape.name}: {spans:,} spans in {time.perf_counter() - start:.0f} s")
+    return folder
+
+
+def bench(shape: Shape, folder: Path, rounds: int, save: Path | None) -> dict[str, object]:
+    """Floor and analyze on one set, interleaved round by round; medians and peaks."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = save / f"{shape.name}.json" if save is not None else Path(tmp) / "verdicts.json"
+        floor, analyze = [], []
+        for _ in range(rounds):
+            floor.append(_run(floor_code(shape.events > 0), str(folder)))
+            analyze.append(_run(ANALYZE, str(folder), str(out)))
+    f = statistics.median(r.seconds for r in floor)
+    a = statistics.median(r.seconds for r in analyze)
+    f_cpu = statistics.median(r.cpu_s for r in floor)
+    a_cpu = statistics.median(r.cpu_s for r in analyze)
+    return {
+        "shape": shape.name,
+        "spans": int((folder / ".complete").read_text()),
+        "floor": f,
+        "assay": a,
+        "ratio": a / f,
+        "floor_cpu": f_cpu,
+        "assay_cpu": a_cpu,
+        "cpu_ratio": a_cpu / f_cpu,
+        "floor_gib": max(r.peak_gib for r in floor),
+        "assay_gib": max(r.peak_gib for r in analyze),
+    }
+
+
+def table(rows: list[dict[str, object]]) -> str:
+    """The figures as a Markdown table."""
+    lines = [
+        "| shape | spans | floor | assay | ratio | floor CPU | assay CPU | CPU ratio "
+        "| peak RSS floor | peak RSS assay |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['shape']} | {r['spans']:,} | {r['floor']:.2f} s | {r['assay']:.2f} s | "
+            f"{r['ratio']:.2f}× | {r['floor_cpu']:.1f} s | {r['assay_cpu']:.1f} s | "
+            f"{r['cpu_ratio']:.2f}× | {r['floor_gib']:.2f} GiB | {r['assay_gib']:.2f} GiB |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--shapes", default=",".join(s.name for s in SHAPES))
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--scale", type=float, default=1.0, help="spans and trials × this")
+    default_data = os.environ.get("ASSAY_BENCH_DATA") or str(
+        Path(tempfile.gettempdir()) / "assay-bench-shapes"
+    )
+    parser.add_argument("--data", default=default_data, help="where the sets are cached")
+    parser.add_argument("--generate-only", action="store_true")
+    parser.add_argument("--save-json", default=None, help="keep each shape's JSON in here")
+    args = parser.parse_args()
+    by_name = {s.name: s for s in SHAPES}
+    unknown = [n for n in args.shapes.split(",") if n not in by_name]
+    if unknown:
+        raise SystemExit(f"--shapes: unknown {unknown} (use {', '.join(by_name)})")
+    chosen = [by_name[n] for n in args.shapes.split(",")]
+    if args.scale != 1.0:
+        chosen = [
+            replace(s, spans=int(s.spans * args.scale), trials=int(s.trials * args.scale))
+            for s in chosen
+        ]
+    data = Path(args.data)
+    data.mkdir(parents=True, exist_ok=True)
+    save = Path(args.save_json) if args.save_json else None
+    if save is not None:
+        save.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for shape in chosen:
+        folder = prepared(shape, data)
+        if args.generate_only:
+            continue
+        rows.append(bench(shape, folder, args.rounds, save))
+        r = rows[-1]
+        print(
+            f"  {shape.name}: floor {r['floor']:.2f} s, assay {r['assay']:.2f} s, "
+            f"{r['ratio']:.2f}x (cpu {r['floor_cpu']:.1f} s, {r['assay_cpu']:.1f} s, "
+            f"{r['cpu_ratio']:.2f}x), {r['assay_gib']:.2f} GiB",
+            flush=True,
+        )
+    if rows:
+        print(f"\nmedians of {args.rounds} interleaved rounds (target: assay ≤ 1.3× the floor)\n")
+        print(table(rows))
+
+
+if __name__ == "__main__":
+    main()
