@@ -140,6 +140,8 @@ def _k_values(
 
 
 def _first_error(trials: pl.DataFrame) -> str | None:
+    if not trials[tc.ERROR].any():
+        return None  # most tests: no query
     errors = trials.filter(pl.col(tc.ERROR)).sort(tc.TRIAL_INDEX, nulls_last=True)
     if errors.height == 0:
         return None
