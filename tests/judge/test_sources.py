@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import json
 
+import polars as pl
+
 from assay import conventions as c
+from assay.analysis import columns as tc
 from assay.cli import run
+from assay.judge._pipeline import by_test
+from assay.judge._sources import shares, shares_by_test
 
 
 def _trials(tracer, run_id: str, n: int, *, passed: int, version: str | None = None) -> None:
@@ -133,3 +138,15 @@ def test_a_mixed_baseline_is_named_too(switch_sink, tracer, capsys) -> None:
     message = _kinds(document)["mixed_runs"]["message"]
     assert message.startswith("in the baseline, 1 test pools trials")
     assert "refund-policy: old 10, older 10" in message and "--baseline-run-id" in message
+
+
+def test_shares_of_every_test_at_once_are_each_tests_shares() -> None:
+    trials = pl.DataFrame(
+        {
+            tc.TEST_ID: ["b", "a", "b", "a", "b", "c", "a"],
+            tc.RUN_ID: ["r2", "r1", None, "r1", "r1", None, "r3"],
+        }
+    )
+    per_test = shares_by_test(trials, tc.RUN_ID)
+    assert per_test == {name: shares(frame, tc.RUN_ID) for name, frame in by_test(trials).items()}
+    assert [s.id for s in per_test["b"]] == ["r1", "r2", None]  # ties: by id, none last

@@ -5,11 +5,16 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
+import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opentelemetry.trace import Status, StatusCode
 
 from assay import conventions as c
+from assay.analysis import columns as tc
 from assay.cli import run
+from assay.judge._tool_errors import tool_errors
 
 AGENT = "gen_ai.agent.name"
 
@@ -103,3 +108,38 @@ def test_a_tool_span_without_a_status_message_gives_its_exception(
     run(["analyze", str(parquet_sink.flush()), "--test-attribute", AGENT, "--format", "json"])
     (test,) = json.loads(capsys.readouterr().out)["tests"]
     assert test["tool_errors"]["messages"] == ["ValueError: not yet"]
+
+
+@settings(deadline=None, max_examples=80)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.integers(0, 3)),  # tool errors
+            st.one_of(st.none(), st.integers(0, 4)),  # trial index (ties, missing)
+            st.sampled_from(["timeout", "bad args", "quota"]),
+        ),
+        max_size=12,
+    )
+)
+def test_first_failing_trial_is_polars_sorts_first(rows: list[tuple]) -> None:
+    trials = pl.DataFrame(
+        {
+            tc.TOOL_ERRORS: [r[0] for r in rows],
+            tc.TRIAL_INDEX: [r[1] for r in rows],
+            tc.TOOL_ERROR_MESSAGES: [[r[2], f"{r[2]} {i}"] for i, r in enumerate(rows)],
+            tc.TRACE_ID: [f"t{i}" for i in range(len(rows))],
+        },
+        schema_overrides={tc.TOOL_ERRORS: pl.Int64, tc.TRIAL_INDEX: pl.Int64},
+    )
+    # The reference: a Polars filter and a stable sort, trials without an index last.
+    failed = trials.filter(pl.col(tc.TOOL_ERRORS) > 0).sort(
+        tc.TRIAL_INDEX, nulls_last=True, maintain_order=True
+    )
+    found = tool_errors(trials)
+    assert found.trials == failed.height
+    if failed.height:
+        assert found.first_trace_id == failed[tc.TRACE_ID][0]
+        assert found.first_trial_index == failed[tc.TRIAL_INDEX][0]
+        assert found.count == failed[tc.TOOL_ERRORS].sum()
+        messages = list(dict.fromkeys(m for ms in failed[tc.TOOL_ERROR_MESSAGES] for m in ms))
+        assert found.messages == tuple(messages[:3])

@@ -42,3 +42,21 @@ def test_explanations_do_not_depend_on_the_order_of_features() -> None:
     backward = explain_failures(passed, dict(reversed(features.items())), kinds=kinds)
     assert forward == backward
     assert {f.feature for f in forward} >= {"uses:search", "steps", "latency"}
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 8), st.integers(1, 8))
+def test_small_samples_of_one_rank_pattern_share_scipys_p_value(
+    seed: int, fails: int, passes: int
+) -> None:
+    # Small tests are looked up by their pooled ranks: values of the same ranks (ties included)
+    # must give each its own scipy p-value, bit for bit.
+    rng = np.random.default_rng(seed)
+    ranks = rng.integers(0, 4, fails + passes) * 1.0
+    for scale in (1.0, 3.5, 1e-3):
+        values = ranks * scale - 2.0  # the same ranks, other values
+        fail_x, pass_x = values[:fails], values[fails:]
+        if np.ptp(values) == 0:
+            continue
+        expected = float(sps.mannwhitneyu(fail_x, pass_x, alternative="two-sided").pvalue)
+        assert _rank_sum_p_values([(fail_x, pass_x)]) == [expected]

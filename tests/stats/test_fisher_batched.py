@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from assay.stats._fisher import fisher_two_sided
+from assay.stats._fisher import _KNOWN, fisher_two_sided
 
 _CELL = st.integers(0, 60)
 _TABLE = st.tuples(_CELL, _CELL, _CELL, _CELL)
@@ -45,3 +45,15 @@ def test_ties_empty_margins_and_extremes() -> None:
         (2000, 0, 0, 2000),  # probabilities that underflow
     ]
     assert fisher_two_sided(np.array(tables)).tolist() == _scipy(tables)
+
+
+def test_a_table_tested_before_is_scipys_in_any_batch() -> None:
+    # Tables seen before are looked up; each p-value stays that table's, whatever its batch.
+    _KNOWN.clear()
+    tables = [(3, 1, 0, 4), (2, 2, 2, 2), (0, 3, 4, 1), (3, 1, 0, 4)]
+    first = fisher_two_sided(np.array(tables)).tolist()
+    again = fisher_two_sided(np.array(tables[::-1] + [(5, 0, 1, 6)])).tolist()
+    alone = [fisher_two_sided(np.array([t])).tolist()[0] for t in tables]
+    assert first == alone == _scipy(tables)
+    assert again == _scipy(tables[::-1] + [(5, 0, 1, 6)])
+    assert set(_KNOWN) == set(tables) | {(5, 0, 1, 6)}

@@ -51,3 +51,16 @@ def test_bad_input() -> None:
         score_summary([1.0, float("nan")])
     with pytest.raises(ConfigError):
         score_summary([1.0, 2.0], ci="normal")
+
+
+def test_t_interval_is_scipys_to_the_bit_for_any_size_level_and_scale() -> None:
+    # The t quantiles are cached by (confidence, df); the interval must stay scipy's own.
+    rng = np.random.default_rng(3)
+    for _ in range(2000):
+        n = int(rng.integers(2, 60))
+        x = rng.normal(rng.normal() * 5, rng.random() * 3 + 1e-9, n) * 10.0 ** rng.integers(-3, 3)
+        confidence = float(rng.choice([0.9, 0.95, 0.99, rng.random() * 0.98 + 0.01]))
+        summary = score_summary(x, confidence)
+        scale = float(x.std(ddof=1)) / np.sqrt(n)
+        low, high = sps.t.interval(confidence, n - 1, loc=float(x.mean()), scale=scale)
+        assert (summary.ci_low, summary.ci_high) == (float(low), float(high))

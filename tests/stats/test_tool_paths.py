@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.analysis import columns as tc
-from assay.analysis._features import distinct_lists, tool_paths
+from assay.analysis._features import _IN_PYTHON, distinct_lists, tool_paths
 from assay.stats import ToolPaths
 
 TOOLS = st.lists(st.sampled_from(["search", "read", "write"]), max_size=6).map(tuple)
@@ -60,3 +60,18 @@ def test_only_empty_lists_are_one_empty_list() -> None:
     assert index.tolist() == [0, 0, 0]
     distinct, index = distinct_lists(pl.Series([], dtype=pl.List(pl.String)))
     assert distinct == [] and index.tolist() == []
+
+
+@settings(deadline=None, max_examples=30)
+@given(st.lists(st.one_of(st.none(), TOOLS), min_size=1, max_size=40))
+def test_large_and_small_columns_give_the_same_lists(seqs: list[tuple[str, ...] | None]) -> None:
+    # Past _IN_PYTHON rows the lists are grouped by Polars, below read in Python: one answer.
+    rows = [list(s) if s is not None else None for s in seqs]
+    rows = rows * (_IN_PYTHON // len(rows) + 1)
+    assert len(rows) > _IN_PYTHON
+    column = pl.Series(rows, dtype=pl.List(pl.String))
+    expected = ToolPaths.of([tuple(r) if r else () for r in rows])
+    for values in (column, column.head(_IN_PYTHON)):
+        distinct, index = distinct_lists(values)
+        assert distinct == list(expected.distinct)
+        assert index.tolist() == expected.index.tolist()[: values.len()]

@@ -34,13 +34,22 @@ class Feature:
     """Words for a person, e.g. "calls to `search`"."""
 
 
+_IN_PYTHON = 500
+"""Rows up to which :func:`distinct_lists` reads the lists in Python."""
+
+
 def distinct_lists(values: pl.Series) -> tuple[list[tuple[str, ...]], npt.NDArray[np.intp]]:
     """Each distinct list of a ``list[str]`` column once, and per row the position of its list.
 
-    Lists come in the order rows first hold them (null counts as empty); the rows' lists never
-    become Python objects one by one.
+    Lists come in the order rows first hold them (null counts as empty). Above a few hundred
+    rows the rows' lists never become Python objects one by one; below, a Polars group-by
+    costs more than reading them (a set of thousands of small tests asks once a test).
     """
-    if values.len() and not values.list.len().fill_null(0).max():
+    if values.len() <= _IN_PYTHON:
+        seen: dict[tuple[str, ...], int] = {}
+        codes = [seen.setdefault(tuple(v) if v else (), len(seen)) for v in values.to_list()]
+        return list(seen), np.array(codes, dtype=np.intp)
+    if not values.list.len().fill_null(0).max():
         # Every list empty (models where no span names one): nothing to group.
         return [()], np.zeros(values.len(), dtype=np.intp)
     frame = pl.DataFrame({"_list": values.fill_null([])}).with_row_index("_row")

@@ -63,8 +63,17 @@ class DurationSummary:
         return cls(float(values.mean()), float(np.percentile(values, 90)))
 
 
+_IN_PYTHON = 500
+"""Trials up to which :func:`per_trial_scores` reads the scores in Python: below, Polars'
+explode and two group-bys cost more than the reading (a set of thousands of small tests)."""
+
+
 def per_trial_scores(trials: pl.DataFrame) -> dict[str, npt.NDArray[np.float64]]:
     """Score name → one value per trial (the mean of the trial's values; NaN where absent)."""
+    if trials.height <= _IN_PYTHON:
+        read = _scores_in_python(trials)
+        if read is not None:
+            return read
     rows = (
         trials.select(tc.SCORES)
         .with_row_index("_trial")
@@ -80,6 +89,30 @@ def per_trial_scores(trials: pl.DataFrame) -> dict[str, npt.NDArray[np.float64]]
         values = np.full(trials.height, np.nan)
         values[group["_trial"].to_numpy()] = group["value"].to_numpy()
         out[str(name)] = values
+    return dict(sorted(out.items()))
+
+
+def _scores_in_python(trials: pl.DataFrame) -> dict[str, npt.NDArray[np.float64]] | None:
+    """:func:`per_trial_scores` of a few trials, read in Python.
+
+    None when a trial holds a name twice: its mean is then left to Polars, so that it is the
+    same mean whatever the number of trials.
+    """
+    out: dict[str, npt.NDArray[np.float64]] = {}
+    for row, recorded in enumerate(trials[tc.SCORES].to_list()):
+        names: set[str] = set()
+        for score in recorded or ():
+            name = score["name"] if score is not None else None
+            if name is None:
+                continue
+            if name in names:
+                return None
+            names.add(name)
+            values = out.get(name)
+            if values is None:
+                values = out[name] = np.full(trials.height, np.nan)
+            value = score["value"]
+            values[row] = np.nan if value is None else value
     return dict(sorted(out.items()))
 
 
@@ -140,6 +173,8 @@ def _k_values(
 
 
 def _first_error(trials: pl.DataFrame) -> str | None:
+    if not trials[tc.ERROR].any():
+        return None  # most tests: no query
     errors = trials.filter(pl.col(tc.ERROR)).sort(tc.TRIAL_INDEX, nulls_last=True)
     if errors.height == 0:
         return None

@@ -37,7 +37,7 @@ from assay.judge._regression import (
 )
 from assay.judge._results import TestResult
 from assay.judge._sequential import SequentialOutcome, anytime_interval, replay
-from assay.judge._sources import shares
+from assay.judge._sources import Share, shares, shares_by_test
 from assay.judge._threshold import Verdict, threshold_test, threshold_verdict
 from assay.judge._variance import VarianceCheck, variance_checks
 from assay.stats import Interval, IntervalMethod, false_verdict_risk, simultaneous_confidence
@@ -102,6 +102,8 @@ def judge(
         One result per test, by test id, and notes about the whole analysis.
     """
     per_test = by_test(trials)
+    runs = shares_by_test(trials, tc.RUN_ID)
+    versions = shares_by_test(trials, tc.AGENT_VERSION)
     results: dict[str, TestResult] = {}
     errors: dict[str, str] = {}
     for name, frame in per_test.items():
@@ -117,7 +119,13 @@ def judge(
             )
         results[name] = replace(
             judge_test(
-                name, frame, judgement, options, sequential=sequential, notes=resolved.notes
+                name,
+                frame,
+                judgement,
+                options,
+                sequential=sequential,
+                notes=resolved.notes,
+                sources=(runs[name], versions[name]),
             ),
             # Unknown work would price as $0: no cost is better than a wrong one.
             cost=None if work_unknown(frame) else cost_summary(frame, options.prices),
@@ -171,6 +179,7 @@ def judge_test(
     *,
     sequential: SequentialOutcome | None = None,
     notes: tuple[str, ...] = (),
+    sources: tuple[tuple[Share, ...], tuple[Share, ...]] | None = None,
 ) -> TestResult:
     """Every figure of one test and its verdict.
 
@@ -181,6 +190,8 @@ def judge_test(
         options: The rest of the analysis options (interval method, ks, ...).
         sequential: The replayed stopping rule (when it still applies): when it stopped.
         notes: Remarks to keep with the result (e.g. an option that overrode the recording).
+        sources: Its runs and agent versions (:func:`shares`), when the caller counted them
+            for every test at once.
     """
     exclude = judgement.excludes_errors
     counted = trials.filter(~pl.col(tc.ERROR)) if exclude else trials
@@ -255,8 +266,8 @@ def judge_test(
         first_error=figures.first_error,
         notes=tuple(remarks),
         tool_errors=figures.tool_errors,
-        runs=shares(trials, tc.RUN_ID),
-        agent_versions=shares(trials, tc.AGENT_VERSION),
+        runs=sources[0] if sources else shares(trials, tc.RUN_ID),
+        agent_versions=sources[1] if sources else shares(trials, tc.AGENT_VERSION),
         work_unknown=figures.work_unknown,
     )
 

@@ -18,7 +18,7 @@ import polars as pl
 from assay.analysis import columns as tc
 from assay.quality import Finding
 
-__all__ = ["Share", "mixed_finding", "mixed_findings", "share_text", "shares"]
+__all__ = ["Share", "mixed_finding", "mixed_findings", "share_text", "shares", "shares_by_test"]
 
 _SHOWN = 4
 
@@ -35,7 +35,19 @@ class Share:
 
 def shares(trials: pl.DataFrame, column: str) -> tuple[Share, ...]:
     """Trials per value of ``column`` (``run_id`` or ``agent_version``), most first."""
-    counts = trials.group_by(column).len().rows()
+    return _ordered(trials.group_by(column).len().rows())
+
+
+def shares_by_test(trials: pl.DataFrame, column: str) -> dict[str, tuple[Share, ...]]:
+    """:func:`shares` of every test of a trials table at once (one group-by, not one a test)."""
+    counts = trials.group_by(tc.TEST_ID, column).len().rows()
+    per_test: dict[str, list[tuple[str | None, int]]] = {}
+    for test, value, n in counts:
+        per_test.setdefault(str(test), []).append((value, n))
+    return {test: _ordered(rows) for test, rows in per_test.items()}
+
+
+def _ordered(counts: Iterable[tuple[str | None, int]]) -> tuple[Share, ...]:
     ordered = sorted(counts, key=lambda row: (-row[1], row[0] is None, str(row[0])))
     return tuple(Share(value, int(n)) for value, n in ordered)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -181,6 +182,15 @@ def threshold_test(
         The result; ``note`` warns when n is too small for PASS to be possible at all.
     """
     _check_threshold(threshold)
+    return _threshold_test(successes, n, threshold, confidence, method)
+
+
+@functools.lru_cache(maxsize=4096)
+def _threshold_test(
+    successes: int, n: int, threshold: float, confidence: float, method: str
+) -> ThresholdResult:
+    # Cached: a set of thousands of tests holds few distinct counts (the settle search alone
+    # asks scipy about ten times a test), and the result is immutable.
     interval = proportion_interval(successes, n, confidence, method)
     verdict = _decide(interval.low, interval.high, threshold)
     needed = min_trials_for_pass(threshold, confidence, method)

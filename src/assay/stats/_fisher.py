@@ -54,12 +54,28 @@ class _Margins:
         return np.asarray(method(x, self.total, self.first_row, self.first_column), np.float64)
 
 
+_KNOWN: dict[tuple[int, ...], float] = {}
+"""p-values of the tables tested so far: a set of thousands of small tests repeats few tables."""
+_KNOWN_MAX = 1 << 16
+
+
 def fisher_two_sided(tables: npt.ArrayLike) -> FloatArray:
     """Two-sided Fisher exact p-values of ``tables`` (shape ``(k, 2, 2)``, counts).
 
     Equal to ``scipy.stats.fisher_exact(table).pvalue`` for each table; 1 for a table with an
-    empty row or column.
+    empty row or column. Each table's p-value depends on that table alone, so one tested before
+    is looked up.
     """
+    keys = [tuple(row) for row in np.asarray(tables, dtype=np.int64).reshape(-1, 4).tolist()]
+    new = [key for key in dict.fromkeys(keys) if key not in _KNOWN]
+    if new:
+        if len(_KNOWN) + len(new) > _KNOWN_MAX:
+            _KNOWN.clear()
+        _KNOWN.update(zip(new, _fisher(np.array(new, dtype=np.int64)).tolist(), strict=True))
+    return np.array([_KNOWN[key] for key in keys], dtype=np.float64)
+
+
+def _fisher(tables: npt.ArrayLike) -> FloatArray:
     t = np.asarray(tables, dtype=np.int64).reshape(-1, 2, 2)
     a, b, c, d = t[:, 0, 0], t[:, 0, 1], t[:, 1, 0], t[:, 1, 1]
     p = np.ones(t.shape[0])
