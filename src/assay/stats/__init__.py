@@ -52,6 +52,7 @@ from assay.stats._behaviour_power import (
 )
 from assay.stats._confidence_sequence import (
     BernoulliConfidenceSequence,
+    open_ended_sequence,
     pass_rate_sequence,
     tuned_prior_strength,
 )
@@ -174,6 +175,7 @@ __all__ = [
     "pass_hat_k",
     "pass_hat_ks",
     "pass_probability",
+    "open_ended_sequence",
     "pass_rate_sequence",
     "path_shift",
     "permutations_for",

@@ -33,7 +33,12 @@ import numpy.typing as npt
 
 from assay.errors import ConfigError
 
-__all__ = ["BernoulliConfidenceSequence", "pass_rate_sequence", "tuned_prior_strength"]
+__all__ = [
+    "BernoulliConfidenceSequence",
+    "open_ended_sequence",
+    "pass_rate_sequence",
+    "tuned_prior_strength",
+]
 
 # Roots are searched inside (_EDGE, 1 - _EDGE): log p is finite there.
 _EDGE = 1e-12
@@ -245,12 +250,12 @@ def pass_rate_sequence(
 ) -> BernoulliConfidenceSequence:
     """The confidence sequence assay judges a pass rate with after adaptive stopping.
 
-    The one factory for the adaptive runner, the replay of ``assay analyze`` and ``assay
-    watch``: a two-sided sequence at ``confidence`` (the run's confidence level), its prior
-    centred on the threshold (where a verdict is hardest) and worth
-    :func:`tuned_prior_strength` trials, so that at the maximum its width is as close to the
-    fixed-n interval's as the construction allows (about 1.5 times the Wilson width; see
-    docs/adaptive.md).
+    The one factory for the adaptive runner and the replay of ``assay analyze`` (``assay
+    watch``, which has no maximum, takes :func:`open_ended_sequence`): a two-sided sequence at
+    ``confidence`` (the run's confidence level), its prior centred on the threshold (where a
+    verdict is hardest) and worth :func:`tuned_prior_strength` trials, so that at the maximum
+    its width is as close to the fixed-n interval's as the construction allows (about 1.5 times
+    the Wilson width; see docs/adaptive.md).
 
     Args:
         threshold: The required pass rate, in (0, 1): the prior's mean.
@@ -269,4 +274,30 @@ def pass_rate_sequence(
 
 
 DEFAULT_HORIZON = 100
-"""The maximum a sequence is tuned for when none is given (an open-ended watch)."""
+"""The maximum a sequence is tuned for when none is given."""
+
+OPEN_ENDED_PRIOR_STRENGTH = 2.0
+"""The prior's weight, in trials, of a sequence with no maximum (:func:`open_ended_sequence`)."""
+
+# A stream may be judged against 0 or 1; the mixing prior's mean must lie strictly inside (0, 1).
+_OPEN_ENDED_EDGE = 1e-3
+
+
+def open_ended_sequence(threshold: float, confidence: float = 0.95) -> BernoulliConfidenceSequence:
+    """The confidence sequence of a pass rate watched with no maximum (``assay watch``).
+
+    The same beta-binomial mixture as :func:`pass_rate_sequence`, its prior centred on the
+    threshold, but with no maximum to tune for: a broad prior worth
+    :data:`OPEN_ENDED_PRIOR_STRENGTH` trials, tight from the first looks on and valid over
+    unbounded time (its calibration over 10,000-trial streams is in docs/monitoring.md). A
+    threshold of 0 or 1 is allowed (the prior's mean is kept just inside (0, 1)).
+
+    Args:
+        threshold: The required pass rate, in [0, 1].
+        confidence: ``1 - alpha``: the probability of covering the true rate at every look.
+
+    Returns:
+        The sequence.
+    """
+    centre = min(max(threshold, _OPEN_ENDED_EDGE), 1 - _OPEN_ENDED_EDGE)
+    return BernoulliConfidenceSequence(confidence, centre, OPEN_ENDED_PRIOR_STRENGTH)
