@@ -84,7 +84,7 @@ def explode_events(evented: pl.DataFrame) -> pl.DataFrame:
     if events.height == 0:
         return pl.DataFrame(
             schema={
-                "trace_id": pl.String,
+                "trace_id": evented.schema["trace_id"],  # a trace key may be categorical
                 "span_id": pl.String,
                 "time": pl.Int64,
                 "kind": pl.String,

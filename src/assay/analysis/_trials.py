@@ -128,12 +128,18 @@ def read_trials(
     if mapped:
         # The mapped attribute stands in for assay.test.id everywhere downstream.
         spans = spans.with_columns(attribute_as_string(test_attribute).alias(_P(c.TEST_ID)))
+    no_trials = spans
+    # Within this call a trace is keyed by a dictionary code of its id, not the id itself:
+    # every group-by and join below then hashes and compares a 4-byte code instead of a
+    # 32-character string (the per-trace group-by alone costs half as much). The dictionary
+    # is this call's own, so it is freed with its tables; the ids are strings again at the end.
+    spans = spans.with_columns(pl.col("trace_id").cast(pl.Categorical(pl.Categories.random())))
     # The mapped attribute's column is computed here, whatever the footers say of it. The
     # columns are read once, into memory: every step below but the events takes them from there.
     read = work_columns_read(spans, contents, computed={_P(c.TEST_ID)} if mapped else set())
     carriers = read.filter(pl.col(_P(c.TEST_ID)).is_not_null()).select(_CARRIED).collect()
     if carriers.height == 0:
-        raise SchemaError(quality.no_trials_message(spans, test_attribute))
+        raise SchemaError(quality.no_trials_message(no_trials, test_attribute))
     carriers = read_outcomes(spans, carriers, contents)
     shapes = classify_traces(carriers, topmost=mapped)
     # Work is aggregated per trace in one pass (in memory: a bucket at a time, it is faster
@@ -268,6 +274,7 @@ def _assemble(
 def _finish(trials: pl.DataFrame) -> pl.DataFrame:
     return (
         trials.rename({tc.TRIAL_SPAN_ID: tc.SPAN_ID})
+        .with_columns(pl.col(tc.TRACE_ID).cast(pl.String))
         .sort(tc.TEST_ID, tc.START_TIME, tc.TRIAL_INDEX, nulls_last=True)
         .select(
             tc.TEST_ID,

@@ -126,11 +126,26 @@ def total_spans(files: tuple[str, ...]) -> int:
     return sum(_parquet_file(f).metadata.num_rows for f in files)
 
 
-def _parquet_file(path: str) -> pq.ParquetFile:
+def _parquet_file(path: str, *, ids_as_dictionary: bool = False) -> pq.ParquetFile:
+    """The Parquet file at ``path``; with ``ids_as_dictionary``, trace ids read as a dictionary.
+
+    Writers store trace ids dictionary-encoded (a trace's spans repeat its id), so a row
+    group's distinct ids are its dictionary: read so, the id of every span need not be decoded
+    to find them (see :func:`_distinct`).
+    """
+    dictionary = [s.TRACE_ID] if ids_as_dictionary else None
     if is_remote(path):
         fs, inner = pafs.FileSystem.from_uri(path)
-        return pq.ParquetFile(fs.open_input_file(inner))
-    return pq.ParquetFile(path)
+        return pq.ParquetFile(fs.open_input_file(inner), read_dictionary=dictionary)
+    return pq.ParquetFile(path, read_dictionary=dictionary)
+
+
+def _distinct(ids: pa.ChunkedArray) -> pl.Series:
+    """The distinct trace ids of a row group's trace-id column (read as a dictionary)."""
+    if pa.types.is_dictionary(ids.type):
+        values = [chunk.dictionary for chunk in ids.chunks]
+        return pl.Series(pa.chunked_array(values, ids.type.value_type)).unique()
+    return pl.Series(ids).unique()
 
 
 def row_group_buckets(files: tuple[str, ...], spans_per_bucket: int) -> list[Bucket] | None:
@@ -149,7 +164,7 @@ def row_group_buckets(files: tuple[str, ...], spans_per_bucket: int) -> list[Buc
     groups: list[tuple[pq.ParquetFile, int]] = []  # where each is read from
     for fi, f in enumerate(files):
         try:
-            source = _parquet_file(f)
+            source = _parquet_file(f, ids_as_dictionary=True)
             first = 0
             for rg in range(source.num_row_groups):
                 rows = source.metadata.row_group(rg).num_rows
@@ -172,9 +187,8 @@ def row_group_buckets(files: tuple[str, ...], spans_per_bucket: int) -> list[Buc
             except (OSError, pa.ArrowException) as exc:
                 name = files[units[u][0]]
                 raise InputError(f"{name}: could not be read for bucketing ({exc})") from exc
-            ids = pl.Series(table.column(0))
             # Any hash will do within one run: a collision only joins two groups.
-            hashes.append(pl.DataFrame({"unit": u, "h": ids.unique().hash()}))
+            hashes.append(pl.DataFrame({"unit": u, "h": _distinct(table.column(0)).hash()}))
         shared = (
             pl.concat(
                 [*hashes, pl.DataFrame(schema={"unit": pl.Int64, "h": pl.UInt64})],
