@@ -241,9 +241,22 @@ _PARENT_LOW = "_parent_low"
 _PARENT_HIGH = "_parent_high"
 
 
+def id_key(column: str) -> pl.Expr:
+    """A span id as a 64-bit hash (null stays null): what the orphan screen and count compare.
+
+    Comparing and looking up fixed-width keys costs a fraction of 16-character strings (the
+    exact count over a nested 4M-span bucket: 1.0 → 0.4 CPU-s). Two ids of one trace share a
+    key with probability about 2⁻⁶⁴ per pair; that would count a span whose parent is missing
+    as having it (one incomplete trace not reported), never the other way round. Within one
+    process the hash is fixed, which is all the lookups need.
+    """
+    ids = pl.col(column)
+    return pl.when(ids.is_not_null()).then(ids.hash(seed=0))
+
+
 def parent_range() -> list[pl.Expr]:
-    """Per group, the smallest and largest parent id named (what :func:`count_orphans` reads)."""
-    parent = pl.col("parent_span_id")
+    """Per group, the smallest and largest parent key named (what :func:`count_orphans` reads)."""
+    parent = id_key("parent_span_id")
     return [parent.min().alias(_PARENT_LOW), parent.max().alias(_PARENT_HIGH)]
 
 
@@ -254,12 +267,12 @@ def count_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame:
     root spans, has none (a string minimum and maximum per trace, and a join of the roots,
     cost far less than a comparison of every span with its trace's root). Only the traces
     left (nested traces among them) are read again, their three id columns, and their spans'
-    parents looked up in one join.
+    parents looked up in one join. Span ids are compared by their keys (:func:`id_key`).
     """
     low, high = pl.col(_PARENT_LOW), pl.col(_PARENT_HIGH)
     roots = (
         spans.filter(pl.col("parent_span_id").is_null())
-        .select("trace_id", pl.col("span_id").alias(_PARENT_LOW))
+        .select("trace_id", id_key("span_id").alias(_PARENT_LOW))
         .collect()
     )
     under_a_root = per_trace.filter(low == high).join(
@@ -287,7 +300,11 @@ def _exact_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame
     flagged = per_trace.filter(pl.col(tc.ORPHANS) > 0).select("trace_id")
     if flagged.height == 0:
         return per_trace
-    ids = spans.select("trace_id", "span_id", "parent_span_id")
+    ids = spans.select(
+        "trace_id",
+        _in_trace("span_id").alias("_span"),
+        _in_trace("parent_span_id").alias("_parent"),
+    )
     if flagged.height < per_trace.height:
         ids = ids.join(flagged.lazy(), on="trace_id", how="semi")
     held = ids.collect()
@@ -309,15 +326,21 @@ def _exact_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame
     )
 
 
+def _in_trace(column: str) -> pl.Expr:
+    """A span id and its trace id as one 64-bit key (null stays null): one column to look up.
+
+    The XOR of two hashes; two (trace, span) pairs of one lookup share a key with probability
+    about 2⁻⁶⁴ per pair, as for :func:`id_key`. One fixed-width column is looked up in half the
+    time of the pair of columns.
+    """
+    return id_key(column) ^ pl.col("trace_id").hash(seed=1)
+
+
 def _missing_parents(ids: pl.DataFrame) -> pl.DataFrame:
     """Per trace of ``ids`` (whole traces), its spans whose parent is not among them."""
     return (
-        ids.filter(pl.col("parent_span_id").is_not_null())
-        .join(
-            ids.select("trace_id", pl.col("span_id").alias("parent_span_id")),
-            on=["trace_id", "parent_span_id"],
-            how="anti",
-        )
+        ids.filter(pl.col("_parent").is_not_null())
+        .join(ids.select(pl.col("_span").alias("_parent")), on="_parent", how="anti")
         .group_by("trace_id")
         .agg(pl.len().cast(pl.Int64).alias("_missing"))
     )
