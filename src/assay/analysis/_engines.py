@@ -43,8 +43,12 @@ from assay.store import (
     scan_bucket,
 )
 
-SPANS_PER_BUCKET: Final = 4_000_000
-"""Spans per bucket the engines aim at when they make buckets (``ASSAY_SPANS_PER_BUCKET``)."""
+SPANS_PER_BUCKET: Final = 2_000_000
+"""Spans per bucket the engines aim at when they make buckets (``ASSAY_SPANS_PER_BUCKET``).
+
+2M, not more: a bucket's work at its peak holds about 0.35 GiB per million spans, and buckets
+of 2M spans cost no more CPU than buckets of 4M (docs/scale.md, "Fourth phase"), while the
+peak of a 20M-span analysis falls from about 2.0-2.5 GiB to 1.4-1.6 GiB."""
 SPANS_PER_BUCKET_ENV: Final = "ASSAY_SPANS_PER_BUCKET"
 
 

@@ -62,11 +62,14 @@ def concat_trials(
     columns = found[0].table.columns
     quality = merge_findings([t.data_quality for t in found])
     table = pl.concat([t.table for t in found], how="diagonal_relaxed", rechunk=False)
-    # Let the buckets' tables go before sorting: the set's trials are held twice, not thrice.
+    # Let the buckets' tables go before sorting, and hand the one table left to the sort (no
+    # name here keeps it): each column is then freed as soon as it is reordered.
     found.clear()
     if isinstance(tables, list):
         tables.clear()
-    return Trials(_as_strings(_sorted(table.select(columns))), quality)
+    held = [table.select(columns)]
+    del table
+    return Trials(_as_strings(_sorted(held)), quality)
 
 
 def _as_strings(table: pl.DataFrame) -> pl.DataFrame:
@@ -79,13 +82,15 @@ def _as_strings(table: pl.DataFrame) -> pl.DataFrame:
 _ORDER = (tc.TEST_ID, tc.START_TIME, tc.TRIAL_INDEX, tc.TRACE_ID, tc.SPAN_ID)
 
 
-def _sorted(table: pl.DataFrame) -> pl.DataFrame:
-    """``table`` in :data:`_ORDER`, reordered a column at a time.
+def _sorted(held: list[pl.DataFrame]) -> pl.DataFrame:
+    """The one table in ``held``, taken out of it, in :data:`_ORDER`, reordered a column at a time.
 
-    Each column is dropped once reordered, so the table is held about once and a half rather
-    than twice (a sort of the whole frame gathers every column at once). A column is made one
-    chunk before its gather: gathering from the buckets' chunks costs several times as much.
+    Each column is dropped once reordered, so the table is held once plus a column rather
+    than twice (a sort of the whole frame gathers every column at once); for that the caller
+    must hold no other reference to it. A column is made one chunk before its gather:
+    gathering from the buckets' chunks costs several times as much.
     """
+    table = held.pop()
     order = table.select(_ORDER).with_row_index("_row").sort(_ORDER, nulls_last=True)["_row"]
     columns: dict[str, pl.Series] = {}
     for name in table.columns:
