@@ -29,7 +29,7 @@ from assay.analysis._per_bucket import (
     bucket_trials,
     concat_trials,
 )
-from assay.analysis._trials import Trials, read_trials
+from assay.analysis._trials import Trials, in_trials_order, read_trials
 from assay.errors import ConfigError
 from assay.store import (
     DUPLICATE_SPANS,
@@ -64,11 +64,13 @@ def trials_function(
     test_attribute: str,
     pass_when: str | PassRule | None = None,
     contents: SpanContents | None = None,
+    ordered: bool = True,
 ) -> TrialsFunction:
     """The spans → trials function with the analysis' options bound.
 
     ``contents`` is what the whole trace set may hold (``TraceSet.contents()``); every bucket
-    holds at most that.
+    holds at most that. Without ``ordered`` the tables come unsorted: the engines sort the
+    set's table once, not every bucket's (see :func:`read_trials`).
     """
 
     def build(spans: pl.LazyFrame) -> Trials:
@@ -78,6 +80,7 @@ def trials_function(
             test_attribute=test_attribute,
             pass_when=pass_when,
             contents=contents,
+            ordered=ordered,
         )
 
     return build
@@ -120,7 +123,7 @@ def engine_trials(
         spans_per_bucket = bucket_size()
     if contents is None:
         contents = trace_set.contents()
-    build = trials_function(min_score, test_attribute, pass_when, contents)
+    build = trials_function(min_score, test_attribute, pass_when, contents, ordered=False)
     if chosen is Engine.SPARK:
         trace_set = trace_set.screen()
         from assay.analysis._spark import spark_trials
@@ -179,7 +182,8 @@ def local_trials(
 
 def _one_pass(trace_set: TraceSet, build: TrialsFunction) -> Trials:
     screened = trace_set.screen()
-    trials = build(screened.scan())
+    read = build(screened.scan())
+    trials = Trials(in_trials_order(read.table), read.data_quality)
     found = [f for f in screened.quality.findings if f.kind == DUPLICATE_SPANS]
     if trace_set.screened or not found:
         return trials

@@ -57,8 +57,6 @@ def concat_trials(
         raise SchemaError(
             f"no trial spans: none of the {spans_read()} spans read carries {test_attribute}"
         )
-    if len(found) == 1:
-        return Trials(_as_strings(found[0].table), found[0].data_quality)
     columns = found[0].table.columns
     quality = merge_findings([t.data_quality for t in found])
     table = pl.concat([t.table for t in found], how="diagonal_relaxed", rechunk=False)

@@ -95,6 +95,7 @@ def read_trials(
     test_attribute: str = c.TEST_ID,
     pass_when: str | PassRule | None = None,
     contents: SpanContents | None = None,
+    ordered: bool = True,
 ) -> Trials:
     """Build the trials table from a lazy scan of the spans table, with its data quality.
 
@@ -114,6 +115,8 @@ def read_trials(
             (:func:`assay.analysis.parse_pass_when`).
         contents: What the spans may hold, from their files' footers
             (``TraceSet.contents()``): parts they cannot hold are not read. None: read all.
+        ordered: Sort the rows as :func:`in_trials_order` does. False when the caller sorts
+            the tables of several buckets together (``assay.analysis.concat_trials``).
 
     Returns:
         The trials table and its findings.
@@ -202,7 +205,8 @@ def read_trials(
         rule=rule,
         min_score=min_score,
     ).merged(unclaimed)
-    return Trials(_finish(table), findings)
+    table = _finish(table)
+    return Trials(in_trials_order(table) if ordered else table, findings)
 
 
 def _assemble(
@@ -275,7 +279,6 @@ def _finish(trials: pl.DataFrame) -> pl.DataFrame:
     return (
         trials.rename({tc.TRIAL_SPAN_ID: tc.SPAN_ID})
         .with_columns(pl.col(tc.TRACE_ID).cast(pl.String))
-        .sort(tc.TEST_ID, tc.START_TIME, tc.TRIAL_INDEX, nulls_last=True)
         .select(
             tc.TEST_ID,
             tc.SUITE,
@@ -309,6 +312,11 @@ def _finish(trials: pl.DataFrame) -> pl.DataFrame:
             tc.WORK_UNKNOWN,
         )
     )
+
+
+def in_trials_order(trials: pl.DataFrame) -> pl.DataFrame:
+    """The trials table in its documented order: by test, start time and trial index."""
+    return trials.sort(tc.TEST_ID, tc.START_TIME, tc.TRIAL_INDEX, nulls_last=True)
 
 
 def attribute_as_string(attribute: str) -> pl.Expr:
