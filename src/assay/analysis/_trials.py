@@ -168,10 +168,18 @@ def read_trials(
         owners.append(nested.filter(pl.col(_P(c.TEST_ID)).is_not_null()))
     work = name_handoff_targets(derive_work_columns(pl.concat(per_trial, how="diagonal_relaxed")))
     owned = pl.concat(owners, how="diagonal_relaxed")
-    trial_spans = carriers.join(
-        work.select("trace_id", pl.col(tc.TRIAL_SPAN_ID).alias("span_id")),
-        on=["trace_id", "span_id"],
-        how="semi",
+    # Where every trace is one trial (the usual case) a trial is known by its trace alone, so
+    # the per-trial joins take one key, not two; and unless a mapped attribute is also on spans
+    # inside the trials, every span carrying it is a trial.
+    keys = ["trace_id"] if shapes.nested.len() == 0 else _KEYS
+    trial_spans = (
+        carriers
+        if keys != _KEYS and not mapped
+        else carriers.join(
+            work.select("trace_id", pl.col(tc.TRIAL_SPAN_ID).alias("span_id")),
+            on=["trace_id", "span_id"],
+            how="semi",
+        )
     )
     # The work columns are done with: let them go before the events are decoded, so the peak is
     # the larger of the two steps, not their sum.
@@ -190,10 +198,10 @@ def read_trials(
         how="diagonal_relaxed",
     )
     trial_keys = work.select(_KEYS)
-    scored = scores_and_checks(located, trial_keys)
+    scored = scores_and_checks(located, trial_keys, keys)
     if rule is not None:
         scored = scored.join(rule_outcomes(located, rule), on=_KEYS, how="left")
-    table = _assemble(trial_spans, work, scored, min_score, rule)
+    table = _assemble(trial_spans, work, scored, min_score, rule, keys)
     table = with_exception_messages(table, spans, shapes.simple, owner_spans, contents)
     table, unclaimed = unclaimed_trials(spans, per_trace, table)
     findings = quality.findings(
@@ -215,7 +223,12 @@ def _assemble(
     scored: pl.DataFrame,
     min_score: float | None,
     rule: PassRule | None,
+    keys: list[str],
 ) -> pl.DataFrame:
+    # Joined by the trial's trace alone (``keys``), the right sides' own trial span ids go.
+    by_trace = keys != _KEYS
+    work = work.drop(tc.TRIAL_SPAN_ID) if by_trace else work
+    scored = scored.drop(tc.TRIAL_SPAN_ID) if by_trace else scored
     trials = (
         trial_spans.select(
             pl.col(_P(c.TEST_ID)).alias(tc.TEST_ID),
@@ -231,8 +244,8 @@ def _assemble(
             pl.col("start_time_unix_nano").alias(tc.START_TIME),
             (pl.col("end_time_unix_nano") - pl.col("start_time_unix_nano")).alias(tc.DURATION_S),
         )
-        .join(work, on=_KEYS, how="left")
-        .join(scored, on=_KEYS, how="left")
+        .join(work, on=keys, how="left")
+        .join(scored, on=keys, how="left")
     )
     own_error = pl.col("status_code") == "ERROR"
     low_score = (

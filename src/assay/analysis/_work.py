@@ -443,15 +443,19 @@ def name_handoff_targets(work: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def scores_and_checks(located: pl.DataFrame, trial_keys: pl.DataFrame) -> pl.DataFrame:
+def scores_and_checks(
+    located: pl.DataFrame, trial_keys: pl.DataFrame, keys: list[str] | None = None
+) -> pl.DataFrame:
     """Per trial: its scores (from any span of the trial) and its checks (trial span only).
 
     Args:
         located: Score and check events with the ``_trial_span_id`` that owns them.
         trial_keys: ``trace_id`` and ``_trial_span_id`` of every trial.
+        keys: What tells trials apart: both columns (the default), or ``trace_id`` alone
+            where every trace holds one trial.
     """
     located = located.sort("time")
-    keys = ["trace_id", tc.TRIAL_SPAN_ID]
+    keys = keys or ["trace_id", tc.TRIAL_SPAN_ID]
     scores = (
         located.filter((pl.col("kind") == "score") & pl.col("value").is_not_null())
         .group_by(keys)
