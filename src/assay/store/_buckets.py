@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 
 from assay.errors import ConfigError, InputError
 from assay.store import _schema as s
+from assay.store._footers import Footer, open_parquet, read_footer
 from assay.store._paths import is_remote
 
 BUCKET_KEY: Final = "bucket"
@@ -115,7 +116,7 @@ def existing_buckets(files: tuple[str, ...]) -> list[Bucket] | None:
             return None
         grouped.setdefault(int(match.group(1)), []).append(f)
         if not is_remote(f):
-            counts.add((pq.read_schema(f).metadata or {}).get(BUCKET_COUNT_KEY))
+            counts.add(read_footer(f).schema_metadata.get(BUCKET_COUNT_KEY))
     if len(counts) > 1 or None in counts:
         return None
     return [Bucket(n, tuple(grouped[n])) for n in sorted(grouped)]
@@ -123,29 +124,81 @@ def existing_buckets(files: tuple[str, ...]) -> list[Bucket] | None:
 
 def total_spans(files: tuple[str, ...]) -> int:
     """The number of spans in ``files``, from their Parquet footers."""
-    return sum(_parquet_file(f).metadata.num_rows for f in files)
+    return sum(read_footer(f).rows for f in files)
 
 
-def _parquet_file(path: str, *, ids_as_dictionary: bool = False) -> pq.ParquetFile:
-    """The Parquet file at ``path``; with ``ids_as_dictionary``, trace ids read as a dictionary.
-
-    Writers store trace ids dictionary-encoded (a trace's spans repeat its id), so a row
-    group's distinct ids are its dictionary: read so, the id of every span need not be decoded
-    to find them (see :func:`_distinct`).
-    """
-    dictionary = [s.TRACE_ID] if ids_as_dictionary else None
+def _parquet_file(path: str) -> pq.ParquetFile:
+    """The Parquet file at ``path`` (local or object store)."""
     if is_remote(path):
         fs, inner = pafs.FileSystem.from_uri(path)
-        return pq.ParquetFile(fs.open_input_file(inner), read_dictionary=dictionary)
-    return pq.ParquetFile(path, read_dictionary=dictionary)
+        return pq.ParquetFile(fs.open_input_file(inner))
+    return pq.ParquetFile(path)
 
 
-def _distinct(ids: pa.ChunkedArray) -> pl.Series:
-    """The distinct trace ids of a row group's trace-id column (read as a dictionary)."""
+def _distinct(ids: pa.ChunkedArray) -> pa.ChunkedArray:
+    """The trace ids of a row group's trace-id column read as a dictionary: its values.
+
+    Writers store trace ids dictionary-encoded (a trace's spans repeat its id), so a row
+    group's distinct ids are its dictionary: the id of every span need not be decoded. A value
+    repeated (several dictionaries, or a column not so encoded) is only counted once later.
+    """
     if pa.types.is_dictionary(ids.type):
-        values = [chunk.dictionary for chunk in ids.chunks]
-        return pl.Series(pa.chunked_array(values, ids.type.value_type)).unique()
-    return pl.Series(ids).unique()
+        return pa.chunked_array([c.dictionary for c in ids.chunks], ids.type.value_type)
+    return ids
+
+
+def _unit_ids(path: str, footer: Footer) -> list[pa.ChunkedArray]:
+    """The trace ids of each row group of a file (see :func:`_distinct`)."""
+    if footer.trace_id_leaf is None:
+        raise InputError(f"{path}: no {s.TRACE_ID} column")
+    reader = open_parquet(path, dictionary=(footer.trace_id_leaf,))
+    return [
+        _distinct(reader.read_row_group(g, column_indices=[footer.trace_id_leaf]).column(0))
+        for g in range(len(footer.row_groups))
+    ]
+
+
+def _shared_units(files: tuple[str, ...], footers: list[Footer]) -> list[tuple[int, int]]:
+    """Pairs ``(first, other)`` of row groups (numbered over the files) that share a trace id.
+
+    Reads each row group's trace ids (its dictionary) and finds the ids met in more than one
+    row group with one group-by over all of them.
+    """
+
+    def read(f: int) -> list[pa.ChunkedArray]:
+        try:
+            return _unit_ids(files[f], footers[f])
+        except (OSError, pa.ArrowException) as exc:
+            raise InputError(f"{files[f]}: could not be read for bucketing ({exc})") from exc
+
+    ids = [unit for f in range(len(files)) for unit in read(f)]
+    if not ids:
+        return []
+    types = {unit.type for unit in ids}
+    if len(types) > 1:  # files written with different string types
+        ids = [unit.cast(pa.large_string()) for unit in ids]
+    values = pa.chunked_array([chunk for unit in ids for chunk in unit.chunks], ids[0].type)
+    # Any hash will do within one run: a collision only joins two groups.
+    hashes = pl.Series(values).hash().to_numpy()
+    units = np.repeat(np.arange(len(ids), dtype=np.int64), [len(unit) for unit in ids])
+    return _pairs(hashes, units)
+
+
+def _pairs(hashes: np.ndarray, units: np.ndarray) -> list[tuple[int, int]]:
+    """Pairs ``(first, other)`` of units holding the same hash; ``units`` is ascending.
+
+    By sorting (a stable sort keeps each hash's units ascending, so a run's first is its
+    smallest): no hash table, whose memory Polars' allocator would keep.
+    """
+    order = np.argsort(hashes, kind="stable")
+    hashes, units = hashes[order], units[order]
+    starts = np.empty(len(hashes), dtype=bool)
+    starts[:1] = True
+    np.not_equal(hashes[1:], hashes[:-1], out=starts[1:])
+    first = units[np.flatnonzero(starts)][np.cumsum(starts) - 1]
+    other = first != units
+    found = np.unique(np.stack([first[other], units[other]], axis=1), axis=0)
+    return [(int(a), int(b)) for a, b in found]
 
 
 def row_group_buckets(files: tuple[str, ...], spans_per_bucket: int) -> list[Bucket] | None:
@@ -161,47 +214,25 @@ def row_group_buckets(files: tuple[str, ...], spans_per_bucket: int) -> list[Buc
     """
     units: list[tuple[int, int, int]] = []  # (file, first row, rows) of each row group
     ranges: list[tuple[str, str] | None] = []  # smallest and largest trace id of each
-    groups: list[tuple[pq.ParquetFile, int]] = []  # where each is read from
+    footers: list[Footer] = []
     for fi, f in enumerate(files):
         try:
-            source = _parquet_file(f, ids_as_dictionary=True)
-            first = 0
-            for rg in range(source.num_row_groups):
-                rows = source.metadata.row_group(rg).num_rows
-                units.append((fi, first, rows))
-                groups.append((source, rg))
-                ranges.append(_trace_id_range(source.metadata.row_group(rg)))
-                first += rows
+            footer = read_footer(f)
         except (OSError, pa.ArrowException) as exc:
             raise InputError(f"{f}: could not be read for bucketing ({exc})") from exc
+        footers.append(footer)
+        first = 0
+        for rows, trace_ids in footer.row_groups:
+            units.append((fi, first, rows))
+            ranges.append(trace_ids)
+            first += rows
     # From the footers alone, row groups whose trace-id ranges meet are kept together.
     pairs = _overlapping(ranges)
     if pairs is not None and _largest(_components(len(units), pairs), units) > 2 * spans_per_bucket:
         pairs = None  # ranges meet too widely: look at the ids themselves
     if pairs is None:
         # Some row groups may share a trace: read their trace ids to find which.
-        hashes: list[pl.DataFrame] = []
-        for u, (source, rg) in enumerate(groups):
-            try:
-                table = source.read_row_group(rg, columns=[s.TRACE_ID])
-            except (OSError, pa.ArrowException) as exc:
-                name = files[units[u][0]]
-                raise InputError(f"{name}: could not be read for bucketing ({exc})") from exc
-            # Any hash will do within one run: a collision only joins two groups.
-            hashes.append(pl.DataFrame({"unit": u, "h": _distinct(table.column(0)).hash()}))
-        shared = (
-            pl.concat(
-                [*hashes, pl.DataFrame(schema={"unit": pl.Int64, "h": pl.UInt64})],
-                how="vertical_relaxed",
-            )
-            .group_by("h")
-            .agg(pl.col("unit").min().alias("first"), pl.col("unit"))
-            .filter(pl.col("unit").list.len() > 1)
-            .explode("unit")
-            .select("first", "unit")
-            .unique()
-        )
-        pairs = [(first, unit) for first, unit in shared.iter_rows()]
+        pairs = _shared_units(files, footers)
     components = _components(len(units), pairs)
     if _largest(components, units) > 2 * spans_per_bucket:
         return None
@@ -215,21 +246,6 @@ def row_group_buckets(files: tuple[str, ...], spans_per_bucket: int) -> list[Buc
         packed[-1].extend(components[c])
         filled += sizes[c]
     return [_row_group_bucket(n, sorted(members), units, files) for n, members in enumerate(packed)]
-
-
-def _trace_id_range(group: pq.RowGroupMetaData) -> tuple[str, str] | None:
-    """The smallest and largest trace id of a row group, from its statistics (None: unknown)."""
-    for i in range(group.num_columns):
-        chunk = group.column(i)
-        if chunk.path_in_schema != s.TRACE_ID:
-            continue
-        stats = chunk.statistics
-        if stats is None or not stats.has_min_max or not isinstance(stats.min, str):
-            return None
-        if max(len(stats.min), len(stats.max)) >= 64:
-            return None  # statistics a writer may have cut short
-        return stats.min, stats.max
-    return None
 
 
 def _overlapping(ranges: list[tuple[str, str] | None]) -> list[tuple[int, int]] | None:

@@ -27,11 +27,11 @@ from typing import Final
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from assay import conventions as c
 from assay.store import _schema as s
 from assay.store._coercion import PROMOTION_KEY, PROMOTION_RULE
+from assay.store._footers import Footer, read_footer
 from assay.store._paths import is_remote
 
 ATTRIBUTE_FAMILIES_KEY: Final = b"assay.attribute.families"
@@ -45,10 +45,6 @@ OUTCOME: Final = "outcome"
 """The attribute ``assay.trial.outcome``; recorded only by writers of promotion rule 2 (see
 ``_coercion``), so a file without that rule *may* hold it."""
 FAMILIES: Final = (JUDGEMENT, RECORDED_COST, OUTCOME)
-
-_TRUNCATED: Final = 64
-_EVENT_LEAF: Final = f"{s.EVENTS}.list.element.time_unix_nano"
-_EVENT_NAME_LEAF: Final = f"{s.EVENTS}.list.element.name"
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,16 +97,18 @@ def families_metadata(families: Iterable[str]) -> dict[bytes, bytes]:
 
 
 def span_contents(files: Iterable[str]) -> SpanContents:
-    """What the spans of ``files`` may hold, from their footers (see the module docstring)."""
+    """What the spans of ``files`` may hold, from their footers (see the module docstring).
+
+    The footers are read once per process (``_footers``): opening the set read them already.
+    """
     events = judgements = costs = outcomes = False
     columns: dict[str, _Column] = {}
     for f in files:
-        metadata = _footer(f)
-        if metadata is None:
+        footer = _footer(f)
+        if footer is None:
             return SpanContents()
-        events = events or _may_have_events(metadata)
-        footer = metadata.metadata or {}
-        recorded = footer.get(ATTRIBUTE_FAMILIES_KEY)
+        events = events or footer.events
+        recorded = footer.file_metadata.get(ATTRIBUTE_FAMILIES_KEY)
         if recorded is None:
             judgements = costs = outcomes = True
         else:
@@ -118,9 +116,9 @@ def span_contents(files: Iterable[str]) -> SpanContents:
             judgements = judgements or JUDGEMENT in families
             costs = costs or RECORDED_COST in families
             # Older writers did not record this family: their files may hold it.
-            current = footer.get(PROMOTION_KEY) == PROMOTION_RULE
+            current = footer.file_metadata.get(PROMOTION_KEY) == PROMOTION_RULE
             outcomes = outcomes or OUTCOME in families or not current
-        _column_facts(metadata, columns)
+        _column_facts(footer, columns)
     return SpanContents(
         events=events,
         judgements=judgements,
@@ -146,63 +144,37 @@ class _Column:
     high: str | None = None
 
 
-def _column_facts(metadata: pq.FileMetaData, columns: dict[str, _Column]) -> None:
+def _column_facts(footer: Footer, columns: dict[str, _Column]) -> None:
     """Fold one file's top-level column statistics into ``columns`` (name → what is known).
 
-    A column the file lacks is unknown: the reader may rebuild it from ``attributes``.
+    A column the file lacks is unknown: the reader may rebuild it from ``attributes``. A file
+    without row groups says nothing of the columns it has.
     """
-    present = {metadata.schema.column(i).path.split(".")[0] for i in range(metadata.num_columns)}
+    present = set(footer.names)
     for name in s.SPANS_SCHEMA.names:
         if name not in present:
             columns.setdefault(name, _Column()).known = False
-    for g in range(metadata.num_row_groups):
-        group = metadata.row_group(g)
-        for i in range(group.num_columns):
-            chunk = group.column(i)
-            name = chunk.path_in_schema
-            if "." in name:
-                continue  # a leaf of a nested column
-            fact = columns.setdefault(name, _Column())
-            stats = chunk.statistics
-            if stats is None or stats.null_count is None:
-                fact.known = False
-                continue
-            if stats.null_count == group.num_rows:
-                continue
-            fact.all_null = False
-            if not stats.has_min_max or not isinstance(stats.min, str):
-                fact.bounded = False
-                continue
-            if max(len(stats.min), len(stats.max)) >= _TRUNCATED:
-                fact.bounded = False  # writers may cut long statistics short
-                continue
-            fact.low = stats.min if fact.low is None else min(fact.low, stats.min)
-            fact.high = stats.max if fact.high is None else max(fact.high, stats.max)
+    if not footer.row_groups:
+        return
+    for name, facts in zip(footer.flat, footer.columns, strict=True):
+        fact = columns.setdefault(name, _Column())
+        if not facts.known:
+            fact.known = False
+            continue
+        if facts.all_null:
+            continue
+        fact.all_null = False
+        if not facts.bounded:
+            fact.bounded = False
+        if facts.low is not None and facts.high is not None:
+            fact.low = facts.low if fact.low is None else min(fact.low, facts.low)
+            fact.high = facts.high if fact.high is None else max(fact.high, facts.high)
 
 
-def _footer(path: str) -> pq.FileMetaData | None:
+def _footer(path: str) -> Footer | None:
     if is_remote(path) or not path.endswith(".parquet"):
         return None
     try:
-        return pq.read_metadata(path)
+        return read_footer(path)
     except (OSError, pa.ArrowException):
         return None  # the reader reports an unreadable file; here it only means "may"
-
-
-def _may_have_events(metadata: pq.FileMetaData) -> bool:
-    for g in range(metadata.num_row_groups):
-        group = metadata.row_group(g)
-        if group.num_rows == 0:
-            continue
-        leaves = {group.column(i).path_in_schema: group.column(i) for i in range(group.num_columns)}
-        for leaf in (_EVENT_LEAF, _EVENT_NAME_LEAF):
-            column = leaves.get(leaf)
-            if column is None:
-                return True
-            stats = column.statistics
-            if stats is None or stats.null_count is None:
-                return True
-            # Every level entry null: no row has an event with this field set.
-            if stats.null_count != column.num_values:
-                return True
-    return False

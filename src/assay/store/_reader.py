@@ -21,10 +21,11 @@ from assay.store import _schema as s
 from assay.store._buckets import Bucket, total_spans
 from assay.store._coercion import coerce_expr
 from assay.store._contents import SpanContents, span_contents
+from assay.store._footers import read_footers
 from assay.store._paths import list_files
 from assay.store._validate import (
     FileCheck,
-    check_spans_file,
+    check_read_footer,
     count_duplicate_spans,
     find_copies,
 )
@@ -219,14 +220,14 @@ def _open(names: list[str], skip_bad_files: bool, screen_limit: int | None) -> T
         if not skip_bad_files:
             raise InputError(f"{path}: {reason}")
         skipped.append(SkippedFile(path, reason))
-    remote: list[str] = []
+    remote = [f for f in listing.files if "://" in f]
+    local = [f for f in listing.files if "://" not in f]
     checks: list[FileCheck] = []
-    for f in listing.files:
-        if "://" in f:
-            remote.append(f)
-            continue
+    # Every footer is read first (by a few threads), then checked in the listing's order, so
+    # the first bad file is the one reported. Later steps read the footers from memory.
+    for f, footer in zip(local, read_footers(local), strict=True):
         try:
-            checks.append(check_spans_file(f))
+            checks.append(check_read_footer(f, footer))
         except InputError as exc:
             if not skip_bad_files:
                 raise

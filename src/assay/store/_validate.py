@@ -9,7 +9,6 @@ stored more than once — the only span-level work, and it reads 2 of ~40 column
 from __future__ import annotations
 
 import filecmp
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,8 +20,15 @@ import pyarrow.parquet as pq
 from assay.errors import InputError, SchemaError
 from assay.quality import Finding
 from assay.store import _schema as s
+from assay.store._footers import Footer, read_footer
 
-__all__ = ["FileCheck", "check_spans_file", "count_duplicate_spans", "find_copies"]
+__all__ = [
+    "FileCheck",
+    "check_read_footer",
+    "check_spans_file",
+    "count_duplicate_spans",
+    "find_copies",
+]
 
 _EXAMPLES = 5
 _ID_COLUMNS = (s.TRACE_ID, s.SPAN_ID)
@@ -47,49 +53,27 @@ class FileCheck:
     missing_optional: frozenset[str]
     """Optional columns it lacks (read as null)."""
     footer: bytes
-    """The raw Parquet footer, to spot whole-file copies without reading the data."""
+    """A hash of the raw Parquet footer, to spot whole-file copies without reading the data."""
 
 
 def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-def _footer(path: str, size: int) -> bytes:
-    with open(path, "rb") as handle:
-        handle.seek(max(0, size - 8))
-        tail = handle.read(8)
-        length = int.from_bytes(tail[:4], "little")
-        handle.seek(max(0, size - 8 - length))
-        return handle.read(length)
-
-
-def _bad_ids(path: str, metadata: pq.FileMetaData) -> dict[str, tuple[int, int]]:
+def _bad_ids(footer: Footer) -> dict[str, tuple[int, int]]:
     """Null and empty trace_id / span_id counts, from the column statistics where they tell.
 
     An empty id is an invalid id, as in OTLP: two spans with ``span_id ""`` are two spans, not
     one stored twice, so they cannot be told apart and the file is refused. The statistics'
     smallest value is ``""`` exactly when some id is empty, so only then is the column read.
     """
-    names = metadata.schema.to_arrow_schema().names
     counts: dict[str, tuple[int, int]] = {}
     for column in _ID_COLUMNS:
-        index = names.index(column)
-        nulls = 0
-        read = False
-        for group in range(metadata.num_row_groups):
-            chunk = metadata.row_group(group)
-            stats = chunk.column(index).statistics
-            if stats is None or not stats.has_null_count:
-                read = True
-                break
-            nulls += stats.null_count
-            if stats.null_count < chunk.num_rows and (
-                not stats.has_min_max or stats.min in ("", b"")
-            ):
-                read = True
+        facts = footer.column(column)
+        nulls = facts.nulls if facts is not None else 0
         empty = 0
-        if read:
-            values = pq.read_table(path, columns=[column])[column]
+        if facts is None or not facts.known or facts.may_be_empty:
+            values = pq.read_table(footer.path, columns=[column])[column]
             nulls = values.null_count
             empty = int(pc.sum(pc.equal(values, "")).as_py() or 0)
         if nulls or empty:
@@ -101,7 +85,8 @@ def check_spans_file(path: str) -> FileCheck:
     """Check one spans file from its footer; raise unless assay can read it correctly.
 
     Reads only the Parquet footer (and, for a file written without statistics, its id
-    columns), so a truncated or non-Parquet file is caught cheaply.
+    columns), so a truncated or non-Parquet file is caught cheaply. The footer is parsed once
+    per process (``_footers``): the steps after the checks read it from there.
 
     Raises:
         InputError: Not a readable Parquet file.
@@ -109,13 +94,19 @@ def check_spans_file(path: str) -> FileCheck:
             without a trace_id or span_id.
     """
     try:
-        size = os.stat(path).st_size
-        metadata = pq.read_metadata(path)
-        schema = metadata.schema.to_arrow_schema()
-        footer = _footer(path, size)
+        footer: Footer | BaseException = read_footer(path)
     except (OSError, pa.ArrowException) as exc:
-        raise InputError(f"{path}: not a readable Parquet file ({_first_line(exc)})") from exc
-    version = (schema.metadata or {}).get(s.SCHEMA_VERSION_KEY)
+        footer = exc
+    return check_read_footer(path, footer)
+
+
+def check_read_footer(path: str, footer: Footer | BaseException) -> FileCheck:
+    """:func:`check_spans_file` of a footer already read, or of the error reading it."""
+    if isinstance(footer, BaseException):
+        raise InputError(f"{path}: not a readable Parquet file ({_first_line(footer)})") from (
+            footer
+        )
+    version = footer.schema_metadata.get(s.SCHEMA_VERSION_KEY)
     if version is None:
         raise SchemaError(f"{path}: not an assay spans file (no {s.SCHEMA_VERSION_KEY.decode()})")
     if not version.isdigit() or int(version) > s.SCHEMA_VERSION:
@@ -123,13 +114,14 @@ def check_spans_file(path: str) -> FileCheck:
             f"{path}: spans schema version {version.decode(errors='replace')} is newer than this "
             f"assay understands ({s.SCHEMA_VERSION}); upgrade assay"
         )
-    missing = [c for c in s.REQUIRED_COLUMNS if c not in schema.names]
-    if s.EVENTS not in schema.names:
+    names = footer.names
+    missing = [c for c in s.REQUIRED_COLUMNS if c not in names]
+    if s.EVENTS not in names:
         missing.append(f"{s.EVENTS} (scores and checks)")
     if missing:
         raise SchemaError(f"{path}: missing column(s) {', '.join(missing)}")
     try:
-        bad = _bad_ids(path, metadata)
+        bad = _bad_ids(footer)
     except (OSError, pa.ArrowException) as exc:
         raise InputError(f"{path}: not a readable Parquet file ({_first_line(exc)})") from exc
     if bad:
@@ -139,8 +131,10 @@ def check_spans_file(path: str) -> FileCheck:
             parts += [f"{empty} span(s) with an empty {column}"] if empty else []
         what = " and ".join(parts)
         raise SchemaError(f"{path}: {what}; every span needs a trace_id and a span_id")
-    absent = frozenset(s.SPANS_SCHEMA.names) - set(schema.names)
-    return FileCheck(path, metadata.num_rows, size, absent & _PROMOTED, absent & _OPTIONAL, footer)
+    absent = frozenset(s.SPANS_SCHEMA.names) - set(names)
+    return FileCheck(
+        path, footer.rows, footer.size, absent & _PROMOTED, absent & _OPTIONAL, footer.digest
+    )
 
 
 def find_copies(checks: Sequence[FileCheck]) -> tuple[list[FileCheck], Finding | None]:
