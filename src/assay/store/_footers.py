@@ -5,10 +5,10 @@ from the footers (``_contents``), counts its spans and makes buckets from its ro
 (``_buckets``). A collector rolling every minute writes thousands of small files, and a
 spans file's footer is not small: about 90 leaf columns, each with statistics, so parsing it
 costs about as much as decoding a few thousand rows. Each step used to parse every footer
-again. Now each footer is parsed once and only the facts those steps read are kept (a few
-hundred bytes a file: a parsed footer takes about 180 kB, and the C allocator keeps that
-memory from the rest of the process after it is freed). They are kept by path, with the
-file's size and modification time: a file rewritten since is read again.
+again. Now each footer is parsed once and only the facts those steps read are kept (about
+2.5 kB a file; a parsed footer takes about 180 kB, which the C allocator keeps from the rest
+of the process once freed, so parsed footers are not held). They are kept by path, with the
+file's size, modification time and inode: a file rewritten or replaced since is read again.
 """
 
 from __future__ import annotations
@@ -47,10 +47,10 @@ class ColumnFacts:
 
     known: bool = True
     """Every row group gave statistics with a null count."""
-    nulls: int = 0
-    """Null values, over the row groups (meaningful when ``known``)."""
     all_null: bool = True
     """Every row is null."""
+    some_null: bool = False
+    """Some row is null."""
     bounded: bool = True
     """Every row group holding a value gave its smallest and largest value as strings, each
     shorter than a writer would cut them."""
@@ -70,8 +70,8 @@ class Footer:
     """The file."""
     size: int
     """Bytes on disk (0 for an object-store file)."""
-    mtime_ns: int | None
-    """Modification time when read (None: an object-store file, not kept)."""
+    stamp: tuple[int, int] | None
+    """Modification time and inode when read (None: an object-store file, not kept)."""
     rows: int
     """Spans it holds."""
     digest: bytes
@@ -119,6 +119,8 @@ _footers: OrderedDict[str, Footer] = OrderedDict()
 # A few recent layouts, each with the schema it was made from (compared, not hashed).
 _layouts: list[tuple[pq.ParquetSchema, bytes | None, _Layout]] = []
 _NO_FACTS: Final = ColumnFacts(known=False, all_null=False, bounded=False, may_be_empty=True)
+_interned: dict[ColumnFacts, ColumnFacts] = {}
+_INTERNED: Final = 65_536
 
 
 def open_parquet(path: str, *, dictionary: Sequence[int] = ()) -> pq.ParquetReader:
@@ -137,7 +139,7 @@ def open_parquet(path: str, *, dictionary: Sequence[int] = ()) -> pq.ParquetRead
 
 
 def read_footer(path: str) -> Footer:
-    """The footer facts of ``path``, parsed once while the file keeps its size and mtime.
+    """The footer facts of ``path``, parsed once while the file keeps its size, mtime and inode.
 
     Raises:
         OSError, pyarrow.ArrowException: The file cannot be read as Parquet.
@@ -147,10 +149,7 @@ def read_footer(path: str) -> Footer:
     stat = os.stat(path)
     with _lock:
         cached = _footers.get(path)
-        if cached is not None and (cached.size, cached.mtime_ns) == (
-            stat.st_size,
-            stat.st_mtime_ns,
-        ):
+        if cached is not None and cached.stamp == _stamp(stat) and cached.size == stat.st_size:
             _footers.move_to_end(path)
             return cached
     footer = _read(path, stat)
@@ -183,6 +182,11 @@ def forget_footers() -> None:
     with _lock:
         _footers.clear()
         _layouts.clear()
+        _interned.clear()
+
+
+def _stamp(stat: os.stat_result) -> tuple[int, int]:
+    return stat.st_mtime_ns, stat.st_ino
 
 
 def _read(path: str, stat: os.stat_result | None) -> Footer:
@@ -201,7 +205,7 @@ def _read(path: str, stat: os.stat_result | None) -> Footer:
     return Footer(
         path=path,
         size=stat.st_size if stat is not None else 0,
-        mtime_ns=stat.st_mtime_ns if stat is not None else None,
+        stamp=_stamp(stat) if stat is not None else None,
         rows=metadata.num_rows,
         digest=hashlib.blake2b(raw, digest_size=16).digest(),
         names=layout.names,
@@ -256,17 +260,19 @@ def _layout(metadata: pq.FileMetaData) -> _Layout:
 
 
 def _column_facts(chunks: list[tuple[int, pq.ColumnChunkMetaData]]) -> ColumnFacts:
-    """Fold one column's statistics over a file's row groups (rows, chunk of each)."""
+    """Fold one column's statistics over a file's row groups (rows, chunk of each).
+
+    Equal facts are kept once (most columns of most files are null throughout, or numbers).
+    """
     known = bounded = all_null = True
-    may_be_empty = False
-    nulls = 0
+    may_be_empty = some_null = False
     low: str | None = None
     high: str | None = None
     for rows, chunk in chunks:
         stats = chunk.statistics
         if stats is None or stats.null_count is None:
             return _NO_FACTS
-        nulls += stats.null_count
+        some_null = some_null or stats.null_count > 0
         if stats.null_count == rows:
             continue
         all_null = False
@@ -282,7 +288,10 @@ def _column_facts(chunks: list[tuple[int, pq.ColumnChunkMetaData]]) -> ColumnFac
             continue
         low = smallest if low is None else min(low, smallest)
         high = largest if high is None else max(high, largest)
-    return ColumnFacts(known, nulls, all_null, bounded, low, high, may_be_empty)
+    facts = ColumnFacts(known, all_null, some_null, bounded, low, high, may_be_empty)
+    if len(_interned) > _INTERNED:
+        _interned.clear()
+    return _interned.setdefault(facts, facts)
 
 
 def _trace_id_range(chunk: pq.ColumnChunkMetaData) -> tuple[str, str] | None:

@@ -65,17 +65,19 @@ def _bad_ids(footer: Footer) -> dict[str, tuple[int, int]]:
 
     An empty id is an invalid id, as in OTLP: two spans with ``span_id ""`` are two spans, not
     one stored twice, so they cannot be told apart and the file is refused. The statistics'
-    smallest value is ``""`` exactly when some id is empty, so only then is the column read.
+    smallest value is ``""`` exactly when some id is empty and their null count says whether
+    one is null, so the column is read only then (to count them for the message) or when the
+    statistics are missing.
     """
     counts: dict[str, tuple[int, int]] = {}
     for column in _ID_COLUMNS:
         facts = footer.column(column)
-        nulls = facts.nulls if facts is not None else 0
-        empty = 0
-        if facts is None or not facts.known or facts.may_be_empty:
-            values = pq.read_table(footer.path, columns=[column])[column]
-            nulls = values.null_count
-            empty = int(pc.sum(pc.equal(values, "")).as_py() or 0)
+        if facts is not None and facts.known and not facts.some_null and not facts.may_be_empty:
+            continue
+        # The file is refused, or its statistics do not tell: the ids themselves are counted.
+        values = pq.read_table(footer.path, columns=[column])[column]
+        nulls = values.null_count
+        empty = int(pc.sum(pc.equal(values, "")).as_py() or 0)
         if nulls or empty:
             counts[column] = (nulls, empty)
     return counts
