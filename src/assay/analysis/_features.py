@@ -7,6 +7,7 @@ model used, error spans, step count, latency.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -84,48 +85,100 @@ def trial_features(trials: pl.DataFrame, paths: ToolPaths | None = None) -> list
     Returns:
         Features with one value per row of ``trials``.
     """
-    paths = paths if paths is not None else tool_paths(trials)
-    passed = trials[tc.PASSED].to_numpy().astype(bool)
+    return features_of(
+        trials[tc.PASSED].to_numpy().astype(bool),
+        paths if paths is not None else tool_paths(trials),
+        distinct_lists(trials[tc.MODELS]),
+        error_spans=trials[tc.ERROR_SPANS].to_numpy().astype(float),
+        tool_calls=trials[tc.TOOL_CALLS].to_numpy().astype(float),
+        llm_calls=trials[tc.LLM_CALLS].to_numpy().astype(float),
+        durations=trials[tc.DURATION_S].to_numpy().astype(float),
+    )
+
+
+def features_of(
+    passed: npt.NDArray[np.bool_],
+    paths: ToolPaths,
+    models: tuple[Sequence[tuple[str, ...]], npt.NDArray[np.intp]],
+    *,
+    error_spans: npt.NDArray[np.float64],
+    tool_calls: npt.NDArray[np.float64],
+    llm_calls: npt.NDArray[np.float64],
+    durations: npt.NDArray[np.float64],
+) -> list[Feature]:
+    """:func:`trial_features` of trials given as arrays (one value per trial, nulls as NaN).
+
+    Args:
+        passed: Whether each trial passed.
+        paths: Their tool paths (of these trials: each distinct path some trial's).
+        models: The distinct model lists of these trials (each some trial's) and each
+            trial's position in them.
+        error_spans: Error spans per trial.
+        tool_calls: Tool calls per trial.
+        llm_calls: LLM calls per trial.
+        durations: Duration per trial, in seconds.
+    """
+    # Features of the tool path are read per distinct path, then per trial through the path
+    # index; one varies across the trials exactly when it varies across their distinct paths
+    # (each is some trial's), so constant ones are dropped before any per-trial array is made.
     features: list[Feature] = []
+    index = paths.index
     tools = sorted({t for s in paths.distinct for t in s})
-    # Calls of each tool per distinct path, then per trial through the path index.
-    calls = np.array(
-        [[s.count(tool) for tool in tools] for s in paths.distinct], dtype=float
-    ).reshape(len(paths.distinct), len(tools))[paths.index]
+    calls = [[s.count(tool) for tool in tools] for s in paths.distinct]
     for column, tool in enumerate(tools):
-        counts = calls[:, column]
-        features.append(
-            Feature(f"uses:{tool}", "binary", (counts > 0).astype(float), f"use `{tool}`")
-        )
-        features.append(Feature(f"tool_calls:{tool}", "count", counts, f"calls to `{tool}`"))
+        counts = [row[column] for row in calls]
+        uses = [float(c > 0) for c in counts]
+        if len(set(uses)) > 1:
+            features.append(
+                Feature(f"uses:{tool}", "binary", np.array(uses)[index], f"use `{tool}`")
+            )
+        if len(set(counts)) > 1:
+            values = np.array(counts, dtype=float)[index]
+            features.append(Feature(f"tool_calls:{tool}", "count", values, f"calls to `{tool}`"))
     reference = paths.most_common_among(passed)
     if reference is not None:
-        steps = np.array([_divergence_step(s, reference) for s in paths.distinct], dtype=float)
-        features.append(
-            Feature(
-                "leaves_common_path",
-                "binary",
-                (steps[paths.index] > 0).astype(float),
-                "leave the most common passing tool path",
+        leaves = [float(_divergence_step(s, reference) > 0) for s in paths.distinct]
+        if len(set(leaves)) > 1:
+            features.append(
+                Feature(
+                    "leaves_common_path",
+                    "binary",
+                    np.array(leaves)[index],
+                    "leave the most common passing tool path",
+                )
             )
-        )
-    model_sets, model_index = distinct_lists(trials[tc.MODELS])
-    models = sorted({m for ms in model_sets for m in ms})
-    if len(models) > 1:
-        for model in models:
-            used = np.array([model in ms for ms in model_sets], dtype=float)[model_index]
-            features.append(Feature(f"model:{model}", "binary", used, f"use model `{model}`"))
-    errors = trials[tc.ERROR_SPANS].to_numpy().astype(float)
-    features.append(
-        Feature("has_error_spans", "binary", (errors > 0).astype(float), "have error spans")
-    )
-    features.append(
-        Feature("steps", "count", trials[tc.TOOL_CALLS].to_numpy().astype(float), "tool steps")
-    )
-    features.append(
-        Feature("llm_calls", "count", trials[tc.LLM_CALLS].to_numpy().astype(float), "LLM calls")
-    )
-    durations = trials[tc.DURATION_S].to_numpy().astype(float)
-    features.append(Feature("latency", "continuous", durations, "latency (s)"))
+    model_sets, model_index = models
+    names = sorted({m for ms in model_sets for m in ms})
+    if len(names) > 1:
+        for model in names:
+            used = [float(model in ms) for ms in model_sets]
+            if len(set(used)) > 1:
+                features.append(
+                    Feature(
+                        f"model:{model}",
+                        "binary",
+                        np.array(used)[model_index],
+                        f"use model `{model}`",
+                    )
+                )
     # A feature that never varies cannot separate anything.
-    return [f for f in features if np.unique(f.values).size > 1]
+    per_trial = (
+        Feature("has_error_spans", "binary", (error_spans > 0).astype(float), "have error spans"),
+        Feature("steps", "count", tool_calls, "tool steps"),
+        Feature("llm_calls", "count", llm_calls, "LLM calls"),
+        Feature("latency", "continuous", durations, "latency (s)"),
+    )
+    return features + [f for f in per_trial if varies(f.values)]
+
+
+def varies(values: npt.NDArray[np.float64]) -> bool:
+    """Whether ``values`` hold two different values (NaN equal to NaN): ``np.unique`` size > 1.
+
+    One comparison with the first value instead of a sort, once per feature of every test.
+    """
+    if values.size < 2:
+        return False
+    first = values[0]
+    if first != first:  # NaN: any number differs
+        return not bool(np.isnan(values).all())
+    return bool((values != first).any())  # a NaN differs from a number too

@@ -1,0 +1,556 @@
+"""Every test's figures from one read of the trials table (:func:`figures_by_test`).
+
+:func:`~assay.judge._figures.test_figures` reads one test's rows through a dozen Polars queries
+and numpy and scipy calls; a set of thousands of tests pays that overhead thousands of times
+(5,000 tests of 200 trials: about 20 CPU-s). Here the columns are read once for the whole
+table — numpy arrays, the scores split by name, the tool paths and model lists coded once —
+and each test is a range of rows of them. What numpy or scipy would be called for once a test
+is asked of every test at once: the means, spreads and percentiles of samples of one size in
+one matrix (:func:`assay.stats.sample_moments`), the failure explanations' tests together
+(:func:`assay.stats.explain_many`). Each test's figures are those :func:`test_figures` gives,
+bit for bit (``tests/judge/test_all_figures.py``); a test whose rows need what only the
+per-test path does (a trial naming a score twice, whose values Polars averages) is handed
+to it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from assay.analysis import columns as tc
+from assay.analysis import features_of, is_work_feature
+from assay.judge._figures import (
+    DurationSummary,
+    Figures,
+    Usage,
+    _first_error,
+    _k_values,
+    primary_score,
+    test_figures,
+)
+from assay.judge._tool_errors import ToolErrors, tool_errors
+from assay.stats import (
+    FailureRequest,
+    Flakiness,
+    Moments,
+    ScoreSummary,
+    ToolConsistency,
+    ToolPaths,
+    explain_many,
+    flakiness_of,
+    pass_at_ks,
+    pass_hat_ks,
+    sample_moments,
+    score_summaries,
+    tool_consistency,
+)
+
+__all__ = ["TestRows", "figures_by_test"]
+
+IntArray = npt.NDArray[np.intp]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True, slots=True)
+class TestRows:
+    """One test: its rows of the trials table and how they are judged."""
+
+    __test__ = False  # not a pytest test class
+
+    start: int
+    """Its first row."""
+    stop: int
+    """One past its last row."""
+    exclude_errors: bool
+    """Error trials are left out of the counted trials (``errors="exclude"``)."""
+    confidence: float
+    """Confidence of its score intervals."""
+
+
+def figures_by_test(
+    table: pl.DataFrame,
+    tests: Sequence[TestRows],
+    *,
+    ks: tuple[int, ...],
+    score_ci: str,
+    seed: int,
+    alpha: float,
+) -> list[Figures]:
+    """:func:`~assay.judge._figures.test_figures` of every test, in the order of ``tests``.
+
+    Args:
+        table: The trials table; each test is a range of its rows.
+        tests: The tests' rows, error policies and score confidences.
+        ks: The k of pass@k and pass^k.
+        score_ci: ``t`` or ``bootstrap``.
+        seed: Seed of bootstrap resampling.
+        alpha: Significance level of the failure explanations.
+    """
+    if table[tc.PASSED].null_count() or table[tc.ERROR].null_count():
+        # Nulls where the per-test path reads a flag: it decides what they mean.
+        return [_one(table, t, ks, score_ci, seed, alpha) for t in tests]
+    read = _Read.of(table)
+    samples = _Samples()
+    drafts: list[_Draft | Figures] = []
+    ranges = [(t.start, t.stop) for t in tests]
+    lists = zip(read.paths.by_range(ranges), read.models.by_range(ranges), strict=True)
+    for test, ((distinct, index), models) in zip(tests, lists, strict=True):
+        if read.scores.twice is not None and read.scores.twice[test.start : test.stop].any():
+            drafts.append(_one(table, test, ks, score_ci, seed, alpha))
+        else:
+            paths = ToolPaths(distinct, index)
+            drafts.append(read.draft(test, tuple(ks), samples, paths, models))
+    moments = sample_moments(samples.moments)
+    summaries = score_summaries(samples.scores, samples.confidences, ci=score_ci, seed=seed)
+    figures = [d if isinstance(d, Figures) else d.figures(moments, summaries) for d in drafts]
+    asking = [(i, d.request) for i, d in enumerate(drafts) if isinstance(d, _Draft) and d.request]
+    if asking:
+        found = explain_many([r for _, r in asking if r is not None], alpha=alpha)
+        for (i, _), factors in zip(asking, found, strict=True):
+            figures[i] = replace(figures[i], failure_explanations=tuple(factors))
+    return figures
+
+
+def _one(
+    table: pl.DataFrame, test: TestRows, ks: tuple[int, ...], score_ci: str, seed: int, alpha: float
+) -> Figures:
+    """One test's figures by the per-test path."""
+    trials = table.slice(test.start, test.stop - test.start)
+    counted = trials.filter(~pl.col(tc.ERROR)) if test.exclude_errors else trials
+    return test_figures(
+        trials,
+        counted,
+        confidence=test.confidence,
+        ks=ks,
+        score_ci=score_ci,
+        seed=seed,
+        alpha=alpha,
+    )
+
+
+class _Samples:
+    """The samples every test's figures ask numpy about, to be answered all at once."""
+
+    def __init__(self) -> None:
+        self.moments: list[FloatArray] = []
+        self.scores: list[FloatArray] = []
+        self.confidences: list[float] = []
+
+    def add(self, values: FloatArray) -> int:
+        """Ask for the moments of ``values``; the answer's position in :class:`Moments`."""
+        self.moments.append(values)
+        return len(self.moments) - 1
+
+    def add_score(self, values: FloatArray, confidence: float) -> int:
+        """Ask for the score summary of ``values``; its position among the summaries."""
+        self.scores.append(values)
+        self.confidences.append(confidence)
+        return len(self.scores) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class _Draft:
+    """One test's figures with the numbers still to come from the samples' answers."""
+
+    n: int
+    n_passed: int
+    n_errors: int
+    unknown: int
+    scores: dict[str, int]
+    """Score name → its summary's position."""
+    primary: str | None
+    consistency: ToolConsistency | None
+    spreads: dict[str, int]
+    """Flakiness component → the position of its finite values' moments."""
+    durations: int
+    usage: Usage
+    pass_k: tuple[dict[str, float | None] | None, dict[str, float | None] | None, tuple[str, ...]]
+    first_error: str | None
+    tool_errors: ToolErrors | None
+    request: FailureRequest | None
+    trials: int
+    """Every trial of the test, error trials included."""
+    passed_all: int
+    """Passing trials among them."""
+
+    def figures(self, moments: Moments, summaries: Sequence[ScoreSummary]) -> Figures:
+        """The figures, given the answers (failure explanations still to come)."""
+        scores = {name: summaries[at] for name, at in self.scores.items()}
+        flaky: Flakiness | None = None
+        if self.trials:
+            spreads = {
+                name: (float(moments.mean[at]), float(moments.std[at]))
+                for name, at in self.spreads.items()
+                if moments.n[at] >= 2
+            }
+            flaky = flakiness_of(
+                self.trials,
+                self.passed_all,
+                consistency=self.consistency,
+                errors=self.n_errors,
+                spreads=spreads,
+            )
+        at = self.durations
+        duration = (
+            DurationSummary(float(moments.mean[at]), float(moments.p90[at]))
+            if moments.n[at]
+            else DurationSummary(None, None)
+        )
+        pass_at_k, pass_hat_k, notes = self.pass_k
+        return Figures(
+            usage=None if self.unknown else self.usage,
+            duration_s=duration,
+            pass_at_k=pass_at_k,
+            pass_hat_k=pass_hat_k,
+            scores=scores,
+            primary_score=self.primary if scores else None,
+            tool_consistency=(
+                self.consistency if self.trials >= 2 and self.consistency is not None else None
+            ),
+            flakiness=flaky,
+            failure_explanations=(),
+            first_error=self.first_error,
+            tool_errors=self.tool_errors,
+            work_unknown=self.unknown,
+            notes=notes,
+        )
+
+
+@functools.lru_cache(maxsize=4096)
+def _pass_k(
+    n: int, passed: int, ks: tuple[int, ...]
+) -> tuple[
+    tuple[tuple[str, float | None], ...], tuple[tuple[str, float | None], ...], tuple[str, ...]
+]:
+    """pass@k, pass^k and their notes for these counts (thousands of tests repeat few)."""
+    notes: list[str] = []
+    at = _k_values(pass_at_ks(n, passed, ks), "pass@", notes)
+    hat = _k_values(pass_hat_ks(n, passed, ks), "pass^", notes)
+    return tuple(at.items()), tuple(hat.items()), tuple(notes)
+
+
+@dataclass(frozen=True, slots=True)
+class _Lists:
+    """A ``list[str]`` column coded once: each distinct list, and per row the code of its own."""
+
+    distinct: list[tuple[str, ...]]
+    codes: IntArray
+
+    @classmethod
+    def of(cls, values: pl.Series) -> _Lists:
+        """Distinct lists in no particular order (each test numbers its own, in row order)."""
+        frame = pl.DataFrame({"_list": values.fill_null([])}).with_row_index("_row")
+        groups = frame.group_by("_list").agg(pl.col("_row"))
+        codes = np.empty(frame.height, dtype=np.intp)
+        members = groups.with_row_index("_k").select("_k", "_row").explode("_row")
+        codes[members["_row"].to_numpy()] = members["_k"].to_numpy()
+        return cls([tuple(v) for v in groups["_list"].to_list()], codes)
+
+    def local(self, codes: IntArray) -> tuple[tuple[tuple[str, ...], ...], IntArray]:
+        """Some rows' distinct lists in the order the rows first hold them, and their index.
+
+        What :func:`assay.analysis._features.distinct_lists` gives for those rows alone.
+        """
+        used, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        order = np.argsort(first)
+        rank = np.empty(used.size, dtype=np.intp)
+        rank[order] = np.arange(used.size)
+        return tuple(self.distinct[k] for k in used[order].tolist()), rank[inverse.ravel()]
+
+    def by_range(
+        self, ranges: Sequence[tuple[int, int]]
+    ) -> list[tuple[tuple[tuple[str, ...], ...], IntArray]]:
+        """:meth:`local` of each range of rows, all ranges numbered in one pass."""
+        if not ranges:
+            return []
+        starts = np.array([a for a, _ in ranges], dtype=np.int64)
+        sizes = np.array([b for _, b in ranges], dtype=np.int64) - starts
+        offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        rows = np.arange(offsets[-1]) - np.repeat(offsets[:-1] - starts, sizes)
+        which = np.repeat(np.arange(sizes.size), sizes)
+        width = max(len(self.distinct), 1)
+        used, first, inverse = np.unique(
+            which * width + self.codes[rows], return_index=True, return_inverse=True
+        )
+        # First holdings come range by range (the rows are laid out so), then in row order.
+        order = np.argsort(first)
+        rank = np.empty(used.size, dtype=np.int64)
+        rank[order] = np.arange(used.size)
+        held = np.zeros(sizes.size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(used // width, minlength=sizes.size), out=held[1:])
+        index = (rank[inverse.ravel()] - held[which]).astype(np.intp)
+        codes = (used[order] % width).tolist()
+        bounds, heads = offsets.tolist(), held.tolist()
+        return [
+            (
+                tuple(self.distinct[k] for k in codes[heads[t] : heads[t + 1]]),
+                index[bounds[t] : bounds[t + 1]],
+            )
+            for t in range(sizes.size)
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Scores:
+    """Every score name's value per row of the table (NaN where a row has none)."""
+
+    values: dict[str, FloatArray]
+    """Name → value per row, names sorted."""
+    present: dict[str, BoolArray]
+    """Name → whether the row records that name (its value may still be null)."""
+    held: dict[str, npt.NDArray[np.int64]]
+    """Name → rows recording it before each row (a prefix count)."""
+    twice: BoolArray | None
+    """Rows recording a name twice (their mean is Polars'); None when no row does."""
+
+    @classmethod
+    def of(cls, table: pl.DataFrame) -> _Scores:
+        rows = (
+            table.select(tc.SCORES)
+            .with_row_index("_trial")
+            .explode(tc.SCORES)
+            .unnest(tc.SCORES)
+            .drop_nulls("name")
+        )
+        twice = None
+        repeated = rows.filter(pl.struct("_trial", "name").is_duplicated())
+        if repeated.height:
+            twice = np.zeros(table.height, dtype=bool)
+            twice[repeated["_trial"].to_numpy()] = True
+        values: dict[str, FloatArray] = {}
+        present: dict[str, BoolArray] = {}
+        for (name,), part in rows.group_by("name"):
+            trial = part["_trial"].to_numpy()
+            values[str(name)] = np.full(table.height, np.nan)
+            values[str(name)][trial] = part["value"].to_numpy()
+            present[str(name)] = np.zeros(table.height, dtype=bool)
+            present[str(name)][trial] = True
+        names = sorted(values)
+        return cls(
+            {k: values[k] for k in names},
+            {k: present[k] for k in names},
+            {k: _prefix(present[k]) for k in names},
+            twice,
+        )
+
+    def of_rows(self, start: int, stop: int, keep: BoolArray | None) -> dict[str, FloatArray]:
+        """:func:`~assay.judge._figures.per_trial_scores` of rows ``start:stop`` (``keep``)."""
+        out = {}
+        for name, held in self.held.items():
+            if held[stop] == held[start]:
+                continue
+            values = self.values[name][start:stop]
+            if keep is None:
+                out[name] = values
+            elif self.present[name][start:stop][keep].any():
+                out[name] = values[keep]
+        return out
+
+
+def _prefix(values: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """Prefix sums: the sum of rows ``a:b`` is ``p[b] - p[a]``, exact for integers."""
+    out = np.zeros(np.asarray(values).size + 1, dtype=np.int64)
+    np.cumsum(values, out=out[1:])
+    return out
+
+
+def _floats(table: pl.DataFrame, column: str) -> FloatArray:
+    """A numeric column as float64 (null: NaN), as each test's ``to_numpy().astype(float)``."""
+    return np.asarray(table[column].to_numpy(), dtype=np.float64)
+
+
+def _ints(table: pl.DataFrame, column: str) -> npt.NDArray[np.int64]:
+    """An integer or flag column for sums (nulls add nothing, as in Polars' sum)."""
+    return np.asarray(table[column].fill_null(0).to_numpy(), dtype=np.int64)
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """The columns the figures read, once for the whole table."""
+
+    table: pl.DataFrame
+    passed: BoolArray
+    error: BoolArray
+    tool_calls: FloatArray
+    llm_calls: FloatArray
+    error_spans: FloatArray
+    durations: FloatArray
+    durations_finite: bool
+    """No duration is infinite: the finite durations are the known ones."""
+    sums: dict[str, npt.NDArray[np.int64]]
+    """Prefix sums of the counted columns (see :func:`_prefix`)."""
+    scores: _Scores
+    paths: _Lists
+    models: _Lists
+
+    @classmethod
+    def of(cls, table: pl.DataFrame) -> _Read:
+        unknown = (
+            _ints(table, tc.WORK_UNKNOWN)
+            if tc.WORK_UNKNOWN in table.columns
+            else np.zeros(table.height, dtype=np.int64)
+        )
+        passed = np.asarray(table[tc.PASSED].to_numpy(), dtype=bool)
+        error = np.asarray(table[tc.ERROR].to_numpy(), dtype=bool)
+        durations = _floats(table, tc.DURATION_S)
+        tool_errors = _floats(table, tc.TOOL_ERRORS)
+        sums = {
+            tc.PASSED: _prefix(passed),
+            tc.ERROR: _prefix(error),
+            tc.WORK_UNKNOWN: _prefix(unknown),
+            tc.TOOL_ERRORS: _prefix(tool_errors > 0),  # null: NaN, not > 0
+            **{
+                c: _prefix(_ints(table, c))
+                for c in (tc.LLM_CALLS, tc.INPUT_TOKENS, tc.OUTPUT_TOKENS)
+            },
+        }
+        return cls(
+            table,
+            passed,
+            error,
+            _floats(table, tc.TOOL_CALLS),
+            _floats(table, tc.LLM_CALLS),
+            _floats(table, tc.ERROR_SPANS),
+            durations,
+            not bool(np.isinf(durations).any()),
+            sums,
+            _Scores.of(table),
+            _Lists.of(table[tc.TOOL_SEQUENCE]),
+            _Lists.of(table[tc.MODELS]),
+        )
+
+    def _sum(self, column: str, start: int, stop: int) -> int:
+        prefix = self.sums[column]
+        return int(prefix[stop] - prefix[start])
+
+    def draft(
+        self,
+        test: TestRows,
+        ks: tuple[int, ...],
+        samples: _Samples,
+        paths: ToolPaths,
+        models: tuple[tuple[tuple[str, ...], ...], IntArray],
+    ) -> _Draft:
+        """One test's figures, its samples handed to ``samples``.
+
+        Args:
+            test: Its rows.
+            ks: The k of pass@k.
+            samples: Where to ask for means, spreads and score summaries.
+            paths: Its tool paths.
+            models: Its distinct model lists and each row's position in them.
+        """
+        start, stop = test.start, test.stop
+        size = stop - start
+        passed_all = self._sum(tc.PASSED, start, stop)
+        n_errors = self._sum(tc.ERROR, start, stop)
+        keep = ~self.error[start:stop] if test.exclude_errors else None
+        if keep is None:
+            n, n_passed = size, passed_all
+        else:
+            ok = self.passed[start:stop][keep]
+            n, n_passed = int(ok.size), int(ok.sum())
+        scores = self.scores.of_rows(start, stop, None)
+        counted_scores = scores if keep is None else self.scores.of_rows(start, stop, keep)
+        primary = primary_score(counted_scores)
+        summaries = {}
+        for name, values in counted_scores.items():
+            known = values[~np.isnan(values)]
+            if known.size:
+                summaries[name] = samples.add_score(known, test.confidence)
+        unknown = self._sum(tc.WORK_UNKNOWN, start, stop)
+        consistency = tool_consistency(paths) if not unknown and size else None
+        durations = self.durations[start:stop]
+        known_durations = samples.add(durations[~np.isnan(durations)])
+        spreads: dict[str, int] = {}
+        if primary is not None:
+            spreads["score_dispersion"] = samples.add(_finite(scores[primary]))
+        if not unknown:
+            spreads["path_length_dispersion"] = samples.add(_finite(self.tool_calls[start:stop]))
+        spreads["latency_dispersion"] = (
+            known_durations if self.durations_finite else samples.add(_finite(durations))
+        )
+        request = None
+        if 0 < n_passed < n:
+            request = self._request(start, stop, keep, paths, models, unknown)
+        at, hat, notes = _pass_k(n, n_passed, ks) if n else ((), (), ())
+        usage = Usage(
+            self._sum(tc.LLM_CALLS, start, stop),
+            self._sum(tc.INPUT_TOKENS, start, stop),
+            self._sum(tc.OUTPUT_TOKENS, start, stop),
+        )
+        return _Draft(
+            n=n,
+            n_passed=n_passed,
+            n_errors=n_errors,
+            unknown=unknown,
+            scores=summaries,
+            primary=primary,
+            consistency=consistency,
+            spreads=spreads,
+            durations=known_durations,
+            usage=usage,
+            pass_k=(dict(at) if n else None, dict(hat) if n else None, notes),
+            first_error=_first_error(self._rows(start, stop)) if n_errors else None,
+            tool_errors=None if unknown else self._tool_errors(start, stop),
+            request=request,
+            trials=size,
+            passed_all=passed_all,
+        )
+
+    def _rows(self, start: int, stop: int) -> pl.DataFrame:
+        return self.table.slice(start, stop - start)
+
+    def _tool_errors(self, start: int, stop: int) -> ToolErrors:
+        if not self._sum(tc.TOOL_ERRORS, start, stop):
+            return ToolErrors(0, 0)
+        return tool_errors(self._rows(start, stop))
+
+    def _request(
+        self,
+        start: int,
+        stop: int,
+        keep: BoolArray | None,
+        paths: ToolPaths,
+        models: tuple[tuple[tuple[str, ...], ...], IntArray],
+        unknown: int,
+    ) -> FailureRequest:
+        """The failure explanations' question: the counted trials' features."""
+
+        def rows(column: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:
+            values = column[start:stop]
+            return values[keep] if keep is not None else values
+
+        ok = rows(self.passed)
+        if keep is not None and not keep.all():
+            paths = ToolPaths(*self.paths.local(rows(self.paths.codes)))
+            models = self.models.local(rows(self.models.codes))
+        features = features_of(
+            ok,
+            paths,
+            models,
+            error_spans=rows(self.error_spans),
+            tool_calls=rows(self.tool_calls),
+            llm_calls=rows(self.llm_calls),
+            durations=rows(self.durations),
+        )
+        if unknown:
+            features = [f for f in features if not is_work_feature(f.name)]
+        return FailureRequest(
+            ok,
+            {f.name: f.values for f in features},
+            {f.name: f.kind for f in features},
+            {f.name: f.label for f in features},
+        )
+
+
+def _finite(values: FloatArray) -> FloatArray:
+    return values[np.isfinite(values)]
