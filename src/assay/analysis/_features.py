@@ -118,22 +118,41 @@ def features_of(
         llm_calls: LLM calls per trial.
         durations: Duration per trial, in seconds.
     """
-    # Features of the tool path are read per distinct path, then per trial through the path
-    # index; one varies across the trials exactly when it varies across their distinct paths
-    # (each is some trial's), so constant ones are dropped before any per-trial array is made.
+    model_sets, model_index = models
+    return [
+        *(_per_trial(f, paths.index) for f in path_features(paths, passed)),
+        *(_per_trial(f, model_index) for f in model_features(model_sets)),
+        *column_features(
+            error_spans=error_spans, tool_calls=tool_calls, llm_calls=llm_calls, durations=durations
+        ),
+    ]
+
+
+def _per_trial(feature: Feature, index: npt.NDArray[np.intp]) -> Feature:
+    return Feature(feature.name, feature.kind, feature.values[index], feature.label)
+
+
+def path_features(paths: ToolPaths, passed: npt.NDArray[np.bool_]) -> list[Feature]:
+    """The features read from the tool path, one value per distinct path (not per trial).
+
+    A trial's value is its path's (through ``paths.index``). A feature varies across the
+    trials exactly when it varies across their distinct paths (each is some trial's), so the
+    constant ones are left out here, before any per-trial array is made.
+
+    Args:
+        paths: The trials' tool paths (each distinct path some trial's).
+        passed: Whether each trial passed (the most common passing path is the reference).
+    """
     features: list[Feature] = []
-    index = paths.index
     tools = sorted({t for s in paths.distinct for t in s})
     calls = [[s.count(tool) for tool in tools] for s in paths.distinct]
     for column, tool in enumerate(tools):
         counts = [row[column] for row in calls]
         uses = [float(c > 0) for c in counts]
         if len(set(uses)) > 1:
-            features.append(
-                Feature(f"uses:{tool}", "binary", np.array(uses)[index], f"use `{tool}`")
-            )
+            features.append(Feature(f"uses:{tool}", "binary", np.array(uses), f"use `{tool}`"))
         if len(set(counts)) > 1:
-            values = np.array(counts, dtype=float)[index]
+            values = np.array(counts, dtype=float)
             features.append(Feature(f"tool_calls:{tool}", "count", values, f"calls to `{tool}`"))
     reference = paths.most_common_among(passed)
     if reference is not None:
@@ -143,32 +162,43 @@ def features_of(
                 Feature(
                     "leaves_common_path",
                     "binary",
-                    np.array(leaves)[index],
+                    np.array(leaves),
                     "leave the most common passing tool path",
                 )
             )
-    model_sets, model_index = models
+    return features
+
+
+def model_features(model_sets: Sequence[tuple[str, ...]]) -> list[Feature]:
+    """The models used, one value per distinct list of models (each some trial's)."""
     names = sorted({m for ms in model_sets for m in ms})
-    if len(names) > 1:
-        for model in names:
-            used = [float(model in ms) for ms in model_sets]
-            if len(set(used)) > 1:
-                features.append(
-                    Feature(
-                        f"model:{model}",
-                        "binary",
-                        np.array(used)[model_index],
-                        f"use model `{model}`",
-                    )
-                )
-    # A feature that never varies cannot separate anything.
+    if len(names) < 2:
+        return []
+    features = []
+    for model in names:
+        used = [float(model in ms) for ms in model_sets]
+        if len(set(used)) > 1:
+            label = f"use model `{model}`"
+            features.append(Feature(f"model:{model}", "binary", np.array(used), label))
+    return features
+
+
+def column_features(
+    *,
+    error_spans: npt.NDArray[np.float64],
+    tool_calls: npt.NDArray[np.float64],
+    llm_calls: npt.NDArray[np.float64],
+    durations: npt.NDArray[np.float64],
+) -> list[Feature]:
+    """The features read from the trials' own columns, those that vary."""
     per_trial = (
         Feature("has_error_spans", "binary", (error_spans > 0).astype(float), "have error spans"),
         Feature("steps", "count", tool_calls, "tool steps"),
         Feature("llm_calls", "count", llm_calls, "LLM calls"),
         Feature("latency", "continuous", durations, "latency (s)"),
     )
-    return features + [f for f in per_trial if varies(f.values)]
+    # A feature that never varies cannot separate anything.
+    return [f for f in per_trial if varies(f.values)]
 
 
 def varies(values: npt.NDArray[np.float64]) -> bool:

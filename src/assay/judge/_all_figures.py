@@ -23,8 +23,8 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from assay.analysis import column_features, is_work_feature, model_features, path_features
 from assay.analysis import columns as tc
-from assay.analysis import features_of, is_work_feature
 from assay.judge._figures import (
     DurationSummary,
     Figures,
@@ -310,6 +310,8 @@ class _Scores:
     """Name → rows recording it before each row (a prefix count)."""
     twice: BoolArray | None
     """Rows recording a name twice (their mean is Polars'); None when no row does."""
+    clean: dict[str, bool]
+    """Name → every row of the table has a finite value of it (no NaN to leave out)."""
 
     @classmethod
     def of(cls, table: pl.DataFrame) -> _Scores:
@@ -321,10 +323,11 @@ class _Scores:
             .drop_nulls("name")
         )
         twice = None
-        repeated = rows.filter(pl.struct("_trial", "name").is_duplicated())
-        if repeated.height:
-            twice = np.zeros(table.height, dtype=bool)
-            twice[repeated["_trial"].to_numpy()] = True
+        if (table[tc.SCORES].list.len().max() or 0) > 1:  # else no trial holds a name twice
+            repeated = rows.filter(pl.struct("_trial", "name").is_duplicated())
+            if repeated.height:
+                twice = np.zeros(table.height, dtype=bool)
+                twice[repeated["_trial"].to_numpy()] = True
         values: dict[str, FloatArray] = {}
         present: dict[str, BoolArray] = {}
         for (name,), part in rows.group_by("name"):
@@ -339,6 +342,7 @@ class _Scores:
             {k: present[k] for k in names},
             {k: _prefix(present[k]) for k in names},
             twice,
+            {k: bool(np.isfinite(values[k]).all()) for k in names},
         )
 
     def of_rows(self, start: int, stop: int, keep: BoolArray | None) -> dict[str, FloatArray]:
@@ -385,6 +389,8 @@ class _Read:
     durations: FloatArray
     durations_finite: bool
     """No duration is infinite: the finite durations are the known ones."""
+    clean: frozenset[str]
+    """The float columns whose every value is finite: nothing to leave out of a sample."""
     sums: dict[str, npt.NDArray[np.int64]]
     """Prefix sums of the counted columns (see :func:`_prefix`)."""
     scores: _Scores
@@ -412,15 +418,21 @@ class _Read:
                 for c in (tc.LLM_CALLS, tc.INPUT_TOKENS, tc.OUTPUT_TOKENS)
             },
         }
+        tool_calls = _floats(table, tc.TOOL_CALLS)
         return cls(
             table,
             passed,
             error,
-            _floats(table, tc.TOOL_CALLS),
+            tool_calls,
             _floats(table, tc.LLM_CALLS),
             _floats(table, tc.ERROR_SPANS),
             durations,
             not bool(np.isinf(durations).any()),
+            frozenset(
+                name
+                for name, column in ((tc.DURATION_S, durations), (tc.TOOL_CALLS, tool_calls))
+                if np.isfinite(column).all()
+            ),
             sums,
             _Scores.of(table),
             _Lists.of(table[tc.TOOL_SEQUENCE]),
@@ -463,20 +475,27 @@ class _Read:
         primary = primary_score(counted_scores)
         summaries = {}
         for name, values in counted_scores.items():
-            known = values[~np.isnan(values)]
+            known = values if self.scores.clean[name] else values[~np.isnan(values)]
             if known.size:
                 summaries[name] = samples.add_score(known, test.confidence)
         unknown = self._sum(tc.WORK_UNKNOWN, start, stop)
         consistency = tool_consistency(paths) if not unknown and size else None
         durations = self.durations[start:stop]
-        known_durations = samples.add(durations[~np.isnan(durations)])
+        clean = tc.DURATION_S in self.clean
+        known_durations = samples.add(durations if clean else durations[~np.isnan(durations)])
         spreads: dict[str, int] = {}
         if primary is not None:
-            spreads["score_dispersion"] = samples.add(_finite(scores[primary]))
+            values = scores[primary]
+            clean_scores = self.scores.clean[primary]
+            spreads["score_dispersion"] = samples.add(values if clean_scores else _finite(values))
         if not unknown:
-            spreads["path_length_dispersion"] = samples.add(_finite(self.tool_calls[start:stop]))
+            calls = self.tool_calls[start:stop]
+            clean_calls = tc.TOOL_CALLS in self.clean
+            spreads["path_length_dispersion"] = samples.add(
+                calls if clean_calls else _finite(calls)
+            )
         spreads["latency_dispersion"] = (
-            known_durations if self.durations_finite else samples.add(_finite(durations))
+            known_durations if clean or self.durations_finite else samples.add(_finite(durations))
         )
         request = None
         if 0 < n_passed < n:
@@ -533,22 +552,51 @@ class _Read:
         if keep is not None and not keep.all():
             paths = ToolPaths(*self.paths.local(rows(self.paths.codes)))
             models = self.models.local(rows(self.models.codes))
-        features = features_of(
-            ok,
-            paths,
-            models,
+        # The features of the tool path and of the models are counted per distinct path and
+        # model list (a table is the sum of its paths' trials, a sample their values through
+        # the index): what features_of gives per trial, without a row per trial and feature.
+        failed = ~ok
+        tables: list[tuple[str, str | None, str, str | None, tuple[int, int, int, int]]] = []
+        samples: list[tuple[str, str, str | None, FloatArray, FloatArray]] = []
+        n_failed = int(failed.sum())
+        n_passed = ok.size - n_failed
+        model_sets, model_index = models
+        for features, index in (
+            (path_features(paths, ok), paths.index),
+            (model_features(model_sets), model_index),
+        ):
+            if not features:
+                continue
+            fails = np.bincount(index[failed], minlength=features[0].values.size)
+            passes = np.bincount(index[ok], minlength=features[0].values.size)
+            for f in features:
+                if unknown and is_work_feature(f.name):
+                    continue
+                if f.kind == "binary":
+                    has = f.values.astype(bool)
+                    a, c = int(fails[has].sum()), int(passes[has].sum())
+                    tables.append(
+                        (f.name, None, f.kind, f.label, (a, n_failed - a, c, n_passed - c))
+                    )
+                else:
+                    samples.append(
+                        (f.name, f.kind, f.label, f.values[index[failed]], f.values[index[ok]])
+                    )
+        columns = column_features(
             error_spans=rows(self.error_spans),
             tool_calls=rows(self.tool_calls),
             llm_calls=rows(self.llm_calls),
             durations=rows(self.durations),
         )
         if unknown:
-            features = [f for f in features if not is_work_feature(f.name)]
+            columns = [f for f in columns if not is_work_feature(f.name)]
         return FailureRequest(
             ok,
-            {f.name: f.values for f in features},
-            {f.name: f.kind for f in features},
-            {f.name: f.label for f in features},
+            {f.name: f.values for f in columns},
+            {f.name: f.kind for f in columns},
+            {f.name: f.label for f in columns},
+            tables=tables,
+            samples=samples,
         )
 
 

@@ -25,6 +25,7 @@ from assay.judge import _reasons as why
 from assay.judge._all_figures import TestRows, figures_by_test
 from assay.judge._behaviour import test_behaviours
 from assay.judge._behaviour_result import BehaviourResult
+from assay.judge._collector import collector_paused
 from assay.judge._cost import CostSummary, cost_summaries
 from assay.judge._figures import Figures, test_figures
 from assay.judge._gate import FailOn, gate_failures, parse_fail_on
@@ -145,6 +146,19 @@ def judge(
     Returns:
         One result per test, by test id, and notes about the whole analysis.
     """
+    # Thousands of tests make hundreds of thousands of long-lived objects: the collector's
+    # full passes over them (a second of a 5,000-test analysis) find no garbage here.
+    with collector_paused():
+        return _judge(trials, options, recorded=recorded, baseline=baseline)
+
+
+def _judge(
+    trials: pl.DataFrame,
+    options: AnalyzeOptions,
+    *,
+    recorded: Mapping[str, Judgement] | None,
+    baseline: pl.DataFrame | None,
+) -> tuple[tuple[TestResult, ...], list[str]]:
     table, rows = _rows_by_test(trials)
     runs = shares_by_test(trials, tc.RUN_ID)
     versions = shares_by_test(trials, tc.AGENT_VERSION)

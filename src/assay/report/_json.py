@@ -6,10 +6,12 @@ import dataclasses
 import enum
 import json
 import math
+import operator
+from collections.abc import Callable
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-from assay.judge import AnalysisResult, TestResult
+from assay.judge import AnalysisResult, TestResult, collector_paused
 from assay.report._behaviour import behaviour_to_dict, cost_to_dict
 
 SCHEMA = "assay.analysis/v1"
@@ -18,25 +20,25 @@ SCHEMA = "assay.analysis/v1"
 def _plain(value: Any) -> Any:
     """Dataclasses, enums and tuples as JSON-ready values; NaN/inf as null."""
     kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
+    if kind in _AS_IS:
         return value  # the most common values first, without the checks below
     if kind is float:
-        return value if math.isfinite(value) else None
-    names = _FIELDS.get(kind)
-    if names is None and kind not in _FIELDS:
-        names = _FIELDS[kind] = (
-            tuple(f.name for f in dataclasses.fields(value))
-            if dataclasses.is_dataclass(value) and not isinstance(value, type)
-            else None
-        )
-    if names is not None:
-        return {name: _plain(getattr(value, name)) for name in names}
+        return value if value - value == 0.0 else None  # inf - inf and NaN are NaN
+    fields = _FIELDS.get(kind, _UNSEEN)
+    if fields is _UNSEEN:
+        fields = _FIELDS[kind] = _fields(value)
+    if fields is not None:
+        names, read = fields
+        return {
+            name: item if type(item) in _AS_IS else _plain(item)
+            for name, item in zip(names, read(value), strict=True)
+        }
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [item if type(item) in _AS_IS else _plain(item) for item in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if hasattr(value, "item") and callable(value.item):  # numpy scalars
@@ -44,8 +46,21 @@ def _plain(value: Any) -> Any:
     return value
 
 
-_FIELDS: dict[type, tuple[str, ...] | None] = {}
-"""Per type: its dataclass fields' names, or None for a type that is no dataclass."""
+_AS_IS = frozenset({str, int, bool, type(None)})
+"""Types :func:`_plain` returns as they are (exact types: an enum is a subclass)."""
+_UNSEEN = object()
+_FIELDS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]] | None] = {}
+"""Per type: its dataclass fields' names and a reader of their values; None for no dataclass."""
+
+
+def _fields(value: Any) -> tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]] | None:
+    if not dataclasses.is_dataclass(value) or isinstance(value, type):
+        return None
+    names = tuple(f.name for f in dataclasses.fields(value))
+    if len(names) == 1:
+        (name,) = names
+        return names, lambda v: (getattr(v, name),)
+    return names, operator.attrgetter(*names) if names else (lambda v: ())
 
 
 def _sequential(test: TestResult) -> dict[str, Any] | None:
@@ -131,11 +146,12 @@ def analysis_to_dict(result: AnalysisResult) -> dict[str, Any]:
 
 def render_json(result: AnalysisResult) -> str:
     """The ``assay.analysis/v1`` document as JSON text (what ``--format json`` prints)."""
-    document = analysis_to_dict(result)
-    try:
-        return _indented(document) + "\n"
-    except _Unusual:
-        return json.dumps(document, indent=2, allow_nan=False) + "\n"
+    with collector_paused():  # a dict or more a figure: no garbage, many objects
+        document = analysis_to_dict(result)
+        try:
+            return _indented(document) + "\n"
+        except _Unusual:
+            return json.dumps(document, indent=2, allow_nan=False) + "\n"
 
 
 class _Unusual(Exception):

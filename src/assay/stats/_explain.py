@@ -358,6 +358,20 @@ class FailureRequest:
     """Name → one of :data:`FEATURE_KINDS` (else taken from the dtype)."""
     labels: Mapping[str, str]
     """Name → words for a person."""
+    tables: Sequence[ShareTable] = ()
+    """Binary features the caller counted already: tested before the binary ``features``."""
+    samples: Sequence[NumericSample] = ()
+    """Numeric features the caller split already (each varies, every value finite): tested
+    before the numeric ``features``."""
+
+
+ShareTable = tuple[str, str | None, str, str | None, tuple[int, int, int, int]]
+"""A binary feature counted: name, level, kind, label, and (failing with, failing without,
+passing with, passing without)."""
+NumericSample = tuple[
+    str, str, str | None, npt.NDArray[np.float64], npt.NDArray[np.float64]
+]
+"""A numeric feature split: name, kind, label, the failing and the passing trials' values."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -435,12 +449,14 @@ def _plan(request: FailureRequest) -> _Plan | None:
             numeric.append((name, kind, labels.get(name)))
             numbers.append(values.astype(np.float64))
     tables = _tables(flags, failed)
-    planned = [
+    planned = [_Share(*table) for table in request.tables]
+    planned += [
         s if isinstance(s, _Share) else _Share(s[0], None, "binary", s[1], tables[s[2]])
         for s in shares
     ]
     samples = _samples(numbers, failed)
-    tested = [
+    tested = list(request.samples)
+    tested += [
         (name, kind, label, *sample)
         for (name, kind, label), sample in zip(numeric, samples, strict=True)
         if sample is not None
