@@ -155,7 +155,7 @@ class _Samples:
         return len(self.scores) - 1
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: made once a test, its __init__ plain assignments
 class _Draft:
     """One test's figures with the numbers still to come from the samples' answers."""
 
