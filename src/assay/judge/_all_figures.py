@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -54,6 +55,7 @@ from assay.stats import (
 __all__ = ["TestRows", "figures_by_test"]
 
 IntArray = npt.NDArray[np.intp]
+_T = TypeVar("_T", bound=np.generic)
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
@@ -323,7 +325,8 @@ class _Scores:
             .drop_nulls("name")
         )
         twice = None
-        if (table[tc.SCORES].list.len().max() or 0) > 1:  # else no trial holds a name twice
+        longest = table[tc.SCORES].list.len().max()
+        if isinstance(longest, int) and longest > 1:  # else no trial holds a name twice
             repeated = rows.filter(pl.struct("_trial", "name").is_duplicated())
             if repeated.height:
                 twice = np.zeros(table.height, dtype=bool)
@@ -544,7 +547,7 @@ class _Read:
     ) -> FailureRequest:
         """The failure explanations' question: the counted trials' features."""
 
-        def rows(column: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:
+        def rows(column: npt.NDArray[_T]) -> npt.NDArray[_T]:
             values = column[start:stop]
             return values[keep] if keep is not None else values
 

@@ -24,9 +24,9 @@ def _plain(value: Any) -> Any:
         return value  # the most common values first, without the checks below
     if kind is float:
         return value if value - value == 0.0 else None  # inf - inf and NaN are NaN
-    fields = _FIELDS.get(kind, _UNSEEN)
-    if fields is _UNSEEN:
-        fields = _FIELDS[kind] = _fields(value)
+    if kind not in _FIELDS:
+        _FIELDS[kind] = _fields(value)
+    fields = _FIELDS[kind]
     if fields is not None:
         names, read = fields
         return {
@@ -48,7 +48,6 @@ def _plain(value: Any) -> Any:
 
 _AS_IS = frozenset({str, int, bool, type(None)})
 """Types :func:`_plain` returns as they are (exact types: an enum is a subclass)."""
-_UNSEEN = object()
 _FIELDS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]] | None] = {}
 """Per type: its dataclass fields' names and a reader of their values; None for no dataclass."""
 

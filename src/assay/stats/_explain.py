@@ -514,9 +514,9 @@ def _samples(
     if not numbers:
         return []
     x = np.stack(numbers)
-    finite = np.isfinite(x).all(axis=1)
+    finite: list[bool] = np.all(np.isfinite(x), axis=1).tolist()
     fail_x, pass_x = x[:, failed], x[:, ~failed]
-    constant = x.max(axis=1) == x.min(axis=1)
+    constant: list[bool] = np.equal(x.max(axis=1), x.min(axis=1)).tolist()
     return [
         (None if constant[row] else (fail_x[row], pass_x[row]))
         if finite[row]
