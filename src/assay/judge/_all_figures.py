@@ -109,9 +109,12 @@ def figures_by_test(
         else:
             paths = ToolPaths(distinct, index)
             drafts.append(read.draft(test, tuple(ks), samples, paths, models))
-    moments = sample_moments(samples.moments)
+    spreads = sample_moments(samples.spreads, percentiles=False)
+    durations = sample_moments(samples.durations, spread=False)
     summaries = score_summaries(samples.scores, samples.confidences, ci=score_ci, seed=seed)
-    figures = [d if isinstance(d, Figures) else d.figures(moments, summaries) for d in drafts]
+    figures = [
+        d if isinstance(d, Figures) else d.figures(spreads, durations, summaries) for d in drafts
+    ]
     asking = [(i, d.request) for i, d in enumerate(drafts) if isinstance(d, _Draft) and d.request]
     if asking:
         found = explain_many([r for _, r in asking if r is not None], alpha=alpha)
@@ -141,14 +144,20 @@ class _Samples:
     """The samples every test's figures ask numpy about, to be answered all at once."""
 
     def __init__(self) -> None:
-        self.moments: list[FloatArray] = []
+        self.spreads: list[FloatArray] = []
+        self.durations: list[FloatArray] = []
         self.scores: list[FloatArray] = []
         self.confidences: list[float] = []
 
-    def add(self, values: FloatArray) -> int:
-        """Ask for the moments of ``values``; the answer's position in :class:`Moments`."""
-        self.moments.append(values)
-        return len(self.moments) - 1
+    def add_spread(self, values: FloatArray) -> int:
+        """Ask for the mean and spread of ``values``; the answer's position."""
+        self.spreads.append(values)
+        return len(self.spreads) - 1
+
+    def add_durations(self, values: FloatArray) -> int:
+        """Ask for the mean and p90 of ``values``; the answer's position."""
+        self.durations.append(values)
+        return len(self.durations) - 1
 
     def add_score(self, values: FloatArray, confidence: float) -> int:
         """Ask for the score summary of ``values``; its position among the summaries."""
@@ -182,15 +191,17 @@ class _Draft:
     passed_all: int
     """Passing trials among them."""
 
-    def figures(self, moments: Moments, summaries: Sequence[ScoreSummary]) -> Figures:
+    def figures(
+        self, spread: Moments, durations: Moments, summaries: Sequence[ScoreSummary]
+    ) -> Figures:
         """The figures, given the answers (failure explanations still to come)."""
         scores = {name: summaries[at] for name, at in self.scores.items()}
         flaky: Flakiness | None = None
         if self.trials:
             spreads = {
-                name: (float(moments.mean[at]), float(moments.std[at]))
+                name: (float(spread.mean[at]), float(spread.std[at]))
                 for name, at in self.spreads.items()
-                if moments.n[at] >= 2
+                if spread.n[at] >= 2
             }
             flaky = flakiness_of(
                 self.trials,
@@ -201,8 +212,8 @@ class _Draft:
             )
         at = self.durations
         duration = (
-            DurationSummary(float(moments.mean[at]), float(moments.p90[at]))
-            if moments.n[at]
+            DurationSummary(float(durations.mean[at]), float(durations.p90[at]))
+            if durations.n[at]
             else DurationSummary(None, None)
         )
         pass_at_k, pass_hat_k, notes = self.pass_k
@@ -485,20 +496,23 @@ class _Read:
         consistency = tool_consistency(paths) if not unknown and size else None
         durations = self.durations[start:stop]
         clean = tc.DURATION_S in self.clean
-        known_durations = samples.add(durations if clean else durations[~np.isnan(durations)])
+        known = durations if clean else durations[~np.isnan(durations)]
+        known_durations = samples.add_durations(known)
         spreads: dict[str, int] = {}
         if primary is not None:
             values = scores[primary]
             clean_scores = self.scores.clean[primary]
-            spreads["score_dispersion"] = samples.add(values if clean_scores else _finite(values))
+            spreads["score_dispersion"] = samples.add_spread(
+                values if clean_scores else _finite(values)
+            )
         if not unknown:
             calls = self.tool_calls[start:stop]
             clean_calls = tc.TOOL_CALLS in self.clean
-            spreads["path_length_dispersion"] = samples.add(
+            spreads["path_length_dispersion"] = samples.add_spread(
                 calls if clean_calls else _finite(calls)
             )
-        spreads["latency_dispersion"] = (
-            known_durations if clean or self.durations_finite else samples.add(_finite(durations))
+        spreads["latency_dispersion"] = samples.add_spread(
+            known if clean or self.durations_finite else _finite(durations)
         )
         request = None
         if 0 < n_passed < n:

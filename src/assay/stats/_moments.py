@@ -42,8 +42,16 @@ class Moments:
     """``np.percentile(x, 90)``; NaN for an empty sample."""
 
 
-def sample_moments(samples: Sequence[npt.NDArray[np.float64]]) -> Moments:
-    """The :class:`Moments` of each 1-D float64 sample, one numpy pass per distinct size."""
+def sample_moments(
+    samples: Sequence[npt.NDArray[np.float64]], *, spread: bool = True, percentiles: bool = True
+) -> Moments:
+    """The :class:`Moments` of each 1-D float64 sample, one numpy pass per distinct size.
+
+    Args:
+        samples: The samples.
+        spread: Compute ``std`` (else left NaN).
+        percentiles: Compute ``p50`` and ``p90`` (else left NaN).
+    """
     k = len(samples)
     sizes = np.array([s.size for s in samples], dtype=np.intp)
     total = np.zeros(k)
@@ -55,9 +63,10 @@ def sample_moments(samples: Sequence[npt.NDArray[np.float64]]) -> Moments:
         matrix = np.stack([samples[i] for i in rows.tolist()])
         total[rows] = matrix.sum(axis=1)
         mean[rows] = matrix.mean(axis=1)
-        if size > 1:
+        if spread and size > 1:
             std[rows] = matrix.std(axis=1, ddof=1)
         low[rows] = matrix.min(axis=1)
         high[rows] = matrix.max(axis=1)
-        p50[rows], p90[rows] = np.percentile(matrix, [50, 90], axis=1)
+        if percentiles:
+            p50[rows], p90[rows] = np.percentile(matrix, [50, 90], axis=1)
     return Moments(sizes, total, mean, std, low, high, p50, p90)
