@@ -85,7 +85,8 @@ def _table(
 ) -> pl.DataFrame:
     """A random trials table: tests of 1 to 40 trials (one of 600 if ``big``).
 
-    ``twice``: some trials name a score twice; ``clean``: no null or NaN where a number is.
+    ``twice``: some trials name a score twice; ``clean``: no null or NaN where a number is,
+    one model.
     """
     rng = np.random.default_rng(seed)
     gap = 0.0 if clean else 1.0  # the chance of a null or NaN, scaled
@@ -120,7 +121,7 @@ def _table(
                     tc.INPUT_TOKENS: None if rng.random() < 0.05 else int(rng.integers(0, 999)),
                     tc.OUTPUT_TOKENS: int(rng.integers(0, 99)),
                     tc.ERROR_SPANS: int(rng.random() < 0.2),
-                    tc.MODELS: _MODELS[int(rng.integers(0, len(_MODELS)))],
+                    tc.MODELS: ["gpt"] if clean else _MODELS[int(rng.integers(0, len(_MODELS)))],
                     tc.TOOL_ERRORS: tool_errors,
                     tc.TOOL_ERROR_MESSAGES: [f"failed {k}" for k in range(tool_errors)],
                     tc.DURATION_S: None if rng.random() < 0.03 * gap else duration,

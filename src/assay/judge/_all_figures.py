@@ -266,6 +266,11 @@ class _Lists:
         codes[members["_row"].to_numpy()] = members["_k"].to_numpy()
         return cls([tuple(v) for v in groups["_list"].to_list()], codes)
 
+    @classmethod
+    def none(cls, rows: int) -> _Lists:
+        """Every row the empty list (where no list could tell trials apart)."""
+        return cls([()], np.zeros(rows, dtype=np.intp))
+
     def local(self, codes: IntArray) -> tuple[tuple[tuple[str, ...], ...], IntArray]:
         """Some rows' distinct lists in the order the rows first hold them, and their index.
 
@@ -373,6 +378,11 @@ class _Scores:
         return out
 
 
+def _models(table: pl.DataFrame) -> int:
+    """Distinct model names in the table: with one or none, no model tells trials apart."""
+    return table[tc.MODELS].explode().drop_nulls().n_unique()
+
+
 def _prefix(values: npt.ArrayLike) -> npt.NDArray[np.int64]:
     """Prefix sums: the sum of rows ``a:b`` is ``p[b] - p[a]``, exact for integers."""
     out = np.zeros(np.asarray(values).size + 1, dtype=np.int64)
@@ -450,7 +460,7 @@ class _Read:
             sums,
             _Scores.of(table),
             _Lists.of(table[tc.TOOL_SEQUENCE]),
-            _Lists.of(table[tc.MODELS]),
+            _Lists.of(table[tc.MODELS]) if _models(table) > 1 else _Lists.none(table.height),
         )
 
     def _sum(self, column: str, start: int, stop: int) -> int:
