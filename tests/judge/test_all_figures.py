@@ -268,3 +268,23 @@ def test_lists_numbered_by_range_are_each_ranges_own(
         expected, expected_index = distinct_lists(column.slice(a, b - a))
         assert list(distinct) == expected
         assert index.tolist() == expected_index.tolist()
+
+
+@settings(deadline=None, max_examples=100)
+@given(
+    st.lists(st.integers(-5, 5), min_size=1, max_size=50),
+    st.lists(st.integers(1, 10), min_size=1, max_size=10),
+    st.booleans(),
+)
+def test_range_sums_are_slices_sums(values: list[int], sizes: list[int], cover: bool) -> None:
+    from assay.judge._all_figures import range_sums
+
+    array = np.array(values, dtype=np.int64)
+    if cover:  # ranges one after the other over every row: np.add.reduceat
+        bounds = np.cumsum([0, *sizes]) * len(values) // sum(sizes)
+        ranges = [(int(a), int(b)) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+    else:  # any ranges, overlapping or not: running sums
+        ranges = [(min(k, len(values) - 1), min(k + 3, len(values))) for k in sizes]
+    expected = [int(array[a:b].sum()) for a, b in ranges]
+    assert range_sums(array, ranges) == expected
+    assert range_sums(array > 0, ranges) == [int((array[a:b] > 0).sum()) for a, b in ranges]

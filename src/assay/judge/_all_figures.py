@@ -98,17 +98,17 @@ def figures_by_test(
     if table[tc.PASSED].null_count() or table[tc.ERROR].null_count():
         # Nulls where the per-test path reads a flag: it decides what they mean.
         return [_one(table, t, ks, score_ci, seed, alpha) for t in tests]
-    read = _Read.of(table)
+    ranges = [(t.start, t.stop) for t in tests]
+    read = _Read.of(table, ranges)
     samples = _Samples()
     drafts: list[_Draft | Figures] = []
-    ranges = [(t.start, t.stop) for t in tests]
     lists = zip(read.paths.by_range(ranges), read.models.by_range(ranges), strict=True)
-    for test, ((distinct, index), models) in zip(tests, lists, strict=True):
+    for at, (test, ((distinct, index), models)) in enumerate(zip(tests, lists, strict=True)):
         if read.scores.twice is not None and read.scores.twice[test.start : test.stop].any():
             drafts.append(_one(table, test, ks, score_ci, seed, alpha))
         else:
             paths = ToolPaths(distinct, index)
-            drafts.append(read.draft(test, tuple(ks), samples, paths, models))
+            drafts.append(read.draft(at, test, tuple(ks), samples, paths, models))
     spreads = sample_moments(samples.spreads, percentiles=False)
     durations = sample_moments(samples.durations, spread=False)
     summaries = score_summaries(samples.scores, samples.confidences, ci=score_ci, seed=seed)
@@ -324,15 +324,15 @@ class _Scores:
     """Name → value per row, names sorted."""
     present: dict[str, BoolArray]
     """Name → whether the row records that name (its value may still be null)."""
-    held: dict[str, npt.NDArray[np.int64]]
-    """Name → rows recording it before each row (a prefix count)."""
+    held: dict[str, list[int]]
+    """Name → per range of rows asked about, the rows recording it."""
     twice: BoolArray | None
     """Rows recording a name twice (their mean is Polars'); None when no row does."""
     clean: dict[str, bool]
     """Name → every row of the table has a finite value of it (no NaN to leave out)."""
 
     @classmethod
-    def of(cls, table: pl.DataFrame) -> _Scores:
+    def of(cls, table: pl.DataFrame, ranges: Sequence[tuple[int, int]]) -> _Scores:
         rows = (
             table.select(tc.SCORES)
             .with_row_index("_trial")
@@ -359,16 +359,21 @@ class _Scores:
         return cls(
             {k: values[k] for k in names},
             {k: present[k] for k in names},
-            {k: _prefix(present[k]) for k in names},
+            {k: range_sums(present[k], ranges) for k in names},
             twice,
             {k: bool(np.isfinite(values[k]).all()) for k in names},
         )
 
-    def of_rows(self, start: int, stop: int, keep: BoolArray | None) -> dict[str, FloatArray]:
-        """:func:`~assay.judge._figures.per_trial_scores` of rows ``start:stop`` (``keep``)."""
+    def of_rows(
+        self, at: int, start: int, stop: int, keep: BoolArray | None
+    ) -> dict[str, FloatArray]:
+        """:func:`~assay.judge._figures.per_trial_scores` of rows ``start:stop`` (``keep``).
+
+        ``at`` is the position of the range among those the names were counted over.
+        """
         out = {}
         for name, held in self.held.items():
-            if held[stop] == held[start]:
+            if not held[at]:
                 continue
             values = self.values[name][start:stop]
             if keep is None:
@@ -383,11 +388,27 @@ def _models(table: pl.DataFrame) -> int:
     return table[tc.MODELS].explode().drop_nulls().n_unique()
 
 
-def _prefix(values: npt.ArrayLike) -> npt.NDArray[np.int64]:
-    """Prefix sums: the sum of rows ``a:b`` is ``p[b] - p[a]``, exact for integers."""
-    out = np.zeros(np.asarray(values).size + 1, dtype=np.int64)
-    np.cumsum(values, out=out[1:])
-    return out
+def range_sums(values: npt.NDArray[np.generic], ranges: Sequence[tuple[int, int]]) -> list[int]:
+    """The sum of ``values`` over each range of rows (integers or flags), exact.
+
+    Ranges that cover the rows one after the other (each test's trials, in order) are summed
+    by one ``np.add.reduceat``, without an array of the rows' running sums; others through
+    the running sums.
+    """
+    if not ranges:
+        return []
+    bounds = np.array(ranges, dtype=np.int64).reshape(-1, 2)
+    starts, stops = bounds[:, 0], bounds[:, 1]
+    if (
+        starts[0] == 0
+        and stops[-1] == values.size
+        and bool((starts[1:] == stops[:-1]).all())
+        and bool((stops > starts).all())
+    ):
+        return np.add.reduceat(values, starts, dtype=np.int64).tolist()  # type: ignore[no-any-return]
+    running = np.zeros(values.size + 1, dtype=np.int64)
+    np.cumsum(values, out=running[1:])
+    return (running[stops] - running[starts]).tolist()  # type: ignore[no-any-return]
 
 
 def _floats(table: pl.DataFrame, column: str) -> FloatArray:
@@ -415,14 +436,14 @@ class _Read:
     """No duration is infinite: the finite durations are the known ones."""
     clean: frozenset[str]
     """The float columns whose every value is finite: nothing to leave out of a sample."""
-    sums: dict[str, npt.NDArray[np.int64]]
-    """Prefix sums of the counted columns (see :func:`_prefix`)."""
+    sums: dict[str, list[int]]
+    """Per range of rows asked about, the sums of the counted columns."""
     scores: _Scores
     paths: _Lists
     models: _Lists
 
     @classmethod
-    def of(cls, table: pl.DataFrame) -> _Read:
+    def of(cls, table: pl.DataFrame, ranges: Sequence[tuple[int, int]]) -> _Read:
         unknown = (
             _ints(table, tc.WORK_UNKNOWN)
             if tc.WORK_UNKNOWN in table.columns
@@ -433,12 +454,12 @@ class _Read:
         durations = _floats(table, tc.DURATION_S)
         tool_errors = _floats(table, tc.TOOL_ERRORS)
         sums = {
-            tc.PASSED: _prefix(passed),
-            tc.ERROR: _prefix(error),
-            tc.WORK_UNKNOWN: _prefix(unknown),
-            tc.TOOL_ERRORS: _prefix(tool_errors > 0),  # null: NaN, not > 0
+            tc.PASSED: range_sums(passed, ranges),
+            tc.ERROR: range_sums(error, ranges),
+            tc.WORK_UNKNOWN: range_sums(unknown, ranges),
+            tc.TOOL_ERRORS: range_sums(tool_errors > 0, ranges),  # null: NaN, not > 0
             **{
-                c: _prefix(_ints(table, c))
+                c: range_sums(_ints(table, c), ranges)
                 for c in (tc.LLM_CALLS, tc.INPUT_TOKENS, tc.OUTPUT_TOKENS)
             },
         }
@@ -458,17 +479,14 @@ class _Read:
                 if np.isfinite(column).all()
             ),
             sums,
-            _Scores.of(table),
+            _Scores.of(table, ranges),
             _Lists.of(table[tc.TOOL_SEQUENCE]),
             _Lists.of(table[tc.MODELS]) if _models(table) > 1 else _Lists.none(table.height),
         )
 
-    def _sum(self, column: str, start: int, stop: int) -> int:
-        prefix = self.sums[column]
-        return int(prefix[stop] - prefix[start])
-
     def draft(
         self,
+        at: int,
         test: TestRows,
         ks: tuple[int, ...],
         samples: _Samples,
@@ -478,6 +496,7 @@ class _Read:
         """One test's figures, its samples handed to ``samples``.
 
         Args:
+            at: Its position among the ranges the columns were summed over.
             test: Its rows.
             ks: The k of pass@k.
             samples: Where to ask for means, spreads and score summaries.
@@ -486,23 +505,23 @@ class _Read:
         """
         start, stop = test.start, test.stop
         size = stop - start
-        passed_all = self._sum(tc.PASSED, start, stop)
-        n_errors = self._sum(tc.ERROR, start, stop)
+        sums = self.sums
+        passed_all, n_errors = sums[tc.PASSED][at], sums[tc.ERROR][at]
         keep = ~self.error[start:stop] if test.exclude_errors else None
         if keep is None:
             n, n_passed = size, passed_all
         else:
             ok = self.passed[start:stop][keep]
             n, n_passed = int(ok.size), int(ok.sum())
-        scores = self.scores.of_rows(start, stop, None)
-        counted_scores = scores if keep is None else self.scores.of_rows(start, stop, keep)
+        scores = self.scores.of_rows(at, start, stop, None)
+        counted_scores = scores if keep is None else self.scores.of_rows(at, start, stop, keep)
         primary = primary_score(counted_scores)
         summaries = {}
         for name, values in counted_scores.items():
             known = values if self.scores.clean[name] else values[~np.isnan(values)]
             if known.size:
                 summaries[name] = samples.add_score(known, test.confidence)
-        unknown = self._sum(tc.WORK_UNKNOWN, start, stop)
+        unknown = sums[tc.WORK_UNKNOWN][at]
         consistency = tool_consistency(paths) if not unknown and size else None
         durations = self.durations[start:stop]
         clean = tc.DURATION_S in self.clean
@@ -527,12 +546,8 @@ class _Read:
         request = None
         if 0 < n_passed < n:
             request = self._request(start, stop, keep, paths, models, unknown)
-        at, hat, notes = _pass_k(n, n_passed, ks) if n else ((), (), ())
-        usage = Usage(
-            self._sum(tc.LLM_CALLS, start, stop),
-            self._sum(tc.INPUT_TOKENS, start, stop),
-            self._sum(tc.OUTPUT_TOKENS, start, stop),
-        )
+        pass_at, pass_hat, notes = _pass_k(n, n_passed, ks) if n else ((), (), ())
+        usage = Usage(sums[tc.LLM_CALLS][at], sums[tc.INPUT_TOKENS][at], sums[tc.OUTPUT_TOKENS][at])
         return _Draft(
             n=n,
             n_passed=n_passed,
@@ -544,9 +559,9 @@ class _Read:
             spreads=spreads,
             durations=known_durations,
             usage=usage,
-            pass_k=(dict(at) if n else None, dict(hat) if n else None, notes),
+            pass_k=(dict(pass_at) if n else None, dict(pass_hat) if n else None, notes),
             first_error=_first_error(self._rows(start, stop)) if n_errors else None,
-            tool_errors=None if unknown else self._tool_errors(start, stop),
+            tool_errors=None if unknown else self._tool_errors(at, start, stop),
             request=request,
             trials=size,
             passed_all=passed_all,
@@ -555,8 +570,8 @@ class _Read:
     def _rows(self, start: int, stop: int) -> pl.DataFrame:
         return self.table.slice(start, stop - start)
 
-    def _tool_errors(self, start: int, stop: int) -> ToolErrors:
-        if not self._sum(tc.TOOL_ERRORS, start, stop):
+    def _tool_errors(self, at: int, start: int, stop: int) -> ToolErrors:
+        if not self.sums[tc.TOOL_ERRORS][at]:
             return ToolErrors(0, 0)
         return tool_errors(self._rows(start, stop))
 

@@ -22,7 +22,7 @@ import polars as pl
 from assay.analysis import columns as tc
 from assay.choices import Adjustment
 from assay.judge import _reasons as why
-from assay.judge._all_figures import TestRows, figures_by_test
+from assay.judge._all_figures import TestRows, figures_by_test, range_sums
 from assay.judge._behaviour import test_behaviours
 from assay.judge._behaviour_result import BehaviourResult
 from assay.judge._collector import collector_paused
@@ -90,18 +90,13 @@ def _counts(table: pl.DataFrame, tests: list[TestRows]) -> list[_Counts]:
         return out
     passed = np.asarray(table[tc.PASSED].to_numpy(), dtype=bool)
     error = np.asarray(table[tc.ERROR].to_numpy(), dtype=bool)
-    sums = [np.zeros(table.height + 1, dtype=np.int64) for _ in range(3)]
-    for prefix, flags in zip(sums, (passed, error, passed & ~error), strict=True):
-        np.cumsum(flags, out=prefix[1:])
-    passing, failing, passing_clean = (p.tolist() for p in sums)
+    ranges = [(t.start, t.stop) for t in tests]
+    passing, failing = range_sums(passed, ranges), range_sums(error, ranges)
+    clean = range_sums(passed & ~error, ranges)
     out = []
-    for t in tests:
-        a, b = t.start, t.stop
-        errors = failing[b] - failing[a]
-        if t.exclude_errors:
-            out.append(_Counts(b - a - errors, passing_clean[b] - passing_clean[a], errors, b - a))
-        else:
-            out.append(_Counts(b - a, passing[b] - passing[a], errors, b - a))
+    for t, p, e, c in zip(tests, passing, failing, clean, strict=True):
+        size = t.stop - t.start
+        out.append(_Counts(size - e, c, e, size) if t.exclude_errors else _Counts(size, p, e, size))
     return out
 
 
