@@ -7,6 +7,7 @@ model used, error spans, step count, latency.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -137,36 +138,50 @@ def path_features(paths: ToolPaths, passed: npt.NDArray[np.bool_]) -> list[Featu
 
     A trial's value is its path's (through ``paths.index``). A feature varies across the
     trials exactly when it varies across their distinct paths (each is some trial's), so the
-    constant ones are left out here, before any per-trial array is made.
+    constant ones are left out here, before any per-trial array is made. The values are
+    read-only: tests of one set share few distinct paths, and their features are made once.
 
     Args:
         paths: The trials' tool paths (each distinct path some trial's).
         passed: Whether each trial passed (the most common passing path is the reference).
     """
+    return list(_path_features(paths.distinct, paths.most_common_among(passed)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _path_features(
+    distinct: tuple[tuple[str, ...], ...], reference: tuple[str, ...] | None
+) -> tuple[Feature, ...]:
     features: list[Feature] = []
-    tools = sorted({t for s in paths.distinct for t in s})
-    calls = [[s.count(tool) for tool in tools] for s in paths.distinct]
+    tools = sorted({t for s in distinct for t in s})
+    calls = [[s.count(tool) for tool in tools] for s in distinct]
     for column, tool in enumerate(tools):
         counts = [row[column] for row in calls]
         uses = [float(c > 0) for c in counts]
         if len(set(uses)) > 1:
-            features.append(Feature(f"uses:{tool}", "binary", np.array(uses), f"use `{tool}`"))
+            features.append(Feature(f"uses:{tool}", "binary", _fixed(uses), f"use `{tool}`"))
         if len(set(counts)) > 1:
-            values = np.array(counts, dtype=float)
-            features.append(Feature(f"tool_calls:{tool}", "count", values, f"calls to `{tool}`"))
-    reference = paths.most_common_among(passed)
+            label = f"calls to `{tool}`"
+            features.append(Feature(f"tool_calls:{tool}", "count", _fixed(counts), label))
     if reference is not None:
-        leaves = [float(_divergence_step(s, reference) > 0) for s in paths.distinct]
+        leaves = [float(_divergence_step(s, reference) > 0) for s in distinct]
         if len(set(leaves)) > 1:
             features.append(
                 Feature(
                     "leaves_common_path",
                     "binary",
-                    np.array(leaves),
+                    _fixed(leaves),
                     "leave the most common passing tool path",
                 )
             )
-    return features
+    return tuple(features)
+
+
+def _fixed(values: Sequence[float]) -> npt.NDArray[np.float64]:
+    """``values`` as a read-only float array (shared by the tests a cached feature serves)."""
+    array = np.array(values, dtype=float)
+    array.setflags(write=False)
+    return array
 
 
 def model_features(model_sets: Sequence[tuple[str, ...]]) -> list[Feature]:

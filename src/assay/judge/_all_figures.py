@@ -288,6 +288,11 @@ class _Lists:
         """:meth:`local` of each range of rows, all ranges numbered in one pass."""
         if not ranges:
             return []
+        if len(self.distinct) == 1:  # one list for every row (one model, say)
+            return [
+                (tuple(self.distinct) if b > a else (), np.zeros(b - a, dtype=np.intp))
+                for a, b in ranges
+            ]
         starts = np.array([a for a, _ in ranges], dtype=np.int64)
         sizes = np.array([b for _, b in ranges], dtype=np.int64) - starts
         offsets = np.zeros(sizes.size + 1, dtype=np.int64)
