@@ -1,5 +1,7 @@
 import itertools
+import random
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -48,3 +50,29 @@ def test_mean_similarity_is_sampled_for_many_distinct_paths_and_stays_close() ->
     assert sampled.agreement == exact.agreement
     again = tool_consistency(sequences, max_pairs=3000)
     assert again.mean_similarity == sampled.mean_similarity  # seeded: repeatable
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    st.lists(
+        st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=7).map(tuple),
+        min_size=2,
+        max_size=9,
+        unique=True,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_similarities_looked_up_are_those_computed(
+    sequences: list[tuple[str, ...]], rng: random.Random
+) -> None:
+    # A pair's similarity does not depend on the other pairs computed with it: pairs met
+    # before, beside other sequences, are looked up.
+    from assay.stats._consistency import _known_similarity, _pairs, _pairwise_similarity
+
+    for _ in range(3):
+        rng.shuffle(sequences)
+        first, second = _pairs(len(sequences))
+        expected = _pairwise_similarity(sequences, first, second)
+        assert _known_similarity(sequences, first, second).tolist() == expected.tolist()
+        upper = np.triu_indices(len(sequences), k=1)
+        assert first.tolist() == upper[0].tolist() and second.tolist() == upper[1].tolist()

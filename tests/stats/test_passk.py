@@ -54,3 +54,23 @@ def test_properties(n: int, data: st.DataObject) -> None:
 def test_rejects_bad_arguments(n: int, c: int, k: int) -> None:
     with pytest.raises(ConfigError):
         pass_at_k(n, c, k)
+
+
+def _pass_at_k_by_loop(n: int, c: int, k: int) -> float | None:
+    """pass@k as it was computed: the product of the terms one at a time, in order."""
+    if k > n:
+        return None
+    if n - c < k:
+        return 1.0
+    product = 1.0
+    for i in range(n - c + 1, n + 1):
+        product *= 1.0 - k / i
+    return 1.0 - product
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.integers(1, 80_000), st.data())
+def test_pass_at_k_is_the_loops_product_to_the_bit(n: int, data: st.DataObject) -> None:
+    c = data.draw(st.integers(0, n))
+    k = data.draw(st.integers(1, min(n, 100)))
+    assert pass_at_k(n, c, k).value == _pass_at_k_by_loop(n, c, k)

@@ -13,7 +13,15 @@ from assay.analysis._cost import (
 )
 from assay.analysis._describe import Candidate, Description, describe_spans
 from assay.analysis._engines import SPANS_PER_BUCKET, Engine, bucket_size, engine_trials
-from assay.analysis._features import tool_paths, trial_features
+from assay.analysis._features import (
+    Feature,
+    column_features,
+    features_of,
+    model_features,
+    path_features,
+    tool_paths,
+    trial_features,
+)
 from assay.analysis._ownership import assign_trials
 from assay.analysis._passwhen import PassRule, parse_pass_when
 from assay.analysis._trials import Trials, read_trials, trials_from_spans
@@ -29,6 +37,11 @@ __all__ = [
     "SPANS_PER_BUCKET",
     "Engine",
     "bucket_size",
+    "Feature",
+    "column_features",
+    "features_of",
+    "model_features",
+    "path_features",
     "tool_paths",
     "trial_features",
     "Price",

@@ -7,6 +7,8 @@ model used, error spans, step count, latency.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -84,48 +86,144 @@ def trial_features(trials: pl.DataFrame, paths: ToolPaths | None = None) -> list
     Returns:
         Features with one value per row of ``trials``.
     """
-    paths = paths if paths is not None else tool_paths(trials)
-    passed = trials[tc.PASSED].to_numpy().astype(bool)
+    return features_of(
+        trials[tc.PASSED].to_numpy().astype(bool),
+        paths if paths is not None else tool_paths(trials),
+        distinct_lists(trials[tc.MODELS]),
+        error_spans=trials[tc.ERROR_SPANS].to_numpy().astype(float),
+        tool_calls=trials[tc.TOOL_CALLS].to_numpy().astype(float),
+        llm_calls=trials[tc.LLM_CALLS].to_numpy().astype(float),
+        durations=trials[tc.DURATION_S].to_numpy().astype(float),
+    )
+
+
+def features_of(
+    passed: npt.NDArray[np.bool_],
+    paths: ToolPaths,
+    models: tuple[Sequence[tuple[str, ...]], npt.NDArray[np.intp]],
+    *,
+    error_spans: npt.NDArray[np.float64],
+    tool_calls: npt.NDArray[np.float64],
+    llm_calls: npt.NDArray[np.float64],
+    durations: npt.NDArray[np.float64],
+) -> list[Feature]:
+    """:func:`trial_features` of trials given as arrays (one value per trial, nulls as NaN).
+
+    Args:
+        passed: Whether each trial passed.
+        paths: Their tool paths (of these trials: each distinct path some trial's).
+        models: The distinct model lists of these trials (each some trial's) and each
+            trial's position in them.
+        error_spans: Error spans per trial.
+        tool_calls: Tool calls per trial.
+        llm_calls: LLM calls per trial.
+        durations: Duration per trial, in seconds.
+    """
+    model_sets, model_index = models
+    return [
+        *(_per_trial(f, paths.index) for f in path_features(paths, passed)),
+        *(_per_trial(f, model_index) for f in model_features(model_sets)),
+        *column_features(
+            error_spans=error_spans, tool_calls=tool_calls, llm_calls=llm_calls, durations=durations
+        ),
+    ]
+
+
+def _per_trial(feature: Feature, index: npt.NDArray[np.intp]) -> Feature:
+    return Feature(feature.name, feature.kind, feature.values[index], feature.label)
+
+
+def path_features(paths: ToolPaths, passed: npt.NDArray[np.bool_]) -> list[Feature]:
+    """The features read from the tool path, one value per distinct path (not per trial).
+
+    A trial's value is its path's (through ``paths.index``). A feature varies across the
+    trials exactly when it varies across their distinct paths (each is some trial's), so the
+    constant ones are left out here, before any per-trial array is made. The values are
+    read-only: tests of one set share few distinct paths, and their features are made once.
+
+    Args:
+        paths: The trials' tool paths (each distinct path some trial's).
+        passed: Whether each trial passed (the most common passing path is the reference).
+    """
+    return list(_path_features(paths.distinct, paths.most_common_among(passed)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _path_features(
+    distinct: tuple[tuple[str, ...], ...], reference: tuple[str, ...] | None
+) -> tuple[Feature, ...]:
     features: list[Feature] = []
-    tools = sorted({t for s in paths.distinct for t in s})
-    # Calls of each tool per distinct path, then per trial through the path index.
-    calls = np.array(
-        [[s.count(tool) for tool in tools] for s in paths.distinct], dtype=float
-    ).reshape(len(paths.distinct), len(tools))[paths.index]
+    tools = sorted({t for s in distinct for t in s})
+    calls = [[s.count(tool) for tool in tools] for s in distinct]
     for column, tool in enumerate(tools):
-        counts = calls[:, column]
-        features.append(
-            Feature(f"uses:{tool}", "binary", (counts > 0).astype(float), f"use `{tool}`")
-        )
-        features.append(Feature(f"tool_calls:{tool}", "count", counts, f"calls to `{tool}`"))
-    reference = paths.most_common_among(passed)
+        counts = [row[column] for row in calls]
+        uses = [float(c > 0) for c in counts]
+        if len(set(uses)) > 1:
+            features.append(Feature(f"uses:{tool}", "binary", _fixed(uses), f"use `{tool}`"))
+        if len(set(counts)) > 1:
+            label = f"calls to `{tool}`"
+            features.append(Feature(f"tool_calls:{tool}", "count", _fixed(counts), label))
     if reference is not None:
-        steps = np.array([_divergence_step(s, reference) for s in paths.distinct], dtype=float)
-        features.append(
-            Feature(
-                "leaves_common_path",
-                "binary",
-                (steps[paths.index] > 0).astype(float),
-                "leave the most common passing tool path",
+        leaves = [float(_divergence_step(s, reference) > 0) for s in distinct]
+        if len(set(leaves)) > 1:
+            features.append(
+                Feature(
+                    "leaves_common_path",
+                    "binary",
+                    _fixed(leaves),
+                    "leave the most common passing tool path",
+                )
             )
-        )
-    model_sets, model_index = distinct_lists(trials[tc.MODELS])
-    models = sorted({m for ms in model_sets for m in ms})
-    if len(models) > 1:
-        for model in models:
-            used = np.array([model in ms for ms in model_sets], dtype=float)[model_index]
-            features.append(Feature(f"model:{model}", "binary", used, f"use model `{model}`"))
-    errors = trials[tc.ERROR_SPANS].to_numpy().astype(float)
-    features.append(
-        Feature("has_error_spans", "binary", (errors > 0).astype(float), "have error spans")
+    return tuple(features)
+
+
+def _fixed(values: Sequence[float]) -> npt.NDArray[np.float64]:
+    """``values`` as a read-only float array (shared by the tests a cached feature serves)."""
+    array = np.array(values, dtype=float)
+    array.setflags(write=False)
+    return array
+
+
+def model_features(model_sets: Sequence[tuple[str, ...]]) -> list[Feature]:
+    """The models used, one value per distinct list of models (each some trial's)."""
+    names = sorted({m for ms in model_sets for m in ms})
+    if len(names) < 2:
+        return []
+    features = []
+    for model in names:
+        used = [float(model in ms) for ms in model_sets]
+        if len(set(used)) > 1:
+            label = f"use model `{model}`"
+            features.append(Feature(f"model:{model}", "binary", np.array(used), label))
+    return features
+
+
+def column_features(
+    *,
+    error_spans: npt.NDArray[np.float64],
+    tool_calls: npt.NDArray[np.float64],
+    llm_calls: npt.NDArray[np.float64],
+    durations: npt.NDArray[np.float64],
+) -> list[Feature]:
+    """The features read from the trials' own columns, those that vary."""
+    per_trial = (
+        Feature("has_error_spans", "binary", (error_spans > 0).astype(float), "have error spans"),
+        Feature("steps", "count", tool_calls, "tool steps"),
+        Feature("llm_calls", "count", llm_calls, "LLM calls"),
+        Feature("latency", "continuous", durations, "latency (s)"),
     )
-    features.append(
-        Feature("steps", "count", trials[tc.TOOL_CALLS].to_numpy().astype(float), "tool steps")
-    )
-    features.append(
-        Feature("llm_calls", "count", trials[tc.LLM_CALLS].to_numpy().astype(float), "LLM calls")
-    )
-    durations = trials[tc.DURATION_S].to_numpy().astype(float)
-    features.append(Feature("latency", "continuous", durations, "latency (s)"))
     # A feature that never varies cannot separate anything.
-    return [f for f in features if np.unique(f.values).size > 1]
+    return [f for f in per_trial if varies(f.values)]
+
+
+def varies(values: npt.NDArray[np.float64]) -> bool:
+    """Whether ``values`` hold two different values (NaN equal to NaN): ``np.unique`` size > 1.
+
+    One comparison with the first value instead of a sort, once per feature of every test.
+    """
+    if values.size < 2:
+        return False
+    first = values[0]
+    if first != first:  # NaN: any number differs
+        return not bool(np.isnan(values).all())
+    return bool((values != first).any())  # a NaN differs from a number too

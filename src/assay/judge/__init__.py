@@ -17,7 +17,8 @@ Each module answers one question:
 * :mod:`._sources` — the runs and agent versions a test's trials come from;
 * :mod:`._reasons` — the one-line reason beside each verdict;
 * :mod:`._results` — the typed results every report renders;
-* :mod:`._pipeline` — all of it, per test, for a whole trials table.
+* :mod:`._pipeline` — all of it, per test, for a whole trials table; :mod:`._all_figures` —
+  every test's figures at once; :mod:`._collector` — the garbage collector held off meanwhile.
 """
 
 from assay.judge._behaviour import behaviour_diff, behaviour_diffs
@@ -27,6 +28,7 @@ from assay.judge._behaviour_result import (
     BehaviourVerdict,
     describe_change,
 )
+from assay.judge._collector import collector_paused
 from assay.judge._cost import CostSummary, price_table, prices_label
 from assay.judge._figures import DurationSummary, Usage
 from assay.judge._gate import FailOn, gate_failures, parse_fail_on
@@ -107,6 +109,7 @@ __all__ = [
     "mixed_findings",
     "share_text",
     "check_range",
+    "collector_paused",
     "ci_text",
     "decide_regression",
     "describe_change",

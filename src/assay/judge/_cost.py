@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -10,6 +11,7 @@ import polars as pl
 
 from assay.analysis import DEFAULT_PRICES, DEFAULT_PRICES_AS_OF, PriceTable, load_prices
 from assay.analysis import columns as tc
+from assay.stats import sample_moments
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,28 @@ def price_table(path: str | None) -> PriceTable:
 def prices_label(path: str | None) -> str:
     """Where the prices come from, for reports."""
     return path if path is not None else f"default list prices of {DEFAULT_PRICES_AS_OF}"
+
+
+def cost_summaries(
+    trials: pl.DataFrame, tests: Sequence[tuple[int, int]], prices: str | None
+) -> list[CostSummary | None]:
+    """:func:`cost_summary` of each range of rows of the trials table, read at once.
+
+    The sums and means of tests of one size are taken together
+    (:func:`assay.stats.sample_moments`: each the lone test's, bit for bit).
+    """
+    if tc.COST_USD not in trials.columns:
+        return [None] * len(tests)
+    values = np.asarray(trials[tc.COST_USD].to_numpy(), dtype=np.float64)
+    known = [v[~np.isnan(v)] for v in (values[a:b] for a, b in tests)]
+    m = sample_moments(known)
+    label = prices_label(prices)
+    return [
+        CostSummary(total, mean if priced else None, priced, b - a - priced, label)
+        for (a, b), total, mean, priced in zip(
+            tests, m.total.tolist(), m.mean.tolist(), m.n.tolist(), strict=True
+        )
+    ]
 
 
 def cost_summary(trials: pl.DataFrame, prices: str | None) -> CostSummary | None:

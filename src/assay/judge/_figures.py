@@ -118,8 +118,8 @@ def _scores_in_python(trials: pl.DataFrame) -> dict[str, npt.NDArray[np.float64]
 
 def primary_score(scores: Mapping[str, npt.NDArray[np.float64]]) -> str | None:
     """The score reported as ``score``: the one recorded in most trials (ties: by name)."""
-    if not scores:
-        return None
+    if len(scores) < 2:
+        return next(iter(scores), None)
     return max(sorted(scores), key=lambda name: int(np.sum(~np.isnan(scores[name]))))
 
 

@@ -14,21 +14,23 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
+import numpy as np
 import polars as pl
 
 from assay.analysis import columns as tc
-from assay.analysis import work_unknown
 from assay.choices import Adjustment
 from assay.judge import _reasons as why
+from assay.judge._all_figures import TestRows, figures_by_test, range_sums
 from assay.judge._behaviour import test_behaviours
 from assay.judge._behaviour_result import BehaviourResult
-from assay.judge._cost import cost_summary
+from assay.judge._collector import collector_paused
+from assay.judge._cost import CostSummary, cost_summaries
 from assay.judge._figures import Figures, test_figures
 from assay.judge._gate import FailOn, gate_failures, parse_fail_on
 from assay.judge._options import AnalyzeOptions
-from assay.judge._recorded import Judgement, resolve
+from assay.judge._recorded import Judgement, Resolved, resolve
 from assay.judge._regression import (
     RegressionResult,
     ScoreRegressionResult,
@@ -49,15 +51,53 @@ def by_test(trials: pl.DataFrame) -> dict[str, pl.DataFrame]:
     The trials table comes sorted by test, so each test is a slice of it (no copy); a table in
     another order is grouped.
     """
+    table, rows = _rows_by_test(trials)
+    return {name: table.slice(start, stop - start) for name, (start, stop) in rows.items()}
+
+
+def _rows_by_test(trials: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, tuple[int, int]]]:
+    """A table holding each test's trials as one range of rows, and each test's range.
+
+    The table is ``trials`` itself when it comes sorted by test (as the trials table does);
+    else the tests' groups, by test id, one after the other.
+    """
     tests = trials[tc.TEST_ID]
     if tests.null_count() == 0 and tests.is_sorted():
         runs = tests.rle()
         lengths = runs.struct.field("len").to_list()
         names = runs.struct.field("value").to_list()
         starts = [0, *itertools.accumulate(lengths)]
-        return {str(n): trials.slice(a, k) for n, a, k in zip(names, starts, lengths, strict=False)}
+        return trials, {str(n): (a, a + k) for n, a, k in zip(names, starts, lengths, strict=False)}
     groups = {str(k[0]): f for k, f in trials.group_by(tc.TEST_ID, maintain_order=True)}
-    return dict(sorted(groups.items()))
+    ordered = dict(sorted(groups.items()))
+    starts = [0, *itertools.accumulate(f.height for f in ordered.values())]
+    table = pl.concat(list(ordered.values())) if ordered else trials.clear()
+    return table, {name: (a, b) for name, a, b in zip(ordered, starts, starts[1:], strict=False)}
+
+
+def _counts(table: pl.DataFrame, tests: list[TestRows]) -> list[_Counts]:
+    """Each test's counts, read from the table once (per test where a flag is null)."""
+    if table[tc.PASSED].null_count() or table[tc.ERROR].null_count():
+        # Polars' sums and filter decide what a null flag means: the per-test path.
+        out = []
+        for t in tests:
+            trials = table.slice(t.start, t.stop - t.start)
+            counted = trials.filter(~pl.col(tc.ERROR)) if t.exclude_errors else trials
+            errors = int(trials[tc.ERROR].sum())
+            out.append(
+                _Counts(counted.height, int(counted[tc.PASSED].sum()), errors, trials.height)
+            )
+        return out
+    passed = np.asarray(table[tc.PASSED].to_numpy(), dtype=bool)
+    error = np.asarray(table[tc.ERROR].to_numpy(), dtype=bool)
+    ranges = [(t.start, t.stop) for t in tests]
+    passing, failing = range_sums(passed, ranges), range_sums(error, ranges)
+    clean = range_sums(passed & ~error, ranges)
+    out = []
+    for t, p, e, c in zip(tests, passing, failing, clean, strict=True):
+        size = t.stop - t.start
+        out.append(_Counts(size - e, c, e, size) if t.exclude_errors else _Counts(size, p, e, size))
+    return out
 
 
 def _suite_confidence(confidence: float, options: AnalyzeOptions, tests: int) -> float:
@@ -101,37 +141,78 @@ def judge(
     Returns:
         One result per test, by test id, and notes about the whole analysis.
     """
-    per_test = by_test(trials)
+    # Thousands of tests make hundreds of thousands of long-lived objects: the collector's
+    # full passes over them (a second of a 5,000-test analysis) find no garbage here.
+    with collector_paused():
+        return _judge(trials, options, recorded=recorded, baseline=baseline)
+
+
+def _judge(
+    trials: pl.DataFrame,
+    options: AnalyzeOptions,
+    *,
+    recorded: Mapping[str, Judgement] | None,
+    baseline: pl.DataFrame | None,
+) -> tuple[tuple[TestResult, ...], list[str]]:
+    table, rows = _rows_by_test(trials)
     runs = shares_by_test(trials, tc.RUN_ID)
     versions = shares_by_test(trials, tc.AGENT_VERSION)
+    chosen: dict[str, tuple[Resolved, Judgement]] = {}
+    shared: tuple[Resolved, Judgement] | None = None
+    for name, (start, stop) in rows.items():
+        if shared is not None:
+            chosen[name] = shared  # nothing recorded: every test is judged alike
+            continue
+        resolved = resolve(table.slice(start, stop - start), recorded or {}, options)
+        confidence = _suite_confidence(resolved.judgement.confidence, options, len(rows))
+        chosen[name] = resolved, replace(resolved.judgement, confidence=confidence)
+        if not recorded:
+            shared = chosen[name]
+    tests = [
+        TestRows(start, stop, chosen[name][1].excludes_errors, chosen[name][1].confidence)
+        for name, (start, stop) in rows.items()
+    ]
+    # Every test's figures, counts and cost in one pass over the table, not a dozen queries
+    # a test.
+    figures = figures_by_test(
+        table,
+        tests,
+        ks=options.ks,
+        score_ci=options.score_ci,
+        seed=options.seed,
+        alpha=options.alpha,
+    )
+    counted = _counts(table, tests)
+    costs = cost_summaries(table, [(t.start, t.stop) for t in tests], options.prices)
     results: dict[str, TestResult] = {}
     errors: dict[str, str] = {}
-    for name, frame in per_test.items():
-        resolved = resolve(frame, recorded or {}, options)
-        judgement = resolved.judgement
-        confidence = _suite_confidence(judgement.confidence, options, len(per_test))
-        judgement = replace(judgement, confidence=confidence)
+    for name, figure, counts, cost in zip(rows, figures, counted, costs, strict=True):
+        resolved, judgement = chosen[name]
         errors[name] = judgement.errors
         sequential = None
         if resolved.replay and judgement.sequential is not None:
+            start, stop = rows[name]
             sequential = replay(
-                frame, judgement.sequential, judgement.excludes_errors, judgement.confidence
+                table.slice(start, stop - start),
+                judgement.sequential,
+                judgement.excludes_errors,
+                judgement.confidence,
             )
-        results[name] = replace(
-            judge_test(
-                name,
-                frame,
-                judgement,
-                options,
-                sequential=sequential,
-                notes=resolved.notes,
-                sources=(runs[name], versions[name]),
-            ),
+        results[name] = _judged(
+            name,
+            counts,
+            judgement,
+            options,
+            figure,
+            sequential=sequential,
+            notes=resolved.notes,
+            sources=(runs[name], versions[name]),
             # Unknown work would price as $0: no cost is better than a wrong one.
-            cost=None if work_unknown(frame) else cost_summary(frame, options.prices),
+            cost=None if figure.work_unknown else cost,
         )
     notes = _suite_notes(options, tuple(results.values()))
     if baseline is not None:
+        per_test = {name: table.slice(a, b - a) for name, (a, b) in rows.items()}
         baseline_tests = by_test(baseline)
         notes += _regressions(results, per_test, baseline_tests, options, errors)
         excluded = {name for name, result in results.items() if result.n < result.trials}
@@ -195,8 +276,6 @@ def judge_test(
     """
     exclude = judgement.excludes_errors
     counted = trials.filter(~pl.col(tc.ERROR)) if exclude else trials
-    n, passed = counted.height, int(counted[tc.PASSED].sum())
-    errors = int(trials[tc.ERROR].sum())
     figures = test_figures(
         trials,
         counted,
@@ -206,6 +285,49 @@ def judge_test(
         seed=options.seed,
         alpha=options.alpha,
     )
+    counts = _Counts(
+        counted.height, int(counted[tc.PASSED].sum()), int(trials[tc.ERROR].sum()), trials.height
+    )
+    return _judged(
+        test_id,
+        counts,
+        judgement,
+        options,
+        figures,
+        sequential=sequential,
+        notes=notes,
+        sources=sources or (shares(trials, tc.RUN_ID), shares(trials, tc.AGENT_VERSION)),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Counts:
+    """A test's trials counted: what its verdict is decided on."""
+
+    n: int
+    """Trials counted (error trials left out under ``errors="exclude"``)."""
+    passed: int
+    """Passing trials among them."""
+    errors: int
+    """Error trials, counted or not."""
+    trials: int
+    """Every trial."""
+
+
+def _judged(
+    test_id: str,
+    counts: _Counts,
+    judgement: Judgement,
+    options: AnalyzeOptions,
+    figures: Figures,
+    *,
+    sequential: SequentialOutcome | None,
+    notes: tuple[str, ...],
+    sources: tuple[tuple[Share, ...], tuple[Share, ...]],
+    cost: CostSummary | None = None,
+) -> TestResult:
+    """:func:`judge_test` of a test already counted and figured."""
+    n, passed, errors = counts.n, counts.passed, counts.errors
     remarks = [*notes, *figures.notes]
     interval, verdict, more_trials, min_for_pass = None, Verdict.INCONCLUSIVE, None, None
     checks: tuple[VarianceCheck, ...] = ()
@@ -250,7 +372,7 @@ def judge_test(
         usage=figures.usage,
         duration_s=figures.duration_s,
         verdict_reason=why.with_errors(reason, errors),
-        trials=trials.height,
+        trials=counts.trials,
         pass_at_k=figures.pass_at_k,
         pass_hat_k=figures.pass_hat_k,
         score=figures.score,
@@ -266,9 +388,10 @@ def judge_test(
         first_error=figures.first_error,
         notes=tuple(remarks),
         tool_errors=figures.tool_errors,
-        runs=sources[0] if sources else shares(trials, tc.RUN_ID),
-        agent_versions=sources[1] if sources else shares(trials, tc.AGENT_VERSION),
+        runs=sources[0],
+        agent_versions=sources[1],
         work_unknown=figures.work_unknown,
+        cost=cost,
     )
 
 

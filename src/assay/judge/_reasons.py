@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 from assay.choices import SequentialMethod
@@ -102,10 +103,14 @@ def anytime_reason(
     return f"{reason}; {stopping}"
 
 
+@functools.lru_cache(maxsize=4096)
 def threshold_reason(
     verdict: Verdict, passed: int, n: int, interval: Interval | None, threshold: float
 ) -> str:
-    """The interval against the threshold, as it decided a fixed-n verdict."""
+    """The interval against the threshold, as it decided a fixed-n verdict.
+
+    Cached: thousands of tests repeat few counts (and so few intervals).
+    """
     if interval is None:
         return f"no pass rate to judge ({n} trials counted)"
     where = {

@@ -6,9 +6,12 @@ import dataclasses
 import enum
 import json
 import math
+import operator
+from collections.abc import Callable
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
-from assay.judge import AnalysisResult, TestResult
+from assay.judge import AnalysisResult, TestResult, collector_paused
 from assay.report._behaviour import behaviour_to_dict, cost_to_dict
 
 SCHEMA = "assay.analysis/v1"
@@ -16,19 +19,47 @@ SCHEMA = "assay.analysis/v1"
 
 def _plain(value: Any) -> Any:
     """Dataclasses, enums and tuples as JSON-ready values; NaN/inf as null."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    kind = type(value)
+    if kind in _AS_IS:
+        return value  # the most common values first, without the checks below
+    if kind is float:
+        return value if value - value == 0.0 else None  # inf - inf and NaN are NaN
+    if kind not in _FIELDS:
+        _FIELDS[kind] = _fields(value)
+    fields = _FIELDS[kind]
+    if fields is not None:
+        names, read = fields
+        return {
+            name: item if type(item) in _AS_IS else _plain(item)
+            for name, item in zip(names, read(value), strict=True)
+        }
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [item if type(item) in _AS_IS else _plain(item) for item in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if hasattr(value, "item") and callable(value.item):  # numpy scalars
         return _plain(value.item())
     return value
+
+
+_AS_IS = frozenset({str, int, bool, type(None)})
+"""Types :func:`_plain` returns as they are (exact types: an enum is a subclass)."""
+_FIELDS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]] | None] = {}
+"""Per type: its dataclass fields' names and a reader of their values; None for no dataclass."""
+
+
+def _fields(value: Any) -> tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]] | None:
+    if not dataclasses.is_dataclass(value) or isinstance(value, type):
+        return None
+    names = tuple(f.name for f in dataclasses.fields(value))
+    if len(names) == 1:
+        (name,) = names
+        return names, lambda v: (getattr(v, name),)
+    return names, operator.attrgetter(*names) if names else (lambda v: ())
 
 
 def _sequential(test: TestResult) -> dict[str, Any] | None:
@@ -114,4 +145,94 @@ def analysis_to_dict(result: AnalysisResult) -> dict[str, Any]:
 
 def render_json(result: AnalysisResult) -> str:
     """The ``assay.analysis/v1`` document as JSON text (what ``--format json`` prints)."""
-    return json.dumps(analysis_to_dict(result), indent=2, allow_nan=False) + "\n"
+    with collector_paused():  # a dict or more a figure: no garbage, many objects
+        document = analysis_to_dict(result)
+        try:
+            return _indented(document) + "\n"
+        except _Unusual:
+            return json.dumps(document, indent=2, allow_nan=False) + "\n"
+
+
+class _Unusual(Exception):
+    """A value :func:`_indented` leaves to ``json.dumps``."""
+
+
+def _indented(document: Any) -> str:
+    """``json.dumps(document, indent=2, allow_nan=False)``, the same text, about twice as fast.
+
+    The standard library indents in Python, through a generator per level; a document of
+    5,000 tests takes over a second. This writes the same text for the values a document
+    holds — dicts with string keys, lists, tuples, strings, numbers, booleans, None — and
+    raises :class:`_Unusual` for anything else (a non-finite float, a key that is no
+    string), which the caller hands to ``json.dumps``.
+    """
+    parts: list[str] = []
+    write = parts.append
+    escape = encode_basestring_ascii
+    number = float.__repr__
+    integer = int.__repr__
+
+    def scalar(value: Any) -> str:
+        # The order of json.encoder's checks: str, None, True, False, int, float.
+        if isinstance(value, str):
+            return escape(value)
+        if value is None:
+            return "null"
+        if value is True:
+            return "true"
+        if value is False:
+            return "false"
+        if isinstance(value, int):
+            return integer(value)
+        if isinstance(value, float) and math.isfinite(value):
+            return number(value)
+        raise _Unusual
+
+    def encode(value: Any, indent: str) -> None:
+        kind = type(value)
+        if kind is dict:
+            if not value:
+                write("{}")
+                return
+            inner = indent + "  "
+            separator = "{" + inner
+            for key, item in value.items():
+                if type(key) is not str and not isinstance(key, str):
+                    raise _Unusual
+                head = separator + escape(key) + ": "
+                kind = type(item)
+                if kind is str:
+                    write(head + escape(item))
+                elif kind is dict or kind is list or kind is tuple:
+                    write(head)
+                    encode(item, inner)
+                elif kind is float and item - item == 0.0:  # finite
+                    write(head + number(item))
+                else:
+                    write(head + scalar(item))
+                separator = "," + inner
+            write(indent + "}")
+        elif kind is list or kind is tuple:
+            if not value:
+                write("[]")
+                return
+            inner = indent + "  "
+            separator = "[" + inner
+            for item in value:
+                kind = type(item)
+                if kind is str:
+                    write(separator + escape(item))
+                elif kind is dict or kind is list or kind is tuple:
+                    write(separator)
+                    encode(item, inner)
+                else:
+                    write(separator + scalar(item))
+                separator = "," + inner
+            write(indent + "]")
+        elif isinstance(value, dict | list | tuple):
+            raise _Unusual  # a subclass: json.dumps knows what it does with it
+        else:
+            write(scalar(value))
+
+    encode(document, "\n")
+    return "".join(parts)

@@ -15,6 +15,7 @@ One idea per private module, all re-exported here:
 * ``_behaviour`` — behaviour diff between two versions: a test, effect and interval per feature
   kind (tool paths, binary, counts, continuous); ``_behaviour_paths`` — the tool-path test;
   ``_behaviour_power`` — the power to see a minimal change.
+* ``_moments`` — sum, mean, spread and percentiles of many samples at once.
 * ``_multiple`` — p-value adjustment and false-verdict risk across a suite.
 * ``_confidence_sequence`` — an anytime-valid confidence sequence for a pass rate, and the
   one factory of the sequence every adaptive verdict reads (``pass_rate_sequence``).
@@ -63,8 +64,22 @@ from assay.stats._consistency import (
     tool_consistency,
 )
 from assay.stats._exact2x2 import TESTS, regression_p_value
-from assay.stats._explain import FEATURE_KINDS, FailureFactor, explain_failures
-from assay.stats._flakiness import CATEGORIES, WEIGHTS, Factor, Flakiness, category, flakiness
+from assay.stats._explain import (
+    FEATURE_KINDS,
+    FailureFactor,
+    FailureRequest,
+    explain_failures,
+    explain_many,
+)
+from assay.stats._flakiness import (
+    CATEGORIES,
+    WEIGHTS,
+    Factor,
+    Flakiness,
+    category,
+    flakiness,
+    flakiness_of,
+)
 from assay.stats._intervals import (
     METHODS,
     Interval,
@@ -73,6 +88,7 @@ from assay.stats._intervals import (
     proportion_interval,
     wilson_interval,
 )
+from assay.stats._moments import Moments, sample_moments
 from assay.stats._multiple import (
     ADJUST_METHODS,
     FalseVerdictRisk,
@@ -94,6 +110,7 @@ from assay.stats._scores import (
     ScoreShift,
     ScoreSummary,
     score_shift_test,
+    score_summaries,
     score_summary,
 )
 from assay.stats._search import smallest_passing
@@ -129,6 +146,7 @@ __all__ = [
     "FEATURE_KINDS",
     "METHODS",
     "MINIMAL_EFFECTS",
+    "Moments",
     "SCORE_CI_METHODS",
     "SPRT",
     "TESTS",
@@ -139,6 +157,7 @@ __all__ = [
     "LegacyConfidenceSequenceTest",
     "Factor",
     "FailureFactor",
+    "FailureRequest",
     "FalseVerdictRisk",
     "FeaturePair",
     "FixedSampleDesign",
@@ -163,9 +182,11 @@ __all__ = [
     "count_shift",
     "difference_interval",
     "explain_failures",
+    "explain_many",
     "false_verdict_risk",
     "fixed_sample_design",
     "flakiness",
+    "flakiness_of",
     "levenshtein",
     "log_ratio_se",
     "min_trials_for_pass",
@@ -188,7 +209,9 @@ __all__ = [
     "regression_power",
     "rejection_probability",
     "rejection_region",
+    "sample_moments",
     "score_shift_test",
+    "score_summaries",
     "score_summary",
     "sequence_similarity",
     "sequential_test",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -101,8 +102,8 @@ def tool_consistency(
     weights = counts.astype(np.float64)
     total = float((weights * (weights - 1) / 2).sum())  # identical pairs: similarity 1
     if distinct > 1:
-        first, second = np.triu_indices(distinct, k=1)
-        alike = _pairwise_similarity(list(paths.distinct), first, second)
+        first, second = _pairs(distinct)
+        alike = _known_similarity(paths.distinct, first, second)
         total += float((weights[first] * weights[second] * alike).sum())
     return ToolConsistency(n, agreement, total / (pairs / 2), distinct, most_common)
 
@@ -131,6 +132,43 @@ def _sampled(
     return ToolConsistency(
         n, agreement, float(values.mean()), len(paths.distinct), most_common, pairs
     )
+
+
+@functools.lru_cache(maxsize=64)
+def _pairs(distinct: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """``np.triu_indices(distinct, k=1)``, made once per count (read-only)."""
+    first, second = np.triu_indices(distinct, k=1)
+    first.setflags(write=False)
+    second.setflags(write=False)
+    return first, second
+
+
+_SIMILARITY: dict[tuple[tuple[str, ...], tuple[str, ...]], float] = {}
+"""Similarity of the pairs of sequences compared so far: the tests of a set repeat few paths."""
+_SIMILARITY_MAX = 1 << 16
+
+
+def _known_similarity(
+    sequences: Sequence[tuple[str, ...]],
+    first: npt.NDArray[np.intp],
+    second: npt.NDArray[np.intp],
+) -> npt.NDArray[np.float64]:
+    """:func:`_pairwise_similarity`, each pair of sequences computed once.
+
+    A pair's similarity depends on its two sequences alone (the programme's other pairs and
+    its width never reach its cells), so a pair compared before is looked up.
+    """
+    keys = [
+        (sequences[a], sequences[b]) for a, b in zip(first.tolist(), second.tolist(), strict=True)
+    ]
+    new = [i for i, key in enumerate(keys) if key not in _SIMILARITY]
+    if new:
+        if len(_SIMILARITY) + len(new) > _SIMILARITY_MAX:
+            _SIMILARITY.clear()
+        rows = np.array(new, dtype=np.intp)
+        found = _pairwise_similarity(list(sequences), first[rows], second[rows])
+        _SIMILARITY.update(zip([keys[i] for i in new], found.tolist(), strict=True))
+    return np.array([_SIMILARITY[key] for key in keys], dtype=np.float64)
 
 
 def _pairwise_similarity(

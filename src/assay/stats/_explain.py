@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -121,14 +121,6 @@ class _Share:
         )
 
 
-def _share_factors(shares: list[_Share]) -> list[FailureFactor]:
-    """The findings of ``shares``, their Fisher tests run together (:func:`fisher_two_sided`)."""
-    if not shares:
-        return []
-    p_values = fisher_two_sided(np.array([s.table for s in shares]).reshape(-1, 2, 2))
-    return [s.factor(float(p)) for s, p in zip(shares, p_values, strict=True)]
-
-
 def _numeric_samples(
     x: npt.NDArray[np.float64], failed: npt.NDArray[np.bool_]
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
@@ -145,30 +137,139 @@ def _rank_sum_p_values(
 ) -> list[float]:
     """Two-sided Mann–Whitney p-values, one per (failing, passing) pair of samples.
 
-    Pairs of the same sizes above 8 each are tested in one vectorised scipy call (scipy's
-    "auto" method is the asymptotic one there, so the p-values are those of separate calls).
+    Where scipy's "auto" method is the asymptotic one (both samples above 8 values, or ties),
+    every pair is tested at once by :func:`_asymptotic_p_values`, scipy's formula over arrays;
+    small tie-free pairs by scipy's exact test, looked up by their ranks.
     """
     from scipy import stats as sps
 
     out: list[float | None] = [None] * len(samples)
-    batches: dict[tuple[int, int], list[int]] = {}
+    asymptotic: list[int] = []
     for i, (fail_x, pass_x) in enumerate(samples):
-        if fail_x.size > 8 and pass_x.size > 8:
-            batches.setdefault((fail_x.size, pass_x.size), []).append(i)
-        elif fail_x.size + pass_x.size <= _RANKS_CACHED:
+        pooled = fail_x.size + pass_x.size
+        if pooled > _VECTORISED_MAX:
+            result = sps.mannwhitneyu(fail_x, pass_x, alternative="two-sided")
+            out[i] = float(result.pvalue)
+        elif fail_x.size > 8 and pass_x.size > 8:
+            asymptotic.append(i)
+        elif pooled <= _RANKS_CACHED:
             out[i] = _small_rank_sum_p(*_rank_key(fail_x, pass_x))
+        elif np.unique(np.concatenate([fail_x, pass_x])).size < pooled:
+            asymptotic.append(i)  # ties: scipy's "auto" is asymptotic
         else:
             result = sps.mannwhitneyu(fail_x, pass_x, alternative="two-sided")
             out[i] = float(result.pvalue)
-    for members in batches.values():
-        fail = np.column_stack([samples[i][0] for i in members])
-        passing = np.column_stack([samples[i][1] for i in members])
-        result = sps.mannwhitneyu(
-            fail, passing, alternative="two-sided", method="asymptotic", axis=0
-        )
-        for i, p in zip(members, np.atleast_1d(result.pvalue), strict=True):
-            out[i] = float(p)
+    if asymptotic:
+        p_values = _asymptotic_p_values([samples[i] for i in asymptotic])
+        for i, p in zip(asymptotic, p_values.tolist(), strict=True):
+            out[i] = p
     return [float(p) for p in out if p is not None]
+
+
+_VECTORISED_MAX = 200_000
+"""Pooled sizes up to which :func:`_asymptotic_p_values` is scipy's to the bit: its sums of
+ranks and of tie terms (t³ − t) are integers or halves below 2⁵³, exact in any order."""
+
+
+def _asymptotic_p_values(
+    samples: list[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]],
+) -> npt.NDArray[np.float64]:
+    """Two-sided asymptotic Mann–Whitney p-values of many pairs of samples, sizes mixed.
+
+    ``scipy.stats.mannwhitneyu(x, y, alternative="two-sided", method="asymptotic")`` for each
+    pair, bit for bit: the same average ranks, the same tie-corrected z with continuity
+    correction, in the same floating-point steps, and ``scipy.special.ndtr``. Pairs of one
+    pooled size are ranked together, one row each (one scipy call costs about a millisecond
+    of overhead; a set of thousands of tests has thousands of pairs).
+    """
+    from scipy import special
+
+    n1 = np.array([f.size for f, _ in samples], dtype=np.int64)
+    n = n1 + np.array([p.size for _, p in samples], dtype=np.int64)
+    r1 = np.empty(n.size)
+    tie_term = np.empty(n.size)
+    for size in np.unique(n).tolist():
+        same = np.flatnonzero(n == size)
+        # Blocks of about 64k values: the temporaries stay in cache, not in fresh pages.
+        step = max(1, _BLOCK // size)
+        for block in range(0, same.size, step):
+            rows = same[block : block + step]
+            pooled = np.empty((rows.size, size))
+            for row, i in enumerate(rows.tolist()):
+                fail_x, pass_x = samples[i]
+                pooled[row, : fail_x.size] = fail_x
+                pooled[row, fail_x.size :] = pass_x
+            r1[rows], tie_term[rows] = _rank_sums(pooled, n1[rows])
+    n2 = n - n1
+    u1 = r1 - n1 * (n1 + 1) / 2
+    u2 = n1 * n2 - u1
+    u = np.maximum(u1, u2)
+    mu = n1 * n2 / 2
+    s = np.sqrt(n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1))))
+    numerator = u - mu
+    numerator -= 0.5
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = numerator / s
+    p: npt.NDArray[np.float64] = np.clip(special.ndtr(-z) * 2, 0.0, 1.0)
+    return p
+
+
+_BLOCK = 1 << 16
+"""Values ranked at once by :func:`_asymptotic_p_values`."""
+_COUNTED = 256
+"""Small counts (every value an integer below this) are ranked by counting, not sorting."""
+
+
+def _counted_rank_sums(
+    values: npt.NDArray[np.intp], n1: npt.NDArray[np.int64], width: int
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """:func:`_rank_sums` of rows of small counts, by counting each value's trials.
+
+    A value held by c trials after s smaller ones has the average rank s + 1 + (c − 1) / 2;
+    the first sample's rank sum is the sum over values of its trials times that rank. Every
+    term and partial sum is an integer or a half below 2⁵³, so the sums are the sorted ones
+    to the bit.
+    """
+    k, size = values.shape
+    cells = values + (np.arange(k) * width)[:, None]
+    counts = np.bincount(cells.ravel(), minlength=k * width).reshape(k, width)
+    first = np.arange(size) < n1[:, None]
+    counts_first = np.bincount(cells[first], minlength=k * width).reshape(k, width)
+    ties = counts.astype(np.float64)
+    before = np.cumsum(counts, axis=1) - counts
+    ranks = (before + 1).astype(np.float64) + (ties - 1) / 2
+    r1 = (counts_first * ranks).sum(axis=1)
+    tie_term = (ties**3 - ties).sum(axis=1)
+    return r1, tie_term
+
+
+def _rank_sums(
+    pooled: npt.NDArray[np.float64], n1: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """The first sample's sum of average ranks and the tie term Σ (t³ − t), per row.
+
+    Each row of ``pooled`` holds one pair, its first ``n1`` values the first sample.
+    """
+    k, size = pooled.shape
+    low, high = pooled.min(), pooled.max()
+    if low >= 0 and high < _COUNTED and (pooled == np.floor(pooled)).all():
+        return _counted_rank_sums(pooled.astype(np.intp), n1, int(high) + 1)
+    order = np.argsort(pooled, axis=1)  # ties share their rank: any order of them will do
+    ordered = np.take_along_axis(pooled, order, axis=1)
+    new = np.ones((k, size), dtype=bool)  # the first of a run of equal values
+    new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    last = np.ones((k, size), dtype=bool)  # the last of one
+    last[:, :-1] = new[:, 1:]
+    position = np.arange(size)
+    start = np.maximum.accumulate(np.where(new, position, 0), axis=1)
+    end = np.minimum.accumulate(np.where(last, position, size)[:, ::-1], axis=1)[:, ::-1]
+    # scipy's average rank: the run's first ordinal rank plus (count - 1) / 2.
+    counts = (end - start + 1).astype(np.float64)
+    ranks = (start + 1).astype(np.float64) + (counts - 1) / 2
+    first = order < n1[:, None]
+    r1 = np.where(first, ranks, 0.0).sum(axis=1)
+    tie_term = np.where(new, counts**3 - counts, 0.0).sum(axis=1)
+    return r1, tie_term
 
 
 _RANKS_CACHED = 64
@@ -269,19 +370,96 @@ def explain_failures(
         The significant findings, most significant first; empty when all trials passed or
         all failed.
     """
+    request = FailureRequest(passed, features, kinds or {}, labels or {})
+    return explain_many([request], alpha=alpha, adjust=adjust)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class FailureRequest:
+    """The arguments of one :func:`explain_failures` call, for :func:`explain_many`."""
+
+    passed: npt.ArrayLike
+    """One bool per trial."""
+    features: Mapping[str, npt.ArrayLike]
+    """Name → one value per trial."""
+    kinds: Mapping[str, str]
+    """Name → one of :data:`FEATURE_KINDS` (else taken from the dtype)."""
+    labels: Mapping[str, str]
+    """Name → words for a person."""
+    tables: Sequence[ShareTable] = ()
+    """Binary features the caller counted already: tested before the binary ``features``."""
+    samples: Sequence[NumericSample] = ()
+    """Numeric features the caller split already (each varies, every value finite): tested
+    before the numeric ``features``."""
+
+
+ShareTable = tuple[str, str | None, str, str | None, tuple[int, int, int, int]]
+"""A binary feature counted: name, level, kind, label, and (failing with, failing without,
+passing with, passing without)."""
+NumericSample = tuple[str, str, str | None, npt.NDArray[np.float64], npt.NDArray[np.float64]]
+"""A numeric feature split: name, kind, label, the failing and the passing trials' values."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """One test case's features, sorted into Fisher tables and U-test samples, not yet run."""
+
+    shares: list[_Share]
+    numeric: list[tuple[str, str, str | None, npt.NDArray[np.float64], npt.NDArray[np.float64]]]
+    """Name, kind, label, the failing and the passing trials' values."""
+
+
+def explain_many(
+    requests: Sequence[FailureRequest], alpha: float = 0.05, adjust: str = Adjustment.HOLM
+) -> list[list[FailureFactor]]:
+    """:func:`explain_failures` of many test cases, their statistical tests run together.
+
+    Each test case's findings are those of its own call, bit for bit: a Fisher p-value
+    depends on its table alone and each U test on its own two samples, so the tables of every
+    case are tested in one vectorised pass and the U tests in another (a set of thousands of
+    tests would otherwise pay scipy's overhead per test). A finding is put in words only once
+    its adjusted p-value is known to lie below ``alpha``.
+    """
     if not 0 < alpha < 1:
         raise ConfigError(f"alpha must lie strictly between 0 and 1 (got {alpha})")
-    ok = np.asarray(passed, dtype=bool).ravel()
+    plans = [_plan(r) for r in requests]
+    shares = [s for plan in plans if plan is not None for s in plan.shares]
+    tables = np.array([s.table for s in shares], dtype=np.int64).reshape(-1, 2, 2)
+    share_p = fisher_two_sided(tables).tolist() if shares else []
+    samples = [(f, p) for plan in plans if plan is not None for _, _, _, f, p in plan.numeric]
+    rank_p = _rank_sum_p_values(samples)
+    out: list[list[FailureFactor]] = []
+    at_share = at_rank = 0
+    for plan in plans:
+        if plan is None:
+            out.append([])
+            continue
+        k, m = len(plan.shares), len(plan.numeric)
+        p_values = share_p[at_share : at_share + k] + rank_p[at_rank : at_rank + m]
+        at_share, at_rank = at_share + k, at_rank + m
+        out.append(_significant(plan, p_values, alpha, adjust))
+    return out
+
+
+def _plan(request: FailureRequest) -> _Plan | None:
+    """Sort one case's features into tables and samples; None when nothing can be tested.
+
+    The binary features' tables are counted together, and the numeric features' samples
+    split together, as rows of one matrix each (the same integers and the same arrays as one
+    feature at a time).
+    """
+    ok = np.asarray(request.passed, dtype=bool).ravel()
     failed = ~ok
     n = ok.size
-    kinds = kinds or {}
-    labels = labels or {}
-    found: list[FailureFactor] = []
-    shares: list[_Share] = []
-    numeric: list[tuple[str, str, npt.NDArray[np.float64], npt.NDArray[np.float64]]] = []
+    kinds, labels = request.kinds, request.labels
     if not failed.any() or failed.all():
-        return []
-    for name, raw in features.items():
+        return None
+    # Shares in feature order: a binary feature's row of `flags`, or a categorical level's.
+    shares: list[_Share | tuple[str, str | None, int]] = []
+    flags: list[npt.NDArray[np.bool_]] = []
+    numeric: list[tuple[str, str, str | None]] = []
+    numbers: list[npt.NDArray[np.float64]] = []
+    for name, raw in request.features.items():
         values = np.asarray(raw)
         if values.ndim != 1 or values.size != n:
             raise ConfigError(f"feature {name!r} has {values.size} values for {n} trials")
@@ -289,55 +467,117 @@ def explain_failures(
         if kind not in FEATURE_KINDS:
             raise ConfigError(f"feature {name!r}: unknown kind {kind!r}")
         if kind == "binary":
-            shares.append(
-                _Share.of(name, None, kind, values.astype(bool), failed, labels.get(name))
-            )
+            shares.append((name, labels.get(name), len(flags)))
+            flags.append(values.astype(bool))
         elif kind == "categorical":
-            known = np.array([v is not None for v in values.tolist()], dtype=bool)
-            names = np.array([str(v) for v in values.tolist()], dtype=object)
-            sub_failed = failed[known]
-            if sub_failed.all() or not sub_failed.any():
-                continue
-            levels = sorted(set(names[known].tolist()))
-            if len(levels) < 2:
-                continue
-            if len(levels) == 2:
-                # Two levels are one hypothesis: report the one over-represented in failures.
-                lab = names[known]
-                gap = [
-                    float((lab[sub_failed] == lv).mean() - (lab[~sub_failed] == lv).mean())
-                    for lv in levels
-                ]
-                levels = [levels[int(np.argmax(gap))]]
-            for level in levels:
-                has = names[known] == level
-                shares.append(_Share.of(name, level, kind, has, sub_failed, labels.get(name)))
+            shares.extend(_levels(name, values, failed, labels.get(name)))
         else:
-            sample = _numeric_samples(values.astype(np.float64), failed)
-            if sample is not None:
-                numeric.append((name, kind, *sample))
-    found.extend(_share_factors(shares))
-    p_values = _rank_sum_p_values([(fail_x, pass_x) for _, _, fail_x, pass_x in numeric])
-    for (name, kind, fail_x, pass_x), p in zip(numeric, p_values, strict=True):
-        found.append(_numeric_factor(name, kind, fail_x, pass_x, p, labels.get(name)))
-    if not found:
+            numeric.append((name, kind, labels.get(name)))
+            numbers.append(values.astype(np.float64))
+    tables = _tables(flags, failed)
+    planned = [_Share(*table) for table in request.tables]
+    planned += [
+        s if isinstance(s, _Share) else _Share(s[0], None, "binary", s[1], tables[s[2]])
+        for s in shares
+    ]
+    samples = _samples(numbers, failed)
+    tested = list(request.samples)
+    tested += [
+        (name, kind, label, *sample)
+        for (name, kind, label), sample in zip(numeric, samples, strict=True)
+        if sample is not None
+    ]
+    return _Plan(planned, tested)
+
+
+def _tables(
+    flags: list[npt.NDArray[np.bool_]], failed: npt.NDArray[np.bool_]
+) -> list[tuple[int, int, int, int]]:
+    """:attr:`_Share.table` of each binary feature's flags."""
+    if not flags:
         return []
-    adjusted = adjust_p_values([f.p_value for f in found], adjust)
+    has = np.stack(flags)
+    with_failed = (has & failed).sum(axis=1)
+    with_passed = (has & ~failed).sum(axis=1)
+    n_failed = int(failed.sum())
+    n_passed = failed.size - n_failed
+    return [
+        (a, n_failed - a, c, n_passed - c)
+        for a, c in zip(with_failed.tolist(), with_passed.tolist(), strict=True)
+    ]
+
+
+def _samples(
+    numbers: list[npt.NDArray[np.float64]], failed: npt.NDArray[np.bool_]
+) -> list[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None]:
+    """:func:`_numeric_samples` of each numeric feature's values."""
+    if not numbers:
+        return []
+    x = np.stack(numbers)
+    finite: list[bool] = np.all(np.isfinite(x), axis=1).tolist()
+    fail_x, pass_x = x[:, failed], x[:, ~failed]
+    constant: list[bool] = np.equal(x.max(axis=1), x.min(axis=1)).tolist()
+    return [
+        (None if constant[row] else (fail_x[row], pass_x[row]))
+        if finite[row]
+        else _numeric_samples(numbers[row], failed)
+        for row in range(len(numbers))
+    ]
+
+
+def _levels(
+    name: str, values: npt.NDArray[np.generic], failed: npt.NDArray[np.bool_], label: str | None
+) -> list[_Share]:
+    """The shares of a categorical feature: each level against the rest (one of two)."""
+    known = np.array([v is not None for v in values.tolist()], dtype=bool)
+    names = np.array([str(v) for v in values.tolist()], dtype=object)
+    sub_failed = failed[known]
+    if sub_failed.all() or not sub_failed.any():
+        return []
+    levels = sorted(set(names[known].tolist()))
+    if len(levels) < 2:
+        return []
+    if len(levels) == 2:
+        # Two levels are one hypothesis: report the one over-represented in failures.
+        lab = names[known]
+        gap = [
+            float((lab[sub_failed] == lv).mean() - (lab[~sub_failed] == lv).mean()) for lv in levels
+        ]
+        levels = [levels[int(np.argmax(gap))]]
+    return [
+        _Share.of(name, level, "categorical", names[known] == level, sub_failed, label)
+        for level in levels
+    ]
+
+
+def _significant(
+    plan: _Plan, p_values: list[float], alpha: float, adjust: str
+) -> list[FailureFactor]:
+    """The findings whose p-value, adjusted over all of them, lies below ``alpha``."""
+    if not p_values:
+        return []
+    adjusted = adjust_p_values(p_values, adjust)
     out = []
-    for factor, p_adj in zip(found, adjusted, strict=True):
-        if p_adj < alpha:
-            out.append(
-                FailureFactor(
-                    factor.feature,
-                    factor.level,
-                    factor.kind,
-                    factor.test,
-                    factor.effect,
-                    factor.fail_value,
-                    factor.pass_value,
-                    factor.p_value,
-                    float(p_adj),
-                    factor.detail.replace("{p}", _p(float(p_adj))),
-                )
+    k = len(plan.shares)
+    for i in np.flatnonzero(adjusted < alpha).tolist():
+        p, p_adj = p_values[i], float(adjusted[i])
+        if i < k:
+            factor = plan.shares[i].factor(p)
+        else:
+            name, kind, label, fail_x, pass_x = plan.numeric[i - k]
+            factor = _numeric_factor(name, kind, fail_x, pass_x, p, label)
+        out.append(
+            FailureFactor(
+                factor.feature,
+                factor.level,
+                factor.kind,
+                factor.test,
+                factor.effect,
+                factor.fail_value,
+                factor.pass_value,
+                factor.p_value,
+                p_adj,
+                factor.detail.replace("{p}", _p(p_adj)),
             )
+        )
     return sorted(out, key=lambda f: (f.p_adjusted, f.feature, f.level or ""))

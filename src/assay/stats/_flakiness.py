@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from assay.errors import ConfigError, InsufficientDataError
-from assay.stats._consistency import tool_consistency
+from assay.stats._consistency import ToolConsistency, tool_consistency
 from assay.stats._tool_paths import ToolPaths
 
 WEIGHTS: Final = {
@@ -64,13 +64,8 @@ def _array(values: npt.ArrayLike, n: int, name: str) -> npt.NDArray[np.float64]:
     return array
 
 
-def _cv(values: npt.NDArray[np.float64]) -> float | None:
-    """Coefficient of variation std/|mean| capped at 1; None without two finite values."""
-    finite = values[np.isfinite(values)]
-    if finite.size < 2:
-        return None
-    mean = float(np.mean(finite))
-    std = float(np.std(finite, ddof=1))
+def _cv(mean: float, std: float) -> float:
+    """Coefficient of variation std/|mean| capped at 1, of values with this mean and std."""
     if std == 0.0:
         return 0.0
     if mean == 0.0:
@@ -128,8 +123,59 @@ def flakiness(
     n = int(outcome.size)
     if n == 0:
         raise InsufficientDataError("flakiness needs at least one trial")
+    consistency = None
+    if tool_sequences is not None:
+        if len(tool_sequences) != n:
+            raise ConfigError(f"tool_sequences has {len(tool_sequences)} entries for {n} trials")
+        consistency = tool_consistency(tool_sequences, similarity=False)
+    n_err = None
+    if errors is not None:
+        n_err = int(_array(errors, n, "errors").astype(bool).sum())
+    spreads: dict[str, tuple[float, float]] = {}
+    for name, values, label in (
+        ("score_dispersion", scores, "score"),
+        ("path_length_dispersion", step_counts, "number of steps"),
+        ("latency_dispersion", latencies, "latency"),
+    ):
+        if values is None:
+            continue
+        array = _array(values, n, label)
+        finite = array[np.isfinite(array)]
+        if finite.size >= 2:
+            spreads[name] = float(np.mean(finite)), float(np.std(finite, ddof=1))
+    return flakiness_of(
+        n, int(outcome.sum()), consistency=consistency, errors=n_err, spreads=spreads
+    )
+
+
+_SPREADS: Final = (
+    ("score_dispersion", "score"),
+    ("path_length_dispersion", "number of steps"),
+    ("latency_dispersion", "latency"),
+)
+
+
+def flakiness_of(
+    n: int,
+    n_pass: int,
+    *,
+    consistency: ToolConsistency | None,
+    errors: int | None,
+    spreads: Mapping[str, tuple[float, float]],
+) -> Flakiness:
+    """:func:`flakiness` from what it reads of the trials (a caller that has it already).
+
+    Args:
+        n: Trials (≥ 1).
+        n_pass: Passing trials.
+        consistency: The trials' tool consistency (its agreement and distinct paths); None
+            to leave the tool-path component out.
+        errors: Error trials; None to leave the error rate out.
+        spreads: ``score_dispersion``, ``path_length_dispersion``, ``latency_dispersion`` →
+            the mean and standard deviation (ddof 1) of the finite values, where there are two
+            or more.
+    """
     factors: list[Factor] = []
-    n_pass = int(outcome.sum())
     rate = n_pass / n
     instability = 4 * rate * (1 - rate)
     if 0 < n_pass < n:
@@ -139,45 +185,32 @@ def flakiness(
         detail = f"outcome is steady: {'all' if n_pass else 'none'} of {n} {trials} passed"
     factors.append(Factor("outcome_instability", instability, detail))
 
-    if tool_sequences is not None:
-        if len(tool_sequences) != n:
-            raise ConfigError(f"tool_sequences has {len(tool_sequences)} entries for {n} trials")
-        consistency = tool_consistency(tool_sequences, similarity=False)
-        if consistency.agreement is not None:
-            value = 1.0 - consistency.agreement
-            if consistency.distinct == 1:
-                detail = f"tool path is the same in all {n} trials"
-            else:
-                detail = (
-                    f"tool path varies: {consistency.distinct} distinct sequences in {n} "
-                    f"trials; two trials take the same path {consistency.agreement:.0%} of "
-                    f"the time"
-                )
-            factors.append(Factor("tool_path_inconsistency", value, detail))
+    if consistency is not None and consistency.agreement is not None:
+        value = 1.0 - consistency.agreement
+        if consistency.distinct == 1:
+            detail = f"tool path is the same in all {n} trials"
+        else:
+            detail = (
+                f"tool path varies: {consistency.distinct} distinct sequences in {n} "
+                f"trials; two trials take the same path {consistency.agreement:.0%} of "
+                f"the time"
+            )
+        factors.append(Factor("tool_path_inconsistency", value, detail))
 
     if errors is not None:
-        errored = _array(errors, n, "errors").astype(bool)
-        n_err = int(errored.sum())
         detail = (
-            f"{n_err} of {n} trials errored ({n_err / n:.0%})"
-            if n_err
+            f"{errors} of {n} trials errored ({errors / n:.0%})"
+            if errors
             else f"no trial errored in {n}"
         )
-        factors.append(Factor("error_rate", n_err / n, detail))
+        factors.append(Factor("error_rate", errors / n, detail))
 
-    for name, values, label in (
-        ("score_dispersion", scores, "score"),
-        ("path_length_dispersion", step_counts, "number of steps"),
-        ("latency_dispersion", latencies, "latency"),
-    ):
-        if values is None:
+    for name, label in _SPREADS:
+        spread = spreads.get(name)
+        if spread is None:
             continue
-        array = _array(values, n, label)
-        cv = _cv(array)
-        if cv is None:
-            continue
-        finite = array[np.isfinite(array)]
-        mean, std = float(finite.mean()), float(finite.std(ddof=1))
+        mean, std = spread
+        cv = _cv(mean, std)
         unit = " s" if label == "latency" else ""
         detail = (
             f"{label} varies: mean {mean:.3g}{unit}, standard deviation {std:.3g}{unit} "

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+import numpy as np
 
 from assay.errors import ConfigError
 
@@ -55,10 +58,11 @@ def pass_at_k(n: int, c: int, k: int) -> PassAtK:
         return PassAtK(k, None, _too_few(n, k))
     if n - c < k:
         return PassAtK(k, 1.0)
-    product = 1.0
-    for i in range(n - c + 1, n + 1):
-        product *= 1.0 - k / i
-    return PassAtK(k, 1.0 - product)
+    # The terms made by numpy (the same IEEE quotients and differences as Python's), then
+    # multiplied in order, left to right, by math.prod: the loop's product, bit for bit, at
+    # a fraction of its cost for tens of thousands of trials.
+    terms = 1.0 - k / np.arange(n - c + 1, n + 1, dtype=np.int64)
+    return PassAtK(k, 1.0 - math.prod(terms.tolist()))
 
 
 def pass_hat_k(n: int, c: int, k: int) -> PassAtK:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,6 +13,7 @@ import numpy.typing as npt
 
 from assay.choices import ScoreInterval
 from assay.errors import ConfigError, InsufficientDataError
+from assay.stats._moments import sample_moments
 
 SCORE_CI_METHODS = tuple(ScoreInterval)
 """How the interval of a mean score can be computed."""
@@ -123,6 +125,63 @@ def score_summary(
     return ScoreSummary(
         n, mean, std, float(x.min()), float(x.max()), p50, p90, low, high, ci, confidence
     )
+
+
+def score_summaries(
+    samples: Sequence[npt.ArrayLike],
+    confidences: Sequence[float],
+    ci: str = ScoreInterval.T,
+    seed: int | None = 0,
+) -> list[ScoreSummary]:
+    """:func:`score_summary` of many samples (each at its own confidence), the same figures.
+
+    The ``t`` summaries of samples of one size are computed together
+    (:func:`~assay.stats._moments.sample_moments`: each figure is the lone sample's, bit for
+    bit, and the interval is the same arithmetic on them); bootstrap intervals, and samples
+    :func:`score_summary` would refuse, go through it one by one.
+    """
+    arrays = [np.asarray(v, dtype=np.float64).ravel() for v in samples]
+    if (
+        ci != ScoreInterval.T
+        or not arrays
+        or any(a.size == 0 for a in arrays)
+        or not np.isfinite(np.concatenate(arrays)).all()
+        or not all(0 < c < 1 for c in confidences)
+    ):
+        return [
+            score_summary(a, c, ci=ci, seed=seed) for a, c in zip(arrays, confidences, strict=True)
+        ]
+    m = sample_moments(arrays)
+    out = []
+    columns = (m.n.tolist(), m.mean.tolist(), m.std.tolist(), m.min.tolist(), m.max.tolist())
+    quantiles = (m.p50.tolist(), m.p90.tolist())
+    for i, (n, mean, spread, low, high) in enumerate(zip(*columns, strict=True)):
+        std: float | None = None
+        ci_low: float | None = None
+        ci_high: float | None = None
+        if n >= 2:
+            std = spread
+            if std == 0.0:
+                ci_low = ci_high = mean
+            else:
+                sem = std / math.sqrt(n)
+                t_low, t_high = _t_quantiles(confidences[i], n - 1)
+                ci_low, ci_high = t_low * sem + mean, t_high * sem + mean
+        summary = ScoreSummary(
+            n,
+            mean,
+            std,
+            low,
+            high,
+            quantiles[0][i],
+            quantiles[1][i],
+            ci_low,
+            ci_high,
+            ci,
+            confidences[i],
+        )
+        out.append(summary)
+    return out
 
 
 def _bootstrap(

@@ -57,6 +57,9 @@ class ToolPaths:
         if chosen.size == 0:
             return None
         counts = np.bincount(chosen, minlength=len(self.distinct))
+        most = np.flatnonzero(counts == counts.max())
+        if most.size == 1:  # no tie: no need to know which they took first
+            return self.distinct[int(most[0])]
         first = np.full(len(self.distinct), chosen.size, dtype=np.intp)
         np.minimum.at(first, chosen, np.arange(chosen.size))
         best = np.lexsort((first, -counts))[0]

@@ -1,0 +1,651 @@
+"""Every test's figures from one read of the trials table (:func:`figures_by_test`).
+
+:func:`~assay.judge._figures.test_figures` reads one test's rows through a dozen Polars queries
+and numpy and scipy calls; a set of thousands of tests pays that overhead thousands of times
+(5,000 tests of 200 trials: about 20 CPU-s). Here the columns are read once for the whole
+table — numpy arrays, the scores split by name, the tool paths and model lists coded once —
+and each test is a range of rows of them. What numpy or scipy would be called for once a test
+is asked of every test at once: the means, spreads and percentiles of samples of one size in
+one matrix (:func:`assay.stats.sample_moments`), the failure explanations' tests together
+(:func:`assay.stats.explain_many`). Each test's figures are those :func:`test_figures` gives,
+bit for bit (``tests/judge/test_all_figures.py``); a test whose rows need what only the
+per-test path does (a trial naming a score twice, whose values Polars averages) is handed
+to it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from assay.analysis import column_features, is_work_feature, model_features, path_features
+from assay.analysis import columns as tc
+from assay.judge._figures import (
+    DurationSummary,
+    Figures,
+    Usage,
+    _first_error,
+    _k_values,
+    primary_score,
+    test_figures,
+)
+from assay.judge._tool_errors import ToolErrors, tool_errors
+from assay.stats import (
+    FailureRequest,
+    Flakiness,
+    Moments,
+    ScoreSummary,
+    ToolConsistency,
+    ToolPaths,
+    explain_many,
+    flakiness_of,
+    pass_at_ks,
+    pass_hat_ks,
+    sample_moments,
+    score_summaries,
+    tool_consistency,
+)
+
+__all__ = ["TestRows", "figures_by_test"]
+
+IntArray = npt.NDArray[np.intp]
+_T = TypeVar("_T", bound=np.generic)
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True, slots=True)
+class TestRows:
+    """One test: its rows of the trials table and how they are judged."""
+
+    __test__ = False  # not a pytest test class
+
+    start: int
+    """Its first row."""
+    stop: int
+    """One past its last row."""
+    exclude_errors: bool
+    """Error trials are left out of the counted trials (``errors="exclude"``)."""
+    confidence: float
+    """Confidence of its score intervals."""
+
+
+def figures_by_test(
+    table: pl.DataFrame,
+    tests: Sequence[TestRows],
+    *,
+    ks: tuple[int, ...],
+    score_ci: str,
+    seed: int,
+    alpha: float,
+) -> list[Figures]:
+    """:func:`~assay.judge._figures.test_figures` of every test, in the order of ``tests``.
+
+    Args:
+        table: The trials table; each test is a range of its rows.
+        tests: The tests' rows, error policies and score confidences.
+        ks: The k of pass@k and pass^k.
+        score_ci: ``t`` or ``bootstrap``.
+        seed: Seed of bootstrap resampling.
+        alpha: Significance level of the failure explanations.
+    """
+    if table[tc.PASSED].null_count() or table[tc.ERROR].null_count():
+        # Nulls where the per-test path reads a flag: it decides what they mean.
+        return [_one(table, t, ks, score_ci, seed, alpha) for t in tests]
+    ranges = [(t.start, t.stop) for t in tests]
+    read = _Read.of(table, ranges)
+    samples = _Samples()
+    drafts: list[_Draft | Figures] = []
+    lists = zip(read.paths.by_range(ranges), read.models.by_range(ranges), strict=True)
+    for at, (test, ((distinct, index), models)) in enumerate(zip(tests, lists, strict=True)):
+        if read.scores.twice is not None and read.scores.twice[test.start : test.stop].any():
+            drafts.append(_one(table, test, ks, score_ci, seed, alpha))
+        else:
+            paths = ToolPaths(distinct, index)
+            drafts.append(read.draft(at, test, tuple(ks), samples, paths, models))
+    spreads = sample_moments(samples.spreads, percentiles=False)
+    durations = sample_moments(samples.durations, spread=False)
+    summaries = score_summaries(samples.scores, samples.confidences, ci=score_ci, seed=seed)
+    figures = [
+        d if isinstance(d, Figures) else d.figures(spreads, durations, summaries) for d in drafts
+    ]
+    asking = [(i, d.request) for i, d in enumerate(drafts) if isinstance(d, _Draft) and d.request]
+    if asking:
+        found = explain_many([r for _, r in asking if r is not None], alpha=alpha)
+        for (i, _), factors in zip(asking, found, strict=True):
+            figures[i] = replace(figures[i], failure_explanations=tuple(factors))
+    return figures
+
+
+def _one(
+    table: pl.DataFrame, test: TestRows, ks: tuple[int, ...], score_ci: str, seed: int, alpha: float
+) -> Figures:
+    """One test's figures by the per-test path."""
+    trials = table.slice(test.start, test.stop - test.start)
+    counted = trials.filter(~pl.col(tc.ERROR)) if test.exclude_errors else trials
+    return test_figures(
+        trials,
+        counted,
+        confidence=test.confidence,
+        ks=ks,
+        score_ci=score_ci,
+        seed=seed,
+        alpha=alpha,
+    )
+
+
+class _Samples:
+    """The samples every test's figures ask numpy about, to be answered all at once."""
+
+    def __init__(self) -> None:
+        self.spreads: list[FloatArray] = []
+        self.durations: list[FloatArray] = []
+        self.scores: list[FloatArray] = []
+        self.confidences: list[float] = []
+
+    def add_spread(self, values: FloatArray) -> int:
+        """Ask for the mean and spread of ``values``; the answer's position."""
+        self.spreads.append(values)
+        return len(self.spreads) - 1
+
+    def add_durations(self, values: FloatArray) -> int:
+        """Ask for the mean and p90 of ``values``; the answer's position."""
+        self.durations.append(values)
+        return len(self.durations) - 1
+
+    def add_score(self, values: FloatArray, confidence: float) -> int:
+        """Ask for the score summary of ``values``; its position among the summaries."""
+        self.scores.append(values)
+        self.confidences.append(confidence)
+        return len(self.scores) - 1
+
+
+@dataclass(slots=True)  # not frozen: made once a test, its __init__ plain assignments
+class _Draft:
+    """One test's figures with the numbers still to come from the samples' answers."""
+
+    n: int
+    n_passed: int
+    n_errors: int
+    unknown: int
+    scores: dict[str, int]
+    """Score name → its summary's position."""
+    primary: str | None
+    consistency: ToolConsistency | None
+    spreads: dict[str, int]
+    """Flakiness component → the position of its finite values' moments."""
+    durations: int
+    usage: Usage
+    pass_k: tuple[dict[str, float | None] | None, dict[str, float | None] | None, tuple[str, ...]]
+    first_error: str | None
+    tool_errors: ToolErrors | None
+    request: FailureRequest | None
+    trials: int
+    """Every trial of the test, error trials included."""
+    passed_all: int
+    """Passing trials among them."""
+
+    def figures(
+        self, spread: Moments, durations: Moments, summaries: Sequence[ScoreSummary]
+    ) -> Figures:
+        """The figures, given the answers (failure explanations still to come)."""
+        scores = {name: summaries[at] for name, at in self.scores.items()}
+        flaky: Flakiness | None = None
+        if self.trials:
+            spreads = {
+                name: (float(spread.mean[at]), float(spread.std[at]))
+                for name, at in self.spreads.items()
+                if spread.n[at] >= 2
+            }
+            flaky = flakiness_of(
+                self.trials,
+                self.passed_all,
+                consistency=self.consistency,
+                errors=self.n_errors,
+                spreads=spreads,
+            )
+        at = self.durations
+        duration = (
+            DurationSummary(float(durations.mean[at]), float(durations.p90[at]))
+            if durations.n[at]
+            else DurationSummary(None, None)
+        )
+        pass_at_k, pass_hat_k, notes = self.pass_k
+        return Figures(
+            usage=None if self.unknown else self.usage,
+            duration_s=duration,
+            pass_at_k=pass_at_k,
+            pass_hat_k=pass_hat_k,
+            scores=scores,
+            primary_score=self.primary if scores else None,
+            tool_consistency=(
+                self.consistency if self.trials >= 2 and self.consistency is not None else None
+            ),
+            flakiness=flaky,
+            failure_explanations=(),
+            first_error=self.first_error,
+            tool_errors=self.tool_errors,
+            work_unknown=self.unknown,
+            notes=notes,
+        )
+
+
+@functools.lru_cache(maxsize=4096)
+def _pass_k(
+    n: int, passed: int, ks: tuple[int, ...]
+) -> tuple[
+    tuple[tuple[str, float | None], ...], tuple[tuple[str, float | None], ...], tuple[str, ...]
+]:
+    """pass@k, pass^k and their notes for these counts (thousands of tests repeat few)."""
+    notes: list[str] = []
+    at = _k_values(pass_at_ks(n, passed, ks), "pass@", notes)
+    hat = _k_values(pass_hat_ks(n, passed, ks), "pass^", notes)
+    return tuple(at.items()), tuple(hat.items()), tuple(notes)
+
+
+@dataclass(frozen=True, slots=True)
+class _Lists:
+    """A ``list[str]`` column coded once: each distinct list, and per row the code of its own."""
+
+    distinct: list[tuple[str, ...]]
+    codes: IntArray
+
+    @classmethod
+    def of(cls, values: pl.Series) -> _Lists:
+        """Distinct lists in no particular order (each test numbers its own, in row order)."""
+        frame = pl.DataFrame({"_list": values.fill_null([])}).with_row_index("_row")
+        groups = frame.group_by("_list").agg(pl.col("_row"))
+        codes = np.empty(frame.height, dtype=np.intp)
+        members = groups.with_row_index("_k").select("_k", "_row").explode("_row")
+        codes[members["_row"].to_numpy()] = members["_k"].to_numpy()
+        return cls([tuple(v) for v in groups["_list"].to_list()], codes)
+
+    @classmethod
+    def none(cls, rows: int) -> _Lists:
+        """Every row the empty list (where no list could tell trials apart)."""
+        return cls([()], np.zeros(rows, dtype=np.intp))
+
+    def local(self, codes: IntArray) -> tuple[tuple[tuple[str, ...], ...], IntArray]:
+        """Some rows' distinct lists in the order the rows first hold them, and their index.
+
+        What :func:`assay.analysis._features.distinct_lists` gives for those rows alone.
+        """
+        used, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        order = np.argsort(first)
+        rank = np.empty(used.size, dtype=np.intp)
+        rank[order] = np.arange(used.size)
+        return tuple(self.distinct[k] for k in used[order].tolist()), rank[inverse.ravel()]
+
+    def by_range(
+        self, ranges: Sequence[tuple[int, int]]
+    ) -> list[tuple[tuple[tuple[str, ...], ...], IntArray]]:
+        """:meth:`local` of each range of rows, all ranges numbered in one pass."""
+        if not ranges:
+            return []
+        if len(self.distinct) == 1:  # one list for every row (one model, say)
+            return [
+                (tuple(self.distinct) if b > a else (), np.zeros(b - a, dtype=np.intp))
+                for a, b in ranges
+            ]
+        starts = np.array([a for a, _ in ranges], dtype=np.int64)
+        sizes = np.array([b for _, b in ranges], dtype=np.int64) - starts
+        offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        rows = np.arange(offsets[-1]) - np.repeat(offsets[:-1] - starts, sizes)
+        which = np.repeat(np.arange(sizes.size), sizes)
+        width = max(len(self.distinct), 1)
+        used, first, inverse = np.unique(
+            which * width + self.codes[rows], return_index=True, return_inverse=True
+        )
+        # First holdings come range by range (the rows are laid out so), then in row order.
+        order = np.argsort(first)
+        rank = np.empty(used.size, dtype=np.int64)
+        rank[order] = np.arange(used.size)
+        held = np.zeros(sizes.size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(used // width, minlength=sizes.size), out=held[1:])
+        index = (rank[inverse.ravel()] - held[which]).astype(np.intp)
+        codes = (used[order] % width).tolist()
+        bounds, heads = offsets.tolist(), held.tolist()
+        return [
+            (
+                tuple(self.distinct[k] for k in codes[heads[t] : heads[t + 1]]),
+                index[bounds[t] : bounds[t + 1]],
+            )
+            for t in range(sizes.size)
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Scores:
+    """Every score name's value per row of the table (NaN where a row has none)."""
+
+    values: dict[str, FloatArray]
+    """Name → value per row, names sorted."""
+    present: dict[str, BoolArray]
+    """Name → whether the row records that name (its value may still be null)."""
+    held: dict[str, list[int]]
+    """Name → per range of rows asked about, the rows recording it."""
+    twice: BoolArray | None
+    """Rows recording a name twice (their mean is Polars'); None when no row does."""
+    clean: dict[str, bool]
+    """Name → every row of the table has a finite value of it (no NaN to leave out)."""
+
+    @classmethod
+    def of(cls, table: pl.DataFrame, ranges: Sequence[tuple[int, int]]) -> _Scores:
+        rows = (
+            table.select(tc.SCORES)
+            .with_row_index("_trial")
+            .explode(tc.SCORES)
+            .unnest(tc.SCORES)
+            .drop_nulls("name")
+        )
+        twice = None
+        longest = table[tc.SCORES].list.len().max()
+        if isinstance(longest, int) and longest > 1:  # else no trial holds a name twice
+            repeated = rows.filter(pl.struct("_trial", "name").is_duplicated())
+            if repeated.height:
+                twice = np.zeros(table.height, dtype=bool)
+                twice[repeated["_trial"].to_numpy()] = True
+        values: dict[str, FloatArray] = {}
+        present: dict[str, BoolArray] = {}
+        for (name,), part in rows.group_by("name"):
+            trial = part["_trial"].to_numpy()
+            values[str(name)] = np.full(table.height, np.nan)
+            values[str(name)][trial] = part["value"].to_numpy()
+            present[str(name)] = np.zeros(table.height, dtype=bool)
+            present[str(name)][trial] = True
+        names = sorted(values)
+        return cls(
+            {k: values[k] for k in names},
+            {k: present[k] for k in names},
+            {k: range_sums(present[k], ranges) for k in names},
+            twice,
+            {k: bool(np.isfinite(values[k]).all()) for k in names},
+        )
+
+    def of_rows(
+        self, at: int, start: int, stop: int, keep: BoolArray | None
+    ) -> dict[str, FloatArray]:
+        """:func:`~assay.judge._figures.per_trial_scores` of rows ``start:stop`` (``keep``).
+
+        ``at`` is the position of the range among those the names were counted over.
+        """
+        out = {}
+        for name, held in self.held.items():
+            if not held[at]:
+                continue
+            values = self.values[name][start:stop]
+            if keep is None:
+                out[name] = values
+            elif self.present[name][start:stop][keep].any():
+                out[name] = values[keep]
+        return out
+
+
+def _models(table: pl.DataFrame) -> int:
+    """Distinct model names in the table: with one or none, no model tells trials apart."""
+    return table[tc.MODELS].explode().drop_nulls().n_unique()
+
+
+def range_sums(values: npt.NDArray[np.generic], ranges: Sequence[tuple[int, int]]) -> list[int]:
+    """The sum of ``values`` over each range of rows (integers or flags), exact.
+
+    Ranges that cover the rows one after the other (each test's trials, in order) are summed
+    by one ``np.add.reduceat``, without an array of the rows' running sums; others through
+    the running sums.
+    """
+    if not ranges:
+        return []
+    bounds = np.array(ranges, dtype=np.int64).reshape(-1, 2)
+    starts, stops = bounds[:, 0], bounds[:, 1]
+    if (
+        starts[0] == 0
+        and stops[-1] == values.size
+        and bool((starts[1:] == stops[:-1]).all())
+        and bool((stops > starts).all())
+    ):
+        return np.add.reduceat(values, starts, dtype=np.int64).tolist()  # type: ignore[no-any-return]
+    running = np.zeros(values.size + 1, dtype=np.int64)
+    np.cumsum(values, out=running[1:])
+    return (running[stops] - running[starts]).tolist()  # type: ignore[no-any-return]
+
+
+def _floats(table: pl.DataFrame, column: str) -> FloatArray:
+    """A numeric column as float64 (null: NaN), as each test's ``to_numpy().astype(float)``."""
+    return np.asarray(table[column].to_numpy(), dtype=np.float64)
+
+
+def _ints(table: pl.DataFrame, column: str) -> npt.NDArray[np.int64]:
+    """An integer or flag column for sums (nulls add nothing, as in Polars' sum)."""
+    return np.asarray(table[column].fill_null(0).to_numpy(), dtype=np.int64)
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """The columns the figures read, once for the whole table."""
+
+    table: pl.DataFrame
+    passed: BoolArray
+    error: BoolArray
+    tool_calls: FloatArray
+    llm_calls: FloatArray
+    error_spans: FloatArray
+    durations: FloatArray
+    durations_finite: bool
+    """No duration is infinite: the finite durations are the known ones."""
+    clean: frozenset[str]
+    """The float columns whose every value is finite: nothing to leave out of a sample."""
+    sums: dict[str, list[int]]
+    """Per range of rows asked about, the sums of the counted columns."""
+    scores: _Scores
+    paths: _Lists
+    models: _Lists
+
+    @classmethod
+    def of(cls, table: pl.DataFrame, ranges: Sequence[tuple[int, int]]) -> _Read:
+        unknown = (
+            _ints(table, tc.WORK_UNKNOWN)
+            if tc.WORK_UNKNOWN in table.columns
+            else np.zeros(table.height, dtype=np.int64)
+        )
+        passed = np.asarray(table[tc.PASSED].to_numpy(), dtype=bool)
+        error = np.asarray(table[tc.ERROR].to_numpy(), dtype=bool)
+        durations = _floats(table, tc.DURATION_S)
+        tool_errors = _floats(table, tc.TOOL_ERRORS)
+        sums = {
+            tc.PASSED: range_sums(passed, ranges),
+            tc.ERROR: range_sums(error, ranges),
+            tc.WORK_UNKNOWN: range_sums(unknown, ranges),
+            tc.TOOL_ERRORS: range_sums(tool_errors > 0, ranges),  # null: NaN, not > 0
+            **{
+                c: range_sums(_ints(table, c), ranges)
+                for c in (tc.LLM_CALLS, tc.INPUT_TOKENS, tc.OUTPUT_TOKENS)
+            },
+        }
+        tool_calls = _floats(table, tc.TOOL_CALLS)
+        return cls(
+            table,
+            passed,
+            error,
+            tool_calls,
+            _floats(table, tc.LLM_CALLS),
+            _floats(table, tc.ERROR_SPANS),
+            durations,
+            not bool(np.isinf(durations).any()),
+            frozenset(
+                name
+                for name, column in ((tc.DURATION_S, durations), (tc.TOOL_CALLS, tool_calls))
+                if np.isfinite(column).all()
+            ),
+            sums,
+            _Scores.of(table, ranges),
+            _Lists.of(table[tc.TOOL_SEQUENCE]),
+            _Lists.of(table[tc.MODELS]) if _models(table) > 1 else _Lists.none(table.height),
+        )
+
+    def draft(
+        self,
+        at: int,
+        test: TestRows,
+        ks: tuple[int, ...],
+        samples: _Samples,
+        paths: ToolPaths,
+        models: tuple[tuple[tuple[str, ...], ...], IntArray],
+    ) -> _Draft:
+        """One test's figures, its samples handed to ``samples``.
+
+        Args:
+            at: Its position among the ranges the columns were summed over.
+            test: Its rows.
+            ks: The k of pass@k.
+            samples: Where to ask for means, spreads and score summaries.
+            paths: Its tool paths.
+            models: Its distinct model lists and each row's position in them.
+        """
+        start, stop = test.start, test.stop
+        size = stop - start
+        sums = self.sums
+        passed_all, n_errors = sums[tc.PASSED][at], sums[tc.ERROR][at]
+        keep = ~self.error[start:stop] if test.exclude_errors else None
+        if keep is None:
+            n, n_passed = size, passed_all
+        else:
+            ok = self.passed[start:stop][keep]
+            n, n_passed = int(ok.size), int(ok.sum())
+        scores = self.scores.of_rows(at, start, stop, None)
+        counted_scores = scores if keep is None else self.scores.of_rows(at, start, stop, keep)
+        primary = primary_score(counted_scores)
+        summaries = {}
+        for name, values in counted_scores.items():
+            known = values if self.scores.clean[name] else values[~np.isnan(values)]
+            if known.size:
+                summaries[name] = samples.add_score(known, test.confidence)
+        unknown = sums[tc.WORK_UNKNOWN][at]
+        consistency = tool_consistency(paths) if not unknown and size else None
+        durations = self.durations[start:stop]
+        clean = tc.DURATION_S in self.clean
+        known = durations if clean else durations[~np.isnan(durations)]
+        known_durations = samples.add_durations(known)
+        spreads: dict[str, int] = {}
+        if primary is not None:
+            values = scores[primary]
+            clean_scores = self.scores.clean[primary]
+            spreads["score_dispersion"] = samples.add_spread(
+                values if clean_scores else _finite(values)
+            )
+        if not unknown:
+            calls = self.tool_calls[start:stop]
+            clean_calls = tc.TOOL_CALLS in self.clean
+            spreads["path_length_dispersion"] = samples.add_spread(
+                calls if clean_calls else _finite(calls)
+            )
+        spreads["latency_dispersion"] = samples.add_spread(
+            known if clean or self.durations_finite else _finite(durations)
+        )
+        request = None
+        if 0 < n_passed < n:
+            request = self._request(start, stop, keep, paths, models, unknown)
+        pass_at, pass_hat, notes = _pass_k(n, n_passed, ks) if n else ((), (), ())
+        usage = Usage(sums[tc.LLM_CALLS][at], sums[tc.INPUT_TOKENS][at], sums[tc.OUTPUT_TOKENS][at])
+        return _Draft(
+            n=n,
+            n_passed=n_passed,
+            n_errors=n_errors,
+            unknown=unknown,
+            scores=summaries,
+            primary=primary,
+            consistency=consistency,
+            spreads=spreads,
+            durations=known_durations,
+            usage=usage,
+            pass_k=(dict(pass_at) if n else None, dict(pass_hat) if n else None, notes),
+            first_error=_first_error(self._rows(start, stop)) if n_errors else None,
+            tool_errors=None if unknown else self._tool_errors(at, start, stop),
+            request=request,
+            trials=size,
+            passed_all=passed_all,
+        )
+
+    def _rows(self, start: int, stop: int) -> pl.DataFrame:
+        return self.table.slice(start, stop - start)
+
+    def _tool_errors(self, at: int, start: int, stop: int) -> ToolErrors:
+        if not self.sums[tc.TOOL_ERRORS][at]:
+            return ToolErrors(0, 0)
+        return tool_errors(self._rows(start, stop))
+
+    def _request(
+        self,
+        start: int,
+        stop: int,
+        keep: BoolArray | None,
+        paths: ToolPaths,
+        models: tuple[tuple[tuple[str, ...], ...], IntArray],
+        unknown: int,
+    ) -> FailureRequest:
+        """The failure explanations' question: the counted trials' features."""
+
+        def rows(column: npt.NDArray[_T]) -> npt.NDArray[_T]:
+            values = column[start:stop]
+            return values[keep] if keep is not None else values
+
+        ok = rows(self.passed)
+        if keep is not None and not keep.all():
+            paths = ToolPaths(*self.paths.local(rows(self.paths.codes)))
+            models = self.models.local(rows(self.models.codes))
+        # The features of the tool path and of the models are counted per distinct path and
+        # model list (a table is the sum of its paths' trials, a sample their values through
+        # the index): what features_of gives per trial, without a row per trial and feature.
+        failed = ~ok
+        tables: list[tuple[str, str | None, str, str | None, tuple[int, int, int, int]]] = []
+        samples: list[tuple[str, str, str | None, FloatArray, FloatArray]] = []
+        n_failed = int(failed.sum())
+        n_passed = ok.size - n_failed
+        model_sets, model_index = models
+        for features, index in (
+            (path_features(paths, ok), paths.index),
+            (model_features(model_sets), model_index),
+        ):
+            if not features:
+                continue
+            fails = np.bincount(index[failed], minlength=features[0].values.size)
+            passes = np.bincount(index[ok], minlength=features[0].values.size)
+            for f in features:
+                if unknown and is_work_feature(f.name):
+                    continue
+                if f.kind == "binary":
+                    has = f.values.astype(bool)
+                    a, c = int(fails[has].sum()), int(passes[has].sum())
+                    tables.append(
+                        (f.name, None, f.kind, f.label, (a, n_failed - a, c, n_passed - c))
+                    )
+                else:
+                    samples.append(
+                        (f.name, f.kind, f.label, f.values[index[failed]], f.values[index[ok]])
+                    )
+        columns = column_features(
+            error_spans=rows(self.error_spans),
+            tool_calls=rows(self.tool_calls),
+            llm_calls=rows(self.llm_calls),
+            durations=rows(self.durations),
+        )
+        if unknown:
+            columns = [f for f in columns if not is_work_feature(f.name)]
+        return FailureRequest(
+            ok,
+            {f.name: f.values for f in columns},
+            {f.name: f.kind for f in columns},
+            {f.name: f.label for f in columns},
+            tables=tables,
+            samples=samples,
+        )
+
+
+def _finite(values: FloatArray) -> FloatArray:
+    return values[np.isfinite(values)]
