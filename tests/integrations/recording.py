@@ -171,9 +171,33 @@ def record_framework(name: str, runs: Callable[[Recorder, bool], None], root: Pa
     return Recording(root / "api", root / "raw", root / "collected", recorder.api, recorder.raw)
 
 
+def in_run_order(trials: pl.DataFrame, test_ids: list[str]) -> pl.DataFrame:
+    """The trials in the order their sequential runs had (``test_ids``, one per run).
+
+    By start time; trials starting at the same instant (a clock of millisecond resolution, as
+    JavaScript's, gives a run that crashed and the next one the same start) are put in the
+    runs' order of tests, which their start times cannot tell.
+    """
+    rows = trials.with_row_index("_row").sort(tc.START_TIME, maintain_order=True).to_dicts()
+    order: list[int] = []
+    i = 0
+    while i < len(rows):
+        j = i
+        while j < len(rows) and rows[j][tc.START_TIME] == rows[i][tc.START_TIME]:
+            j += 1
+        tied = rows[i:j]
+        for test_id in test_ids[i:j]:
+            match = next((r for r in tied if r[tc.TEST_ID] == test_id), tied[0])
+            tied.remove(match)
+            order.append(match["_row"])
+        order.extend(r["_row"] for r in tied)
+        i = j
+    return trials[order]
+
+
 def assert_trials_match(trials: pl.DataFrame, truths: list[Truth], *, handoffs: bool = False):
     """Every trial equals its run's truth, field by field (runs were sequential)."""
-    rows = trials.sort(tc.START_TIME).to_dicts()
+    rows = in_run_order(trials, [t.test_id for t in truths]).to_dicts()
     assert len(rows) == len(truths), [r[tc.TEST_ID] for r in rows]
     for row, truth in zip(rows, truths, strict=True):
         got = {

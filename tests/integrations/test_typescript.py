@@ -20,7 +20,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from recording import InProcessCollector, Truth, assert_trials_match
+from recording import InProcessCollector, Truth, assert_trials_match, in_run_order
 
 import assay
 from assay import conventions as c
@@ -115,7 +115,10 @@ def test_every_trial_equals_the_agents_own_truth(recorded: Recorded, run: str) -
     analysis = assay.analyze(
         recorded.out, assay.AnalyzeOptions(test_attribute=c.AI_SDK_FUNCTION_ID)
     )
-    trials = analysis.trials.filter(pl.col(tc.TRACE_ID).is_in(traces.implode())).sort(tc.START_TIME)
+    trials = in_run_order(
+        analysis.trials.filter(pl.col(tc.TRACE_ID).is_in(traces.implode())),
+        [str(t["test_id"]) for t in truths],
+    )
     fields = ("test_id", "tools", "llm_calls", "input_tokens", "output_tokens", "outcome")
     assert_trials_match(
         trials,
