@@ -33,6 +33,7 @@ from assay.judge._figures import (
     _first_error,
     _k_values,
     primary_score,
+    score_rows,
     test_figures,
 )
 from assay.judge._tool_errors import ToolErrors, tool_errors
@@ -338,13 +339,7 @@ class _Scores:
 
     @classmethod
     def of(cls, table: pl.DataFrame, ranges: Sequence[tuple[int, int]]) -> _Scores:
-        rows = (
-            table.select(tc.SCORES)
-            .with_row_index("_trial")
-            .explode(tc.SCORES)
-            .unnest(tc.SCORES)
-            .drop_nulls("name")
-        )
+        rows = score_rows(table)
         twice = None
         longest = table[tc.SCORES].list.len().max()
         if isinstance(longest, int) and longest > 1:  # else no trial holds a name twice

@@ -68,19 +68,24 @@ _IN_PYTHON = 500
 explode and two group-bys cost more than the reading (a set of thousands of small tests)."""
 
 
-def per_trial_scores(trials: pl.DataFrame) -> dict[str, npt.NDArray[np.float64]]:
-    """Score name → one value per trial (the mean of the trial's values; NaN where absent)."""
-    if trials.height <= _IN_PYTHON:
-        read = _scores_in_python(trials)
-        if read is not None:
-            return read
-    rows = (
+def score_rows(trials: pl.DataFrame) -> pl.DataFrame:
+    """One row per recorded score: ``_trial`` (the trial's row), ``name`` and ``value``."""
+    return (
         trials.select(tc.SCORES)
         .with_row_index("_trial")
         .explode(tc.SCORES)
         .unnest(tc.SCORES)
         .drop_nulls("name")
     )
+
+
+def per_trial_scores(trials: pl.DataFrame) -> dict[str, npt.NDArray[np.float64]]:
+    """Score name → one value per trial (the mean of the trial's values; NaN where absent)."""
+    if trials.height <= _IN_PYTHON:
+        read = _scores_in_python(trials)
+        if read is not None:
+            return read
+    rows = score_rows(trials)
     if rows.height == 0:
         return {}
     means = rows.group_by("_trial", "name").agg(pl.col("value").mean())
