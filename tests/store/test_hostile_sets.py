@@ -28,10 +28,11 @@ from assay.store._paths import list_files
 N, PASSED = 10, 9
 
 
-def _trials(first: int = 0, count: int = N) -> pa.Table:
+def _trials(first: int = 0, count: int = N, passed: int = PASSED) -> pa.Table:
+    """Trials ``first`` onwards, each a trial span and a tool span; those below ``passed`` pass."""
     rows = SpanRows()
     for i in range(first, first + count):
-        outcome = "pass" if i < PASSED else "fail"
+        outcome = "pass" if i < passed else "fail"
         attrs = {"assay.test.id": "t", "assay.trial.index": i, "assay.trial.outcome": outcome}
         rows.append(
             trace_id=f"{i + 1:032x}",
