@@ -303,7 +303,7 @@ def with_cost(
     Returns:
         The table with ``cost_usd`` (Float64, nullable), and what the user must be told.
     """
-    costed = _estimated_cost(trials, prices)
+    costed, unpriced = _estimated_cost(trials, prices)
     per_call = _per_call_costs(spans, trials, prices, recorded_costs) if spans is not None else None
     if per_call is not None:
         usage = pl.col(tc.INPUT_TOKENS).fill_null(0) + pl.col(tc.OUTPUT_TOKENS).fill_null(0)
@@ -322,18 +322,23 @@ def with_cost(
             )
             .drop(_SPAN_COST, _SPAN_LLM, _SPAN_TOKENS)
         )
-    findings = _findings(costed, prices)
-    return costed.drop(_UNPRICED, _MIXED), findings
+    findings = _findings(costed, unpriced, prices)
+    return costed.drop(_MODELS_AT, _MIXED), findings
 
 
-_UNPRICED = "_unpriced_models"
+_MODELS_AT = "_models_at"
 _MIXED = "_mixed_prices"
 
 
-def _estimated_cost(trials: pl.DataFrame, prices: PriceTable) -> pl.DataFrame:
+def _estimated_cost(
+    trials: pl.DataFrame, prices: PriceTable
+) -> tuple[pl.DataFrame, list[list[str]]]:
     """Each trial's token totals at its model's price, with what went unpriced or mixed.
 
     Priced once per distinct list of models (trials repeat a few), then per trial by index.
+    Returns the table, with per trial the position of its list of models (``_MODELS_AT``),
+    and per list its unpriced models: a trial holds an index, not a list of its own (4M
+    trials' lists would take a quarter of a GiB).
     """
     from assay.analysis._features import distinct_lists
 
@@ -350,35 +355,35 @@ def _estimated_cost(trials: pl.DataFrame, prices: PriceTable) -> pl.DataFrame:
         first_in.append(first.input if first is not None else None)
         first_out.append(first.output if first is not None else None)
     lists = pl.DataFrame(
-        {"_in_price": first_in, "_out_price": first_out, _UNPRICED: unpriced, _MIXED: mixed},
-        schema={
-            "_in_price": pl.Float64,
-            "_out_price": pl.Float64,
-            _UNPRICED: pl.List(pl.String),
-            _MIXED: pl.Boolean,
-        },
-    )
+        {"_in_price": first_in, "_out_price": first_out, _MIXED: mixed},
+        schema={"_in_price": pl.Float64, "_out_price": pl.Float64, _MIXED: pl.Boolean},
+    ).with_row_index(_MODELS_AT)
     per_trial = lists[pl.Series(index)] if len(model_lists) else lists.clear(trials.height)
     calls = pl.col(tc.LLM_CALLS).fill_null(0) > 0
     tokens_in = pl.col(tc.INPUT_TOKENS).fill_null(0)
     tokens_out = pl.col(tc.OUTPUT_TOKENS).fill_null(0)
     cost = (tokens_in * pl.col("_in_price") + tokens_out * pl.col("_out_price")) / prices.per
-    return (
+    table = (
         pl.concat([trials, per_trial], how="horizontal")
         .with_columns(
             pl.when(calls).then(cost).otherwise(0.0).alias(tc.COST_USD),
-            pl.when(calls).then(pl.col(_UNPRICED)).otherwise(pl.lit([], pl.List(pl.String))),
+            # A trial without calls has no unpriced model, whatever its list names.
+            pl.when(calls).then(pl.col(_MODELS_AT)),
             pl.col(_MIXED) & calls,
         )
         .drop("_in_price", "_out_price")
     )
+    return table, unpriced
 
 
-def _findings(costed: pl.DataFrame, prices: PriceTable) -> tuple[Finding, ...]:
+def _findings(
+    costed: pl.DataFrame, unpriced_by_list: list[list[str]], prices: PriceTable
+) -> tuple[Finding, ...]:
     findings: list[Finding] = []
     unpriced = costed.filter(pl.col(tc.COST_USD).is_null())
     if unpriced.height:
-        names = sorted(set(unpriced[_UNPRICED].explode().drop_nulls().to_list()))
+        lists = unpriced[_MODELS_AT].drop_nulls().unique().to_list()
+        names = sorted({name for at in lists for name in unpriced_by_list[at]})
         source = "the default price table" if prices.source == "default" else prices.source
         findings.append(
             Finding(

@@ -291,7 +291,13 @@ def _assemble(
 def _finish(trials: pl.DataFrame) -> pl.DataFrame:
     return (
         trials.rename({tc.TRIAL_SPAN_ID: tc.SPAN_ID})
-        .with_columns(pl.col(tc.TRACE_ID).cast(pl.String))
+        .with_columns(
+            pl.col(tc.TRACE_ID).cast(pl.String),
+            # A trial's span id is a view into the buffer of every span id the scan read; kept
+            # so, the ids of a bucket's 2M spans would live as long as its 400k trials. Appending
+            # "" writes the trials' own ids to a buffer of their own.
+            pl.col(tc.SPAN_ID) + "",
+        )
         .select(
             tc.TEST_ID,
             tc.SUITE,
