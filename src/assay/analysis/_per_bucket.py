@@ -89,12 +89,28 @@ def _sorted(held: list[pl.DataFrame]) -> pl.DataFrame:
     gathering from the buckets' chunks costs several times as much.
     """
     table = held.pop()
-    order = table.select(_ORDER).with_row_index("_row").sort(_ORDER, nulls_last=True)["_row"]
+    order = _order(table)
     columns: dict[str, pl.Series] = {}
     for name in table.columns:
         columns[name] = table[name].rechunk().gather(order)
         table = table.drop(name)
     return pl.DataFrame(columns)
+
+
+def _order(table: pl.DataFrame) -> pl.Series:
+    """The row order of ``table`` by :data:`_ORDER`.
+
+    Sorted by test, start time and trial index first; the ids are compared only if two rows
+    tie on those three, which distinct trials almost never do (sorting by the ids as well costs
+    twice as much: 1.2 against 0.55 s for 4M trials).
+    """
+    first = list(_ORDER[:3])
+    order = table.select(first).with_row_index("_row").sort(first, nulls_last=True)["_row"]
+    keys = table.select(first)[order]
+    tied = pl.all_horizontal(pl.col(k).eq_missing(pl.col(k).shift(1)) for k in first)
+    if not keys.select(tied.any()).item():
+        return order
+    return table.select(_ORDER).with_row_index("_row").sort(_ORDER, nulls_last=True)["_row"]
 
 
 def merge_findings(per_bucket: Sequence[DataQuality]) -> DataQuality:
