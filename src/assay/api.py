@@ -24,6 +24,7 @@ from assay.judge import (
     read_judgements,
 )
 from assay.quality import DataQuality, Finding
+from assay.stats import preload
 from assay.store import READ_ERRORS, TraceSet, open_trace_set, read_failure
 
 Paths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
@@ -85,6 +86,7 @@ def _read_trials(
     engine: Engine | str = Engine.LOCAL,
     spark_master: str | None = None,
 ) -> _Read:
+    preload()  # scipy's import overlaps the reading of spans, which does not need it
     # A large local set is screened for repeated spans bucket by bucket, in bounded memory.
     local = str(engine) == Engine.LOCAL.value
     limit = 2 * bucket_size() if local else None

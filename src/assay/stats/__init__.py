@@ -21,6 +21,7 @@ One idea per private module, all re-exported here:
   one factory of the sequence every adaptive verdict reads (``pass_rate_sequence``).
 * ``_sprt`` — stopping rules for adaptive runs: the confidence sequence, Wald's SPRT.
 * ``_sequential_oc`` — their exact operating characteristics, simulation, fixed-N reference.
+* ``_preload`` — scipy's statistics imported in the background while spans are read.
 
 See docs/statistics.md for the methods, their sources and defaults.
 """
@@ -105,6 +106,7 @@ from assay.stats._planning import (
     plan_threshold,
 )
 from assay.stats._power import regression_power, rejection_probability, rejection_region
+from assay.stats._preload import preload
 from assay.stats._scores import (
     SCORE_CI_METHODS,
     ScoreShift,
@@ -133,6 +135,7 @@ from assay.stats._sprt import (
 from assay.stats._tool_paths import ToolPaths
 
 __all__ = [
+    "preload",
     "Adjustment",
     "IntervalMethod",
     "RegressionTest",
