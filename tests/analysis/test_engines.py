@@ -165,3 +165,31 @@ def test_spark_gives_the_json_of_the_local_engine(
     assert code_repeated == local_repeated.exit_code()
     assert out_repeated.read_text().rstrip("\n") == local_repeated.to_json().rstrip("\n")
     assert "duplicate_spans" in out_repeated.read_text()
+
+
+def test_buckets_read_at_once_come_back_in_order_and_fail_as_one_at_a_time() -> None:
+    """Two buckets at a time: results in the buckets' order; the first failure in that order
+    is raised, even when a later bucket fails sooner, and buckets not started are not read."""
+    import threading
+    import time
+
+    from assay.store import Bucket
+
+    started: list[int] = []
+    lock = threading.Lock()
+
+    def one(bucket: Bucket) -> None:
+        with lock:
+            started.append(bucket.number)
+        time.sleep(0.01 * (5 - bucket.number % 5))  # earlier buckets finish later
+        if bucket.number in failing:
+            raise SchemaError(f"bucket {bucket.number}")
+
+    buckets = [Bucket(number=n, files=()) for n in range(40)]
+    failing: set[int] = set()
+    assert _engines._at_once(one, buckets, 2) == [None] * 40
+    assert sorted(started) == list(range(40))
+    failing, started = {2, 3}, []
+    with pytest.raises(SchemaError, match="bucket 2"):
+        _engines._at_once(one, buckets, 2)
+    assert len(started) < 40

@@ -201,7 +201,9 @@ def _pairs(hashes: np.ndarray, units: np.ndarray) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in found]
 
 
-def row_group_buckets(files: tuple[str, ...], spans_per_bucket: int) -> list[Bucket] | None:
+def row_group_buckets(
+    files: tuple[str, ...], spans_per_bucket: int, *, largest: int | None = None
+) -> list[Bucket] | None:
     """Buckets made of whole Parquet row groups, when traces do not interleave too much.
 
     Reads only the trace-id column, once — or not at all when the row groups' statistics show
@@ -209,9 +211,10 @@ def row_group_buckets(files: tuple[str, ...], spans_per_bucket: int) -> list[Buc
     joined into one
     group (a connected component); groups are packed, in file order, into buckets of about
     ``spans_per_bucket`` spans. Nothing is copied. Returns None when some group of row groups
-    sharing traces is larger than two buckets — traces spread over the whole set — and a
-    hashed copy (:func:`made_buckets`) is needed instead.
+    sharing traces is larger than ``largest`` spans (default: two buckets) — traces spread
+    over the whole set — and a hashed copy (:func:`made_buckets`) is needed instead.
     """
+    limit = 2 * spans_per_bucket if largest is None else largest
     units: list[tuple[int, int, int]] = []  # (file, first row, rows) of each row group
     ranges: list[tuple[str, str] | None] = []  # smallest and largest trace id of each
     footers: list[Footer] = []
@@ -228,13 +231,13 @@ def row_group_buckets(files: tuple[str, ...], spans_per_bucket: int) -> list[Buc
             first += rows
     # From the footers alone, row groups whose trace-id ranges meet are kept together.
     pairs = _overlapping(ranges)
-    if pairs is not None and _largest(_components(len(units), pairs), units) > 2 * spans_per_bucket:
+    if pairs is not None and _largest(_components(len(units), pairs), units) > limit:
         pairs = None  # ranges meet too widely: look at the ids themselves
     if pairs is None:
         # Some row groups may share a trace: read their trace ids to find which.
         pairs = _shared_units(files, footers)
     components = _components(len(units), pairs)
-    if _largest(components, units) > 2 * spans_per_bucket:
+    if _largest(components, units) > limit:
         return None
     sizes = {c: sum(units[u][2] for u in members) for c, members in components.items()}
     packed: list[list[int]] = [[]]
