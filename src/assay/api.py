@@ -106,7 +106,11 @@ def _read_trials(
         spans = replace(trace_set, deduplicate=trace_set.deduplicate or read.repeated_spans).scan()
         recorded = read_judgements(spans, read.table) if contents.judgements else {}
         trials, priced = with_cost(
-            read.table, price_table(options.prices), spans, recorded_costs=contents.recorded_costs
+            read.table,
+            price_table(options.prices),
+            spans,
+            recorded_costs=contents.recorded_costs,
+            unnamed_calls=read.unnamed_calls,
         )
         findings = (*read.data_quality.findings, *priced)
     except READ_ERRORS as exc:

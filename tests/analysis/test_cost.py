@@ -116,3 +116,36 @@ def test_trials_sharing_a_trace_fall_back_to_their_token_totals(parquet_sink, tr
     first_model = (2000 * mini.input + 200 * mini.output) / 1e6
     assert costed[tc.COST_USD].to_list() == pytest.approx([first_model] * 2)
     assert [f.kind for f in findings] == ["mixed_model_prices"] and findings[0].count == 2
+
+
+def test_calls_naming_no_model_are_known_from_the_reading_as_from_a_scan(
+    parquet_sink, tracer, tmp_path
+) -> None:
+    """A trial naming one model beside a call that names none is costed call by call; the
+    reading of the spans says which traces hold such calls, in one pass or in buckets, and the
+    costs equal those of a scan of the spans for them."""
+    from assay import conventions as c
+    from assay.analysis import engine_trials, read_trials
+    from assay.store import open_trace_set
+
+    for index in range(6):
+        with ai.trial("unnamed", index=index):
+            _chat(tracer, "gpt-4o", 1000, 100)
+            if index % 2:
+                attributes = {c.GENAI_OPERATION: "chat", c.GENAI_INPUT_TOKENS: 10}
+                with tracer.start_as_current_span("chat", attributes=attributes):
+                    pass
+    path = parquet_sink.flush()
+    trace_set = open_trace_set(path)
+    read = read_trials(trace_set.scan())
+    odd = read.table.filter(pl.col(tc.TRIAL_INDEX) % 2 == 1)[tc.TRACE_ID]
+    assert read.unnamed_calls is not None
+    assert sorted(read.unnamed_calls.to_list()) == sorted(odd.to_list())
+    bucketed = engine_trials(trace_set, spans_per_bucket=4)
+    assert bucketed.unnamed_calls is not None
+    assert sorted(bucketed.unnamed_calls.to_list()) == sorted(odd.to_list())
+    known, _ = with_cost(read.table, spans=trace_set.scan(), unnamed_calls=read.unnamed_calls)
+    scanned, _ = with_cost(read.table, spans=trace_set.scan())
+    assert known[tc.COST_USD].to_list() == scanned[tc.COST_USD].to_list()
+    costs = dict(zip(known[tc.TRIAL_INDEX].to_list(), known[tc.COST_USD].to_list(), strict=True))
+    assert costs[0] is not None and costs[1] is None  # the call without a model has no price

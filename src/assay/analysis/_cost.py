@@ -199,6 +199,7 @@ def _per_call_costs(
     trials: pl.DataFrame,
     prices: PriceTable,
     recorded: bool,
+    unnamed_calls: pl.Series | None = None,
 ) -> pl.DataFrame | None:
     """Per trace holding one trial: the sum of each LLM call's cost, call by call.
 
@@ -211,23 +212,29 @@ def _per_call_costs(
     models, or one model and calls that name none. For the rest, pricing the token totals at
     the one model's price is pricing each call at it. None when no trace needs it.
     """
-    single = trials.group_by(tc.TRACE_ID).len().filter(pl.col("len") == 1).select(tc.TRACE_ID)
+    rows = trials.select(tc.TRACE_ID)
     if not recorded:
         models = trials.select(tc.TRACE_ID, pl.col(tc.MODELS).list.len().alias("_n"))
         several = models.filter(pl.col("_n") > 1).select(tc.TRACE_ID)
         one = models.filter(pl.col("_n") == 1).select(tc.TRACE_ID)
         if one.height:
-            unnamed = (
-                spans.filter(conv.is_llm_call() & conv.model_name().is_null())
-                .select(tc.TRACE_ID)
-                .join(one.lazy(), on=tc.TRACE_ID, how="semi")
-                .unique()
-                .collect()
+            # Known from the reading of the spans (Trials.unnamed_calls), else read again.
+            named_none = (
+                unnamed_calls.to_frame(tc.TRACE_ID).lazy()
+                if unnamed_calls is not None
+                else spans.filter(conv.is_llm_call() & conv.model_name().is_null()).select(
+                    tc.TRACE_ID
+                )
             )
+            unnamed = named_none.join(one.lazy(), on=tc.TRACE_ID, how="semi").unique().collect()
             several = pl.concat([several, unnamed])
-        single = single.join(several, on=tc.TRACE_ID, how="semi")
-        if single.height == 0:
+        if several.height == 0:
             return None
+        # Only these traces' trials are counted (every trial of a trace has its id).
+        rows = rows.join(several, on=tc.TRACE_ID, how="semi")
+    single = rows.group_by(tc.TRACE_ID).len().filter(pl.col("len") == 1).select(tc.TRACE_ID)
+    if single.height == 0:
+        return None
     calls = (
         spans.filter(conv.is_llm_call())
         .join(single.lazy(), on=tc.TRACE_ID, how="semi")
@@ -281,6 +288,7 @@ def with_cost(
     spans: pl.LazyFrame | None = None,
     *,
     recorded_costs: bool = True,
+    unnamed_calls: pl.Series | None = None,
 ) -> tuple[pl.DataFrame, tuple[Finding, ...]]:
     """Add the ``cost_usd`` column to the trials table: what each trial's LLM calls cost.
 
@@ -299,12 +307,18 @@ def with_cost(
         spans: A lazy scan of the spans the trials were built from.
         recorded_costs: Whether some span may carry a recorded cost (``SpanContents``); when
             none can, only the traces a token-total estimate could misprice are read.
+        unnamed_calls: The traces holding an LLM call that names no model, when the caller
+            knows them (``Trials.unnamed_calls``); None: the spans are scanned for them.
 
     Returns:
         The table with ``cost_usd`` (Float64, nullable), and what the user must be told.
     """
     costed, unpriced = _estimated_cost(trials, prices)
-    per_call = _per_call_costs(spans, trials, prices, recorded_costs) if spans is not None else None
+    per_call = (
+        _per_call_costs(spans, trials, prices, recorded_costs, unnamed_calls)
+        if spans is not None
+        else None
+    )
     if per_call is not None:
         usage = pl.col(tc.INPUT_TOKENS).fill_null(0) + pl.col(tc.OUTPUT_TOKENS).fill_null(0)
         # Call by call only where the calls add up to what the trials table counted.

@@ -193,11 +193,11 @@ def local_trials(
 def _one_pass(trace_set: TraceSet, build: TrialsFunction) -> Trials:
     screened = trace_set.screen()
     read = build(screened.scan())
-    trials = Trials(in_trials_order(read.table), read.data_quality)
+    trials = Trials(in_trials_order(read.table), read.data_quality, read.unnamed_calls)
     found = [f for f in screened.quality.findings if f.kind == DUPLICATE_SPANS]
     if trace_set.screened or not found:
         return trials
-    return Trials(trials.table, trials.data_quality.merged(found))
+    return replace(trials, data_quality=trials.data_quality.merged(found))
 
 
 def _over_buckets(
@@ -267,7 +267,7 @@ def _bucket(
         # two casts cost about 0.1 s per million trials, so a few buckets are not compacted.
         table = table.with_columns(pl.col(tc.TOOL_SEQUENCE).cast(COMPACT_TOOLS))
     quality = trials.data_quality.merged([found]) if found else trials.data_quality
-    return Trials(table, quality)
+    return Trials(table, quality, trials.unnamed_calls)
 
 
 def trace_set_spans(trace_set: TraceSet) -> int:

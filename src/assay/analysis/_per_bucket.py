@@ -59,6 +59,10 @@ def concat_trials(
         )
     columns = found[0].table.columns
     quality = merge_findings([t.data_quality for t in found])
+    known = [t.unnamed_calls for t in found]
+    unnamed = (
+        None if any(u is None for u in known) else pl.concat([u for u in known if u is not None])
+    )
     table = pl.concat([t.table for t in found], how="diagonal_relaxed", rechunk=False)
     # Let the buckets' tables go before sorting, and hand the one table left to the sort (no
     # name here keeps it): each column is then freed as soon as it is reordered.
@@ -67,7 +71,7 @@ def concat_trials(
         tables.clear()
     held = [table.select(columns)]
     del table
-    return Trials(_as_strings(_sorted(held)), quality)
+    return Trials(_as_strings(_sorted(held)), quality, unnamed)
 
 
 def _as_strings(table: pl.DataFrame) -> pl.DataFrame:

@@ -23,6 +23,7 @@ from assay.analysis._work import (
     list_models,
     name_handoff_targets,
     scores_and_checks,
+    unnamed_calls,
     with_work_columns,
     work_columns_read,
 )
@@ -60,6 +61,9 @@ class Trials:
     """One row per trial; columns are named in ``assay.analysis.columns``."""
     data_quality: DataQuality
     """Findings about the input: nesting mappings, incomplete traces, NaN scores, ..."""
+    unnamed_calls: pl.Series | None = None
+    """The traces holding an LLM call that names no model (cost needs them: see
+    ``with_cost``); None when not known (a trials table made in Spark)."""
 
     @property
     def repeated_spans(self) -> bool:
@@ -154,6 +158,7 @@ def read_trials(
         worked, aggregate_work(worked, ["trace_id"], shape).collect(), ["trace_id"]
     )
     per_trace = count_orphans(read, per_trace)
+    unnamed = unnamed_calls(per_trace)
     per_trial = [per_trace.join(shapes.simple, on="trace_id", how="inner")]
     per_trace = derive_work_columns(per_trace)
     owners = [carriers.join(shapes.simple, on="trace_id", how="inner")]
@@ -214,7 +219,7 @@ def read_trials(
         min_score=min_score,
     ).merged(unclaimed)
     table = _finish(table)
-    return Trials(in_trials_order(table) if ordered else table, findings)
+    return Trials(in_trials_order(table) if ordered else table, findings, unnamed)
 
 
 def _assemble(

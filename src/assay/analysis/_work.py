@@ -174,7 +174,11 @@ def aggregate_work(
     ]
     # The models' list is finished by list_models: most groups call one model.
     figures += (
-        [_llm_model().min().alias(_MODEL_LOW), _llm_model().max().alias(_MODEL_HIGH)]
+        [
+            _llm_model().min().alias(_MODEL_LOW),
+            _llm_model().max().alias(_MODEL_HIGH),
+            (pl.col(tc.IS_LLM) & pl.col(tc.MODEL).is_null()).any().alias(_UNNAMED),
+        ]
         if shape.models
         else [_EMPTY_NAMES.alias(tc.MODELS)]
     )
@@ -198,6 +202,19 @@ def aggregate_work(
 
 _MODEL_LOW = "_model_low"
 _MODEL_HIGH = "_model_high"
+_UNNAMED = "_unnamed_calls"
+
+
+def unnamed_calls(per_trace: pl.DataFrame) -> pl.Series:
+    """The traces of a per-trace :func:`aggregate_work` holding an LLM call naming no model.
+
+    Where no span names a model (no ``_model_low`` column), no trial lists one, and cost asks
+    only about trials that list one: no trace is needed then.
+    """
+    if _UNNAMED not in per_trace.columns:
+        return pl.Series(tc.TRACE_ID, [], pl.String)
+    found = per_trace.filter(pl.col(_UNNAMED))[tc.TRACE_ID]
+    return found.cast(pl.String)
 
 
 def _llm_model() -> pl.Expr:

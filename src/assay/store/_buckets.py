@@ -15,6 +15,7 @@ import shutil
 import tempfile
 import zlib
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,7 +172,10 @@ def _shared_units(files: tuple[str, ...], footers: list[Footer]) -> list[tuple[i
         except (OSError, pa.ArrowException) as exc:
             raise InputError(f"{files[f]}: could not be read for bucketing ({exc})") from exc
 
-    ids = [unit for f in range(len(files)) for unit in read(f)]
+    # Two files at a time: opening a file parses its footer in C++, without Python's lock
+    # (2,000 files of 10k spans: 1.4 → 1.0 s).
+    with ThreadPoolExecutor(2, thread_name_prefix="assay-trace-ids") as pool:
+        ids = [unit for units in pool.map(read, range(len(files))) for unit in units]
     if not ids:
         return []
     types = {unit.type for unit in ids}
