@@ -16,6 +16,7 @@ import json
 import math
 import os
 import sys
+import warnings
 from typing import TYPE_CHECKING, Any, Final
 
 import polars as pl
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
 
 _BUCKET: Final = "_assay_bucket"
 _RESULT_SCHEMA: Final = "bucket long, trials binary, findings string, error string"
+
+
+_PANDAS_WARNING: Final = "PySpark does not yet fully support pandas"
 
 
 def spark_session(master: str | None = None) -> Any:
@@ -80,6 +84,32 @@ def spark_trials(
     Raises:
         SchemaError: A bucket breaks the trial contract (the executor's message).
     """
+    with warnings.catch_warnings():
+        # pyspark 4 checks pandas for grouped functions, Arrow ones too, and warns that
+        # pandas 3 is new; this path uses no pandas, so the warning is only noise on stderr.
+        warnings.filterwarnings("ignore", _PANDAS_WARNING, FutureWarning)
+        rows, count = _run_buckets(trace_set, build, spans_per_bucket, master, test_attribute)
+    tables: list[Trials | None] = []
+    for row in sorted(rows, key=lambda r: int(r["bucket"])):
+        if row["error"] is not None:
+            raise SchemaError(row["error"])
+        payload = row["trials"]
+        if payload is None:
+            tables.append(None)
+            continue
+        quality = _findings_from_json(row["findings"])
+        tables.append(Trials(pl.read_ipc(io.BytesIO(payload)), quality))
+    return tables, count
+
+
+def _run_buckets(
+    trace_set: TraceSet,
+    build: TrialsFunction,
+    spans_per_bucket: int,
+    master: str | None,
+    test_attribute: str,
+) -> tuple[list[Any], int]:
+    """Spark's rows, one per bucket (trials as Arrow IPC, findings, error), and the spans read."""
     from pyspark.sql import functions as F
 
     spark = spark_session(master)
@@ -93,18 +123,7 @@ def spark_trials(
     spark.conf.set("spark.sql.shuffle.partitions", str(buckets))
     keyed = spans.withColumn(_BUCKET, F.pmod(F.xxhash64("trace_id"), F.lit(buckets)))
     run = _bucket_runner(build, test_attribute)
-    rows = keyed.groupBy(_BUCKET).applyInArrow(run, _RESULT_SCHEMA).collect()
-    tables: list[Trials | None] = []
-    for row in sorted(rows, key=lambda r: int(r["bucket"])):
-        if row["error"] is not None:
-            raise SchemaError(row["error"])
-        payload = row["trials"]
-        if payload is None:
-            tables.append(None)
-            continue
-        quality = _findings_from_json(row["findings"])
-        tables.append(Trials(pl.read_ipc(io.BytesIO(payload)), quality))
-    return tables, count
+    return keyed.groupBy(_BUCKET).applyInArrow(run, _RESULT_SCHEMA).collect(), count
 
 
 def _findings_to_json(quality: DataQuality) -> str:
