@@ -190,13 +190,8 @@ def test_row_group_facts_equal_the_parsed_footer(tmp_path: Path) -> None:
             assert footer.schema_metadata == dict(arrow.metadata or {})
 
 
-def test_each_footer_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    generate(tmp_path / "t", trials=40, spans_per_trial=5, tests=2)
-    for i, f in enumerate(sorted((tmp_path / "t").rglob("*.parquet"))):
-        table = pq.read_table(f)
-        for start in range(0, table.num_rows, 25):  # many small files, as a collector writes
-            pq.write_table(table.slice(start, 25), tmp_path / "t" / f"small-{i}-{start}.parquet")
-        f.unlink()
+def _count_opens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths ``_footers`` opens from now on (a footer parsed), in order."""
     opened: list[str] = []
     original = _footers.open_parquet
 
@@ -205,6 +200,17 @@ def test_each_footer_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         return original(path, **kwargs)
 
     monkeypatch.setattr(_footers, "open_parquet", counting)
+    return opened
+
+
+def test_each_footer_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    generate(tmp_path / "t", trials=40, spans_per_trial=5, tests=2)
+    for i, f in enumerate(sorted((tmp_path / "t").rglob("*.parquet"))):
+        table = pq.read_table(f)
+        for start in range(0, table.num_rows, 25):  # many small files, as a collector writes
+            pq.write_table(table.slice(start, 25), tmp_path / "t" / f"small-{i}-{start}.parquet")
+        f.unlink()
+    opened = _count_opens(monkeypatch)
     trace_set = open_trace_set(tmp_path / "t")
     trace_set.contents()
     total_spans(trace_set.files)
@@ -229,14 +235,7 @@ def test_a_rewritten_or_replaced_file_is_read_again(
     twin = tmp_path / "twin.parquet"
     twin.write_bytes(path.read_bytes())
     os.utime(twin, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    opened: list[str] = []
-    original = _footers.open_parquet
-
-    def counting(where: str, **kwargs):  # type: ignore[no-untyped-def]
-        opened.append(where)
-        return original(where, **kwargs)
-
-    monkeypatch.setattr(_footers, "open_parquet", counting)
+    opened = _count_opens(monkeypatch)
     _footers.read_footer(str(path))
     assert not opened  # unchanged: kept
     os.replace(twin, path)

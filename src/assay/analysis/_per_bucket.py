@@ -59,10 +59,9 @@ def concat_trials(
         )
     columns = found[0].table.columns
     quality = merge_findings([t.data_quality for t in found])
-    known = [t.unnamed_calls for t in found]
-    unnamed = (
-        None if any(u is None for u in known) else pl.concat([u for u in known if u is not None])
-    )
+    # Known for the set only if known for every bucket (Spark's tables do not carry them).
+    known = [t.unnamed_calls for t in found if t.unnamed_calls is not None]
+    unnamed = pl.concat(known) if len(known) == len(found) else None
     table = pl.concat([t.table for t in found], how="diagonal_relaxed", rechunk=False)
     # Let the buckets' tables go before sorting, and hand the one table left to the sort (no
     # name here keeps it): each column is then freed as soon as it is reordered.
