@@ -15,6 +15,7 @@ from assay.analysis._ownership import classify_traces, resolve_nested, resolve_t
 from assay.analysis._passwhen import PassRule, parse_pass_when, rule_outcomes
 from assay.analysis._tool_messages import with_exception_messages
 from assay.analysis._unclaimed import unclaimed_trials
+from assay.analysis._unwritten import with_unwritten_columns
 from assay.analysis._work import (
     WorkShape,
     aggregate_work,
@@ -294,7 +295,8 @@ def _assemble(
 
 
 def _finish(trials: pl.DataFrame) -> pl.DataFrame:
-    return (
+    # Columns that say nothing of this set (no suite, no retries…) are held in no memory.
+    return with_unwritten_columns(
         trials.rename({tc.TRIAL_SPAN_ID: tc.SPAN_ID})
         .with_columns(
             pl.col(tc.TRACE_ID).cast(pl.String),
