@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from enum import StrEnum
-from typing import Final
+from typing import Final, TypeVar
 
 import polars as pl
 
@@ -31,6 +31,7 @@ from assay.analysis._per_bucket import (
     concat_trials,
 )
 from assay.analysis._trials import Trials, in_trials_order, read_trials
+from assay.analysis._waiting import Packed, Waiting, unpacked
 from assay.errors import ConfigError
 from assay.store import (
     DUPLICATE_SPANS,
@@ -208,20 +209,24 @@ def _over_buckets(
     at_once: int = 1,
 ) -> Trials:
     compact = len(buckets) > COMPACT_FROM_BUCKETS
+    waiting = Waiting()
 
-    def one(bucket: Bucket) -> Trials | None:
-        return _bucket(bucket, build, whole, test_attribute, compact)
+    def one(bucket: Bucket) -> Trials | Packed | None:
+        return waiting.hold(_bucket(bucket, build, whole, test_attribute, compact))
 
     if at_once == 1 or len(buckets) == 1:
-        tables = [one(b) for b in buckets]
+        held = [one(b) for b in buckets]
     else:
-        tables = _at_once(one, buckets, at_once)
-    return concat_trials(tables, lambda: trace_set_spans(whole), test_attribute)
+        held = _at_once(one, buckets, at_once)
+    return concat_trials(unpacked(held), lambda: trace_set_spans(whole), test_attribute)
+
+
+_Held = TypeVar("_Held")
 
 
 def _at_once(
-    one: Callable[[Bucket], Trials | None], buckets: Sequence[Bucket], workers: int
-) -> list[Trials | None]:
+    one: Callable[[Bucket], _Held], buckets: Sequence[Bucket], workers: int
+) -> list[_Held]:
     """``one`` of every bucket, ``workers`` at a time, in the buckets' order.
 
     Polars releases Python's lock while it works, so threads suffice. A bucket that fails
@@ -229,7 +234,7 @@ def _at_once(
     raised, and buckets not yet started are not read.
     """
     with ThreadPoolExecutor(workers, thread_name_prefix="assay-bucket") as pool:
-        futures: list[Future[Trials | None]] = [pool.submit(one, b) for b in buckets]
+        futures: list[Future[_Held]] = [pool.submit(one, b) for b in buckets]
         try:
             return [f.result() for f in futures]
         except BaseException:
