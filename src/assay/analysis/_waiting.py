@@ -4,7 +4,7 @@ A set's trials table is made bucket by bucket, and every bucket's table waits in
 the last bucket is read. For sets of millions of trials those tables, not the spans being read,
 are most of the memory (4M trials: 0.9 GiB of tables waiting, beside two buckets' spans). Past
 :data:`PACK_FROM_TRIALS` trials waiting, each further table waits as Arrow IPC compressed with
-LZ4 (about a quarter of its size held as columns, for about 0.12 s of a core per 200k trials
+LZ4 (less than half its size held as columns, for about 0.12 s of a core per 200k trials
 written and read back) and is read back, exactly as it was, when the set's table is made.
 """
 
