@@ -13,12 +13,14 @@ from dataclasses import replace
 
 import numpy as np
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.analysis import columns as tc
 from assay.choices import Adjustment, ErrorPolicy
 from assay.judge import AnalyzeOptions, Judgement, _figures, judge
+from assay.judge import _all_figures as all_figures
 from assay.judge._all_figures import TestRows, figures_by_test
 from assay.judge._cost import cost_summaries, cost_summary
 from assay.judge._pipeline import (
@@ -176,6 +178,25 @@ def test_figures_of_every_test_at_once_are_each_tests_alone(
     together = figures_by_test(table, tests, ks=(1, 5, 10), score_ci="t", seed=0, alpha=alpha)
     # repr: every float to the last bit, NaN equal to NaN.
     assert [repr(f) for f in together] == [repr(_alone(table, t, alpha)) for t in tests]
+
+
+@settings(deadline=None, max_examples=25)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 60))
+def test_tests_read_in_runs_of_rows_get_the_same_figures(seed: int, rows: int) -> None:
+    table = _table(seed, twice=False, big=False, clean=False)
+    table, tests = _tests(table, np.random.default_rng(seed))
+    at_once = figures_by_test(table, tests, ks=(1, 5), score_ci="t", seed=0, alpha=0.3)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(all_figures, "ROWS_AT_ONCE", rows)
+        in_runs = figures_by_test(table, tests, ks=(1, 5), score_ci="t", seed=0, alpha=0.3)
+    assert [repr(f) for f in in_runs] == [repr(f) for f in at_once]
+
+
+def test_runs_of_rows_keep_every_test_whole_and_in_order() -> None:
+    tests = [TestRows(a, b, False, 0.95) for a, b in [(0, 3), (3, 10), (10, 11), (11, 30)]]
+    parts = all_figures._parts(tests, 8)
+    assert parts == [[tests[0]], [tests[1], tests[2]], [tests[3]]]
+    assert all_figures._parts([], 8) == []
 
 
 def test_explanations_are_found_and_compared() -> None:

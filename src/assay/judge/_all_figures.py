@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -100,6 +100,49 @@ def figures_by_test(
     if table[tc.PASSED].null_count() or table[tc.ERROR].null_count():
         # Nulls where the per-test path reads a flag: it decides what they mean.
         return [_one(table, t, ks, score_ci, seed, alpha) for t in tests]
+    figures: list[Figures] = []
+    for part in _parts(tests, ROWS_AT_ONCE):
+        first = min(t.start for t in part)
+        last = max(t.stop for t in part)
+        rows = table.slice(first, last - first)
+        moved = [replace(t, start=t.start - first, stop=t.stop - first) for t in part]
+        figures += _figures(rows, moved, ks=ks, score_ci=score_ci, seed=seed, alpha=alpha)
+    return figures
+
+
+ROWS_AT_ONCE: Final = 1_000_000
+"""Rows whose columns the figures read at once: tests go in runs of about this many rows.
+
+A test's figures depend on its own rows only, so runs of tests give each test the figures of
+the whole table read at once, while the arrays read stay those of a million rows, whatever
+the table's size (10M trials would otherwise hold 0.7 GiB more at once).
+"""
+
+
+def _parts(tests: Sequence[TestRows], rows: int) -> list[list[TestRows]]:
+    """``tests`` in order, in runs of at most ``rows`` rows (a larger test is a run alone)."""
+    parts: list[list[TestRows]] = []
+    size = 0
+    for test in tests:
+        count = test.stop - test.start
+        if not parts or size + count > rows:
+            parts.append([])
+            size = 0
+        parts[-1].append(test)
+        size += count
+    return parts
+
+
+def _figures(
+    table: pl.DataFrame,
+    tests: Sequence[TestRows],
+    *,
+    ks: tuple[int, ...],
+    score_ci: str,
+    seed: int,
+    alpha: float,
+) -> list[Figures]:
+    """:func:`figures_by_test` of tests whose rows are read at once."""
     ranges = [(t.start, t.stop) for t in tests]
     read = _Read.of(table, ranges)
     samples = _Samples()
