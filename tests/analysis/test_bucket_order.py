@@ -63,3 +63,40 @@ def test_buckets_concatenated_are_in_the_five_key_order(
     # Rows equal on all five keys are interchangeable; any other row is where it must be.
     if not table.select(ORDER).is_duplicated().any():
         assert got["row"].to_list() == expected["row"].to_list()
+
+
+def test_buckets_of_different_schemas_are_put_together_by_name() -> None:
+    """A bucket whose column holds only nulls may carry no type for it (as Spark's do)."""
+    typed = pl.DataFrame(
+        {
+            tc.TEST_ID: ["a", "b"],
+            tc.START_TIME: [2, 1],
+            tc.TRIAL_INDEX: [0, 0],
+            tc.TRACE_ID: ["t1", "t2"],
+            tc.SPAN_ID: ["s1", "s2"],
+            tc.SUITE: ["x", None],
+            tc.TOOL_SEQUENCE: [["search"], []],
+        }
+    )
+    untyped = pl.DataFrame(
+        {
+            tc.SUITE: [None],
+            tc.TEST_ID: ["a"],
+            tc.START_TIME: [1],
+            tc.TRIAL_INDEX: [1],
+            tc.TRACE_ID: ["t3"],
+            tc.SPAN_ID: ["s3"],
+            tc.TOOL_SEQUENCE: [["answer"]],
+        }
+    )
+    assert untyped.schema[tc.SUITE] == pl.Null
+    got = concat_trials(
+        [Trials(typed, DataQuality(())), Trials(untyped, DataQuality(()))],
+        lambda: 0,
+        "assay.test.id",
+    ).table
+    assert got.columns == typed.columns
+    assert got.schema[tc.SUITE] == pl.String
+    assert got[tc.TRACE_ID].to_list() == ["t3", "t1", "t2"]
+    assert got[tc.SUITE].to_list() == [None, "x", None]
+    assert got[tc.TOOL_SEQUENCE].to_list() == [["answer"], ["search"], []]
