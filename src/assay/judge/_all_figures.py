@@ -470,7 +470,7 @@ def _floats(table: pl.DataFrame, column: str) -> FloatArray:
     return np.asarray(table[column].to_numpy(), dtype=np.float64)
 
 
-def _counts(table: pl.DataFrame, column: str) -> CountArray:
+def _count_column(table: pl.DataFrame, column: str) -> CountArray:
     """A count column as Polars holds it where it can (integers without nulls: no copy).
 
     Each test's rows are made float64 by :func:`_float` when read, what :func:`_floats` of the
@@ -537,14 +537,14 @@ class _Read:
                 for c in (tc.LLM_CALLS, tc.INPUT_TOKENS, tc.OUTPUT_TOKENS)
             },
         }
-        tool_calls = _counts(table, tc.TOOL_CALLS)
+        tool_calls = _count_column(table, tc.TOOL_CALLS)
         return cls(
             table,
             passed,
             error,
             tool_calls,
-            _counts(table, tc.LLM_CALLS),
-            _counts(table, tc.ERROR_SPANS),
+            _count_column(table, tc.LLM_CALLS),
+            _count_column(table, tc.ERROR_SPANS),
             durations,
             not bool(np.isinf(durations).any()),
             frozenset(
