@@ -23,11 +23,15 @@ TS_STAMP := $(TS_DIR)/node_modules/.installed
 
 # assay and its dependencies, no extra: the demo needs nothing more. uv (from PyPI, into the
 # venv) installs them: 5 s against pip's 30 s, nearly all of it pip reading index pages
-# (measured: `make demo` on a fresh venv, cache warm, 30 s).
+# (measured: `make demo` on a fresh venv, cache warm, 30 s). Compiled to bytecode here, once:
+# uv does not compile by default, and where PYTHONDONTWRITEBYTECODE is set (as on this project's
+# machines) every `assay` command compiled scipy, Polars, pyarrow and assay itself again from
+# source, about 2 s of each command (a 100k-span analyze: 4.5 → 2.4 s; see docs/scale.md).
 $(CORE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet uv
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e .
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e .
+	$(BIN)/python -m compileall -q src >/dev/null
 	touch $(CORE)
 
 # Best effort: the HTML report test opens the report in headless Chromium (Debian `chromium`);
