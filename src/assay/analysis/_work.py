@@ -271,35 +271,37 @@ def id_key(column: str) -> pl.Expr:
     return pl.when(ids.is_not_null()).then(ids.hash(seed=0))
 
 
+_ROOT_LOW = "_root_low"
+_ROOT_HIGH = "_root_high"
+
+
 def parent_range() -> list[pl.Expr]:
-    """Per group, the smallest and largest parent key named (what :func:`count_orphans` reads)."""
+    """Per group, the least and greatest parent key and root key (read by :func:`count_orphans`)."""
     parent = id_key("parent_span_id")
-    return [parent.min().alias(_PARENT_LOW), parent.max().alias(_PARENT_HIGH)]
+    root = id_key("span_id").filter(pl.col("parent_span_id").is_null())
+    return [
+        parent.min().alias(_PARENT_LOW),
+        parent.max().alias(_PARENT_HIGH),
+        root.min().alias(_ROOT_LOW),
+        root.max().alias(_ROOT_HIGH),
+    ]
 
 
 def count_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame:
     """Add ``_orphans`` to ``per_trace``: per trace, the spans whose parent is missing.
 
-    A screen first: a trace whose spans all name one parent, and that parent is one of its
-    root spans, has none (a string minimum and maximum per trace, and a join of the roots,
-    cost far less than a comparison of every span with its trace's root). Only the traces
+    A screen first: a trace whose spans all name one parent, and that parent is its smallest
+    or largest root span, has none (a minimum and maximum of keys per trace, read in the
+    per-trace group-by, cost far less than a comparison of every span with its trace's root;
+    a trace of three roots or more whose parent is another is counted exactly). Only the traces
     left (nested traces among them) are read again, their three id columns, and their spans'
     parents looked up in one join. Span ids are compared by their keys (:func:`id_key`).
     """
     low, high = pl.col(_PARENT_LOW), pl.col(_PARENT_HIGH)
-    roots = (
-        spans.filter(pl.col("parent_span_id").is_null())
-        .select("trace_id", id_key("span_id").alias(_PARENT_LOW))
-        .collect()
-    )
-    under_a_root = per_trace.filter(low == high).join(
-        roots, on=["trace_id", _PARENT_LOW], how="semi"
-    )["trace_id"]
+    under_a_root = (low == high) & ((low == pl.col(_ROOT_LOW)) | (low == pl.col(_ROOT_HIGH)))
     screened = per_trace.with_columns(
-        (low.is_not_null() & ~pl.col("trace_id").is_in(under_a_root.implode()))
-        .cast(pl.Int64)
-        .alias(tc.ORPHANS)
-    ).drop(_PARENT_LOW, _PARENT_HIGH)
+        (low.is_not_null() & ~under_a_root.fill_null(False)).cast(pl.Int64).alias(tc.ORPHANS)
+    ).drop(_PARENT_LOW, _PARENT_HIGH, _ROOT_LOW, _ROOT_HIGH)
     return _exact_orphans(spans, screened)
 
 
