@@ -79,6 +79,9 @@ def _scores(rng: np.random.Generator, twice: bool, clean: bool) -> list[dict] | 
             out.append({"name": name, "value": value})
     if twice and rng.random() < 0.3:
         out.append({"name": "quality", "value": float(rng.random())})
+        if rng.random() < 0.3:  # a third time (evaluations repeat a name), unknown or NaN too
+            third = [None, float("nan"), float(rng.random())][int(rng.integers(3))]
+            out.append({"name": "quality", "value": third})
     return out
 
 
@@ -183,7 +186,7 @@ def test_figures_of_every_test_at_once_are_each_tests_alone(
 @settings(deadline=None, max_examples=25)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 60))
 def test_tests_read_in_runs_of_rows_get_the_same_figures(seed: int, rows: int) -> None:
-    table = _table(seed, twice=False, big=False, clean=False)
+    table = _table(seed, twice=seed % 2 == 0, big=False, clean=False)
     table, tests = _tests(table, np.random.default_rng(seed))
     at_once = figures_by_test(table, tests, ks=(1, 5), score_ci="t", seed=0, alpha=0.3)
     with pytest.MonkeyPatch.context() as patch:
@@ -309,3 +312,15 @@ def test_range_sums_are_slices_sums(values: list[int], sizes: list[int], cover: 
     expected = [int(array[a:b].sum()) for a, b in ranges]
     assert range_sums(array, ranges) == expected
     assert range_sums(array > 0, ranges) == [int((array[a:b] > 0).sum()) for a, b in ranges]
+
+
+def test_a_name_twice_is_found_wherever_it_is_in_the_trial() -> None:
+    def twice(scores: list[list[str]]) -> bool:
+        lists = [[{"name": n, "value": 0.5} for n in names] for names in scores]
+        table = pl.DataFrame({tc.SCORES: lists}, schema={tc.SCORES: _SCHEMA[tc.SCORES]})
+        return all_figures._names_twice(_figures.score_rows(table), max(map(len, scores)))
+
+    assert twice([["a", "b", "a"]])  # not next to each other
+    assert twice([["b"], ["a", "c", "b", "a"]])
+    assert not twice([["a", "b"], ["a", "b"], ["b"]])  # one name in several trials
+    assert not twice([["a"], ["a"]])

@@ -79,6 +79,11 @@ def score_rows(trials: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def trial_means(rows: pl.DataFrame) -> pl.DataFrame:
+    """:func:`score_rows` with one row per trial and name: the mean of the trial's values."""
+    return rows.group_by("_trial", "name").agg(pl.col("value").mean())
+
+
 def per_trial_scores(trials: pl.DataFrame) -> dict[str, npt.NDArray[np.float64]]:
     """Score name → one value per trial (the mean of the trial's values; NaN where absent)."""
     if trials.height <= _IN_PYTHON:
@@ -88,7 +93,7 @@ def per_trial_scores(trials: pl.DataFrame) -> dict[str, npt.NDArray[np.float64]]
     rows = score_rows(trials)
     if rows.height == 0:
         return {}
-    means = rows.group_by("_trial", "name").agg(pl.col("value").mean())
+    means = trial_means(rows)
     out: dict[str, npt.NDArray[np.float64]] = {}
     for (name,), group in means.group_by("name", maintain_order=True):
         values = np.full(trials.height, np.nan)
