@@ -1,9 +1,9 @@
 """Calls over a list of large items, a few at a time in threads, results in the list's order.
 
-For steps of the set's trials table that Polars runs without Python's lock (reading a packed
-table back, reordering a column): two at once keep both cores busy. The items are taken out of
-the caller's list as they are handed over, and each call gets its item in a box it empties, so
-an item is freed as soon as the call lets go of it, not when the call returns.
+For steps of the set's trials table that Polars runs without Python's lock (reordering its
+columns): two at once keep both cores busy. The items are taken out of the caller's list as
+they are handed over, and each call gets its item in a box it empties, so an item is freed as
+soon as the call lets go of it, not when the call returns.
 """
 
 from __future__ import annotations
