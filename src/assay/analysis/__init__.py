@@ -24,6 +24,7 @@ from assay.analysis._features import (
 )
 from assay.analysis._ownership import assign_trials
 from assay.analysis._passwhen import PassRule, parse_pass_when
+from assay.analysis._per_bucket import tools_as_strings
 from assay.analysis._trials import Trials, read_trials, trials_from_spans
 from assay.analysis._unclaimed import is_work_feature, work_unknown
 from assay.analysis._variants import tool_variants
@@ -53,6 +54,7 @@ __all__ = [
     "conventions",
     "describe_spans",
     "engine_trials",
+    "tools_as_strings",
     "is_work_feature",
     "load_prices",
     "parse_pass_when",

@@ -29,9 +29,10 @@ from assay.analysis._per_bucket import (
     TrialsFunction,
     bucket_trials,
     concat_trials,
+    tools_as_strings,
 )
 from assay.analysis._trials import Trials, in_trials_order, read_trials
-from assay.analysis._waiting import Packed, Waiting, unpacked
+from assay.analysis._waiting import Packed, Waiting
 from assay.errors import ConfigError
 from assay.store import (
     DUPLICATE_SPANS,
@@ -104,6 +105,7 @@ def engine_trials(
     spark_master: str | None = None,
     spans_per_bucket: int | None = None,
     contents: SpanContents | None = None,
+    compact_tools: bool = False,
 ) -> Trials:
     """The trials table of a trace set and its findings, made by ``engine``.
 
@@ -117,6 +119,9 @@ def engine_trials(
         spans_per_bucket: Bucket size the engine aims at when the set has no buckets; default
             ``ASSAY_SPANS_PER_BUCKET`` or :data:`SPANS_PER_BUCKET`.
         contents: ``trace_set.contents()`` when the caller has it (it reads every footer).
+        compact_tools: Tool sequences may come as held while the buckets waited, a list of
+            dictionary strings (``List(Categorical)``), for a caller that makes the strings
+            only if asked (:func:`tools_as_strings`); by default, lists of strings.
 
     Raises:
         ConfigError: An unknown engine, or ``spark`` without pyspark installed.
@@ -143,8 +148,10 @@ def engine_trials(
             master=spark_master,
             test_attribute=test_attribute,
         )
-        return concat_trials(tables, lambda: spans, test_attribute)
-    return local_trials(trace_set, build, test_attribute, spans_per_bucket)
+        read = concat_trials(tables, lambda: spans, test_attribute)
+    else:
+        read = local_trials(trace_set, build, test_attribute, spans_per_bucket)
+    return read if compact_tools else replace(read, table=tools_as_strings(read.table))
 
 
 def bucket_size() -> int:
@@ -218,7 +225,7 @@ def _over_buckets(
         held = [one(b) for b in buckets]
     else:
         held = _at_once(one, buckets, at_once)
-    return concat_trials(unpacked(held), lambda: trace_set_spans(whole), test_attribute)
+    return concat_trials(held, lambda: trace_set_spans(whole), test_attribute)
 
 
 _Held = TypeVar("_Held")
@@ -268,8 +275,9 @@ def _bucket(
     table = trials.table
     if compact:
         # Tool names repeat in every trial: while many buckets wait, they are held as a
-        # dictionary (4 bytes a call, not 16); concat_trials gives them back as strings. The
-        # two casts cost about 0.1 s per million trials, so a few buckets are not compacted.
+        # dictionary (4 bytes a call, not 16) until a reader asks for strings
+        # (tools_as_strings). The casts cost about 0.1 s per million trials, so a few buckets
+        # are not compacted.
         table = table.with_columns(pl.col(tc.TOOL_SEQUENCE).cast(COMPACT_TOOLS))
     quality = trials.data_quality.merged([found]) if found else trials.data_quality
     return Trials(table, quality, trials.unnamed_calls)

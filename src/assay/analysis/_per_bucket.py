@@ -7,7 +7,6 @@ function on one bucket of whole traces at a time and put the tables together her
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -17,6 +16,7 @@ from assay.analysis import _columns as tc
 from assay.analysis._in_order import taken_in_order
 from assay.analysis._trials import Trials, attribute_as_string
 from assay.analysis._unwritten import unwritten
+from assay.analysis._waiting import ColumnWaiting, Packed, columns_waiting
 from assay.errors import SchemaError
 from assay.quality import DataQuality, Finding, Severity
 
@@ -43,7 +43,7 @@ def bucket_trials(spans: pl.LazyFrame, build: TrialsFunction, test_attribute: st
 
 
 def concat_trials(
-    tables: Sequence[Trials | None], spans_read: Callable[[], int], test_attribute: str
+    tables: Sequence[Trials | Packed | None], spans_read: Callable[[], int], test_attribute: str
 ) -> Trials:
     """One trials table from the buckets' tables, in a fixed order, with their findings.
 
@@ -51,8 +51,9 @@ def concat_trials(
     trace and span ids breaking ties, so it does not depend on how traces were bucketed.
     ``spans_read`` counts the set's spans, for the message when no bucket held a trial.
     Findings of one kind from several buckets become one finding (see :func:`merge_findings`).
-    A list ``tables`` is emptied on the way, so that the buckets' tables are freed before the
-    set's table is sorted.
+    Tool sequences stay as the buckets held them (see :func:`tools_as_strings`).
+    A list ``tables`` is emptied on the way, so that the buckets' tables (packed or not) are
+    freed column by column as the set's table is sorted.
 
     Raises:
         SchemaError: No bucket held a trial span.
@@ -62,29 +63,40 @@ def concat_trials(
         raise SchemaError(
             f"no trial spans: none of the {spans_read()} spans read carries {test_attribute}"
         )
-    columns = found[0].table.columns
-    quality = merge_findings([t.data_quality for t in found])
-    # Known for the set only if known for every bucket (Spark's tables do not carry them).
-    known = [t.unnamed_calls for t in found if t.unnamed_calls is not None]
-    unnamed = pl.concat(known) if len(known) == len(found) else None
-    # Tables of one schema (the usual case) are put one after the other as they are, no
-    # column copied; a relaxed concatenation copies them (4M trials: 0.35 s, +0.56 GiB).
-    same = all(t.table.schema == found[0].table.schema for t in found)
-    how: Literal["vertical", "diagonal_relaxed"] = "vertical" if same else "diagonal_relaxed"
-    table = pl.concat([t.table for t in found], how=how, rechunk=False)
-    # Let the buckets' tables go before sorting, and hand the columns left to the sort (no
-    # name here keeps them): each column is then freed as soon as it is reordered.
-    found.clear()
     if isinstance(tables, list):
         tables.clear()
-    held = [table.get_column(name) for name in columns]
-    del table
-    return Trials(_as_strings(_sorted(held)), quality, unnamed)
+    kept = [t.trials if isinstance(t, Packed) else t for t in found]
+    quality = merge_findings([t.data_quality for t in kept])
+    # Known for the set only if known for every bucket (Spark's tables do not carry them).
+    known = [t.unnamed_calls for t in kept if t.unnamed_calls is not None]
+    unnamed = pl.concat(known) if len(known) == len(kept) else None
+    schema = kept[0].table.schema
+    same = all(t.table.schema == schema for t in kept)
+    del kept
+    if same:
+        # Tables of one schema (the usual case): each column is put together from the
+        # buckets' pieces only when its turn to be sorted comes, no column copied before.
+        held = columns_waiting(found)
+    else:
+        # A relaxed concatenation copies the columns (4M trials: 0.35 s, +0.56 GiB).
+        whole = [t.unpacked() if isinstance(t, Packed) else t for t in found]
+        found.clear()
+        table = pl.concat([t.table for t in whole], how="diagonal_relaxed", rechunk=False)
+        del whole
+        held = [ColumnWaiting(name, [table.get_column(name)]) for name in table.columns]
+        del table
+    return Trials(_sorted(held), quality, unnamed)
 
 
-def _as_strings(table: pl.DataFrame) -> pl.DataFrame:
-    """The trials table with its tool sequences as strings again (see :func:`_bucket`)."""
-    if table.schema[tc.TOOL_SEQUENCE] != COMPACT_TOOLS:
+def tools_as_strings(table: pl.DataFrame) -> pl.DataFrame:
+    """The trials table with its tool sequences as lists of strings, as the contract has them.
+
+    A set read in many buckets holds them as a dictionary (:data:`COMPACT_TOOLS`) until a
+    reader asks for the table: every figure is computed from the dictionary, so an analysis
+    that only reports them never makes the strings (1M trials of 8 calls: 0.2–0.3 s;
+    10M: 5 s and 0.8 GiB).
+    """
+    if table.schema.get(tc.TOOL_SEQUENCE) != COMPACT_TOOLS:
         return table
     return table.with_columns(pl.col(tc.TOOL_SEQUENCE).cast(pl.List(pl.String)))
 
@@ -92,23 +104,30 @@ def _as_strings(table: pl.DataFrame) -> pl.DataFrame:
 _ORDER = (tc.TEST_ID, tc.START_TIME, tc.TRIAL_INDEX, tc.TRACE_ID, tc.SPAN_ID)
 
 
-def _sorted(held: list[pl.Series]) -> pl.DataFrame:
+def _sorted(held: list[ColumnWaiting]) -> pl.DataFrame:
     """The table of the columns in ``held``, taken out of it, in :data:`_ORDER`.
 
-    The columns are reordered two at a time, each let go once reordered, so the table is held
-    once plus two columns rather than twice (a sort of the whole frame gathers every column at
-    once); for that the caller must hold no other reference to them. They are held as a list,
-    not a frame: dropping a column from a frame of many chunks copies the columns left. A
-    column is made one chunk before its gather: gathering from the buckets' chunks costs
-    several times as much. A column that holds nothing (all null, all zero, all empty lists)
-    has no order: it is made anew, in no memory (:func:`~assay.analysis._unwritten.unwritten`).
+    The columns are put together (packed pieces read back) and reordered two at a time,
+    each let go once reordered, so the buckets' tables are held once plus two columns rather
+    than twice (a sort of the whole frame gathers every column at once); for that the caller
+    must hold no other reference to their pieces. A column is made one chunk before its
+    gather: gathering from the buckets' chunks costs several times as much. A column that
+    holds nothing (all null, all zero, all empty lists) has no order: it is made anew, in no
+    memory
+    (:func:`~assay.analysis._unwritten.unwritten`).
     """
-    order = _order({column.name: column for column in held if column.name in _ORDER})
+    keys: dict[str, pl.Series] = {}
+    for column in held:
+        if column.name in _ORDER:
+            keys[column.name] = column.read().rechunk()
+            column.pieces = [keys[column.name]]
+    order = _order(keys)
+    del keys
 
-    def reordered(box: list[pl.Series]) -> pl.Series:
-        # The column comes in a box, emptied here, so that its chunks are freed once copied
+    def reordered(box: list[ColumnWaiting]) -> pl.Series:
+        # The column comes in a box, emptied here, so that its pieces are freed once copied
         # into one, not held by the pool's call until the gather returns.
-        column = box.pop()
+        column = box.pop().read()
         made = unwritten(column)
         if made is not None:
             return made
@@ -116,8 +135,8 @@ def _sorted(held: list[pl.Series]) -> pl.DataFrame:
         del column
         return whole.gather(order)
 
-    # Polars lets go of Python's lock while it gathers, so two columns are reordered at once,
-    # one a core (4M trials: 2.4–2.7 → 1.5–1.6 s); beside the table, two columns' memory.
+    # Polars lets go of Python's lock while it reads and gathers, so two columns are made at
+    # once, one a core (4M trials: 2.4–2.7 → 1.5–1.6 s); beside the table, two columns' memory.
     names = [column.name for column in held]
     columns = dict(zip(names, taken_in_order(held, reordered, "assay-order"), strict=True))
     return pl.DataFrame(columns)
