@@ -1,12 +1,29 @@
-"""The command line keeps freed pages for a while; a user's own allocator setting wins."""
+"""The command line keeps freed pages for a while and maps large blocks on their own; a user's own
+allocator setting wins."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import subprocess
 import sys
 
-from assay._cli._allocator import ALLOCATOR_ENV, KEEP_FREED_PAGES, keep_freed_pages
+import pytest
+
+from assay._cli._allocator import (
+    ALLOCATOR_ENV,
+    KEEP_FREED_PAGES,
+    MMAP_THRESHOLD_ENV,
+    keep_freed_pages,
+)
+
+
+def _has_mallinfo2() -> bool:
+    try:
+        return hasattr(ctypes.CDLL("libc.so.6"), "mallinfo2")
+    except OSError:
+        return False
+
 
 _SHOW = "import assay.cli, polars, os; print(os.environ.get('_RJEM_MALLOC_CONF'))"
 
@@ -36,3 +53,38 @@ def test_not_set_once_polars_is_loaded(monkeypatch) -> None:
     monkeypatch.delenv(ALLOCATOR_ENV, raising=False)
     assert keep_freed_pages() is False
     assert ALLOCATOR_ENV not in os.environ
+
+
+# A 4 MiB block freed moves glibc's threshold up to 4 MiB; a 1 MiB block is then mapped on its
+# own only if the threshold stayed fixed. Prints the bytes mapped by the 1 MiB block.
+_MAPPED = """
+import ctypes, sys
+if sys.argv[1] == "cli":
+    import assay.cli
+class Info(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+        "fordblks", "keepcost")]
+libc = ctypes.CDLL("libc.so.6")
+libc.mallinfo2.restype = Info
+big = bytearray(4 << 20)
+del big
+before = libc.mallinfo2().hblkhd
+block = bytearray(1 << 20)
+print(libc.mallinfo2().hblkhd - before)
+"""
+
+
+def _mapped(how: str, env: dict[str, str]) -> int:
+    done = subprocess.run(
+        [sys.executable, "-c", _MAPPED, how], env=env, capture_output=True, text=True, check=True
+    )
+    return int(done.stdout)
+
+
+@pytest.mark.skipif(not _has_mallinfo2(), reason="glibc 2.33 or later only")
+def test_the_cli_maps_large_blocks_on_their_own_unless_the_user_chose() -> None:
+    env = {k: v for k, v in os.environ.items() if k != MMAP_THRESHOLD_ENV}
+    assert _mapped("plain", env) == 0  # glibc's moving threshold: carved from a heap
+    assert _mapped("cli", env) >= 1 << 20
+    assert _mapped("cli", {**env, MMAP_THRESHOLD_ENV: str(8 << 20)}) == 0
