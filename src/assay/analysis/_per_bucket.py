@@ -94,7 +94,7 @@ def tools_as_strings(table: pl.DataFrame) -> pl.DataFrame:
     A set read in many buckets holds them as a dictionary (:data:`COMPACT_TOOLS`) until a
     reader asks for the table: every figure is computed from the dictionary, so an analysis
     that only reports them never makes the strings (1M trials of 8 calls: 0.2–0.3 s;
-    10M: 5 s and 0.8 GiB).
+    10M: 1.7–5.3 s and 0.7–0.8 GiB).
     """
     if table.schema.get(tc.TOOL_SEQUENCE) != COMPACT_TOOLS:
         return table
@@ -113,8 +113,7 @@ def _sorted(held: list[ColumnWaiting]) -> pl.DataFrame:
     must hold no other reference to their pieces. A column is made one chunk before its
     gather: gathering from the buckets' chunks costs several times as much. A column that
     holds nothing (all null, all zero, all empty lists) has no order: it is made anew, in no
-    memory
-    (:func:`~assay.analysis._unwritten.unwritten`).
+    memory (:func:`~assay.analysis._unwritten.unwritten`).
     """
     keys: dict[str, pl.Series] = {}
     for column in held:
