@@ -52,7 +52,9 @@ class Analysis:
     """The files that were read (and any skipped)."""
     held_baseline: pl.DataFrame | None = field(default=None, repr=False)
     """The baseline's trials as the analysis held them, when comparing."""
-    _made: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False, compare=False)
+    _made: dict[str, pl.DataFrame] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def trials(self) -> pl.DataFrame:

@@ -14,8 +14,8 @@ are carved from heaps that are seldom given back, and a set of millions of trial
 full of holes. A fixed threshold (glibc's first one, 128 KiB) keeps every large block its own
 mapping: 200M spans peaked at 4.42 GiB in the sort with the moving threshold, 3.49 with it.
 
-Only the command line sets these, and only when Polars is not loaded yet and the user has not
-chosen a setting of their own (``_RJEM_MALLOC_CONF``, which Polars reads;
+Only the command line sets these, and only when the user has not chosen a setting of their own
+(``_RJEM_MALLOC_CONF``, which Polars reads, and only before Polars loads;
 ``MALLOC_MMAP_THRESHOLD_``, which glibc reads): a program importing assay as a library keeps its
 own allocator settings.
 """

@@ -102,8 +102,8 @@ def _print_console(
     if on_stdout and settings.warnings:
         result = replace(result, notes=tuple(n for n in result.notes if n not in settings.warnings))
     # The sparklines need each trial's scores only (not the tool names as strings).
-    scores = analysis.held_trials.select(tc.TEST_ID, tc.SCORES)
-    rows = None if settings.quiet else scores.to_dicts()
+    trials = analysis.held_trials
+    rows = None if settings.quiet else trials.select(tc.TEST_ID, tc.SCORES).to_dicts()
     render_console(
         result,
         console,

@@ -24,7 +24,8 @@ TrialsFunction = Callable[[pl.LazyFrame], Trials]
 """Spans of whole traces → their trials table and findings."""
 
 COMPACT_TOOLS = pl.List(pl.Categorical)
-"""Tool sequences as a dictionary while many buckets wait (4 bytes a call, not 16)."""
+"""Tool sequences as a dictionary (4 bytes a call, not 16) while many buckets wait, and through
+the analysis until a reader asks for strings (:func:`tools_as_strings`)."""
 
 
 def bucket_trials(spans: pl.LazyFrame, build: TrialsFunction, test_attribute: str) -> Trials | None:
