@@ -1,5 +1,11 @@
+import os
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
+
+from assay.analysis._engines import SPANS_PER_BUCKET_ENV
 
 
 def test_import_stats_loads_no_polars() -> None:
@@ -24,3 +30,36 @@ def test_scipy_stats_and_pandas_load_only_when_an_analysis_needs_them(tmp_path) 
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+_ANALYZE_AND_LIST_PANDAS = """
+import sys
+from assay.cli import app
+try:
+    app(["analyze", *sys.argv[1:]])
+except SystemExit:
+    pass
+print("pandas" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("spans_per_bucket", [None, "60"])
+@pytest.mark.parametrize("report", ["json", "html"])
+def test_an_analysis_never_loads_pandas(
+    traces: Path, tmp_path: Path, spans_per_bucket: str | None, report: str
+) -> None:
+    # pyarrow imports pandas the first time pa.array() meets a list or a numpy array (to ask
+    # whether it is one of pandas' own): 0.3-0.6 s of every command for nothing assay uses.
+    env = {k: v for k, v in os.environ.items() if k != SPANS_PER_BUCKET_ENV}
+    if spans_per_bucket:
+        env[SPANS_PER_BUCKET_ENV] = spans_per_bucket
+    out = tmp_path / f"report.{report}"
+    args = [str(traces), "--format", report, "--output", str(out)]
+    result = subprocess.run(
+        [sys.executable, "-c", _ANALYZE_AND_LIST_PANDAS, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert out.stat().st_size > 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "False", result.stderr

@@ -15,6 +15,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from assay.store import int64_array
+
 __all__ = ["unwritten", "with_unwritten_columns"]
 
 
@@ -46,7 +48,7 @@ def unwritten(column: pl.Series) -> pl.Series | None:
 
 def _empty_lists(name: str, dtype: pl.List, rows: int) -> pl.Series | None:
     """``rows`` empty lists of ``dtype``: offsets all zero (numpy's zeroed array, shared)."""
-    offsets = pa.array(np.zeros(rows + 1, dtype=np.int64))
+    offsets = int64_array(np.zeros(rows + 1, dtype=np.int64))
     values = pl.Series([], dtype=dtype.inner).to_arrow(compat_level=pl.CompatLevel.newest())
     made = pl.Series(name, pa.LargeListArray.from_arrays(offsets, values))
     # Polars takes Arrow's offsets as they are only for types it holds as Arrow does; for

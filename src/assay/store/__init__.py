@@ -5,6 +5,7 @@ Every writer (exporter, collector, importer) produces this table; every reader r
 """
 
 from assay.store import _schema as schema
+from assay.store._arrow import int64_array
 from assay.store._buckets import Bucket, existing_buckets, made_buckets, row_group_buckets
 from assay.store._coercion import coerce, coerce_expr
 from assay.store._contents import SpanContents, span_contents
@@ -47,6 +48,7 @@ from assay.store._validate import FileCheck, check_spans_file
 from assay.store._writer import SpanWriter, fsync_dir, sanitize_partition_value, write_spans
 
 __all__ = [
+    "int64_array",
     "ATTRIBUTE_LIST_TYPE",
     "DUPLICATE_SPANS",
     "TEMP_SUFFIX",

@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 
 from assay.errors import ConfigError, InputError
 from assay.store import _schema as s
+from assay.store._arrow import int64_array
 from assay.store._footers import Footer, open_parquet, read_footer
 from assay.store._paths import is_remote
 
@@ -83,7 +84,7 @@ def split_by_bucket(table: pa.Table, count: int) -> list[tuple[int, pa.Table]]:
     ranked = buckets[order]
     starts = np.concatenate(([0], np.flatnonzero(np.diff(ranked)) + 1))
     ends = np.append(starts[1:], len(ranked))
-    taken = table.take(pa.array(order))
+    taken = table.take(int64_array(order))
     return [(int(ranked[a]), taken.slice(a, b - a)) for a, b in zip(starts, ends, strict=True)]
 
 
