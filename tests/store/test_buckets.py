@@ -5,6 +5,7 @@ import zlib
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -185,3 +186,23 @@ def test_traces_spread_over_every_row_group_need_a_copy(tmp_path: Path) -> None:
     by_position = pl.from_arrow(table).with_row_index("i").sort(pl.col("i") % 4, "i").drop("i")
     files = _row_grouped(tmp_path, by_position.to_arrow(), "in")
     assert row_group_buckets(files, spans_per_bucket=90) is None
+
+
+def test_files_of_both_string_types_sharing_a_trace_keep_it_in_one_bucket(tmp_path: Path) -> None:
+    # Writers differ: one stores ids as string, another as large_string. A trace cut by the
+    # end of the first file must still be found in both (its ids hash alike either way).
+    table = _spans(100, per_trace=4).to_table()
+    cut = 250  # inside the 63rd trace
+    large = table.schema.set(
+        table.schema.get_field_index("trace_id"), pa.field("trace_id", pa.large_string())
+    )
+    first, second = str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")
+    pq.write_table(table.slice(0, cut), first, row_group_size=30)
+    pq.write_table(table.slice(cut).cast(large), second, row_group_size=30)
+    buckets = row_group_buckets((first, second), spans_per_bucket=90)
+    assert buckets is not None and len(buckets) > 3
+    owner: dict[str, int] = {}
+    for i, bucket in enumerate(buckets):
+        for tid in scan_bucket(bucket).collect()["trace_id"].unique():
+            assert owner.setdefault(tid, i) == i, "a trace was split between buckets"
+    assert len(owner) == 100

@@ -167,11 +167,15 @@ def _shared_units(files: tuple[str, ...], footers: list[Footer]) -> list[tuple[i
     row group with one group-by over all of them.
     """
 
-    def read(f: int) -> list[pa.ChunkedArray]:
+    def read(f: int) -> list[np.ndarray]:
         try:
-            return _unit_ids(files[f], footers[f])
+            units = _unit_ids(files[f], footers[f])
         except (OSError, pa.ArrowException) as exc:
             raise InputError(f"{files[f]}: could not be read for bucketing ({exc})") from exc
+        # Hashed as read: the strings of one file are held at a time, and the hashing runs
+        # beside the other thread's reading. Any hash will do within one run (a collision
+        # only joins two groups), as long as an id hashes alike whatever its string type.
+        return [pl.Series(u.cast(pa.large_string())).hash(seed=0).to_numpy() for u in units]
 
     # Two files at a time: opening a file parses its footer in C++, without Python's lock
     # (2,000 files of 10k spans: 1.4 → 1.0 s).
@@ -179,12 +183,7 @@ def _shared_units(files: tuple[str, ...], footers: list[Footer]) -> list[tuple[i
         ids = [unit for units in pool.map(read, range(len(files))) for unit in units]
     if not ids:
         return []
-    types = {unit.type for unit in ids}
-    if len(types) > 1:  # files written with different string types
-        ids = [unit.cast(pa.large_string()) for unit in ids]
-    values = pa.chunked_array([chunk for unit in ids for chunk in unit.chunks], ids[0].type)
-    # Any hash will do within one run: a collision only joins two groups.
-    hashes = pl.Series(values).hash().to_numpy()
+    hashes = np.concatenate(ids)
     units = np.repeat(np.arange(len(ids), dtype=np.int64), [len(unit) for unit in ids])
     return _pairs(hashes, units)
 
@@ -192,9 +191,20 @@ def _shared_units(files: tuple[str, ...], footers: list[Footer]) -> list[tuple[i
 def _pairs(hashes: np.ndarray, units: np.ndarray) -> list[tuple[int, int]]:
     """Pairs ``(first, other)`` of units holding the same hash; ``units`` is ascending.
 
-    By sorting (a stable sort keeps each hash's units ascending, so a run's first is its
-    smallest): no hash table, whose memory Polars' allocator would keep.
+    By sorting: no hash table, whose memory Polars' allocator would keep. The hashes held more
+    than once are found first, by a sort of the values (Polars' parallel sort of 4M hashes:
+    0.09 s, against 0.55 s for numpy's stable sort of their positions that pairs them); they
+    are few (traces cut by a row group's end), and only they are paired.
     """
+    values = pl.Series(hashes)
+    ranked = values.sort().to_numpy()
+    repeated = ranked[1:][ranked[1:] == ranked[:-1]]
+    if not repeated.size:
+        return []
+    # Ascending positions: their units stay ascending.
+    held = np.flatnonzero(values.is_in(pl.Series(repeated).implode()).to_numpy())
+    hashes, units = hashes[held], units[held]
+    # A stable sort keeps each hash's units ascending, so a run's first is its smallest.
     order = np.argsort(hashes, kind="stable")
     hashes, units = hashes[order], units[order]
     starts = np.empty(len(hashes), dtype=bool)
