@@ -4,6 +4,7 @@ from collections import Counter
 
 import numpy as np
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -75,3 +76,24 @@ def test_large_and_small_columns_give_the_same_lists(seqs: list[tuple[str, ...] 
         distinct, index = distinct_lists(values)
         assert distinct == list(expected.distinct)
         assert index.tolist() == expected.index.tolist()[: values.len()]
+
+
+@pytest.mark.parametrize(
+    "lists",
+    [
+        [["gpt-4o"]],  # every trial one model: one list without a group-by
+        [["a", "a"]],
+        [["a", "a"], ["a"]],  # one value, lists of two lengths
+        [["a", None], ["a", "a"]],  # a null element is a value of its own
+        [[None]],
+        [["a", "b"], ["a", "b"]],
+        [["a"], None, ["a"]],  # a null list is the empty list
+    ],
+)
+def test_lists_of_one_value_are_grouped_as_any_others(lists: list[list[str | None] | None]) -> None:
+    rows = lists * (_IN_PYTHON // len(lists) + 1)
+    distinct, index = distinct_lists(pl.Series(rows, dtype=pl.List(pl.String)))
+    seen: dict[tuple[str | None, ...], int] = {}
+    codes = [seen.setdefault(tuple(r) if r else (), len(seen)) for r in rows]
+    assert distinct == list(seen)
+    assert index.tolist() == codes
