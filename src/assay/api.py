@@ -44,8 +44,6 @@ class Analysis:
     held_trials: pl.DataFrame = field(repr=False)
     """The trials as the analysis held them: tool sequences may be a dictionary
     (``List(Categorical)``). Read :attr:`trials`."""
-    tests: pl.DataFrame
-    """The per-test table: n, passed, errors, pass rate, interval, verdict."""
     result: AnalysisResult
     """Per-test results with every figure, as the reports render them."""
     trace_set: TraceSet
@@ -55,6 +53,15 @@ class Analysis:
     _made: dict[str, pl.DataFrame] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+
+    @property
+    def tests(self) -> pl.DataFrame:
+        """The per-test table: n, passed, errors, pass rate, interval, verdict."""
+        # Made on first reading only: the reports read the results, and a table of 5,000
+        # tests' rows costs 0.2 s.
+        if "tests" not in self._made:
+            self._made["tests"] = _tests_table(self.result)
+        return self._made["tests"]
 
     @property
     def trials(self) -> pl.DataFrame:
@@ -175,7 +182,7 @@ def _analysis(
             ),
         ),
     )
-    return Analysis(trials, _tests_table(result), result, trace_set, baseline_trials)
+    return Analysis(trials, result, trace_set, baseline_trials)
 
 
 def _quality(*trace_sets: TraceSet) -> DataQuality:
