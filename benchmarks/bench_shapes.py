@@ -8,7 +8,8 @@ product): tool calls per trial (2, 20), events per trial (0, 5), trials (200k, 4
 trials make 2 tool calls, not 8.
 
 For each shape, the floor and ``assay analyze --format json`` run as whole processes, one
-after the other, round by round (so a slow stretch of this shared machine weighs on both),
+after the other, round by round (so a slow stretch of this shared machine weighs on both), each
+on a set just read into the page cache (:func:`warm`),
 and the table gives the medians over the rounds — wall time and CPU time (user + system, every
 thread: the steadier figure when other jobs share the machine) with the ratios of the medians —
 and the largest peak RSS of each (``wait4`` of the child). The floor is the same-result floor of
@@ -126,13 +127,29 @@ def prepared(shape: Shape, data: Path) -> Path:
     return folder
 
 
+def warm(folder: Path) -> None:
+    """Read every file of the set once, untimed, so that each command finds it in the page cache.
+
+    The system may give the cache back between runs (this project's machine reclaims it in the
+    background): a command that finds the set evicted reads it from disk, its wall time grows
+    while its CPU time does not (a floor of 30.9 s for 23.3 CPU-s, its neighbours 14 s). Both
+    commands are measured on a set already read.
+    """
+    for path in sorted(folder.rglob("*.parquet")):
+        with path.open("rb") as f:
+            while f.read(1 << 23):
+                pass
+
+
 def bench(shape: Shape, folder: Path, rounds: int, save: Path | None) -> dict[str, object]:
     """Floor and analyze on one set, interleaved round by round; medians and peaks."""
     with tempfile.TemporaryDirectory() as tmp:
         out = save / f"{shape.name}.json" if save is not None else Path(tmp) / "verdicts.json"
         floor, analyze = [], []
         for _ in range(rounds):
+            warm(folder)
             floor.append(_run(floor_code(shape.events > 0), str(folder)))
+            warm(folder)
             analyze.append(_run(ANALYZE, str(folder), str(out)))
     f = statistics.median(r.seconds for r in floor)
     a = statistics.median(r.seconds for r in analyze)
