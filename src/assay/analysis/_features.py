@@ -56,10 +56,14 @@ def distinct_lists(values: pl.Series) -> tuple[list[tuple[str, ...]], npt.NDArra
     if not longest:
         # Every list empty (models where no span names one): nothing to group.
         return [()], np.zeros(values.len(), dtype=np.intp)
-    if lengths.min() == longest and values.explode().n_unique() == 1:
-        # Lists of one length holding one value are one list (every trial called one model):
-        # no group-by of the lists (4M trials: 0.44 s).
-        return [tuple(values[0].to_list())], np.zeros(values.len(), dtype=np.intp)
+    if lengths.min() == longest:
+        flat = values.explode()
+        if flat.eq_missing(flat[0]).all():
+            # Lists of one length holding one value are one list (every trial called one
+            # model): no group-by of the lists (4M trials: 0.44 s). Comparing each value with
+            # the first costs little where they differ (8M tool names: 0.01 s, against 0.08 s
+            # to count the distinct ones).
+            return [tuple(values[0].to_list())], np.zeros(values.len(), dtype=np.intp)
     frame = pl.DataFrame({"_list": values.fill_null([])}).with_row_index("_row")
     groups = frame.group_by("_list", maintain_order=True).agg(pl.col("_row"))
     index = np.empty(frame.height, dtype=np.intp)

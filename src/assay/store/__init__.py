@@ -48,13 +48,13 @@ from assay.store._validate import FileCheck, check_spans_file
 from assay.store._writer import SpanWriter, fsync_dir, sanitize_partition_value, write_spans
 
 __all__ = [
-    "int64_array",
     "ATTRIBUTE_LIST_TYPE",
     "DUPLICATE_SPANS",
     "TEMP_SUFFIX",
     "Bucket",
     "duplicate_spans",
     "existing_buckets",
+    "int64_array",
     "is_remote",
     "list_files",
     "made_buckets",

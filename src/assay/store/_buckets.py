@@ -163,8 +163,8 @@ def _unit_ids(path: str, footer: Footer) -> list[pa.ChunkedArray]:
 def _shared_units(files: tuple[str, ...], footers: list[Footer]) -> list[tuple[int, int]]:
     """Pairs ``(first, other)`` of row groups (numbered over the files) that share a trace id.
 
-    Reads each row group's trace ids (its dictionary) and finds the ids met in more than one
-    row group with one group-by over all of them.
+    Reads each row group's trace ids (its dictionary), hashes them, and pairs the row groups
+    holding a hash more than once (:func:`_pairs`).
     """
 
     def read(f: int) -> list[np.ndarray]:
@@ -191,10 +191,11 @@ def _shared_units(files: tuple[str, ...], footers: list[Footer]) -> list[tuple[i
 def _pairs(hashes: np.ndarray, units: np.ndarray) -> list[tuple[int, int]]:
     """Pairs ``(first, other)`` of units holding the same hash; ``units`` is ascending.
 
-    By sorting: no hash table, whose memory Polars' allocator would keep. The hashes held more
-    than once are found first, by a sort of the values (Polars' parallel sort of 4M hashes:
-    0.09 s, against 0.55 s for numpy's stable sort of their positions that pairs them); they
-    are few (traces cut by a row group's end), and only they are paired.
+    By sorting: no hash table over every hash, whose memory Polars' allocator would keep. The
+    hashes held more than once are found first, by a sort of the values (Polars' parallel sort
+    of 4M hashes: 0.09 s, against 0.55 s for numpy's stable sort of their positions that pairs
+    them); they are few (traces cut by a row group's end), and only they are looked up and
+    paired.
     """
     values = pl.Series(hashes)
     ranked = values.sort().to_numpy()
