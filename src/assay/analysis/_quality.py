@@ -56,7 +56,7 @@ def findings(
     test_attribute: str,
     table: pl.DataFrame,
     per_trace: pl.DataFrame,
-    owned: pl.DataFrame,
+    owned: pl.DataFrame | None,
     located: pl.DataFrame,
     rule: PassRule | None,
     min_score: float | None,
@@ -68,13 +68,14 @@ def findings(
         table: The trials being built (with ``_trial_span_id``, ``_explicit`` and, with a
             rule, ``_rule_pass`` / ``_rule_missing``).
         per_trace: Work aggregated per whole trace (every trace read).
-        owned: The spans carrying the test attribute, with the ``_trial_span_id`` owning them.
+        owned: The spans carrying the test attribute, with the ``_trial_span_id`` owning them;
+            None for assay's own attribute (a span carrying it is always a trial).
         located: Score and check events of the trials.
         rule: The ``--pass-when`` rule, if any.
         min_score: ``--min-score``, if any.
     """
     out: list[Finding] = []
-    if test_attribute != c.TEST_ID:
+    if owned is not None:
         out += _nesting(test_attribute, owned)
     out += _without_work(test_attribute, table, per_trace)
     out += _incomplete(table, per_trace)

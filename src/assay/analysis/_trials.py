@@ -141,7 +141,8 @@ def read_trials(
     # every group-by and join below then hashes and compares a 4-byte code instead of a
     # 32-character string (the per-trace group-by alone costs half as much). The dictionary
     # is this call's own, so it is freed with its tables; the ids are strings again at the end.
-    spans = spans.with_columns(pl.col("trace_id").cast(pl.Categorical(pl.Categories.random())))
+    trace_key = pl.Categorical(pl.Categories.random())
+    spans = spans.with_columns(pl.col("trace_id").cast(trace_key))
     # The mapped attribute's column is computed here, whatever the footers say of it. The
     # columns are read once, into memory: every step below but the events takes them from there.
     read = work_columns_read(spans, contents, computed={_P(c.TEST_ID)} if mapped else set())
@@ -160,9 +161,11 @@ def read_trials(
     )
     per_trace = count_orphans(read, per_trace)
     unnamed = unnamed_calls(per_trace)
-    per_trial = [per_trace.join(shapes.simple, on="trace_id", how="inner")]
+    per_trial = [_simple_work(per_trace, shapes.simple)]
     per_trace = derive_work_columns(per_trace)
-    owners = [carriers.join(shapes.simple, on="trace_id", how="inner")]
+    # Which trial owns each span carrying the attribute matters only to a mapped attribute's
+    # findings (spans inside a trial carrying it too).
+    owners = [carriers.join(shapes.simple, on="trace_id", how="inner")] if mapped else []
     owner_spans: list[pl.DataFrame] = []
     if shapes.nested.len():
         resolve = resolve_topmost if mapped else resolve_nested
@@ -171,9 +174,10 @@ def read_trials(
         aggregated = aggregate_work(nested_work, _KEYS, shape, orphans=False).collect()
         per_trial.append(list_models(nested_work, aggregated, _KEYS))
         owner_spans.append(nested.select("trace_id", "span_id", tc.TRIAL_SPAN_ID))
-        owners.append(nested.filter(pl.col(_P(c.TEST_ID)).is_not_null()))
+        if mapped:
+            owners.append(nested.filter(pl.col(_P(c.TEST_ID)).is_not_null()))
     work = name_handoff_targets(derive_work_columns(pl.concat(per_trial, how="diagonal_relaxed")))
-    owned = pl.concat(owners, how="diagonal_relaxed")
+    owned = pl.concat(owners, how="diagonal_relaxed") if owners else None
     # Where every trace is one trial (the usual case) a trial is known by its trace alone, so
     # the per-trial joins take one key, not two; and unless a mapped attribute is also on spans
     # inside the trials, every span carrying it is a trial.
@@ -192,7 +196,12 @@ def read_trials(
     del read, worked
     if shapes.nested.len():
         del nested, nested_work
-    evented = spans.filter(pl.col("events").list.len() > 0).select("trace_id", "span_id", "events")
+    # The trace ids of the spans holding events only are made keys (most spans hold none).
+    evented = (
+        no_trials.filter(pl.col("events").list.len() > 0)
+        .select("trace_id", "span_id", "events")
+        .with_columns(pl.col("trace_id").cast(trace_key))
+    )
     if contents is not None and not contents.events:
         evented = evented.head(0)  # no file holds an event: nothing to decode
     events = explode_events(evented.collect())
@@ -221,6 +230,21 @@ def read_trials(
     ).merged(unclaimed)
     table = _finish(table)
     return Trials(in_trials_order(table) if ordered else table, findings, unnamed)
+
+
+def _simple_work(per_trace: pl.DataFrame, simple: pl.DataFrame) -> pl.DataFrame:
+    """The work of the traces whose one trial is their root, with that trial's span id.
+
+    The span ids are looked up for the trace ids alone and added to ``per_trace`` as it is:
+    a join of the whole table gathers every column, its lists too, in a new order (200k
+    traces: 0.08 s, against 0.01 s). Traces holding no such trial are then left out.
+    """
+    keys = per_trace.select("trace_id").join(
+        simple, on="trace_id", how="left", maintain_order="left"
+    )
+    owned = per_trace.with_columns(keys[tc.TRIAL_SPAN_ID])
+    held = keys[tc.TRIAL_SPAN_ID].is_not_null()
+    return owned if held.all() else owned.filter(held)
 
 
 def _assemble(
