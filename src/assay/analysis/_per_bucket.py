@@ -7,6 +7,7 @@ function on one bucket of whole traces at a time and put the tables together her
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -20,22 +21,33 @@ from assay.analysis._waiting import ColumnWaiting, Packed, columns_waiting
 from assay.errors import SchemaError
 from assay.quality import DataQuality, Finding, Severity
 
-TrialsFunction = Callable[[pl.LazyFrame], Trials]
-"""Spans of whole traces → their trials table and findings."""
+
+class TrialsFunction(Protocol):
+    """Spans of whole traces → their trials table and findings.
+
+    With ``screen_repeats`` it raises :class:`SpansMayRepeat` when some span id repeats
+    (see :func:`~assay.analysis._trials.read_trials`).
+    """
+
+    def __call__(self, spans: pl.LazyFrame, *, screen_repeats: bool = False) -> Trials: ...
+
 
 COMPACT_TOOLS = pl.List(pl.Categorical)
 """Tool sequences as a dictionary (4 bytes a call, not 16) while many buckets wait, and through
 the analysis until a reader asks for strings (:func:`tools_as_strings`)."""
 
 
-def bucket_trials(spans: pl.LazyFrame, build: TrialsFunction, test_attribute: str) -> Trials | None:
+def bucket_trials(
+    spans: pl.LazyFrame, build: TrialsFunction, test_attribute: str, *, screen_repeats: bool = False
+) -> Trials | None:
     """The trials of one bucket, or None when the bucket holds no trial span at all.
 
     A bucket without trials is normal (a set with few traces, or traces without trials); the
-    set as a whole must still hold some, which :func:`concat_trials` checks.
+    set as a whole must still hold some, which :func:`concat_trials` checks. With
+    ``screen_repeats``, :class:`SpansMayRepeat` is raised when some span id repeats.
     """
     try:
-        return build(spans)
+        return build(spans, screen_repeats=True) if screen_repeats else build(spans)
     except SchemaError:
         has_trials = spans.select(attribute_as_string(test_attribute).is_not_null().any())
         if has_trials.collect().item():

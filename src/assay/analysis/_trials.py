@@ -54,6 +54,14 @@ _CARRIED = [
 """What the trial spans are read for (the trials table's own columns, their place in the trace)."""
 
 
+class SpansMayRepeat(Exception):
+    """Some span id of the spans read repeats (``read_trials(screen_repeats=True)``).
+
+    A span stored twice, or an id reused in another trace, or a hash collision: the caller
+    screens the spans exactly (``assay.store.duplicate_spans``) and reads them again.
+    """
+
+
 @dataclass(frozen=True, slots=True)
 class Trials:
     """The trials table and what assay noticed while building it."""
@@ -101,6 +109,7 @@ def read_trials(
     pass_when: str | PassRule | None = None,
     contents: SpanContents | None = None,
     ordered: bool = True,
+    screen_repeats: bool = False,
 ) -> Trials:
     """Build the trials table from a lazy scan of the spans table, with its data quality.
 
@@ -122,6 +131,8 @@ def read_trials(
             (``TraceSet.contents()``): parts they cannot hold are not read. None: read all.
         ordered: Sort the rows as :func:`in_trials_order` does. False when the caller sorts
             the tables of several buckets together (``assay.analysis.concat_trials``).
+        screen_repeats: Check, on the span ids read anyway, that no span id repeats, for a
+            caller that would otherwise read them once more to screen for spans stored twice.
 
     Returns:
         The trials table and its findings.
@@ -130,6 +141,7 @@ def read_trials(
         SchemaError: No trial spans (naming root-span attributes that would map), an unknown
             outcome value, or a non-numeric score.
         ConfigError: A ``pass_when`` rule that does not parse.
+        SpansMayRepeat: With ``screen_repeats``, some span id repeats.
     """
     rule = parse_pass_when(pass_when) if isinstance(pass_when, str) else pass_when
     mapped = test_attribute != c.TEST_ID
@@ -146,6 +158,8 @@ def read_trials(
     # The mapped attribute's column is computed here, whatever the footers say of it. The
     # columns are read once, into memory: every step below but the events takes them from there.
     read = work_columns_read(spans, contents, computed={_P(c.TEST_ID)} if mapped else set())
+    if screen_repeats and _ids_repeat(read):
+        raise SpansMayRepeat
     carriers = read.filter(pl.col(_P(c.TEST_ID)).is_not_null()).select(_CARRIED).collect()
     if carriers.height == 0:
         raise SchemaError(quality.no_trials_message(no_trials, test_attribute))
@@ -230,6 +244,12 @@ def read_trials(
     ).merged(unclaimed)
     table = _finish(table)
     return Trials(in_trials_order(table) if ordered else table, findings, unnamed)
+
+
+def _ids_repeat(read: pl.LazyFrame) -> bool:
+    """Whether some span id repeats: distinct 64-bit hashes, as ``duplicate_spans`` counts."""
+    hashes = read.select(pl.col("span_id").hash(seed=0)).collect().to_series()
+    return hashes.n_unique() != hashes.len()
 
 
 def _simple_work(per_trace: pl.DataFrame, simple: pl.DataFrame) -> pl.DataFrame:
