@@ -39,7 +39,7 @@ from bench_shapes import floor_code  # noqa: E402
 # them, and whether the floor's query does that work too.
 STEPS: tuple[tuple[str, str, str], ...] = (
     ("work_columns_read", "floor", "read the span columns"),
-    ("_ids_repeat", "floor", "spans stored twice? (span ids hashed)"),
+    ("span_ids_may_repeat", "floor", "spans stored twice? (span ids hashed)"),
     ("read_outcomes", "floor", "trial spans' outcomes"),
     ("classify_traces", "analysis", "which traces hold nested trials"),
     ("aggregate_work", "floor", "per-trace group-by (planned)"),

@@ -36,3 +36,21 @@ def test_repeated_spans_found_per_bucket_as_over_the_set(
     found = {f.kind: f for f in bucketed.result.data_quality.findings}
     assert found["duplicate_spans"].count == again.height
     assert bucketed.trials.height == expected.trials.height == assay.analyze(traces).trials.height
+
+
+def test_the_screen_of_ids_read_says_what_the_screen_of_the_files_says(
+    traces: Path, tmp_path: Path
+) -> None:
+    # A bucket is screened on the span ids its build has read into memory; a set screened
+    # whole, on its files. One function answers both: they must agree.
+    from assay.store import span_ids_may_repeat
+
+    spans = read_spans(traces)
+    out = tmp_path / "set"
+    write_spans(spans.to_arrow(), out, partition_by=())
+    for repeats in (False, True):
+        if repeats:
+            write_spans(spans.head(1).to_arrow(), out, partition_by=())  # one span twice
+        scan = pl.scan_parquet(str(out / "**" / "*.parquet"))
+        assert span_ids_may_repeat(scan) is repeats
+        assert span_ids_may_repeat(scan.collect().lazy(), streaming=False) is repeats

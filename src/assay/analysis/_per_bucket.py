@@ -47,7 +47,7 @@ def bucket_trials(
     ``screen_repeats``, :class:`SpansMayRepeat` is raised when some span id repeats.
     """
     try:
-        return build(spans, screen_repeats=True) if screen_repeats else build(spans)
+        return build(spans, screen_repeats=screen_repeats)
     except SchemaError:
         has_trials = spans.select(attribute_as_string(test_attribute).is_not_null().any())
         if has_trials.collect().item():

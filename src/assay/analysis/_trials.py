@@ -36,6 +36,7 @@ from assay.store import (
     SpanContents,
     coerce_expr,
     promoted_column,
+    span_ids_may_repeat,
 )
 
 _P = promoted_column
@@ -158,7 +159,7 @@ def read_trials(
     # The mapped attribute's column is computed here, whatever the footers say of it. The
     # columns are read once, into memory: every step below but the events takes them from there.
     read = work_columns_read(spans, contents, computed={_P(c.TEST_ID)} if mapped else set())
-    if screen_repeats and _ids_repeat(read):
+    if screen_repeats and span_ids_may_repeat(read, streaming=False):
         raise SpansMayRepeat
     carriers = read.filter(pl.col(_P(c.TEST_ID)).is_not_null()).select(_CARRIED).collect()
     if carriers.height == 0:
@@ -246,12 +247,6 @@ def read_trials(
     return Trials(in_trials_order(table) if ordered else table, findings, unnamed)
 
 
-def _ids_repeat(read: pl.LazyFrame) -> bool:
-    """Whether some span id repeats: distinct 64-bit hashes, as ``duplicate_spans`` counts."""
-    hashes = read.select(pl.col("span_id").hash(seed=0)).collect().to_series()
-    return hashes.n_unique() != hashes.len()
-
-
 def _simple_work(per_trace: pl.DataFrame, simple: pl.DataFrame) -> pl.DataFrame:
     """The work of the traces whose one trial is their root, with that trial's span id.
 
@@ -262,9 +257,9 @@ def _simple_work(per_trace: pl.DataFrame, simple: pl.DataFrame) -> pl.DataFrame:
     keys = per_trace.select("trace_id").join(
         simple, on="trace_id", how="left", maintain_order="left"
     )
-    owned = per_trace.with_columns(keys[tc.TRIAL_SPAN_ID])
+    with_spans = per_trace.with_columns(keys[tc.TRIAL_SPAN_ID])
     held = keys[tc.TRIAL_SPAN_ID].is_not_null()
-    return owned if held.all() else owned.filter(held)
+    return with_spans if held.all() else with_spans.filter(held)
 
 
 def _assemble(

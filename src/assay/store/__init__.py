@@ -44,7 +44,7 @@ from assay.store._schema import (
     SPANS_SCHEMA,
     promoted_column,
 )
-from assay.store._validate import FileCheck, check_spans_file
+from assay.store._validate import FileCheck, check_spans_file, span_ids_may_repeat
 from assay.store._writer import SpanWriter, fsync_dir, sanitize_partition_value, write_spans
 
 __all__ = [
@@ -62,6 +62,7 @@ __all__ = [
     "coerce_expr",
     "row_group_buckets",
     "scan_bucket",
+    "span_ids_may_repeat",
     "ATTRIBUTE_TYPE",
     "EVENT_TYPE",
     "LINK_TYPE",

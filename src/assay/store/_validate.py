@@ -27,6 +27,7 @@ __all__ = [
     "check_read_footer",
     "check_spans_file",
     "count_duplicate_spans",
+    "span_ids_may_repeat",
     "find_copies",
 ]
 
@@ -169,19 +170,30 @@ def find_copies(checks: Sequence[FileCheck]) -> tuple[list[FileCheck], Finding |
     return unique, finding
 
 
+def span_ids_may_repeat(spans: pl.LazyFrame, *, streaming: bool = True) -> bool:
+    """Whether some span id of ``spans`` may repeat: its 64-bit hashes are not all distinct.
+
+    The screen for spans stored twice (a repeated (trace_id, span_id) repeats its span_id):
+    False means none is; True, that :func:`count_duplicate_spans` must look at the exact pairs
+    (a real duplicate, a span id reused in another trace, or a hash collision). The hashes
+    are read by the streaming engine when ``spans`` is a file scan, and counted in memory
+    (8 bytes a span): the streaming engine's own distinct count merges per-thread sets and
+    takes twice as long. Spans already in memory are hashed where they are (``streaming``
+    False).
+    """
+    hashes = spans.select(pl.col(s.SPAN_ID).hash(seed=0))
+    found = hashes.collect(engine="streaming" if streaming else "auto").to_series()
+    return bool(found.n_unique() != found.len())
+
+
 def count_duplicate_spans(scan: pl.LazyFrame) -> tuple[int, tuple[str, ...]]:
     """How many rows repeat a (trace_id, span_id) seen before, and a few such trace ids.
 
-    A repeated pair repeats its span_id, so the common case costs one pass over the span_id
-    column (distinct 64-bit hashes: nothing repeats); only when some hash repeats (a real
-    duplicate, a span id reused in another trace, or a hash collision) are the exact pairs
-    grouped.
+    The common case costs one pass over the span_id column (:func:`span_ids_may_repeat`);
+    only when some hash repeats are the exact pairs grouped.
     """
     ids = scan.select(_ID_COLUMNS)
-    # The hashes are read by the streaming engine and counted in memory (8 bytes a span): the
-    # streaming engine's own distinct count merges per-thread sets and takes twice as long.
-    hashes = scan.select(pl.col(s.SPAN_ID).hash(seed=0)).collect(engine="streaming").to_series()
-    if hashes.n_unique() == hashes.len():
+    if not span_ids_may_repeat(scan):
         return 0, ()
     repeated = (
         ids.group_by(_ID_COLUMNS)
