@@ -158,9 +158,7 @@ def read_trials(
     spans = spans.with_columns(pl.col("trace_id").cast(trace_key))
     # The mapped attribute's column is computed here, whatever the footers say of it. The
     # columns are read once, into memory: every step below but the events takes them from there.
-    read, evented = work_columns_read(
-        spans, contents, computed={_P(c.TEST_ID)} if mapped else set()
-    )
+    read = work_columns_read(spans, contents, computed={_P(c.TEST_ID)} if mapped else set())
     if screen_repeats and span_ids_may_repeat(read, streaming=False):
         raise SpansMayRepeat
     carriers = read.filter(pl.col(_P(c.TEST_ID)).is_not_null()).select(_CARRIED).collect()
@@ -213,8 +211,15 @@ def read_trials(
     del read, worked
     if shapes.nested.len():
         del nested, nested_work
-    events = explode_events(evented)
-    del evented
+    # The trace ids of the spans holding events only are made keys (most spans hold none).
+    evented = (
+        no_trials.filter(pl.col("events").list.len() > 0)
+        .select("trace_id", "span_id", "events")
+        .with_columns(pl.col("trace_id").cast(trace_key))
+    )
+    if contents is not None and not contents.events:
+        evented = evented.head(0)  # no file holds an event: nothing to decode
+    events = explode_events(evented.collect())
     located = pl.concat(
         [
             events.join(shapes.simple, on="trace_id", how="inner"),

@@ -98,7 +98,7 @@ class WorkShape:
 
 def work_columns_read(
     spans: pl.LazyFrame, contents: SpanContents | None, computed: set[str]
-) -> tuple[pl.LazyFrame, pl.DataFrame]:
+) -> pl.LazyFrame:
     """The span columns the conventions read, read once; those no file holds a value in: nulls.
 
     Most sets follow one convention, so most convention columns are null in every file: a
@@ -108,16 +108,9 @@ def work_columns_read(
     The columns read are held in memory (the in-memory group-by holds them anyway), so that
     the trial spans, the per-trace group-by, the orphan screen and the nested traces are taken
     from one scan of the files instead of four; the constants are added lazily, so they take no
-    memory. The events are read by the same scan, and only those of the spans holding some are
-    kept: a second scan would pay each file's cost of reading a column again (a bucket of 100
-    small files: 0.1 s).
-
-    Returns:
-        The work columns, and the ``trace_id``, ``span_id`` and ``events`` of the spans holding
-        events (none when no file holds one).
+    memory.
     """
-    events = contents is None or contents.events
-    columns = spans.select(conv.SPAN_COLUMNS + (["events"] if events else []))
+    columns = spans.select(conv.SPAN_COLUMNS)
     schema = columns.collect_schema()
     absent = [
         name
@@ -125,19 +118,8 @@ def work_columns_read(
         if contents is not None and name in contents.null_columns and name not in computed
     ]
     held = columns.drop(absent).collect()
-    if events:
-        # The three columns first: a filter of the whole frame would gather every column.
-        evented = held.select("trace_id", "span_id", "events").filter(
-            pl.col("events").list.len() > 0
-        )
-        held = held.drop("events")
-    else:
-        evented = pl.DataFrame(
-            schema={n: schema[n] for n in ("trace_id", "span_id")}
-            | {"events": spans.collect_schema()["events"]}
-        )
     constants = [pl.lit(None, schema[name]).alias(name) for name in absent]
-    return held.lazy().with_columns(constants).select(conv.SPAN_COLUMNS), evented
+    return held.lazy().with_columns(constants).select(conv.SPAN_COLUMNS)
 
 
 _TOOL_NAMES = "_tool_names"
