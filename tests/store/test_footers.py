@@ -253,6 +253,23 @@ def test_footers_kept_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert list(_footers._footers) == [str(tmp_path / "2.parquet"), str(tmp_path / "3.parquet")]
 
 
+def test_equal_column_facts_are_kept_once(tmp_path: Path) -> None:
+    """Files of one schema share their equal facts: one object, equal to the facts built anew."""
+    generate(tmp_path / "g", trials=10, spans_per_trial=4, tests=1)
+    table = pq.read_table(next((tmp_path / "g").rglob("*.parquet")))
+    for i in range(2):
+        pq.write_table(table, tmp_path / f"{i}.parquet")
+    first, second = (_footers.read_footer(str(tmp_path / f"{i}.parquet")) for i in range(2))
+    assert first.columns == second.columns
+    for a, b in zip(first.columns, second.columns, strict=True):
+        assert a is b
+        rebuilt = _footers.ColumnFacts(
+            a.known, a.all_null, a.some_null, a.bounded, a.low, a.high, a.may_be_empty
+        )
+        assert rebuilt == a and hash(rebuilt) == hash(a)
+    assert len({id(c) for c in first.columns}) == len(set(first.columns))
+
+
 def _brute_pairs(hashes: list[int], units: list[int]) -> set[tuple[int, int]]:
     holders: dict[int, set[int]] = {}
     for h, u in zip(hashes, units, strict=True):
