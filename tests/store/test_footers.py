@@ -254,7 +254,10 @@ def test_footers_kept_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 
 def test_equal_column_facts_are_kept_once(tmp_path: Path) -> None:
-    """Files of one schema share their equal facts: one object, equal to the facts built anew."""
+    """Files of one schema share their equal facts: one object each, not one per file.
+
+    (That the facts say what the footers say is pinned by the tests above.)
+    """
     generate(tmp_path / "g", trials=10, spans_per_trial=4, tests=1)
     table = pq.read_table(next((tmp_path / "g").rglob("*.parquet")))
     for i in range(2):
@@ -263,10 +266,6 @@ def test_equal_column_facts_are_kept_once(tmp_path: Path) -> None:
     assert first.columns == second.columns
     for a, b in zip(first.columns, second.columns, strict=True):
         assert a is b
-        rebuilt = _footers.ColumnFacts(
-            a.known, a.all_null, a.some_null, a.bounded, a.low, a.high, a.may_be_empty
-        )
-        assert rebuilt == a and hash(rebuilt) == hash(a)
     assert len({id(c) for c in first.columns}) == len(set(first.columns))
 
 

@@ -120,8 +120,8 @@ _footers: OrderedDict[str, Footer] = OrderedDict()
 _layouts: list[tuple[pq.ParquetSchema, bytes | None, _Layout]] = []
 _NO_FACTS: Final = ColumnFacts(known=False, all_null=False, bounded=False, may_be_empty=True)
 _interned: dict[tuple[bool, bool, bool, bool, str | None, str | None, bool], ColumnFacts] = {}
-"""Facts kept once, by their values as a tuple (hashed in C, where the dataclass's own hash
-and equality run in Python: half the time of folding 2,000 files' statistics)."""
+"""Facts kept once, by their values as a tuple: hashed in C, where the dataclass's own hash
+and equality run in Python (2,000 footers read: 1.80 → 1.53 s)."""
 _INTERNED: Final = 65_536
 
 
