@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import pty
 import select
+import signal
 import subprocess
 import threading
 import time
@@ -22,7 +23,8 @@ from assay.watch import Watcher, WatchOptions
 def test_on_a_terminal_the_table_is_live(tmp_path: Path) -> None:
     write_trials(tmp_path, [True] * 120, test="greeting")
     master, slave = pty.openpty()
-    env = {**os.environ, "COLUMNS": "120", "TERM": "xterm"}
+    # PYTHONFAULTHANDLER: a program that does not stop is aborted, and says where it was.
+    env = {**os.environ, "COLUMNS": "120", "TERM": "xterm", "PYTHONFAULTHANDLER": "1"}
     proc = subprocess.Popen(
         [ASSAY, "watch", str(tmp_path), "--interval", "0.2", "--grace", "0"],
         stdout=slave,
@@ -46,23 +48,46 @@ def test_on_a_terminal_the_table_is_live(tmp_path: Path) -> None:
     finally:
         # A terminal keeps reading while the program stops: a full pty would block the last
         # redraws, and the program with them.
-        drain = threading.Thread(target=_drain, args=(master,), daemon=True)
+        tail: list[bytes] = []
+        drain = threading.Thread(target=_drain, args=(master, tail), daemon=True)
         drain.start()
-        assert stop(proc) == 0
+        code = _stop_or_abort(proc)
+        drain.join(timeout=5)
         os.close(master)
+    last = b"".join(tail)[-4000:].decode(errors="replace")
+    assert code == 0, f"assay watch ended with {code}; ALARM seen: {b'ALARM' in screen}\n{last}"
     text = screen.decode(errors="replace")
     assert "assay watch — 95% confidence sequences" in text and "greeting" in text
     assert "\x1b[" in text  # redrawn in place with terminal codes, not printed line by line
     assert "ALARM since trial" in text and "PASS → " in text
 
 
-def _drain(master: int) -> None:
+def _drain(master: int, tail: list[bytes]) -> None:
     """Read the terminal's output until the program has gone (or the pty is closed)."""
     try:
-        while os.read(master, 65536):
-            pass
+        while chunk := os.read(master, 65536):
+            tail.append(chunk)
+            del tail[:-8]  # the last redraws, and a traceback dumped on abort
     except OSError:
         pass
+
+
+def _stop_or_abort(proc: subprocess.Popen[bytes]) -> int:
+    """SIGTERM, as a service manager stops it; if it has not gone in 20 s, SIGABRT.
+
+    With ``PYTHONFAULTHANDLER`` the abort prints every thread's stack to the terminal, so a
+    failure says where the program hung instead of only that it was killed.
+    """
+    proc.terminate()
+    try:
+        return proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        try:
+            return proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return proc.wait(timeout=10)
 
 
 def test_in_a_log_the_table_is_printed_once_then_the_events(tmp_path: Path) -> None:
