@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -22,7 +24,12 @@ _METRICS = re.compile(r"/metrics on http://127\.0\.0\.1:(\d+)/metrics")
 def start_watch(args: list[str], log: Path) -> tuple[subprocess.Popen[bytes], int | None]:
     """``assay watch ARGS`` as a process; its /metrics port when it serves one."""
     with log.open("wb") as out:
-        proc = subprocess.Popen([ASSAY, "watch", *args], stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [ASSAY, "watch", *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **FAULT_HANDLER},
+        )
     if "--metrics-port" not in args:
         return proc, None
     deadline = time.monotonic() + 30
@@ -37,10 +44,23 @@ def start_watch(args: list[str], log: Path) -> tuple[subprocess.Popen[bytes], in
     raise RuntimeError(f"assay watch did not serve /metrics:\n{log.read_text()}")
 
 
+FAULT_HANDLER = {"PYTHONFAULTHANDLER": "1"}
+"""The environment that makes an aborted ``assay watch`` print every thread's stack."""
+
+
 def stop(proc: subprocess.Popen[bytes]) -> int:
+    """SIGTERM, as a service manager stops it; its exit code.
+
+    A process still running 20 s later is sent SIGABRT (a Python started with
+    :data:`FAULT_HANDLER` then prints where each thread was), and killed 10 s after that.
+    """
     proc.terminate()
     try:
         return proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+    try:
+        return proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         proc.kill()
         return proc.wait(timeout=10)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import pty
 import select
-import signal
 import subprocess
 import threading
 import time
@@ -13,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from servers import ASSAY, start_watch, stop, wait_for_log
+from servers import ASSAY, FAULT_HANDLER, start_watch, stop, wait_for_log
 from streams import write_trials
 
 from assay.watch import Watcher, WatchOptions
@@ -23,8 +22,7 @@ from assay.watch import Watcher, WatchOptions
 def test_on_a_terminal_the_table_is_live(tmp_path: Path) -> None:
     write_trials(tmp_path, [True] * 120, test="greeting")
     master, slave = pty.openpty()
-    # PYTHONFAULTHANDLER: a program that does not stop is aborted, and says where it was.
-    env = {**os.environ, "COLUMNS": "120", "TERM": "xterm", "PYTHONFAULTHANDLER": "1"}
+    env = {**os.environ, "COLUMNS": "120", "TERM": "xterm", **FAULT_HANDLER}
     proc = subprocess.Popen(
         [ASSAY, "watch", str(tmp_path), "--interval", "0.2", "--grace", "0"],
         stdout=slave,
@@ -51,7 +49,7 @@ def test_on_a_terminal_the_table_is_live(tmp_path: Path) -> None:
         tail: list[bytes] = []
         drain = threading.Thread(target=_drain, args=(master, tail), daemon=True)
         drain.start()
-        code = _stop_or_abort(proc)
+        code = stop(proc)  # aborted with every thread's stack printed if it hangs
         drain.join(timeout=5)
         os.close(master)
     last = b"".join(tail)[-4000:].decode(errors="replace")
@@ -70,24 +68,6 @@ def _drain(master: int, tail: list[bytes]) -> None:
             del tail[:-8]  # the last redraws, and a traceback dumped on abort
     except OSError:
         pass
-
-
-def _stop_or_abort(proc: subprocess.Popen[bytes]) -> int:
-    """SIGTERM, as a service manager stops it; if it has not gone in 20 s, SIGABRT.
-
-    With ``PYTHONFAULTHANDLER`` the abort prints every thread's stack to the terminal, so a
-    failure says where the program hung instead of only that it was killed.
-    """
-    proc.terminate()
-    try:
-        return proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGABRT)
-        try:
-            return proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            return proc.wait(timeout=10)
 
 
 def test_in_a_log_the_table_is_printed_once_then_the_events(tmp_path: Path) -> None:
