@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import signal
 import sys
-import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from assay._cli import _common as o
+from assay._stop_signal import StopSignal
 
 if TYPE_CHECKING:
     from assay.watch import Watcher, WatchStatus
@@ -151,35 +150,33 @@ def _follow(
     """Look every ``interval`` seconds until SIGINT or SIGTERM; serve, post and show each look."""
     from assay.watch import MetricsServer, WebhookSender, events_between
 
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
-    server = MetricsServer(port, host).start() if port is not None else None
-    if server is not None:
-        print(f"assay watch: /metrics on http://{host}:{server.port}/metrics", file=sys.stderr)
-    sender = WebhookSender(webhook).start() if webhook is not None else None
-    show = _Display(sys.stdout.isatty())
-    before = None
-    try:
-        while not stop.is_set():
-            status = watcher.look()
-            if server is not None:
-                server.publish(status)
-            events: list[dict[str, Any]] = (
-                events_between(before, status) if before is not None else []
-            )
-            for event in events:
-                if sender is not None:
-                    sender.send(event)
-            show.update(status, events, first=before is None)
-            before = status
-            stop.wait(interval)
-    finally:
-        show.close()
-        if sender is not None:
-            sender.stop()
+    with StopSignal() as stop:
+        server = MetricsServer(port, host).start() if port is not None else None
         if server is not None:
-            server.stop()
+            print(f"assay watch: /metrics on http://{host}:{server.port}/metrics", file=sys.stderr)
+        sender = WebhookSender(webhook).start() if webhook is not None else None
+        show = _Display(sys.stdout.isatty())
+        before = None
+        try:
+            while not stop.requested:
+                status = watcher.look()
+                if server is not None:
+                    server.publish(status)
+                events: list[dict[str, Any]] = (
+                    events_between(before, status) if before is not None else []
+                )
+                for event in events:
+                    if sender is not None:
+                        sender.send(event)
+                show.update(status, events, first=before is None)
+                before = status
+                stop.wait(interval)
+        finally:
+            show.close()
+            if sender is not None:
+                sender.stop()
+            if server is not None:
+                server.stop()
     raise SystemExit(0)
 
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
-import signal
 import threading
 from pathlib import Path
-from types import FrameType
 
+from assay._stop_signal import StopSignal
 from assay.collect._config import CollectorConfig
 from assay.collect._converter import Converter, recover
 from assay.collect._counters import Counters
@@ -211,23 +210,17 @@ def run_collector(config: CollectorConfig, *, ready: threading.Event | None = No
 
 def _run(config: CollectorConfig, log: GuardedHandler, ready: threading.Event | None) -> None:
     remember_missing_imports()
-    stop = threading.Event()
-
-    def _on_signal(signum: int, frame: FrameType | None) -> None:
-        _log.info("received %s, draining", signal.Signals(signum).name)
-        stop.set()
-
-    previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-    collector = Collector(config)
-    collector.counters.add_gauge("log_lines_dropped", lambda: log.dropped)
-    collector.counters.add_gauge("log_lines_suppressed", lambda: log.suppressed)
-    try:
-        collector.start()
-        if ready is not None:
-            ready.set()
-        while not stop.wait(0.5):
-            pass
-    finally:
-        collector.stop()
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+    with StopSignal() as stop:
+        collector = Collector(config)
+        collector.counters.add_gauge("log_lines_dropped", lambda: log.dropped)
+        collector.counters.add_gauge("log_lines_suppressed", lambda: log.suppressed)
+        try:
+            collector.start()
+            if ready is not None:
+                ready.set()
+            while not stop.wait(0.5):
+                pass
+            # logged here, not in the handler: a handler runs inside whatever the thread was doing
+            _log.info("received %s, draining", stop.received.name if stop.received else "a stop")
+        finally:
+            collector.stop()
