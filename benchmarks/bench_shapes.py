@@ -8,11 +8,12 @@ product): tool calls per trial (2, 20), events per trial (0, 5), trials (200k, 4
 trials make 2 tool calls, not 8.
 
 For each shape, the floor and ``assay analyze --format json`` run as whole processes, one
-after the other, round by round (so a slow stretch of this shared machine weighs on both), each
-on a set just read into the page cache (:func:`warm`),
-and the table gives the medians over the rounds — wall time and CPU time (user + system, every
-thread: the steadier figure when other jobs share the machine) with the ratios of the medians —
-and the largest peak RSS of each (``wait4`` of the child). The floor is the same-result floor of
+after the other (so a slow stretch of this shared machine weighs on both), each on a set just
+read into the page cache (:func:`warm`); a round runs every shape once, then the next round
+starts. The table gives the medians over the rounds — wall time and CPU time (user + system,
+every thread: the steadier figure when other jobs share the machine) with the ratios of the
+medians — the smallest and largest ratio of one round's pair (how far the machine moves the
+figure), and the largest peak RSS of each (``wait4`` of the child). The floor is the same-result floor of
 ``bench_analyze.py`` — a skilled engineer's one Polars query per trace (test, outcome, tool
 sequence in start order, LLM calls, token sums, span count, duration) and per test (counts),
 materialised, with the duplicate-span screen and Wilson verdicts a same result needs — plus,
@@ -141,26 +142,33 @@ def warm(folder: Path) -> None:
                 pass
 
 
-def bench(shape: Shape, folder: Path, rounds: int, save: Path | None) -> dict[str, object]:
-    """Floor and analyze on one set, interleaved round by round; medians and peaks."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = save / f"{shape.name}.json" if save is not None else Path(tmp) / "verdicts.json"
-        floor, analyze = [], []
-        for _ in range(rounds):
-            warm(folder)
-            floor.append(_run(floor_code(shape.events > 0), str(folder)))
-            warm(folder)
-            analyze.append(_run(ANALYZE, str(folder), str(out)))
+def one_round(shape: Shape, folder: Path, out: Path) -> tuple[Run, Run]:
+    """The floor, then analyze, on one set, each on a set already read."""
+    warm(folder)
+    floor = _run(floor_code(shape.events > 0), str(folder))
+    warm(folder)
+    return floor, _run(ANALYZE, str(folder), str(out))
+
+
+def summary(shape: Shape, folder: Path, floor: list[Run], analyze: list[Run]) -> dict[str, object]:
+    """One shape's medians and peaks over its rounds.
+
+    ``ratio`` is the medians' ratio; ``low`` and ``high`` bound the ratios of each round's
+    pair (floor and analyze run back to back), which show how far the machine moves a figure.
+    """
     f = statistics.median(r.seconds for r in floor)
     a = statistics.median(r.seconds for r in analyze)
     f_cpu = statistics.median(r.cpu_s for r in floor)
     a_cpu = statistics.median(r.cpu_s for r in analyze)
+    pairs = [mine.seconds / theirs.seconds for theirs, mine in zip(floor, analyze, strict=True)]
     return {
         "shape": shape.name,
         "spans": int((folder / ".complete").read_text()),
         "floor": f,
         "assay": a,
         "ratio": a / f,
+        "low": min(pairs),
+        "high": max(pairs),
         "floor_cpu": f_cpu,
         "assay_cpu": a_cpu,
         "cpu_ratio": a_cpu / f_cpu,
@@ -172,14 +180,15 @@ def bench(shape: Shape, folder: Path, rounds: int, save: Path | None) -> dict[st
 def table(rows: list[dict[str, object]]) -> str:
     """The figures as a Markdown table."""
     lines = [
-        "| shape | spans | floor | assay | ratio | floor CPU | assay CPU | CPU ratio "
+        "| shape | spans | floor | assay | ratio | each round | floor CPU | assay CPU | CPU ratio "
         "| peak RSS floor | peak RSS assay |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['shape']} | {r['spans']:,} | {r['floor']:.2f} s | {r['assay']:.2f} s | "
-            f"{r['ratio']:.2f}× | {r['floor_cpu']:.1f} s | {r['assay_cpu']:.1f} s | "
+            f"{r['ratio']:.2f}× | {r['low']:.2f}–{r['high']:.2f}× | "
+            f"{r['floor_cpu']:.1f} s | {r['assay_cpu']:.1f} s | "
             f"{r['cpu_ratio']:.2f}× | {r['floor_gib']:.2f} GiB | {r['assay_gib']:.2f} GiB |"
         )
     return "\n".join(lines)
@@ -212,22 +221,29 @@ def main() -> None:
     save = Path(args.save_json) if args.save_json else None
     if save is not None:
         save.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for shape in chosen:
-        folder = prepared(shape, data)
-        if args.generate_only:
-            continue
-        rows.append(bench(shape, folder, args.rounds, save))
-        r = rows[-1]
-        print(
-            f"  {shape.name}: floor {r['floor']:.2f} s, assay {r['assay']:.2f} s, "
-            f"{r['ratio']:.2f}x (cpu {r['floor_cpu']:.1f} s, {r['assay_cpu']:.1f} s, "
-            f"{r['cpu_ratio']:.2f}x), {r['assay_gib']:.2f} GiB",
-            flush=True,
-        )
-    if rows:
-        print(f"\nmedians of {args.rounds} interleaved rounds (target: assay ≤ 1.3× the floor)\n")
-        print(table(rows))
+    folders = {shape.name: prepared(shape, data) for shape in chosen}
+    if args.generate_only:
+        return
+    # Round by round over the shapes, not each shape's rounds together: the machine's slow
+    # spells (minutes long here) then fall on several shapes' rounds, not on one shape's all.
+    runs: dict[str, tuple[list[Run], list[Run]]] = {s.name: ([], []) for s in chosen}
+    with tempfile.TemporaryDirectory() as tmp:
+        for number in range(1, args.rounds + 1):
+            for shape in chosen:
+                out = (save or Path(tmp)) / f"{shape.name}.json"
+                floor, analyze = one_round(shape, folders[shape.name], out)
+                runs[shape.name][0].append(floor)
+                runs[shape.name][1].append(analyze)
+                print(
+                    f"  round {number}, {shape.name}: floor {floor.seconds:.2f} s, "
+                    f"assay {analyze.seconds:.2f} s, {analyze.seconds / floor.seconds:.2f}x "
+                    f"(cpu {floor.cpu_s:.1f} s, {analyze.cpu_s:.1f} s), "
+                    f"{analyze.peak_gib:.2f} GiB",
+                    flush=True,
+                )
+    rows = [summary(s, folders[s.name], *runs[s.name]) for s in chosen]
+    print(f"\nmedians of {args.rounds} interleaved rounds (target: assay ≤ 1.3× the floor)\n")
+    print(table(rows))
 
 
 if __name__ == "__main__":
