@@ -7,17 +7,17 @@ product): tool calls per trial (2, 20), events per trial (0, 5), trials (200k, 4
 ``shapes.py`` says what each shape holds. The 4M-trial shape has 5 spans a trial, so its
 trials make 2 tool calls, not 8.
 
-For each shape, the floor and ``assay analyze --format json`` run as whole processes, one
-after the other (so a slow stretch of this shared machine weighs on both), each on a set just
-read into the page cache (:func:`warm`); a round runs every shape once, then the next round
-starts. The table gives the medians over the rounds — wall time and CPU time (user + system,
-every thread: the steadier figure when other jobs share the machine) with the ratios of the
-medians — the smallest and largest ratio of one round's pair (how far the machine moves the
-figure), and the largest peak RSS of each (``wait4`` of the child). The floor is the same-result floor of
+For each shape, the floor and ``assay analyze --format json`` run as whole processes, one after
+the other (so a slow stretch of this shared machine weighs on both), each on a set just read
+into the page cache (:func:`warm`); a round runs every shape once, then the next round starts.
+The table gives the medians over the rounds — wall time and CPU time (user + system, every
+thread: the steadier figure when other jobs share the machine) with the ratios of the medians —
+the smallest and largest ratio of one round's pair (how far the machine moves the figure), and
+the largest peak RSS of each (``wait4`` of the child). The floor is the same-result floor of
 ``bench_analyze.py`` — a skilled engineer's one Polars query per trace (test, outcome, tool
 sequence in start order, LLM calls, token sums, span count, duration) and per test (counts),
-materialised, with the duplicate-span screen and Wilson verdicts a same result needs — plus,
-on a set with events, the score values per trace from ``assay.score`` and
+materialised, with the duplicate-span screen and Wilson verdicts a same result needs — plus, on
+a set with events, the score values per trace from ``assay.score`` and
 ``gen_ai.evaluation.result`` events (what analyze reads them for).
 
 The sets are generated once and cached in ``--data`` (default ``$ASSAY_BENCH_DATA``, else
