@@ -56,3 +56,23 @@ def test_the_handlers_before_are_back_after_the_block() -> None:
         signal.raise_signal(signal.SIGTERM)
         assert stop.wait(5) and stop.received is signal.SIGTERM
     assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
+
+
+def test_outside_the_main_thread_it_refuses_and_leaves_no_socket_open() -> None:
+    import threading
+
+    from assay._stop_signal import StopSignal
+
+    stop = StopSignal()
+    raised: list[BaseException] = []
+
+    def enter() -> None:
+        try:
+            stop.__enter__()
+        except ValueError as exc:
+            raised.append(exc)
+
+    thread = threading.Thread(target=enter)
+    thread.start()
+    thread.join()
+    assert raised and stop._wake_read.fileno() == -1 and stop._wake_write.fileno() == -1

@@ -33,7 +33,11 @@ class StopSignal:
         self._previous: dict[signal.Signals, Any] = {}
 
     def __enter__(self) -> StopSignal:
-        self._previous = {s: signal.signal(s, self._note) for s in _SIGNALS}
+        try:
+            self._previous = {s: signal.signal(s, self._note) for s in _SIGNALS}
+        except ValueError:  # not the main thread: no handler can be set there
+            self._close()
+            raise
         return self
 
     def __exit__(
@@ -44,8 +48,7 @@ class StopSignal:
     ) -> None:
         for s, handler in self._previous.items():
             signal.signal(s, handler)
-        self._wake_read.close()
-        self._wake_write.close()
+        self._close()
 
     @property
     def requested(self) -> bool:
@@ -57,6 +60,10 @@ class StopSignal:
         if not self.requested:
             select.select([self._wake_read], [], [], timeout)
         return self.requested
+
+    def _close(self) -> None:
+        self._wake_read.close()
+        self._wake_write.close()
 
     def _note(self, signum: int, frame: FrameType | None) -> None:
         if self.received is None:
