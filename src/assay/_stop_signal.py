@@ -28,11 +28,11 @@ class StopSignal:
 
     def __init__(self) -> None:
         self.received: signal.Signals | None = None
-        self._wake_read, self._wake_write = socket.socketpair()
-        self._wake_write.setblocking(False)
         self._previous: dict[signal.Signals, Any] = {}
 
     def __enter__(self) -> StopSignal:
+        self._wake_read, self._wake_write = socket.socketpair()
+        self._wake_write.setblocking(False)
         try:
             self._previous = {s: signal.signal(s, self._note) for s in _SIGNALS}
         except ValueError:  # not the main thread: no handler can be set there
@@ -55,11 +55,11 @@ class StopSignal:
         """Whether SIGTERM or SIGINT has come."""
         return self.received is not None
 
-    def wait(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds, less once a signal comes; return :attr:`requested`."""
-        if not self.requested:
+    def wait(self, timeout: float) -> signal.Signals | None:
+        """Wait up to ``timeout`` seconds, less once a signal comes; return :attr:`received`."""
+        if self.received is None:
             select.select([self._wake_read], [], [], timeout)
-        return self.requested
+        return self.received
 
     def _close(self) -> None:
         self._wake_read.close()

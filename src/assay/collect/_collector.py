@@ -218,9 +218,9 @@ def _run(config: CollectorConfig, log: GuardedHandler, ready: threading.Event | 
             collector.start()
             if ready is not None:
                 ready.set()
-            while not stop.wait(0.5):
+            while (received := stop.wait(0.5)) is None:
                 pass
             # logged here, not in the handler: a handler runs inside whatever the thread was doing
-            _log.info("received %s, draining", stop.received.name if stop.received else "a stop")
+            _log.info("received %s, draining", received.name)
         finally:
             collector.stop()
