@@ -112,6 +112,7 @@ def one_bucket(folder: Path, rounds: int) -> None:
     from assay.analysis import SPANS_PER_BUCKET, read_trials
     from assay.analysis._engines import BUCKETS_AT_ONCE
     from assay.store import (
+        bucket_events,
         existing_buckets,
         open_trace_set,
         row_group_buckets,
@@ -147,8 +148,15 @@ def one_bucket(folder: Path, rounds: int) -> None:
         clock.spent = {}
         cpu = _cpu()
         clock.last = start = time.perf_counter()
-        # As the engine reads a bucket: screened for repeated spans unless the set was whole.
-        read_trials(scan, contents=contents, ordered=False, screen_repeats=not trace_set.screened)
+        # As the engine reads a bucket: screened for repeated spans unless the set was whole,
+        # its events read by pyarrow.
+        read_trials(
+            scan,
+            contents=contents,
+            ordered=False,
+            screen_repeats=not trace_set.screened,
+            events=bucket_events(buckets[0], trace_set),
+        )
         clock.spent["gap:end"] = time.perf_counter() - clock.last
         clock.spent["total"] = time.perf_counter() - start
         clock.spent["cpu"] = _cpu() - cpu

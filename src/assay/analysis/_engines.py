@@ -37,8 +37,10 @@ from assay.errors import ConfigError
 from assay.store import (
     DUPLICATE_SPANS,
     Bucket,
+    EventsColumn,
     SpanContents,
     TraceSet,
+    bucket_events,
     duplicate_spans,
     existing_buckets,
     made_buckets,
@@ -82,7 +84,9 @@ def trials_function(
     set's table once, not every bucket's (see :func:`read_trials`).
     """
 
-    def build(spans: pl.LazyFrame, *, screen_repeats: bool = False) -> Trials:
+    def build(
+        spans: pl.LazyFrame, *, screen_repeats: bool = False, events: EventsColumn | None = None
+    ) -> Trials:
         return read_trials(
             spans,
             min_score=min_score,
@@ -91,6 +95,7 @@ def trials_function(
             contents=contents,
             ordered=ordered,
             screen_repeats=screen_repeats,
+            events=events,
         )
 
     return build
@@ -201,7 +206,7 @@ def local_trials(
 
 def _one_pass(trace_set: TraceSet, build: TrialsFunction) -> Trials:
     screened = trace_set.screen()
-    read = build(screened.scan())
+    read = build(screened.scan(), events=bucket_events(Bucket(0, screened.files), screened))
     trials = Trials(in_trials_order(read.table), read.data_quality, read.unnamed_calls)
     found = [f for f in screened.quality.findings if f.kind == DUPLICATE_SPANS]
     if trace_set.screened or not found:
@@ -271,7 +276,13 @@ def _bucket(
         # A set not screened as a whole is screened here: first on the span ids the bucket's
         # build reads anyway (a read of its files less, 5–9% of a bucket), and only where some
         # id repeats by the exact screen, and the bucket read again with repeats collapsed.
-        trials = bucket_trials(scan, build, test_attribute, screen_repeats=not whole.screened)
+        trials = bucket_trials(
+            scan,
+            build,
+            test_attribute,
+            screen_repeats=not whole.screened,
+            events=bucket_events(bucket, whole),
+        )
     except SpansMayRepeat:
         found = duplicate_spans(scan)
         scan = scan_bucket(bucket, replace(whole, deduplicate=True)) if found else scan

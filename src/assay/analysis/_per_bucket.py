@@ -20,16 +20,24 @@ from assay.analysis._unwritten import unwritten
 from assay.analysis._waiting import ColumnWaiting, Packed, columns_waiting
 from assay.errors import SchemaError
 from assay.quality import DataQuality, Finding, Severity
+from assay.store import EventsColumn
 
 
 class TrialsFunction(Protocol):
     """Spans of whole traces → their trials table and findings.
 
-    With ``screen_repeats`` it raises :class:`SpansMayRepeat` when some span id repeats
-    (see :func:`~assay.analysis._trials.read_trials`).
+    With ``screen_repeats`` it raises :class:`SpansMayRepeat` when some span id repeats;
+    ``events`` reads the spans' events faster than the scan (see
+    :func:`~assay.analysis._trials.read_trials`).
     """
 
-    def __call__(self, spans: pl.LazyFrame, *, screen_repeats: bool = False) -> Trials: ...
+    def __call__(
+        self,
+        spans: pl.LazyFrame,
+        *,
+        screen_repeats: bool = False,
+        events: EventsColumn | None = None,
+    ) -> Trials: ...
 
 
 COMPACT_TOOLS = pl.List(pl.Categorical)
@@ -38,16 +46,22 @@ the analysis until a reader asks for strings (:func:`tools_as_strings`)."""
 
 
 def bucket_trials(
-    spans: pl.LazyFrame, build: TrialsFunction, test_attribute: str, *, screen_repeats: bool = False
+    spans: pl.LazyFrame,
+    build: TrialsFunction,
+    test_attribute: str,
+    *,
+    screen_repeats: bool = False,
+    events: EventsColumn | None = None,
 ) -> Trials | None:
     """The trials of one bucket, or None when the bucket holds no trial span at all.
 
     A bucket without trials is normal (a set with few traces, or traces without trials); the
     set as a whole must still hold some, which :func:`concat_trials` checks. With
-    ``screen_repeats``, :class:`SpansMayRepeat` is raised when some span id repeats.
+    ``screen_repeats``, :class:`SpansMayRepeat` is raised when some span id repeats. ``events``
+    reads the bucket's events (:func:`assay.store.bucket_events`).
     """
     try:
-        return build(spans, screen_repeats=screen_repeats)
+        return build(spans, screen_repeats=screen_repeats, events=events)
     except SchemaError:
         has_trials = spans.select(attribute_as_string(test_attribute).is_not_null().any())
         if has_trials.collect().item():

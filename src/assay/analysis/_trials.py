@@ -33,6 +33,7 @@ from assay.quality import DataQuality
 from assay.store import (
     DUPLICATE_SPANS,
     PROMOTED_ATTRIBUTES,
+    EventsColumn,
     SpanContents,
     coerce_expr,
     promoted_column,
@@ -111,6 +112,7 @@ def read_trials(
     contents: SpanContents | None = None,
     ordered: bool = True,
     screen_repeats: bool = False,
+    events: EventsColumn | None = None,
 ) -> Trials:
     """Build the trials table from a lazy scan of the spans table, with its data quality.
 
@@ -134,6 +136,9 @@ def read_trials(
             the tables of several buckets together (``assay.analysis.concat_trials``).
         screen_repeats: Check, on the span ids read anyway, that no span id repeats, for a
             caller that would otherwise read them once more to screen for spans stored twice.
+        events: Reads the ``events`` column of ``spans``, every span in the scan's order
+            (:func:`assay.store.events_column`), faster than the scan; None, or a reader that
+            answers None: the scan's own.
 
     Returns:
         The trials table and its findings.
@@ -208,22 +213,22 @@ def read_trials(
     )
     # The work columns are done with: let them go before the events are decoded, so the peak is
     # the larger of the two steps, not their sum.
+    if contents is not None and not contents.events:
+        events = None  # no file holds an event: nothing to read
+    # The span ids stay where the events come beside them: the events' owners.
+    ids = read.select("trace_id", "span_id").collect() if events is not None else None
     del read, worked
     if shapes.nested.len():
         del nested, nested_work
-    # The trace ids of the spans holding events only are made keys (most spans hold none).
-    evented = (
-        no_trials.filter(pl.col("events").list.len() > 0)
-        .select("trace_id", "span_id", "events")
-        .with_columns(pl.col("trace_id").cast(trace_key))
-    )
+    evented = _evented(no_trials, ids, events, trace_key)
     if contents is not None and not contents.events:
-        evented = evented.head(0)  # no file holds an event: nothing to decode
-    events = explode_events(evented.collect())
+        evented = evented.head(0)  # nothing to decode
+    del ids
+    events_read = explode_events(evented.collect())
     located = pl.concat(
         [
-            events.join(shapes.simple, on="trace_id", how="inner"),
-            *(events.join(o, on=["trace_id", "span_id"], how="inner") for o in owner_spans),
+            events_read.join(shapes.simple, on="trace_id", how="inner"),
+            *(events_read.join(o, on=["trace_id", "span_id"], how="inner") for o in owner_spans),
         ],
         how="diagonal_relaxed",
     )
@@ -245,6 +250,28 @@ def read_trials(
     ).merged(unclaimed)
     table = _finish(table)
     return Trials(in_trials_order(table) if ordered else table, findings, unnamed)
+
+
+def _evented(
+    spans: pl.LazyFrame,
+    ids: pl.DataFrame | None,
+    events: EventsColumn | None,
+    trace_key: pl.DataType,
+) -> pl.LazyFrame:
+    """The spans holding events: trace id (as a key), span id and events.
+
+    Read by ``events`` where it can (``ids``: the trace and span ids of the spans read, in the
+    scan's order), else from the scan, where only the trace ids of spans holding events are
+    made keys (most spans hold none).
+    """
+    held = events() if events is not None else None
+    if held is not None and ids is not None and held.spans == ids.height:
+        return ids[held.rows].with_columns(held.events).lazy()
+    return (
+        spans.filter(pl.col("events").list.len() > 0)
+        .select("trace_id", "span_id", "events")
+        .with_columns(pl.col("trace_id").cast(trace_key))
+    )
 
 
 def _simple_work(per_trace: pl.DataFrame, simple: pl.DataFrame) -> pl.DataFrame:

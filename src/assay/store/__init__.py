@@ -9,12 +9,14 @@ from assay.store._arrow import int64_array
 from assay.store._buckets import Bucket, existing_buckets, made_buckets, row_group_buckets
 from assay.store._coercion import coerce, coerce_expr
 from assay.store._contents import SpanContents, span_contents
+from assay.store._events_column import EventsColumn, events_column
 from assay.store._paths import TEMP_SUFFIX, FileListing, is_remote, list_files
 from assay.store._reader import (
     DUPLICATE_SPANS,
     READ_ERRORS,
     SkippedFile,
     TraceSet,
+    bucket_events,
     duplicate_spans,
     open_trace_set,
     polars_schema,
@@ -52,6 +54,9 @@ __all__ = [
     "DUPLICATE_SPANS",
     "TEMP_SUFFIX",
     "Bucket",
+    "EventsColumn",
+    "bucket_events",
+    "events_column",
     "duplicate_spans",
     "existing_buckets",
     "int64_array",

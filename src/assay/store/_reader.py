@@ -21,6 +21,7 @@ from assay.store import _schema as s
 from assay.store._buckets import Bucket, total_spans
 from assay.store._coercion import coerce_expr
 from assay.store._contents import SpanContents, span_contents
+from assay.store._events_column import EventsColumn, events_column
 from assay.store._footers import read_footers
 from assay.store._paths import list_files
 from assay.store._validate import (
@@ -308,6 +309,20 @@ def scan_bucket(bucket: Bucket, like: TraceSet | None = None) -> pl.LazyFrame:
     if whole.deduplicate:
         scan = scan.filter(pl.struct(s.TRACE_ID, s.SPAN_ID).is_first_distinct())
     return scan
+
+
+def bucket_events(bucket: Bucket, like: TraceSet | None = None) -> EventsColumn | None:
+    """The reader of the events of :func:`scan_bucket`'s spans, in its order.
+
+    See :func:`~assay.store.events_column`. None where the scan's rows are not the files' rows
+    in order: repeated spans collapsed, a copy in Arrow IPC, or columns rebuilt (files grouped
+    by what is rebuilt).
+    """
+    whole = like if like is not None else TraceSet(bucket.files)
+    rebuilt = dict(whole.rebuilt)
+    if bucket.ipc or whole.deduplicate or any(f in rebuilt for f in bucket.files):
+        return None
+    return events_column(bucket.files, bucket.row_ranges)
 
 
 def _row_range_scans(
