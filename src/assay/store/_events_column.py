@@ -19,12 +19,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
+import numpy as np
+import numpy.typing as npt
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from assay.store import _schema as s
+from assay.store._arrow import int64_array
 from assay.store._paths import is_remote
 
 __all__ = ["EventsColumn", "HeldEvents", "events_column"]
@@ -35,7 +37,7 @@ class HeldEvents:
     """The spans of a scan that hold events: where they are among its rows, and their events."""
 
     rows: pl.Series
-    """Their positions among the scan's rows, in order (``UInt64``)."""
+    """Their positions among the scan's rows, in order."""
     events: pl.Series
     """Their ``events``, in the same order."""
     spans: int
@@ -70,7 +72,7 @@ def _read(
 ) -> HeldEvents | None:
     # A row group at a time, only its spans holding events kept: the column of every span
     # decoded at once would hold a file's worth of Arrow's buffers (1M spans: +0.2 GiB).
-    rows: list[pa.Array] = []
+    rows: list[npt.NDArray[np.int64]] = []
     chunks: list[pa.Array] = []
     offset = 0
     for at, path in enumerate(files):
@@ -87,16 +89,38 @@ def _read(
             groups = list(range(parquet.metadata.num_row_groups))
         for group in groups:
             column = parquet.read_row_group(group, columns=[s.EVENTS], use_threads=False)[0]
-            held = pc.greater(pc.list_value_length(column), 0)
-            found = pc.indices_nonzero(held)
-            if len(found):
-                rows.append(pc.add(found, pa.scalar(offset, pa.uint64())))
-                chunks.extend(column.filter(held).chunks)
+            found = _holding(column)
+            if found.size:
+                rows.append(found + offset)
+                chunks.extend(column.take(int64_array(found)).chunks)
             offset += len(column)
-    found_rows = pl.from_arrow(pa.chunked_array(rows, pa.uint64()))
     events = pl.from_arrow(pa.chunked_array(chunks, _events_type()))
-    assert isinstance(found_rows, pl.Series) and isinstance(events, pl.Series)
-    return HeldEvents(found_rows.alias("_row"), events.alias(s.EVENTS), offset)
+    assert isinstance(events, pl.Series)
+    found_rows = np.concatenate(rows) if rows else np.empty(0, dtype=np.int64)
+    return HeldEvents(pl.Series("_row", found_rows), events.alias(s.EVENTS), offset)
+
+
+def _holding(column: pa.ChunkedArray) -> npt.NDArray[np.int64]:
+    """The positions of the lists of ``column`` that hold something (a null list holds nothing).
+
+    Read from the lists' offsets and validity, not by Arrow's compute functions: their first
+    scalar, or an array's ``to_numpy``, makes pyarrow import pandas (see
+    :mod:`assay.store._arrow`).
+    """
+    found: list[npt.NDArray[np.int64]] = []
+    start = 0
+    for chunk in column.chunks:
+        validity, offsets_buffer = chunk.buffers()[:2]
+        offsets = np.frombuffer(
+            offsets_buffer, dtype=np.int32, count=len(chunk) + 1, offset=chunk.offset * 4
+        )
+        held = np.diff(offsets) > 0
+        if chunk.null_count:
+            bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
+            held &= bits[chunk.offset : chunk.offset + len(chunk)].astype(bool)
+        found.append(np.flatnonzero(held) + start)
+        start += len(chunk)
+    return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
 
 
 def _row_groups(metadata: pq.FileMetaData, ranges: Sequence[tuple[int, int]]) -> list[int] | None:
