@@ -1,5 +1,5 @@
-"""The command line keeps freed pages for a while and maps large blocks on their own; a user's own
-allocator setting wins."""
+"""The command line keeps freed pages for a while, maps large blocks on their own and has pyarrow
+allocate with malloc; a user's own allocator setting wins."""
 
 from __future__ import annotations
 
@@ -12,8 +12,11 @@ import pytest
 
 from assay._cli._allocator import (
     ALLOCATOR_ENV,
+    ARROW_POOL,
+    ARROW_POOL_ENV,
     KEEP_FREED_PAGES,
     MMAP_THRESHOLD_ENV,
+    arrow_from_malloc,
     keep_freed_pages,
 )
 
@@ -28,11 +31,15 @@ def _has_mallinfo2() -> bool:
 _SHOW = "import assay.cli, polars, os; print(os.environ.get('_RJEM_MALLOC_CONF'))"
 
 
-def _setting_seen_by_polars(env: dict[str, str]) -> str:
+def _printed(code: str, env: dict[str, str]) -> str:
     done = subprocess.run(
-        [sys.executable, "-c", _SHOW], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )
     return done.stdout.strip()
+
+
+def _setting_seen_by_polars(env: dict[str, str]) -> str:
+    return _printed(_SHOW, env)
 
 
 def test_the_cli_sets_it_before_polars_loads_and_polars_applies_it_last() -> None:
@@ -88,3 +95,24 @@ def test_the_cli_maps_large_blocks_on_their_own_unless_the_user_chose() -> None:
     assert _mapped("plain", env) == 0  # glibc's moving threshold: carved from a heap
     assert _mapped("cli", env) >= 1 << 20
     assert _mapped("cli", {**env, MMAP_THRESHOLD_ENV: str(8 << 20)}) == 0
+
+
+_ARROW_POOL = "import assay.cli, pyarrow; print(pyarrow.default_memory_pool().backend_name)"
+
+
+def _arrow_pool(env: dict[str, str]) -> str:
+    return _printed(_ARROW_POOL, env)
+
+
+def test_the_cli_has_pyarrow_allocate_with_malloc_unless_the_user_chose() -> None:
+    env = {k: v for k, v in os.environ.items() if k != ARROW_POOL_ENV}
+    assert _arrow_pool(env) == ARROW_POOL
+    assert _arrow_pool({**env, ARROW_POOL_ENV: "mimalloc"}) == "mimalloc"
+
+
+def test_pyarrow_is_left_alone_once_loaded(monkeypatch) -> None:
+    import pyarrow  # noqa: F401  (loaded: it may have chosen its allocator already)
+
+    monkeypatch.delenv(ARROW_POOL_ENV, raising=False)
+    assert arrow_from_malloc() is False
+    assert ARROW_POOL_ENV not in os.environ

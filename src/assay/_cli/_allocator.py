@@ -14,10 +14,19 @@ are carved from heaps that are seldom given back, and a set of millions of trial
 full of holes. A fixed threshold (glibc's first one, 128 KiB) keeps every large block its own
 mapping: 200M spans peaked at 4.42 GiB in the sort with the moving threshold, 3.49 with it.
 
+pyarrow's own allocator (mimalloc) keeps what it frees for its next allocations, in each
+thread that used it. The buckets' events are read by pyarrow in the two bucket threads
+(``assay.store.events_column``): with mimalloc the command's peak rose by 0.1–0.3 GiB at 20M
+spans (to 1.98–2.04 GiB on the set with five events a trial, 1.93–2.01 on 4M trials). Taken from
+the C library's ``malloc`` instead, with the fixed threshold above, its blocks are given back
+when freed: 1.62–1.80 and 1.84–1.86 GiB, and the same wall time (docs/scale.md, fourteenth
+phase).
+
 Only the command line sets these, and only when the user has not chosen a setting of their own
 (``_RJEM_MALLOC_CONF``, which Polars reads, and only before Polars loads;
-``MALLOC_MMAP_THRESHOLD_``, which glibc reads): a program importing assay as a library keeps its
-own allocator settings.
+``MALLOC_MMAP_THRESHOLD_``, which glibc reads; ``ARROW_DEFAULT_MEMORY_POOL``, which pyarrow
+reads at its first allocation): a program importing assay as a library keeps its own allocator
+settings.
 """
 
 from __future__ import annotations
@@ -60,5 +69,23 @@ def fixed_mmap_threshold() -> bool:
     return bool(mallopt(M_MMAP_THRESHOLD, MMAP_FROM_BYTES))
 
 
+ARROW_POOL_ENV: Final = "ARROW_DEFAULT_MEMORY_POOL"
+"""The variable pyarrow reads for its default allocator, once, at its first allocation."""
+ARROW_POOL: Final = "system"
+"""The C library's ``malloc``."""
+
+
+def arrow_from_malloc() -> bool:
+    """Make pyarrow allocate with :data:`ARROW_POOL`; False if the user chose or it is too late.
+
+    Too late: pyarrow has allocated already (its choice is made then, and kept).
+    """
+    if ARROW_POOL_ENV in os.environ or "pyarrow" in sys.modules:
+        return False
+    os.environ[ARROW_POOL_ENV] = ARROW_POOL
+    return True
+
+
 keep_freed_pages()
 fixed_mmap_threshold()
+arrow_from_malloc()
