@@ -14,18 +14,18 @@ are carved from heaps that are seldom given back, and a set of millions of trial
 full of holes. A fixed threshold (glibc's first one, 128 KiB) keeps every large block its own
 mapping: 200M spans peaked at 4.42 GiB in the sort with the moving threshold, 3.49 with it.
 
-pyarrow's own allocator (mimalloc) keeps what it frees for its next allocations, in each
-thread that used it. The buckets' events are read by pyarrow in the two bucket threads
-(``assay.store.events_column``): with mimalloc the command's peak rose by 0.1–0.3 GiB at 20M
-spans (to 1.98–2.04 GiB on the set with five events a trial, 1.93–2.01 on 4M trials). Taken from
-the C library's ``malloc`` instead, with the fixed threshold above, its blocks are given back
-when freed: 1.62–1.80 and 1.84–1.86 GiB, and the same wall time (docs/scale.md, fourteenth
-phase).
+pyarrow's default allocator (mimalloc) keeps what it frees for its next allocations. The
+buckets' events are read by pyarrow in the two bucket threads (``assay.store.events_column``):
+with mimalloc the command's peak rose by 0.1–0.3 GiB at 20M spans (to 1.98–2.04 GiB on the set
+with five events a trial, 1.93–2.01 on 4M trials). With the C library's ``malloc`` it was
+1.62–1.86 GiB, but every block mapped and given back cost page faults: 200M spans took 143 s
+against 115 s. pyarrow's jemalloc, on Linux, gives back what stays unused: 1.71 and 1.78 GiB,
+and 200M spans in 117 s at 3.78 GiB (docs/scale.md, fourteenth phase).
 
 Only the command line sets these, and only when the user has not chosen a setting of their own
 (``_RJEM_MALLOC_CONF``, which Polars reads, and only before Polars loads;
 ``MALLOC_MMAP_THRESHOLD_``, which glibc reads; ``ARROW_DEFAULT_MEMORY_POOL``, which pyarrow
-reads at its first allocation): a program importing assay as a library keeps its own allocator
+reads when it loads): a program importing assay as a library keeps its own allocator
 settings.
 """
 
@@ -70,16 +70,18 @@ def fixed_mmap_threshold() -> bool:
 
 
 ARROW_POOL_ENV: Final = "ARROW_DEFAULT_MEMORY_POOL"
-"""The variable pyarrow reads for its default allocator, once, at its first allocation."""
-ARROW_POOL: Final = "system"
-"""The C library's ``malloc``."""
+"""The variable pyarrow reads for its default allocator, once, when it loads."""
+ARROW_POOL: Final = "jemalloc"
+"""pyarrow's jemalloc (in its Linux builds; another platform's may not have it)."""
 
 
-def arrow_from_malloc() -> bool:
-    """Make pyarrow allocate with :data:`ARROW_POOL`; False if the user chose or it is too late.
+def arrow_pool() -> bool:
+    """Make pyarrow allocate with :data:`ARROW_POOL` on Linux; False elsewhere, or if too late.
 
-    Too late: pyarrow has allocated already (its choice is made then, and kept).
+    Too late: the user chose, or pyarrow has loaded (its choice is made then, and kept).
     """
+    if not sys.platform.startswith("linux"):
+        return False
     if ARROW_POOL_ENV in os.environ or "pyarrow" in sys.modules:
         return False
     os.environ[ARROW_POOL_ENV] = ARROW_POOL
@@ -88,4 +90,4 @@ def arrow_from_malloc() -> bool:
 
 keep_freed_pages()
 fixed_mmap_threshold()
-arrow_from_malloc()
+arrow_pool()
