@@ -148,3 +148,23 @@ def test_a_null_list_over_values_holds_nothing() -> None:
         mask=pa.array([False, False, True, False]),
     )
     assert _holding(pa.chunked_array([lists, lists.slice(1)])).tolist() == [0, 3, 6]
+
+
+def test_the_trials_take_the_readers_events_when_it_read_every_span(tmp_path: Path) -> None:
+    files = _set(tmp_path, events=1)
+    trace_set = open_trace_set(list(files))
+    contents = trace_set.contents()
+    scan = trace_set.scan()
+    reader = bucket_events(Bucket(0, files))
+    assert reader is not None
+    read = reader()
+    assert read is not None
+    # A reader that found no events: the trials have no scores, so its answer was used.
+    nothing = replace(read, rows=read.rows.head(0), events=read.events.head(0))
+    used = read_trials(scan, contents=contents, events=lambda: nothing)
+    assert used.table["scores"].list.len().sum() == 0
+    # A reader that read another number of spans than the scan: the scan's events are used.
+    miscounted = replace(nothing, spans=read.spans + 1)
+    scanned = read_trials(scan, contents=contents, events=lambda: miscounted)
+    assert scanned.table["scores"].list.len().sum() > 0
+    assert scanned.table.equals(read_trials(scan, contents=contents).table)

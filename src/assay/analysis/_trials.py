@@ -211,17 +211,17 @@ def read_trials(
             how="semi",
         )
     )
+    none_held = contents is not None and not contents.events  # no file holds an event
+    reader = None if none_held else events
+    # The span ids stay where the reader's events come beside them: the events' owners.
+    ids = read.select("trace_id", "span_id").collect() if reader is not None else None
     # The work columns are done with: let them go before the events are decoded, so the peak is
     # the larger of the two steps, not their sum.
-    if contents is not None and not contents.events:
-        events = None  # no file holds an event: nothing to read
-    # The span ids stay where the events come beside them: the events' owners.
-    ids = read.select("trace_id", "span_id").collect() if events is not None else None
     del read, worked
     if shapes.nested.len():
         del nested, nested_work
-    evented = _evented(no_trials, ids, events, trace_key)
-    if contents is not None and not contents.events:
+    evented = _evented(no_trials, ids, reader, trace_key)
+    if none_held:
         evented = evented.head(0)  # nothing to decode
     del ids
     events_read = explode_events(evented.collect())
