@@ -6,6 +6,12 @@ One idea per private module, all re-exported here:
 * ``_exact2x2`` — one-sided exact Fisher / Boschloo / Barnard p-values for a drop.
 * ``_power`` — their rejection regions and exact power, cached per group sizes.
 * ``_planning`` — trials needed for a threshold or a regression check.
+* ``_clustered`` — a suite's mean over cases with cases as clusters (cluster-robust t or
+  cluster bootstrap), and suite-level pass@k / pass^k.
+* ``_paired`` — two versions over the same cases: paired difference, McNemar or sign-flip
+  test of a drop, power and the minimum detectable drop.
+* ``_suite_planning`` — cases × trials per case for a paired comparison, and a pilot's
+  between- and within-case variances.
 * ``_passk`` — unbiased pass@k and pass^k.
 * ``_scores`` — score summaries (t or bootstrap interval) and the Mann–Whitney score test.
 * ``_consistency`` — tool-choice agreement and Levenshtein similarity.
@@ -52,6 +58,14 @@ from assay.stats._behaviour_power import (
     share_power,
     trials_for_power,
 )
+from assay.stats._clustered import (
+    CLUSTER_METHODS,
+    ClusteredMean,
+    SuitePassAtK,
+    clustered_mean,
+    suite_pass_at_k,
+    suite_pass_hat_k,
+)
 from assay.stats._confidence_sequence import (
     BernoulliConfidenceSequence,
     open_ended_sequence,
@@ -97,6 +111,16 @@ from assay.stats._multiple import (
     false_verdict_risk,
     simultaneous_confidence,
 )
+from assay.stats._paired import (
+    PAIRED_TESTS,
+    PairedComparison,
+    PairedDifference,
+    mcnemar_p_value,
+    mcnemar_power,
+    paired_comparison,
+    paired_mean_difference,
+    sign_flip_p_value,
+)
 from assay.stats._passk import DEFAULT_KS, PassAtK, pass_at_k, pass_at_ks, pass_hat_k, pass_hat_ks
 from assay.stats._planning import (
     RegressionPlan,
@@ -132,10 +156,36 @@ from assay.stats._sprt import (
     SequentialTest,
     sequential_test,
 )
+from assay.stats._suite_planning import (
+    PairedPlan,
+    PairedPlanOption,
+    PilotVariances,
+    pilot_variances,
+    plan_paired,
+)
 from assay.stats._tool_paths import ToolPaths
 
 __all__ = [
     "preload",
+    "CLUSTER_METHODS",
+    "ClusteredMean",
+    "PAIRED_TESTS",
+    "PairedComparison",
+    "PairedDifference",
+    "PairedPlan",
+    "PairedPlanOption",
+    "PilotVariances",
+    "SuitePassAtK",
+    "clustered_mean",
+    "mcnemar_p_value",
+    "mcnemar_power",
+    "paired_comparison",
+    "paired_mean_difference",
+    "pilot_variances",
+    "plan_paired",
+    "sign_flip_p_value",
+    "suite_pass_at_k",
+    "suite_pass_hat_k",
     "Adjustment",
     "IntervalMethod",
     "RegressionTest",

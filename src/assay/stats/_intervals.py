@@ -30,16 +30,18 @@ _SCIPY_NAMES: Final[dict[str, str]] = {
 
 @dataclass(frozen=True, slots=True)
 class Interval:
-    """A two-sided confidence interval for a proportion."""
+    """A two-sided confidence interval: of a proportion, a mean over cases or a difference."""
 
     low: float
-    """Lower bound, in [0, 1]."""
+    """Lower bound (in [0, 1] for a proportion, [-1, 1] for a difference of rates)."""
     high: float
-    """Upper bound, in [0, 1]."""
+    """Upper bound (likewise)."""
     confidence: float
     """Confidence level, e.g. 0.95."""
     method: str
-    """How it was computed, one of :data:`METHODS`, e.g. ``"wilson"``."""
+    """How it was computed: one of :data:`METHODS` for a pass rate, e.g. ``"wilson"``;
+    ``"cluster-t"``, ``"cluster-bootstrap"`` or ``"cluster-zero-spread"`` for a suite mean;
+    ``"paired-t"`` or ``"paired-zero-spread"`` for a paired difference."""
 
 
 def _check(successes: int, n: int, confidence: float) -> None:

@@ -1,0 +1,479 @@
+"""Two versions over the same cases: the paired difference, a one-sided test of a drop, power.
+
+Pairing removes the between-case spread of difficulty from the comparison: each case is its
+own control, and the sample is the C per-case differences (current − baseline). The test is
+exact McNemar when every case ran once per version, otherwise a sign-flip permutation test
+of the mean difference (exact up to :data:`EXACT_SIGN_FLIP_CASES` cases with a nonzero
+difference, else Monte Carlo with a fixed seed and its error stated). The interval is the
+paired t interval (the cluster-robust interval of the mean difference, cases as clusters).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from assay.errors import ConfigError, InsufficientDataError
+from assay.stats._clustered import FloatArray, cluster_standard_error
+from assay.stats._intervals import Interval
+
+EXACT_SIGN_FLIP_CASES: Final = 20
+"""Up to this many nonzero differences, all 2^m sign flips are enumerated (exact p-value)."""
+
+DEFAULT_PERMUTATIONS: Final = 9999
+"""Monte Carlo sign flips beyond that: the p-value's standard error is at most 0.005."""
+
+PAIRED_TESTS: Final = ("mcnemar-exact", "sign-flip-exact", "sign-flip-monte-carlo")
+"""The one-sided tests of a drop, by the names the JSON uses."""
+
+_CELLS: Final = 2_000_000  # sign-flip matrix entries drawn at once
+
+
+@dataclass(frozen=True, slots=True)
+class PairedDifference:
+    """The mean over cases of a per-case difference (current − baseline), test and bounds."""
+
+    cases: int
+    """Paired cases."""
+    difference: float
+    """Mean over cases of (current − baseline); negative = the current version is lower."""
+    std_error: float | None
+    """Standard error of ``difference`` (s_d / √C); None with one case."""
+    interval: Interval
+    """Two-sided interval of ``difference`` at ``interval.confidence``."""
+    drop_upper: float
+    """One-sided (1 − alpha) upper confidence bound of the drop (baseline − current)."""
+    drop_lower: float
+    """One-sided (1 − alpha) lower confidence bound of the drop."""
+    test: str
+    """One of :data:`PAIRED_TESTS`."""
+    p_value: float
+    """One-sided p-value of H1: current < baseline."""
+    p_value_error: float | None
+    """Monte Carlo standard error of ``p_value``; None when it is exact."""
+    alpha: float
+    """One-sided significance level of the test and of the drop bounds."""
+
+
+@dataclass(frozen=True, slots=True)
+class PairedComparison:
+    """Two versions' pass rates over the cases both ran: difference, test, power."""
+
+    cases: int
+    """Paired cases."""
+    difference: float
+    """Mean over cases of (current rate − baseline rate); negative = drop."""
+    interval: Interval
+    """Two-sided interval of that mean difference at ``interval.confidence``."""
+    drop_upper: float
+    """One-sided (1 − alpha) upper bound of the drop (baseline − current)."""
+    drop_lower: float
+    """One-sided (1 − alpha) lower bound of the drop."""
+    test: str
+    """``"mcnemar-exact"``, ``"sign-flip-exact"`` or ``"sign-flip-monte-carlo"``."""
+    p_value: float
+    """One-sided p-value, H1: current < baseline."""
+    p_value_error: float | None
+    """Monte Carlo standard error of ``p_value``; None when exact."""
+    power: float
+    """Power of this test at a drop of ``delta`` (planned, never "observed power")."""
+    delta: float
+    """The drop the power is about."""
+    min_detectable_drop: float | None
+    """The drop this design detects with ``required_power``; None if not even a drop of 1."""
+    alpha: float
+    """One-sided significance level."""
+    required_power: float
+    """The power asked for."""
+    std_error: float | None
+    """Standard error of ``difference``; None with one case."""
+
+
+def _check_levels(alpha: float, confidence: float) -> None:
+    if not 0 < alpha < 1:
+        raise ConfigError(f"alpha must lie strictly between 0 and 1 (got {alpha})")
+    if not 0 < confidence < 1:
+        raise ConfigError(f"confidence must lie strictly between 0 and 1 (got {confidence})")
+
+
+def sign_flip_p_value(
+    differences: FloatArray, seed: int = 0, resamples: int = DEFAULT_PERMUTATIONS
+) -> tuple[float, float | None, str]:
+    """One-sided sign-flip permutation p-value of "the mean difference is below zero".
+
+    Under H0 each case's difference is symmetric about 0 (the versions are exchangeable within
+    a case), so flipping signs leaves its distribution unchanged (Fisher 1935, §21; Good 2005,
+    "Permutation, Parametric, and Bootstrap Tests", §3.1). p = P(Σ ±|d_i| ≤ Σ d_i): exact by
+    enumerating all 2^m flips of the m nonzero differences when m ≤ 20; otherwise from
+    ``resamples`` seeded random flips as (1 + hits) / (1 + resamples), which never falls below
+    the exact p-value's level (Phipson & Smyth 2010, SAGMB 9:39), with standard error
+    √(p(1 − p) / resamples).
+
+    Returns:
+        ``(p, standard error or None, test name)``.
+    """
+    nonzero = np.abs(differences[differences != 0])
+    observed = float(differences.sum())
+    # A relative tolerance so that a flip equal to the observed sum counts as "as extreme"
+    # despite rounding in the summation order.
+    tolerance = 1e-9 * max(1.0, float(nonzero.sum()))
+    m = int(nonzero.size)
+    if m <= EXACT_SIGN_FLIP_CASES:
+        sums = np.zeros(1)
+        for value in nonzero:
+            sums = np.concatenate([sums + value, sums - value])
+        return float(np.mean(sums <= observed + tolerance)), None, "sign-flip-exact"
+    rng = np.random.default_rng(seed)
+    total = float(nonzero.sum())
+    hits = 0
+    chunk = max(1, _CELLS // m)
+    for start in range(0, resamples, chunk):
+        rows = min(chunk, resamples - start)
+        positive = rng.random((rows, m)) < 0.5
+        flipped = 2.0 * (positive @ nonzero) - total
+        hits += int(np.count_nonzero(flipped <= observed + tolerance))
+    p = (1 + hits) / (1 + resamples)
+    return p, math.sqrt(p * (1 - p) / resamples), "sign-flip-monte-carlo"
+
+
+def _zero_spread_margin(cases: int, level: float) -> float:
+    """The share of cases that could have moved a full point unseen.
+
+    Clopper–Pearson's one-sided bound from none of C: 1 − level^(1/C) (about 3 / C at 0.05,
+    the "rule of three").
+    """
+    return float(1.0 - level ** (1.0 / cases))
+
+
+def _difference(
+    differences: FloatArray,
+    alpha: float,
+    confidence: float,
+    bounds: tuple[float, float] | None,
+    test_result: tuple[float, float | None, str],
+) -> PairedDifference:
+    from scipy import stats as sps
+
+    c = int(differences.size)
+    mean = float(differences.mean())
+    p, error, test = test_result
+    if c == 1:
+        low, high = bounds if bounds is not None else (mean, mean)
+        drop_hi = -low if bounds is not None else -mean
+        drop_lo = -high if bounds is not None else -mean
+        return PairedDifference(
+            1, mean, None, Interval(low, high, confidence, "paired-t"), drop_hi, drop_lo,
+            test, p, error, alpha,
+        )  # fmt: skip
+    se = cluster_standard_error(differences)
+    method = "paired-t"
+    if se == 0.0 and bounds is not None:
+        # Every case moved by the same amount: no spread to scale by, so widen by the share
+        # of cases that could have moved a full point unseen (see _zero_spread_margin).
+        two_sided = _zero_spread_margin(c, (1 - confidence) / 2)
+        one_sided = _zero_spread_margin(c, alpha)
+        low, high = mean - two_sided, mean + two_sided
+        drop_hi, drop_lo = -mean + one_sided, -mean - one_sided
+        method = "paired-zero-spread"
+    else:
+        half = float(sps.t.ppf(0.5 + confidence / 2, c - 1)) * se
+        one = float(sps.t.ppf(1 - alpha, c - 1)) * se
+        low, high = mean - half, mean + half
+        drop_hi, drop_lo = -mean + one, -mean - one
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+        drop_hi, drop_lo = min(drop_hi, -bounds[0]), max(drop_lo, -bounds[1])
+    return PairedDifference(
+        c, mean, se, Interval(low, high, confidence, method), drop_hi, drop_lo,
+        test, p, error, alpha,
+    )  # fmt: skip
+
+
+def paired_mean_difference(
+    baseline_values: npt.ArrayLike,
+    current_values: npt.ArrayLike,
+    *,
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    bounds: tuple[float, float] | None = None,
+    seed: int = 0,
+    resamples: int = DEFAULT_PERMUTATIONS,
+) -> PairedDifference:
+    """Paired comparison of a per-case mean (score, cost per trial, duration) of two versions.
+
+    The per-case differences d_c = current_c − baseline_c; their mean; the paired t interval
+    d̄ ± t_{C−1} · s_d / √C (the cluster-robust interval with cases as clusters, Miller 2024,
+    arXiv:2411.00640, §4); one-sided (1 − alpha) bounds of the drop −d̄; and the sign-flip
+    test of a drop (:func:`sign_flip_p_value`). For a cost or a duration, where higher is
+    worse, read "drop" as "fall": the sign convention is always current − baseline.
+
+    Args:
+        baseline_values: Each case's baseline mean.
+        current_values: The same cases' current means, in the same order.
+        alpha: One-sided significance level in (0, 1).
+        confidence: Two-sided confidence of the interval.
+        bounds: The range of a difference, e.g. (−1, 1) for rates; None for unbounded values.
+        seed: Seed of the Monte Carlo sign flips.
+        resamples: Monte Carlo sign flips (when more than 20 cases differ).
+
+    Returns:
+        The paired difference.
+
+    Raises:
+        ConfigError: For unequal lengths, non-finite values, or bad levels.
+        InsufficientDataError: For no paired case.
+    """
+    _check_levels(alpha, confidence)
+    base = np.asarray(baseline_values, dtype=np.float64).ravel()
+    current = np.asarray(current_values, dtype=np.float64).ravel()
+    if base.shape != current.shape:
+        raise ConfigError("baseline and current need one value per paired case each")
+    if base.size == 0:
+        raise InsufficientDataError("no case was run by both versions")
+    if not (np.all(np.isfinite(base)) and np.all(np.isfinite(current))):
+        raise ConfigError("paired values must be finite numbers (found NaN or infinity)")
+    if resamples < 100:
+        raise ConfigError(f"resamples must be at least 100 (got {resamples})")
+    differences = current - base
+    return _difference(
+        differences, alpha, confidence, bounds, sign_flip_p_value(differences, seed, resamples)
+    )
+
+
+def mcnemar_p_value(drops: int, gains: int) -> float:
+    """Exact one-sided McNemar p-value of a drop from the discordant pairs.
+
+    ``drops`` cases passed on the baseline and failed on the current version, ``gains`` the
+    reverse. Under H0 drops ~ Binomial(drops + gains, ½) (McNemar 1947, Psychometrika 12:153;
+    exact form: Fay 2010, R Journal 2:53); p = P(X ≥ drops). It equals the exact sign-flip
+    p-value of the ±1 differences. statsmodels' ``mcnemar(exact=True)`` is the two-sided
+    version (2 · min tail, capped at 1).
+    """
+    from scipy import stats as sps
+
+    discordant = drops + gains
+    if discordant == 0:
+        return 1.0
+    return float(sps.binom.sf(drops - 1, discordant, 0.5))
+
+
+def mcnemar_power(cases: int, delta: float, discordance: float, alpha: float) -> float:
+    """Exact power of the one-sided exact McNemar test at a drop of ``delta`` over ``cases``.
+
+    Each case is discordant with probability ψ = max(``discordance``, delta), a drop with
+    probability (ψ + δ) / 2 and a gain with (ψ − δ) / 2: a shift of δ that keeps the
+    discordance seen (the design's, never the observed effect; Hoenig & Heisey 2001, Am.
+    Stat. 55:19). Power = Σ_m Bin(m; C, ψ) · P(Bin(m, (ψ + δ) / 2ψ) ≥ b_m), where b_m is the
+    smallest count of drops that the test rejects among m discordant cases.
+    """
+    from scipy import stats as sps
+
+    psi = min(max(discordance, delta), 1.0)
+    m = np.arange(cases + 1)
+    share = (psi + delta) / (2 * psi)
+    reject = sps.binom.sf(_mcnemar_critical(cases, alpha), m, share)
+    return float(np.clip(sps.binom.pmf(m, cases, psi) @ reject, 0.0, 1.0))
+
+
+@functools.lru_cache(maxsize=64)
+def _mcnemar_critical(cases: int, alpha: float) -> FloatArray:
+    """Per m = 0..cases discordant pairs, the k from which on (k + 1 drops) McNemar rejects.
+
+    The largest k with P(X ≥ k + 1) ≥ alpha under Bin(m, ½).
+    """
+    from scipy import stats as sps
+
+    m = np.arange(cases + 1)
+    k0 = sps.binom.ppf(1 - alpha, m, 0.5)
+    k0 = np.where(sps.binom.sf(k0, m, 0.5) >= alpha, k0 + 1, k0)
+    k0.setflags(write=False)
+    return np.asarray(k0, dtype=np.float64)
+
+
+def sign_flip_power(
+    cases: int, delta: float, sd_under_drop: float, alpha: float, exact: bool
+) -> float:
+    """Power of the sign-flip test at a mean drop of ``delta`` (a normal approximation).
+
+    Given the differences, the sign-flip distribution of Σ d_i has mean 0 and variance Σ d_i²
+    (Fisher 1935; its normal limit: Lehmann & Romano 2005, "Testing Statistical Hypotheses",
+    §15.2), so the test rejects about when Σ d_i < −q · √(Σ d_i²). Under a drop of δ with
+    per-case SD σ, Σ d_i ≈ N(−Cδ, Cσ²) and Σ d_i² ≈ C(σ² + δ²), which gives
+    power ≈ Φ((δ√C − q · √(σ² + δ²)) / σ), with q the t quantile on C − 1 degrees of freedom
+    (a little conservative for small C). Unlike the t test's power it counts the δ² that a
+    drop adds to the permutation variance; the benchmark checks it against simulation. When
+    the exact test cannot reach alpha at all (2^−C ≥ alpha), the power is 0.
+    """
+    from scipy import stats as sps
+
+    if cases < 2 or (exact and 2.0**-cases >= alpha):
+        return 0.0
+    if sd_under_drop <= 0:
+        return 1.0
+    critical = float(sps.t.ppf(1 - alpha, cases - 1))
+    spread = math.sqrt(sd_under_drop**2 + delta**2)
+    return float(sps.norm.cdf((delta * math.sqrt(cases) - critical * spread) / sd_under_drop))
+
+
+def _sd_under_drop(
+    differences: FloatArray, current_rates: FloatArray, current_n: FloatArray, delta: float
+) -> float:
+    """SD of the per-case differences if the current version were δ lower on every case.
+
+    The observed spread (centred, so the observed effect plays no part), plus the change in
+    within-case binomial variance that the shift makes, (p − δ)(1 − p + δ) − p(1 − p) =
+    δ(2p − 1) − δ², averaged over cases over their trial counts, when it is an increase (never
+    counted as a decrease: conservative); and never below δ(1 − δ) / K̄, the within variance
+    one shifted case alone adds.
+    """
+    observed = float(differences.var(ddof=1)) if differences.size > 1 else 0.0
+    added = float(np.mean((delta * (2 * current_rates - 1) - delta**2) / current_n))
+    floor = delta * (1 - delta) / float(current_n.mean())
+    return math.sqrt(max(observed + max(added, 0.0), floor))
+
+
+def _counts(name: str, passed: npt.ArrayLike, n: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+    x = np.asarray(passed, dtype=np.float64).ravel()
+    total = np.asarray(n, dtype=np.float64).ravel()
+    if x.shape != total.shape:
+        raise ConfigError(f"{name}: passed and n need one count per case each")
+    if np.any(total < 1) or np.any(x < 0) or np.any(x > total):
+        raise ConfigError(f"{name}: need 0 <= passed <= n and n >= 1 for every case")
+    return x, total
+
+
+def paired_comparison(
+    baseline_passed: npt.ArrayLike,
+    baseline_n: npt.ArrayLike,
+    current_passed: npt.ArrayLike,
+    current_n: npt.ArrayLike,
+    *,
+    alpha: float = 0.05,
+    delta: float = 0.10,
+    power: float = 0.80,
+    confidence: float = 0.95,
+    seed: int = 0,
+    resamples: int = DEFAULT_PERMUTATIONS,
+) -> PairedComparison:
+    """Compare two versions' pass rates over the cases both ran (arrays aligned by case).
+
+    Per case the difference of pass rates; their mean over cases (each case weighted equally)
+    with the paired t interval and one-sided (1 − alpha) bounds of the drop (see
+    :func:`paired_mean_difference`). Non-inferiority at margin M: drop_upper < M shows the drop
+    is below M, drop_lower > M shows it exceeds M, each a one-sided level-alpha test.
+
+    The test of a drop: exact McNemar (:func:`mcnemar_p_value`) when every case ran exactly
+    once per version; otherwise the sign-flip test (:func:`sign_flip_p_value`). The power at
+    ``delta`` is the design's, never computed from the observed effect (Hoenig & Heisey 2001):
+    exact for McNemar (:func:`mcnemar_power`, discordance as observed), otherwise the
+    the sign-flip test's power at the spread the drop would give (:func:`sign_flip_power`).
+    ``min_detectable_drop`` is the smallest drop with power ≥ ``power``, by bisection.
+
+    Args:
+        baseline_passed: Passing baseline trials per case.
+        baseline_n: Baseline trials per case (≥ 1).
+        current_passed: Passing current trials, same cases in the same order.
+        current_n: Current trials per case (≥ 1).
+        alpha: One-sided significance level.
+        delta: The drop the power is about, in (0, 1].
+        power: The power wanted, in (0, 1).
+        confidence: Two-sided confidence of the interval.
+        seed: Seed of the Monte Carlo sign flips.
+        resamples: Monte Carlo sign flips (when more than 20 cases differ).
+
+    Returns:
+        The comparison.
+
+    Raises:
+        ConfigError: For counts outside [0, n], unequal lengths or bad levels.
+        InsufficientDataError: For no paired case.
+    """
+    _check_levels(alpha, confidence)
+    if not 0 < delta <= 1:
+        raise ConfigError(f"delta must lie in (0, 1] (got {delta})")
+    if not 0 < power < 1:
+        raise ConfigError(f"power must lie strictly between 0 and 1 (got {power})")
+    bx, bn = _counts("baseline", baseline_passed, baseline_n)
+    cx, cn = _counts("current", current_passed, current_n)
+    if bx.shape != cx.shape:
+        raise ConfigError("baseline and current need one count per paired case each")
+    if bx.size == 0:
+        raise InsufficientDataError("no case was run by both versions")
+    if resamples < 100:
+        raise ConfigError(f"resamples must be at least 100 (got {resamples})")
+    differences = cx / cn - bx / bn
+    c = int(differences.size)
+    if np.all(bn == 1) and np.all(cn == 1):
+        drops = int(np.count_nonzero(differences < 0))
+        gains = int(np.count_nonzero(differences > 0))
+        test_result: tuple[float, float | None, str] = (
+            mcnemar_p_value(drops, gains),
+            None,
+            "mcnemar-exact",
+        )
+        discordance = (drops + gains) / c
+
+        def power_at(d: float) -> float:
+            return mcnemar_power(c, d, discordance, alpha)
+
+    else:
+        test_result = sign_flip_p_value(differences, seed, resamples)
+        exact = c <= EXACT_SIGN_FLIP_CASES
+        current_rates = cx / cn
+
+        def power_at(d: float) -> float:
+            sd = _sd_under_drop(differences, current_rates, cn, d)
+            return sign_flip_power(c, d, sd, alpha, exact)
+
+    result = _difference(differences, alpha, confidence, (-1.0, 1.0), test_result)
+    return PairedComparison(
+        cases=c,
+        difference=result.difference,
+        interval=result.interval,
+        drop_upper=result.drop_upper,
+        drop_lower=result.drop_lower,
+        test=result.test,
+        p_value=result.p_value,
+        p_value_error=result.p_value_error,
+        power=power_at(delta),
+        delta=delta,
+        min_detectable_drop=_smallest_drop(power_at, power),
+        alpha=alpha,
+        required_power=power,
+        std_error=result.std_error,
+    )
+
+
+def _smallest_drop(power_at: Callable[[float], float], wanted: float) -> float | None:
+    """The smallest drop in (0, 1] whose power reaches ``wanted``, to 0.001, by bisection."""
+    if power_at(1.0) < wanted:
+        return None
+    low, high = 0.0, 1.0
+    while high - low > 1e-3:
+        mid = (low + high) / 2
+        if power_at(mid) >= wanted:
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+__all__ = [
+    "DEFAULT_PERMUTATIONS",
+    "EXACT_SIGN_FLIP_CASES",
+    "PAIRED_TESTS",
+    "PairedComparison",
+    "PairedDifference",
+    "mcnemar_p_value",
+    "mcnemar_power",
+    "paired_comparison",
+    "paired_mean_difference",
+    "sign_flip_p_value",
+    "sign_flip_power",
+]

@@ -1,0 +1,71 @@
+"""Paired planning (Miller's decomposition), checked by simulation; pilot variances."""
+
+import numpy as np
+import pytest
+
+from assay.errors import ConfigError, InsufficientDataError
+from assay.stats import paired_comparison, pilot_variances, plan_paired
+from assay.stats._paired import sign_flip_power
+
+
+def test_each_option_is_the_smallest_number_of_cases() -> None:
+    plan = plan_paired(0.05, between_case_sd=0.1, within_case_var=0.3)
+    assert [o.trials_per_case for o in plan.options] == [1, 2, 3, 5, 10]
+    for option in plan.options:
+        assert option.cases is not None and option.power is not None
+        assert option.power >= 0.8
+        assert sign_flip_power(option.cases - 1, 0.05, option.sd_of_difference, 0.05, False) < 0.8
+        assert option.sd_of_difference == pytest.approx(
+            np.sqrt(0.01 + 0.3 / option.trials_per_case)
+        )
+    cases = [o.cases for o in plan.options]
+    assert cases == sorted(cases, reverse=True)
+
+
+def test_planned_cases_reach_the_power_in_simulation() -> None:
+    # Cases with difficulty Beta(2, 1), the current version 10 points lower on every case.
+    rng = np.random.default_rng(1)
+    k, delta = 3, 0.1
+    pilot_p = rng.beta(2, 1, 20000)
+    within = 2 * float(np.mean(pilot_p * (1 - pilot_p)))
+    plan = plan_paired(delta, between_case_sd=0.0, within_case_var=within, trials_per_case=[k])
+    cases = plan.options[0].cases
+    assert cases is not None
+    reps = 200
+    n = np.full(cases, k)
+    detected = 0
+    for _ in range(reps):
+        p = rng.beta(2, 1, cases)
+        detected += (
+            paired_comparison(
+                rng.binomial(k, p), n, rng.binomial(k, np.clip(p - delta, 0, 1)), n, resamples=499
+            ).p_value
+            < 0.05
+        )
+    assert abs(detected / reps - 0.8) < 0.1
+
+
+def test_pilot_recovers_the_variances() -> None:
+    rng = np.random.default_rng(2)
+    cases, k = 6000, 4
+    p = rng.beta(2, 1, cases)
+    shift = rng.normal(0, 0.1, cases)
+    q = np.clip(p + shift, 0, 1)
+    got = pilot_variances(
+        rng.binomial(k, p), np.full(cases, k), rng.binomial(k, q), np.full(cases, k)
+    )
+    assert got.within_case_var == pytest.approx(np.mean(p * (1 - p) + q * (1 - q)), rel=0.05)
+    assert got.between_case_sd == pytest.approx(np.std(q - p), rel=0.15)
+    assert got.versions == 2 and got.note is None
+    one = pilot_variances(rng.binomial(k, p), np.full(cases, k))
+    assert one.between_case_sd == 0 and one.note is not None
+    assert one.within_case_var == pytest.approx(2 * np.mean(p * (1 - p)), rel=0.05)
+
+
+def test_refusals() -> None:
+    with pytest.raises(ConfigError):
+        plan_paired(0.05, between_case_sd=0.1, within_case_var=0.3, design="adaptive")
+    with pytest.raises(ConfigError):
+        plan_paired(0.0, between_case_sd=0.1, within_case_var=0.3)
+    with pytest.raises(InsufficientDataError):
+        pilot_variances([1, 0], [1, 1])
