@@ -37,12 +37,55 @@ def plan(
     format: Annotated[SummaryFormat, typer.Option("--format", help="Output format.")] = (
         SummaryFormat.CONSOLE
     ),
+    paired: Annotated[
+        bool,
+        typer.Option(
+            "--paired",
+            help="Paired comparison of two versions over cases: cases x trials per case.",
+        ),
+    ] = False,
+    between_sd: Annotated[
+        float | None,
+        typer.Option(help="Paired: SD over cases of the true per-case difference."),
+    ] = None,
+    within_var: Annotated[
+        float | None,
+        typer.Option(help="Paired: within-case variance of one trial pair's difference."),
+    ] = None,
+    pilot: Annotated[
+        list[str] | None,
+        typer.Option(help="Paired: measure both variances on this trace set."),
+    ] = None,
+    pilot_baseline_version: Annotated[
+        str | None,
+        typer.Option(help="Paired: the pilot holds two versions; this one is the baseline."),
+    ] = None,
+    trials_per_case: Annotated[
+        str, typer.Option(help="Paired: the trials-per-case options, comma-separated.")
+    ] = "1,2,3,5,10",
 ) -> None:
     """Power analysis: how many trials a threshold or a regression check needs.
 
     A threshold check takes --threshold and --expected; a regression check --baseline-rate and
-    --delta. Power is exact.
+    --delta. Power is exact. A paired comparison of two versions over many cases (--paired,
+    --delta, and --pilot SET or --between-sd and --within-var) lists the cases needed for each
+    number of trials per case.
     """
+    if paired:
+        from assay._cli._paired_plan import plan_paired_command
+
+        plan_paired_command(
+            delta=delta,
+            alpha=alpha,
+            power=power,
+            between_sd=between_sd,
+            within_var=within_var,
+            pilot=pilot,
+            pilot_baseline_version=pilot_baseline_version,
+            trials_per_case=trials_per_case,
+            format=format,
+        )
+        return
     from assay.errors import ConfigError
     from assay.stats import plan_regression, plan_threshold
 

@@ -1,0 +1,121 @@
+"""``assay plan --paired``: cases × trials per case for a paired comparison of two versions."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from typing import Any
+
+from assay.choices import SummaryFormat
+from assay.stats import PairedPlan, PilotVariances
+
+
+def plan_paired_command(
+    *,
+    delta: float,
+    alpha: float,
+    power: float,
+    between_sd: float | None,
+    within_var: float | None,
+    pilot: list[str] | None,
+    pilot_baseline_version: str | None,
+    trials_per_case: str,
+    format: SummaryFormat,
+) -> None:
+    """Plan a paired comparison from assumed variances or a pilot set, and print the plan."""
+    from assay.errors import ConfigError
+    from assay.stats import plan_paired
+
+    if (pilot is None) == (between_sd is None and within_var is None):
+        raise ConfigError("a paired plan needs either --pilot SET or --between-sd and --within-var")
+    measured: PilotVariances | None = None
+    if pilot is not None:
+        measured = _pilot(pilot, pilot_baseline_version)
+        between, within = measured.between_case_sd, measured.within_case_var
+    else:
+        if between_sd is None or within_var is None:
+            raise ConfigError("a paired plan needs both --between-sd and --within-var")
+        between, within = between_sd, within_var
+    plan = plan_paired(
+        delta,
+        alpha=alpha,
+        power=power,
+        between_case_sd=between,
+        within_case_var=within,
+        trials_per_case=_ks(trials_per_case),
+    )
+    if format is SummaryFormat.JSON:
+        document: dict[str, Any] = {
+            "schema": "assay.plan/v1",
+            "kind": "paired",
+            **asdict(plan),
+            "pilot": None if measured is None else {"paths": pilot, **asdict(measured)},
+        }
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    else:
+        print("\n".join(_lines(plan, measured, pilot)))
+
+
+def _ks(text: str) -> list[int]:
+    from assay.errors import ConfigError
+
+    try:
+        ks = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ConfigError(f"--trials-per-case: not a list of whole numbers: {text!r}") from None
+    if not ks or min(ks) < 1:
+        raise ConfigError(f"--trials-per-case: each must be at least 1 (got {text!r})")
+    return ks
+
+
+def _pilot(paths: list[str], baseline_version: str | None) -> PilotVariances:
+    """Per-case counts of the pilot (one version, or two with a baseline version)."""
+    from assay.api import analyze
+    from assay.stats import pilot_variances
+
+    tests = analyze(paths, baseline_version=baseline_version).result.tests
+    if baseline_version is None:
+        counted = [t for t in tests if t.n > 0]
+        return pilot_variances([t.passed for t in counted], [t.n for t in counted])
+    pairs = [
+        t.regression
+        for t in tests
+        if t.regression is not None and t.regression.baseline_n > 0 and t.regression.current_n > 0
+    ]
+    return pilot_variances(
+        [r.baseline_passed for r in pairs],
+        [r.baseline_n for r in pairs],
+        [r.current_passed for r in pairs],
+        [r.current_n for r in pairs],
+    )
+
+
+def _lines(plan: PairedPlan, measured: PilotVariances | None, pilot: list[str] | None) -> list[str]:
+    source = "assumed"
+    if measured is not None and pilot is not None:
+        versions = "two versions" if measured.versions == 2 else "one version"
+        source = f"measured on {', '.join(pilot)} ({measured.cases} cases, {versions})"
+    lines = [
+        f"paired comparison (sign-flip test, one-sided, alpha {plan.alpha:g}): detect a mean "
+        f"drop of {plan.delta:g} over cases with power {plan.power:g}",
+        "design: fixed (every case run K times on each version, then one test); an adaptive "
+        "comparison is planned by simulating its stopping rule, not here",
+        f"variances ({source}): between-case SD of the difference {plan.between_case_sd:.4f}, "
+        f"within-case variance of a trial pair's difference {plan.within_case_var:.4f}",
+        "Var(mean difference) = (between² + within / K) / C  (Miller 2024, arXiv:2411.00640)",
+        "",
+        f"{'trials/case K':>13}  {'cases C':>8}  {'trials, both versions':>21}  {'power':>6}",
+    ]
+    for option in plan.options:
+        if option.cases is None or option.power is None or option.trials is None:
+            lines.append(f"{option.trials_per_case:>13}  {'none up to 1,000,000 cases':>39}")
+            continue
+        lines.append(
+            f"{option.trials_per_case:>13}  {option.cases:>8,}  {option.trials:>21,}  "
+            f"{option.power:>6.3f}"
+        )
+    lines.append(f"power: {plan.method}")
+    if measured is not None and measured.note:
+        lines.append(f"note: {measured.note}")
+    return lines
