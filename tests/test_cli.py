@@ -164,7 +164,8 @@ def test_diagnostics_go_to_stderr_and_stdout_holds_only_the_report(
     # The console report on stdout: the report alone, from its title to its summary box.
     assert run(["analyze", str(traces)]) == 1
     out, err = capsys.readouterr()
-    assert out.startswith("assay verdicts") and out.rstrip().endswith("╯")
+    assert out.startswith("suite example — ") and "\nassay verdicts" in out
+    assert out.rstrip().endswith("╯")
     assert not any(m in out for m in messages) and "warning:" not in out
     assert err.splitlines() == warnings
     # A console report written to a file is a complete record: the warnings stay in it.

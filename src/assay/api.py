@@ -25,7 +25,7 @@ from assay.judge import (
     Judgement,
     OptionValue,
     by_test,
-    judge,
+    judge_all,
     mixed_findings,
     price_table,
     read_judgements,
@@ -134,6 +134,7 @@ def _read_trials(
             engine=engine,
             min_score=options.min_score,
             test_attribute=options.test_attribute,
+            suite_attribute=options.suite_attribute,
             pass_when=options.pass_when,
             spark_master=spark_master,
             contents=contents,
@@ -168,10 +169,12 @@ def _analysis(
     also_read: Sequence[TraceSet] = (),
     findings: Sequence[Finding] = (),
 ) -> Analysis:
-    tests, notes = judge(trials, options, recorded=recorded, baseline=baseline_trials)
+    judged = judge_all(trials, options, recorded=recorded, baseline=baseline_trials)
+    tests, notes = judged.tests, judged.notes
     skipped = [(f.path, f.reason) for t in (*also_read, trace_set) for f in t.skipped]
     result = AnalysisResult(
         tests=tests,
+        suites=judged.suites,
         options={**_as_dict(options), **(extra_options or {})},
         skipped_files=tuple(skipped),
         notes=tuple(notes),
@@ -333,11 +336,14 @@ def judge_spans(spans: pl.LazyFrame, options: AnalyzeOptions | None = None) -> A
         spans,
         min_score=settings.min_score,
         test_attribute=settings.test_attribute,
+        suite_attribute=settings.suite_attribute,
         pass_when=settings.pass_when,
     )
-    tests, notes = judge(read.table, settings, recorded=read_judgements(spans, read.table))
+    judged = judge_all(read.table, settings, recorded=read_judgements(spans, read.table))
+    tests, notes = judged.tests, judged.notes
     return AnalysisResult(
         tests=tests,
+        suites=judged.suites,
         options=_as_dict(settings),
         notes=tuple(notes),
         data_quality=read.data_quality.merged(mixed_findings(tests)),

@@ -17,6 +17,7 @@ __all__ = [
     "RegressionTest",
     "ScoreInterval",
     "SequentialMethod",
+    "SuiteInterval",
     "SummaryFormat",
 ]
 
@@ -33,6 +34,13 @@ class IntervalMethod(StrEnum):
 
 class ScoreInterval(StrEnum):
     """Interval methods of a mean score."""
+
+    T = "t"
+    BOOTSTRAP = "bootstrap"
+
+
+class SuiteInterval(StrEnum):
+    """Interval methods of a suite's mean over cases (cases as clusters)."""
 
     T = "t"
     BOOTSTRAP = "bootstrap"

@@ -53,7 +53,7 @@ def test_annotation_levels_and_escaping(result: AnalysisResult) -> None:
 def test_all_pass_has_no_annotations(result: AnalysisResult) -> None:
     passing = type(result)(tests=(result.tests[2],), options=result.options)
     assert render_annotations(passing) == ""
-    assert "## assay: 1 PASS (1 tests)" in render_markdown(passing)
+    assert "## assay: 1 PASS (1 test)" in render_markdown(passing)
 
 
 HOSTILE = [

@@ -15,6 +15,7 @@ from assay.choices import (
     OutputFormat,
     RegressionTest,
     ScoreInterval,
+    SuiteInterval,
 )
 
 EXIT_USAGE = 2
@@ -42,6 +43,7 @@ CIMethod = IntervalMethod
 ScoreCI = ScoreInterval
 ExactTest = RegressionTest
 Adjust = Adjustment
+SuiteCI = SuiteInterval
 
 
 Paths = Annotated[list[str], typer.Argument(help="Trace set(s): folders, globs or Parquet files.")]
@@ -100,6 +102,43 @@ Delta = Annotated[
 Power = Annotated[float, typer.Option(help="Power needed to call 'no regression' a PASS.")]
 AdjustOpt = Annotated[
     Adjust, typer.Option("--adjust", help="Adjust verdicts for testing many tests at once.")
+]
+SuiteAttribute = Annotated[
+    str,
+    typer.Option(
+        help="Span attribute of a trial naming its suite (trials without it form the set's "
+        "own suite)."
+    ),
+]
+SuiteThreshold = Annotated[
+    float | None,
+    typer.Option(
+        help="Mean pass rate over cases a suite must reach; asking for it makes the suites' "
+        "verdicts count in the exit code (default: the threshold, reported only)."
+    ),
+]
+SuiteCIOpt = Annotated[
+    SuiteCI,
+    typer.Option(
+        "--suite-ci",
+        help="Interval of a suite's mean over cases: t (cluster-robust, cases as clusters) or "
+        "bootstrap (cluster bootstrap, seeded).",
+    ),
+]
+Margin = Annotated[
+    float | None,
+    typer.Option(
+        help="Can we switch? Non-inferiority margin of the suite comparison: PASS when the "
+        "drop is shown to be below it (0.02 = 2 points)."
+    ),
+]
+AllCases = Annotated[
+    bool,
+    typer.Option(
+        "--all-cases",
+        help="List every case with its details (default: above a dozen cases, "
+        "the FAILs and the cases that moved most, the rest counted).",
+    ),
 ]
 Quiet = Annotated[
     bool, typer.Option("--quiet", "-q", help="Less output: the summary box only, no progress.")

@@ -86,6 +86,8 @@ class Settings:
     warnings: tuple[str, ...] = ()
     """Notes of the result that are warnings (``assay run``'s): on stderr, not in the console
     report on stdout."""
+    all_cases: bool = False
+    """List every case with its details (``--all-cases``), however many."""
 
 
 Renderer = Callable[["Analysis", Settings], str]
@@ -111,6 +113,7 @@ def _print_console(
         trials=rows,
         trials_of=settings.trials_of,
         with_diagnostics=not on_stdout,
+        all_cases=settings.all_cases,
     )
 
 
@@ -154,7 +157,7 @@ def _junit(analysis: Analysis, settings: Settings) -> str:
 def _markdown(analysis: Analysis, settings: Settings) -> str:
     from assay.report import render_markdown
 
-    return render_markdown(analysis.result)
+    return render_markdown(analysis.result, all_cases=settings.all_cases)
 
 
 def _annotations(analysis: Analysis, settings: Settings) -> str:

@@ -53,6 +53,11 @@ def analyze(
     adjust: o.AdjustOpt = o.Adjust.NONE,
     fail_on: o.FailOnOpt = None,
     prices: o.Prices = None,
+    suite_attribute: o.SuiteAttribute = "assay.suite",
+    suite_threshold: o.SuiteThreshold = None,
+    suite_ci: o.SuiteCIOpt = o.SuiteCI.T,
+    margin: o.Margin = None,
+    all_cases: o.AllCases = False,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
     engine: Annotated[
@@ -87,6 +92,10 @@ def analyze(
         pass_when=pass_when,
         fail_on=tuple(fail_on or ()),
         prices=prices,
+        suite_attribute=suite_attribute,
+        suite_threshold=suite_threshold,
+        suite_ci=suite_ci,
+        margin=margin,
     )
     targets = parse_formats(format, output)
     with working(f"analysing {described(paths)}", quiet=quiet):
@@ -100,7 +109,11 @@ def analyze(
             engine=engine,
             spark_master=spark_master,
         )
-    emit(analysis, targets, Settings(quiet=quiet, inconclusive_ok=inconclusive_ok))
+    emit(
+        analysis,
+        targets,
+        Settings(quiet=quiet, inconclusive_ok=inconclusive_ok, all_cases=all_cases),
+    )
     raise SystemExit(analysis.exit_code(inconclusive_ok))
 
 
@@ -126,6 +139,11 @@ def compare(
     score_ci: o.ScoreCIOpt = o.ScoreCI.T,
     fail_on: o.FailOnOpt = None,
     prices: o.Prices = None,
+    suite_attribute: o.SuiteAttribute = "assay.suite",
+    suite_threshold: o.SuiteThreshold = None,
+    suite_ci: o.SuiteCIOpt = o.SuiteCI.T,
+    margin: o.Margin = None,
+    all_cases: o.AllCases = False,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
     run_id: Annotated[
@@ -157,6 +175,10 @@ def compare(
         pass_when=pass_when,
         fail_on=tuple(fail_on or ()),
         prices=prices,
+        suite_attribute=suite_attribute,
+        suite_threshold=suite_threshold,
+        suite_ci=suite_ci,
+        margin=margin,
     )
     targets = parse_formats(format, output)
     with working(f"comparing {described(current)} with {described(baseline)}", quiet=quiet):
@@ -168,7 +190,11 @@ def compare(
             run_id=run_id,
             baseline_run_id=baseline_run_id,
         )
-    emit(analysis, targets, Settings(quiet=quiet, inconclusive_ok=inconclusive_ok))
+    emit(
+        analysis,
+        targets,
+        Settings(quiet=quiet, inconclusive_ok=inconclusive_ok, all_cases=all_cases),
+    )
     raise SystemExit(analysis.exit_code(inconclusive_ok))
 
 

@@ -76,6 +76,7 @@ def trials_function(
     pass_when: str | PassRule | None = None,
     contents: SpanContents | None = None,
     ordered: bool = True,
+    suite_attribute: str = c.SUITE,
 ) -> TrialsFunction:
     """The spans → trials function with the analysis' options bound.
 
@@ -91,6 +92,7 @@ def trials_function(
             spans,
             min_score=min_score,
             test_attribute=test_attribute,
+            suite_attribute=suite_attribute,
             pass_when=pass_when,
             contents=contents,
             ordered=ordered,
@@ -112,6 +114,7 @@ def engine_trials(
     spans_per_bucket: int | None = None,
     contents: SpanContents | None = None,
     compact_tools: bool = False,
+    suite_attribute: str = c.SUITE,
 ) -> Trials:
     """The trials table of a trace set and its findings, made by ``engine``.
 
@@ -121,6 +124,7 @@ def engine_trials(
         min_score: As for :func:`read_trials`.
         test_attribute: As for :func:`read_trials`.
         pass_when: As for :func:`read_trials`.
+        suite_attribute: As for :func:`read_trials`.
         spark_master: The Spark master URL (``spark`` only; default: Spark's own setting).
         spans_per_bucket: Bucket size the engine aims at when the set has no buckets; default
             ``ASSAY_SPANS_PER_BUCKET`` or :data:`SPANS_PER_BUCKET`.
@@ -142,7 +146,14 @@ def engine_trials(
         spans_per_bucket = bucket_size()
     if contents is None:
         contents = trace_set.contents()
-    build = trials_function(min_score, test_attribute, pass_when, contents, ordered=False)
+    build = trials_function(
+        min_score,
+        test_attribute,
+        pass_when,
+        contents,
+        ordered=False,
+        suite_attribute=suite_attribute,
+    )
     if chosen is Engine.SPARK:
         trace_set = trace_set.screen()
         from assay.analysis._spark import spark_trials

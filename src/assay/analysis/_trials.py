@@ -112,6 +112,7 @@ def read_trials(
     contents: SpanContents | None = None,
     ordered: bool = True,
     screen_repeats: bool = False,
+    suite_attribute: str = c.SUITE,
     events: EventsColumn | None = None,
 ) -> Trials:
     """Build the trials table from a lazy scan of the spans table, with its data quality.
@@ -130,6 +131,8 @@ def read_trials(
             are its work even when they carry it too.
         pass_when: A rule over the trial's evaluations, scores and checks
             (:func:`assay.analysis.parse_pass_when`).
+        suite_attribute: The attribute of the trial's span that names its suite
+            (``assay.suite`` by default; another one groups traces assay did not frame).
         contents: What the spans may hold, from their files' footers
             (``TraceSet.contents()``): parts they cannot hold are not read. None: read all.
         ordered: Sort the rows as :func:`in_trials_order` does. False when the caller sorts
@@ -154,6 +157,11 @@ def read_trials(
     if mapped:
         # The mapped attribute stands in for assay.test.id everywhere downstream.
         spans = spans.with_columns(attribute_as_string(test_attribute).alias(_P(c.TEST_ID)))
+    computed = {_P(c.TEST_ID)} if mapped else set()
+    if suite_attribute != c.SUITE:
+        # Read from the trial's own span, like assay.suite: it stands in for it downstream.
+        spans = spans.with_columns(attribute_as_string(suite_attribute).alias(_P(c.SUITE)))
+        computed.add(_P(c.SUITE))
     no_trials = spans
     # Within this call a trace is keyed by a dictionary code of its id, not the id itself:
     # every group-by and join below then hashes and compares a 4-byte code instead of a
@@ -163,7 +171,7 @@ def read_trials(
     spans = spans.with_columns(pl.col("trace_id").cast(trace_key))
     # The mapped attribute's column is computed here, whatever the footers say of it. The
     # columns are read once, into memory: every step below but the events takes them from there.
-    read = work_columns_read(spans, contents, computed={_P(c.TEST_ID)} if mapped else set())
+    read = work_columns_read(spans, contents, computed=computed)
     if screen_repeats and span_ids_may_repeat(read, streaming=False):
         raise SpansMayRepeat
     carriers = read.filter(pl.col(_P(c.TEST_ID)).is_not_null()).select(_CARRIED).collect()

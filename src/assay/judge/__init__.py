@@ -15,6 +15,8 @@ Each module answers one question:
 * :mod:`._figures` — every other figure of a test (scores, pass@k, flakiness, usage, ...);
 * :mod:`._tool_errors` — the tool calls that failed, and where to look;
 * :mod:`._sources` — the runs and agent versions a test's trials come from;
+* :mod:`._suite` (with :mod:`._suite_result`) — each suite's answer over its cases, and its
+  paired comparison against a baseline;
 * :mod:`._reasons` — the one-line reason beside each verdict;
 * :mod:`._results` — the typed results every report renders;
 * :mod:`._pipeline` — all of it, per test, for a whole trials table; :mod:`._all_figures` —
@@ -41,7 +43,7 @@ from assay.judge._options import (
     check_range,
     parse_ks,
 )
-from assay.judge._pipeline import by_test, judge
+from assay.judge._pipeline import Judged, by_test, judge, judge_all
 from assay.judge._reasons import ci_text, pct, rate_text
 from assay.judge._recorded import Judgement, read_judgements
 from assay.judge._regression import (
@@ -62,6 +64,12 @@ from assay.judge._sequential import (
     running_interval,
 )
 from assay.judge._sources import Share, mixed_findings, share_text
+from assay.judge._suite import case_table, suite_results
+from assay.judge._suite_result import (
+    SuiteComparison,
+    SuiteEstimate,
+    SuiteResult,
+)
 from assay.judge._threshold import (
     ThresholdResult,
     Verdict,
@@ -86,6 +94,7 @@ __all__ = [
     "DurationSummary",
     "ErrorsPolicy",
     "FailOn",
+    "Judged",
     "Judgement",
     "OptionValue",
     "RegressionResult",
@@ -94,6 +103,9 @@ __all__ = [
     "SequentialDesign",
     "SequentialOutcome",
     "SequentialTracker",
+    "SuiteComparison",
+    "SuiteEstimate",
+    "SuiteResult",
     "TestResult",
     "ThresholdResult",
     "ToolErrors",
@@ -105,6 +117,7 @@ __all__ = [
     "behaviour_diff",
     "behaviour_diffs",
     "by_test",
+    "case_table",
     "check_choice",
     "mixed_findings",
     "share_text",
@@ -116,6 +129,7 @@ __all__ = [
     "exit_code",
     "gate_failures",
     "judge",
+    "judge_all",
     "more_trials_needed",
     "parse_fail_on",
     "parse_ks",
@@ -128,6 +142,7 @@ __all__ = [
     "running_interval",
     "score_regression_test",
     "settle_probability",
+    "suite_results",
     "threshold_test",
     "threshold_verdict",
     "variance_checks",

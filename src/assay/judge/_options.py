@@ -11,7 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from assay.choices import Adjustment, ErrorPolicy, IntervalMethod, RegressionTest, ScoreInterval
+from assay.choices import (
+    Adjustment,
+    ErrorPolicy,
+    IntervalMethod,
+    RegressionTest,
+    ScoreInterval,
+    SuiteInterval,
+)
 from assay.errors import OptionError
 from assay.judge._gate import parse_fail_on
 
@@ -41,6 +48,9 @@ class AnalyzeOptions:
     """A score below this fails a trial that has no explicit outcome."""
     test_attribute: str = "assay.test.id"
     """The span attribute that names the test (another one maps production traces)."""
+    suite_attribute: str = "assay.suite"
+    """The attribute of a trial's span that names its suite (trials without one form the set's
+    own suite)."""
     ks: tuple[int, ...] = (1, 5, 10)
     """The k of pass@k and pass^k."""
     score_ci: ScoreInterval = ScoreInterval.T
@@ -68,10 +78,20 @@ class AnalyzeOptions:
     ``cost:+20%``, ...; see :mod:`assay.judge._gate`)."""
     prices: str | None = None
     """A price table file (``--prices``); None: the dated default table."""
+    suite_threshold: float | None = None
+    """The mean pass rate over cases a suite must reach (None: the threshold)."""
+    suite_ci: SuiteInterval = SuiteInterval.T
+    """Interval of a suite's mean over cases: ``t`` (cluster-robust) or ``bootstrap``."""
+    margin: float | None = None
+    """Non-inferiority margin of the suite comparison: the largest drop that still allows the
+    switch (None: the regression question, "did it drop?")."""
 
     def validate(self) -> None:
         """Raise :class:`OptionError` naming the first bad field."""
         check_range("threshold", self.threshold, closed=True)
+        check_range("suite_threshold", self.suite_threshold, closed=True)
+        if self.margin is not None and not 0 < self.margin < 1:
+            raise OptionError("margin", f"must lie strictly between 0 and 1 (got {self.margin})")
         for name in ("confidence", "alpha", "power"):
             check_range(name, getattr(self, name))
         if not 0 < self.delta <= 1:
@@ -82,6 +102,7 @@ class AnalyzeOptions:
             ("score_ci", self.score_ci, ScoreInterval),
             ("regression_test", self.regression_test, RegressionTest),
             ("adjust", self.adjust, Adjustment),
+            ("suite_ci", self.suite_ci, SuiteInterval),
         )
         for name, choice, allowed in choices:
             check_choice(name, choice, allowed)

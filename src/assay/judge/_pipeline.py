@@ -38,8 +38,10 @@ from assay.judge._regression import (
     regression_result,
 )
 from assay.judge._results import TestResult
-from assay.judge._sequential import SequentialOutcome, anytime_interval, replay
+from assay.judge._sequential import ANYTIME_METHOD, SequentialOutcome, anytime_interval, replay
 from assay.judge._sources import Share, shares, shares_by_test
+from assay.judge._suite import excluded_errors, suite_results
+from assay.judge._suite_result import SuiteResult
 from assay.judge._threshold import Verdict, threshold_test, threshold_verdict
 from assay.judge._variance import VarianceCheck, variance_checks
 from assay.stats import Interval, IntervalMethod, false_verdict_risk, simultaneous_confidence
@@ -141,10 +143,63 @@ def judge(
     Returns:
         One result per test, by test id, and notes about the whole analysis.
     """
+    judged = judge_all(trials, options, recorded=recorded, baseline=baseline, suites=False)
+    return judged.tests, judged.notes
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """Every verdict of an analysis: per case, per suite, and the notes on the whole."""
+
+    tests: tuple[TestResult, ...]
+    """One result per test case, by id."""
+    suites: tuple[SuiteResult, ...]
+    """One result per suite (``assay.suite``; the set's own suite last)."""
+    notes: list[str]
+    """Remarks about the whole analysis."""
+
+
+def judge_all(
+    trials: pl.DataFrame,
+    options: AnalyzeOptions,
+    *,
+    recorded: Mapping[str, Judgement] | None = None,
+    baseline: pl.DataFrame | None = None,
+    suites: bool = True,
+) -> Judged:
+    """Judge every test of a trials table, and every suite over its cases.
+
+    Args:
+        trials: The trials table (of the version under test).
+        options: The analysis options; a verdict option that is None means "as recorded".
+        recorded: Trial span id → the judgement recorded on it (see ``read_judgements``).
+        baseline: The baseline's trials: the verdicts become regression verdicts, and each
+            suite gains its paired comparison.
+        suites: Judge the suites too (:mod:`._suite`).
+
+    Returns:
+        The per-case results, the suites' results and the notes.
+    """
     # Thousands of tests make hundreds of thousands of long-lived objects: the collector's
     # full passes over them (a second of a 5,000-test analysis) find no garbage here.
     with collector_paused():
-        return _judge(trials, options, recorded=recorded, baseline=baseline)
+        tests, notes, errors = _judge(trials, options, recorded=recorded, baseline=baseline)
+        judged_suites: tuple[SuiteResult, ...] = ()
+        if suites and tests:
+            adaptive = frozenset(
+                t.test_id
+                for t in tests
+                if t.interval is not None and t.interval.method == ANYTIME_METHOD
+            )
+            judged_suites = suite_results(
+                tests,
+                trials,
+                options,
+                excluded=excluded_errors(errors),
+                baseline=baseline,
+                adaptive=adaptive,
+            )
+        return Judged(tests, judged_suites, notes)
 
 
 def _judge(
@@ -153,7 +208,7 @@ def _judge(
     *,
     recorded: Mapping[str, Judgement] | None,
     baseline: pl.DataFrame | None,
-) -> tuple[tuple[TestResult, ...], list[str]]:
+) -> tuple[tuple[TestResult, ...], list[str], dict[str, str]]:
     table, rows = _rows_by_test(trials)
     runs = shares_by_test(trials, tc.RUN_ID)
     versions = shares_by_test(trials, tc.AGENT_VERSION)
@@ -220,7 +275,7 @@ def _judge(
         rules = [parse_fail_on(rule) for rule in options.fail_on]
         for name, behaviour in behaviours.items():
             results[name] = _gated(results[name], behaviour, rules)
-    return tuple(results.values()), notes
+    return tuple(results.values()), notes, errors
 
 
 def _regressions(

@@ -12,6 +12,7 @@ from assay.judge._figures import DurationSummary, Usage
 from assay.judge._regression import RegressionResult, ScoreRegressionResult
 from assay.judge._sequential import SequentialOutcome
 from assay.judge._sources import Share
+from assay.judge._suite_result import SuiteResult
 from assay.judge._threshold import Verdict
 from assay.judge._tool_errors import ToolErrors
 from assay.judge._variance import VarianceCheck
@@ -115,6 +116,8 @@ class AnalysisResult:
     """Remarks about the whole analysis."""
     data_quality: DataQuality = field(default_factory=DataQuality)
     """What assay noticed about its input (duplicates, incomplete traces, skipped files...)."""
+    suites: tuple[SuiteResult, ...] = ()
+    """One answer per suite over its cases (``assay.suite``; the set's own suite last)."""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -123,8 +126,19 @@ class AnalysisResult:
         return {v.value: counted.get(v, 0) for v in Verdict}
 
     def exit_code(self, inconclusive_ok: bool = False) -> int:
-        """0 all passed, 1 any FAIL, 3 INCONCLUSIVE but no FAIL (0 with ``inconclusive_ok``)."""
-        return exit_code((t.verdict for t in self.tests), inconclusive_ok=inconclusive_ok)
+        """0 all passed, 1 any FAIL, 3 INCONCLUSIVE but no FAIL (0 with ``inconclusive_ok``).
+
+        The verdicts counted are every case's, every suite comparison's (with a baseline),
+        and every suite's threshold verdict when a suite threshold was asked for
+        (``--suite-threshold``) — docs/cli.md.
+        """
+        verdicts = [t.verdict for t in self.tests]
+        for suite in self.suites:
+            if suite.comparison is not None:
+                verdicts.append(suite.comparison.verdict)
+            if suite.counts:
+                verdicts.append(suite.verdict)
+        return exit_code(verdicts, inconclusive_ok=inconclusive_ok)
 
 
 def exit_code(verdicts: Iterable[Verdict], *, inconclusive_ok: bool = False) -> int:

@@ -21,6 +21,15 @@ from assay.judge import AnalysisResult, TestResult, Verdict
 from assay.report import _text as tx
 from assay.report._behaviour import behaviour_lines, cost_text
 from assay.report._safe import visible
+from assay.report._suites import (
+    CaseListing,
+    comparison_lines,
+    figure_lines,
+    headline,
+    listed_cases,
+    shown_suites,
+    summary_lines,
+)
 
 VERDICT_STYLE = {"PASS": "bold green", "FAIL": "bold red", "INCONCLUSIVE": "bold yellow"}
 BAR_WIDTH = 20
@@ -235,21 +244,55 @@ def _details(test: TestResult, scores: Mapping[str, list[float]], bar: bool) -> 
     return Group(head, Padding(grid, (0, 0, 0, 2))) if rows else Group(head)
 
 
-def summary_panel(result: AnalysisResult) -> Panel:
-    """The summary box: counts per verdict, the tests that need attention, skipped files."""
+_SUMMARY_CASES = 10
+"""Cases needing a look that the summary box names when not every case is listed."""
+
+
+def suite_block(result: AnalysisResult) -> list[Text]:
+    """Each suite's answer, first in the report: its verdict and reason, figures, comparison."""
+    out: list[Text] = []
+    for suite in shown_suites(result):
+        head = Text()
+        head.append("suite ", style="bold")
+        head.append(visible(headline(suite).removeprefix("suite ")))
+        head.stylize(VERDICT_STYLE[suite.verdict.value], 0, 0)
+        out.append(head)
+        if suite.interval is not None:
+            bar = pass_rate_bar(
+                suite.pass_rate,
+                suite.interval.low,
+                suite.interval.high,
+                suite.threshold,
+                style=VERDICT_STYLE[suite.verdict.value],
+            )
+            out.append(Text("  ").append_text(bar))
+        for line in [*figure_lines(suite), *comparison_lines(suite), *suite.notes]:
+            out.append(data_text(f"  {line}"))
+    return out
+
+
+def summary_panel(result: AnalysisResult, listing: CaseListing | None = None) -> Panel:
+    """The summary box: the suites, counts per verdict, the tests needing attention, skips."""
     counts = result.counts
-    line = Text(f"{len(result.tests)} tests: ")
+    lines: list[Text] = [data_text(line) for line in summary_lines(shown_suites(result))]
+    line = Text(f"{len(result.tests)} {'test' if len(result.tests) == 1 else 'tests'}: ")
     for i, verdict in enumerate(("PASS", "FAIL", "INCONCLUSIVE")):
         if i:
             line.append(" · ")
         line.append(f"{counts[verdict]} {verdict}", style=VERDICT_STYLE[verdict])
-    lines: list[Text] = [line]
-    for test in tx.by_severity(result.tests):
-        if test.verdict is not Verdict.PASS:
-            item = Text("  ")
-            item.append(f"{test.verdict.value:<12}", style=VERDICT_STYLE[test.verdict.value])
-            item.append(visible(f" {test.test_id}: {test.verdict_reason}"))
-            lines.append(item)
+    lines.append(line)
+    attention = [t for t in tx.by_severity(result.tests) if t.verdict is not Verdict.PASS]
+    named = attention if listing is None or listing.in_full else attention[:_SUMMARY_CASES]
+    for test in named:
+        item = Text("  ")
+        item.append(f"{test.verdict.value:<12}", style=VERDICT_STYLE[test.verdict.value])
+        item.append(visible(f" {test.test_id}: {test.verdict_reason}"))
+        if named is not attention:
+            # Many cases: a line each, cut at the box's edge (the reasons are above and in JSON).
+            item.no_wrap, item.overflow = True, "ellipsis"
+        lines.append(item)
+    if len(named) < len(attention):
+        lines.append(Text(f"  … {len(attention) - len(named)} more not PASS (see above)"))
     if result.skipped_files:
         count = len(result.skipped_files)
         lines.append(Text(f"{count} unreadable file(s) skipped", style="yellow"))
@@ -282,6 +325,7 @@ def render_console(
     trials: Sequence[Mapping[str, object]] | None = None,
     trials_of: Mapping[str, int] | None = None,
     with_diagnostics: bool = True,
+    all_cases: bool = False,
 ) -> None:
     """Print the verdicts, each test's figures and reasons, and a summary box.
 
@@ -295,16 +339,27 @@ def render_console(
             ``trials`` column.
         with_diagnostics: Print the warnings about the input and the skipped files
             (:func:`diagnostics`); False when the caller prints them elsewhere (stderr).
+        all_cases: List every case with its details, however many (by default a set of more
+            than a dozen cases lists the ones needing a look and counts the rest).
     """
-    tests = tx.by_severity(result.tests)
+    listing = listed_cases(result, all_cases=all_cases)
+    tests = list(listing.listed)
     warnings = quality_lines(result) if with_diagnostics else []
     if not quiet:
+        suites = suite_block(result)
+        for line in suites:
+            console.print(line)
+        if suites:
+            console.print()
         with_bar = _bar_fits(tests, console.width, trials_of is not None)
         console.print(verdict_table(tests, with_bar, trials_of))
+        more = listing.more_text()
+        if more:
+            console.print(Text(more))
         for line in warnings:
             console.print(line)
-        scores = _scores_by_test(trials)
-        for test in tests:
+        scores = _scores_by_test(trials) if listing.in_full else {}
+        for test in tests if listing.in_full else ():
             console.print()
             console.print(_details(test, scores.get(test.test_id, {}), bar=not with_bar))
         console.print()
@@ -315,4 +370,4 @@ def render_console(
     else:
         for line in warnings:
             console.print(line)
-    console.print(summary_panel(result))
+    console.print(summary_panel(result, listing))

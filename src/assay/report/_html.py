@@ -27,6 +27,7 @@ from assay.report._behaviour import behaviour_html
 from assay.report._json import SCHEMA
 from assay.report._rows import Row, TrialRow, VariantRow, trials_by_test, variants_by_test
 from assay.report._safe import code_spans, visible
+from assay.report._suites import comparison_lines, figure_lines, shown_suites, suite_name
 
 MAX_TRIAL_ROWS = 200
 """Trials listed per test (failing ones first); the rest are counted, not listed."""
@@ -319,6 +320,22 @@ def _section(
     )
 
 
+def _suites(result: AnalysisResult) -> str:
+    """The suites' answer, first on the page: verdict, reason, figures, comparison."""
+    blocks = []
+    for suite in shown_suites(result):
+        items = "".join(
+            f"<li>{_e(line)}</li>"
+            for line in [*figure_lines(suite), *comparison_lines(suite), *suite.notes]
+        )
+        blocks.append(
+            f'<div class="suite"><p><span class="badge {suite.verdict.value}">'
+            f"{suite.verdict.value}</span> <b>suite {_e(suite_name(suite))}</b> — "
+            f"{_e(suite.reason)}</p><ul>{items}</ul></div>"
+        )
+    return f"<h2>Suites</h2>{''.join(blocks)}" if blocks else ""
+
+
 def render_html(
     result: AnalysisResult,
     *,
@@ -376,7 +393,7 @@ def render_html(
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body><main>"
         f'<h1>{_e(title)}</h1><p class="muted">{_e(SCHEMA)} · {_e(settings)}</p>'
-        f"{_overview(result, tests, charts)}"
+        f"{_suites(result)}{_overview(result, tests, charts)}"
         + (f"<h3>Data quality</h3><ul>{warnings}</ul>" if warnings else "")
         + (f"<ul>{skipped}</ul>" if skipped else "")
         + f"{sections}</main></body></html>\n"

@@ -11,7 +11,14 @@ from collections.abc import Callable
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-from assay.judge import AnalysisResult, TestResult, collector_paused
+from assay.judge import (
+    AnalysisResult,
+    SuiteComparison,
+    SuiteEstimate,
+    SuiteResult,
+    TestResult,
+    collector_paused,
+)
 from assay.report._behaviour import behaviour_to_dict, cost_to_dict
 
 SCHEMA = "assay.analysis/v1"
@@ -130,11 +137,94 @@ def test_to_dict(test: TestResult) -> dict[str, Any]:
 test_to_dict.__test__ = False  # type: ignore[attr-defined]
 
 
+def _interval(interval: Any) -> dict[str, Any]:
+    return {
+        "low": interval.low if interval else None,
+        "high": interval.high if interval else None,
+        "method": interval.method if interval else None,
+        "confidence": interval.confidence if interval else None,
+    }
+
+
+def _estimate(estimate: SuiteEstimate | None) -> dict[str, Any] | None:
+    if estimate is None:
+        return None
+    return {
+        "value": estimate.value,
+        "cases": estimate.cases,
+        "interval": _interval(estimate.interval),
+    }
+
+
+def _comparison(comparison: SuiteComparison | None) -> dict[str, Any] | None:
+    if comparison is None:
+        return None
+    paired = comparison.paired
+
+    def shift(figure: Any) -> dict[str, Any] | None:
+        if figure is None:
+            return None
+        return {
+            "difference": figure.difference,
+            "interval": _interval(figure.interval),
+            "p_value": figure.p_value,
+            "cases": figure.cases,
+        }
+
+    return {
+        "baseline_cases": comparison.baseline_cases,
+        "current_cases": comparison.current_cases,
+        "paired_cases": comparison.paired_cases,
+        "unpaired_cases": comparison.unpaired_cases,
+        "only_baseline": list(comparison.only_baseline),
+        "only_current": list(comparison.only_current),
+        "difference": comparison.difference,
+        "interval": _interval(comparison.interval),
+        "test": comparison.test,
+        "p_value": comparison.p_value,
+        "p_value_error": paired.p_value_error if paired else None,
+        "power": comparison.power,
+        "delta": comparison.delta,
+        "min_detectable_drop": comparison.min_detectable_drop,
+        "drop_bounds": (
+            {"lower": paired.drop_lower, "upper": paired.drop_upper} if paired else None
+        ),
+        "margin": comparison.margin,
+        "verdict": comparison.verdict.value,
+        "reason": comparison.reason,
+        "score": shift(comparison.score),
+        "cost_usd": shift(comparison.cost_usd),
+        "duration_s": shift(comparison.duration_s),
+        "moved": [{"test_id": t, "difference": d} for t, d in comparison.moved],
+    }
+
+
+def suite_to_dict(suite: SuiteResult) -> dict[str, Any]:
+    """One suite's object of the document's ``suites`` list (docs/json.md)."""
+    return {
+        "suite": suite.suite,
+        "cases": suite.cases,
+        "trials": suite.trials,
+        "pass_rate": suite.pass_rate,
+        "interval": _interval(suite.interval),
+        "threshold": suite.threshold,
+        "verdict": suite.verdict.value,
+        "reason": suite.reason,
+        "score": _estimate(suite.score),
+        "score_name": suite.score_name,
+        "pass_at_k": {k: _estimate(v) for k, v in (suite.pass_at_k or {}).items()},
+        "pass_hat_k": {k: _estimate(v) for k, v in (suite.pass_hat_k or {}).items()},
+        "comparison": _comparison(suite.comparison),
+        "notes": list(suite.notes),
+    }
+
+
 def analysis_to_dict(result: AnalysisResult) -> dict[str, Any]:
     """The whole ``assay.analysis/v1`` document as a dict."""
     return {
         "schema": SCHEMA,
         "options": _plain(result.options),
+        "suites": [suite_to_dict(s) for s in result.suites],
         "tests": [test_to_dict(t) for t in result.tests],
         "summary": {"tests": len(result.tests), **result.counts},
         "skipped_files": [{"path": p, "reason": r} for p, r in result.skipped_files],

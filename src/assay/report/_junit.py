@@ -28,6 +28,7 @@ from typing import Any
 from assay.judge import AnalysisResult, TestResult, Verdict
 from assay.report import _text as tx
 from assay.report._json import SCHEMA, test_to_dict
+from assay.report._suites import comparison_lines, figure_lines, shown_suites, suite_name
 
 _SKIP_KEYS = {"test_id", "notes"}
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -80,6 +81,49 @@ def _warnings(result: AnalysisResult, test_id: str) -> str | None:
     return "\n".join(lines) + "\n" if lines else None
 
 
+def _suite_cases(
+    parent: ET.Element, result: AnalysisResult, inconclusive_ok: bool
+) -> tuple[int, int]:
+    """One ``testsuite`` per suite shown, first in the document: (test cases, failures).
+
+    The suite verdicts that count in the exit code (docs/cli.md) are test cases: the comparison
+    with a baseline, and the threshold verdict when a suite threshold was asked for.
+    """
+    cases = failures = 0
+    at = 0
+    for suite in shown_suites(result):
+        judged = [("pass rate over cases", suite.verdict, suite.reason)] if suite.counts else []
+        if suite.comparison is not None:
+            judged.append(
+                ("against the baseline", suite.comparison.verdict, suite.comparison.reason)
+            )
+        if not judged:
+            continue  # reported elsewhere, but no test case: it decides nothing
+        element = ET.Element("testsuite", name=f"suite {suite_name(suite)}")
+        parent.insert(at, element)
+        at += 1
+        failed_here = 0
+        for what, verdict, reason in judged:
+            case = ET.SubElement(element, "testcase", classname="assay.suite", name=what)
+            inconclusive = verdict is Verdict.INCONCLUSIVE
+            failed = verdict is Verdict.FAIL or (inconclusive and not inconclusive_ok)
+            message = f"{verdict.value}: {reason}"
+            if failed:
+                ET.SubElement(
+                    case, "failure", message=message, type=f"assay.{verdict.value}"
+                ).text = "\n".join([*figure_lines(suite), *comparison_lines(suite)]) + "\n"
+            else:
+                ET.SubElement(case, "system-out").text = message + "\n"
+            failed_here += failed
+        element.set("tests", str(len(judged)))
+        element.set("failures", str(failed_here))
+        element.set("errors", "0")
+        element.set("skipped", "0")
+        cases += len(judged)
+        failures += failed_here
+    return cases, failures
+
+
 def render_junit(result: AnalysisResult, *, inconclusive_ok: bool = False) -> str:
     """The analysis as JUnit XML text.
 
@@ -125,7 +169,9 @@ def render_junit(result: AnalysisResult, *, inconclusive_ok: bool = False) -> st
         warned = _warnings(result, test.test_id)
         if warned:
             ET.SubElement(case, "system-err").text = warned
-    root.set("tests", str(len(result.tests)))
+    suites = _suite_cases(root, result, inconclusive_ok)
+    total_failures += suites[1]
+    root.set("tests", str(len(result.tests) + suites[0]))
     root.set("failures", str(total_failures))
     root.set("errors", "0")
     ET.indent(root)

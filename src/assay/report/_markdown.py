@@ -11,6 +11,13 @@ from __future__ import annotations
 from assay.judge import AnalysisResult, TestResult, Verdict
 from assay.report import _text as tx
 from assay.report._safe import visible
+from assay.report._suites import (
+    comparison_lines,
+    figure_lines,
+    listed_cases,
+    shown_suites,
+    suite_name,
+)
 
 _INLINE = str.maketrans({c: "\\" + c for c in "\\`*_[]|~"})
 _HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
@@ -50,20 +57,39 @@ def _score_cell(test: TestResult) -> str:
     return "; ".join(parts) or "—"
 
 
-def render_markdown(result: AnalysisResult) -> str:
-    """The step-summary Markdown: a headline, the verdict table, and the reasons per test.
+def _suite_lines(result: AnalysisResult) -> list[str]:
+    """The suites' answer, first: one paragraph per suite of two cases or more."""
+    lines = []
+    for suite in shown_suites(result):
+        lines.append(
+            f"**{tx.VERDICT_MARK[suite.verdict]} suite {_code(suite_name(suite))}: "
+            f"{suite.verdict.value}** — {_md(suite.reason)}"
+        )
+        lines += [f"- {_md(line)}" for line in [*figure_lines(suite), *comparison_lines(suite)]]
+        lines += [f"- note: {_md(note)}" for note in suite.notes]
+        lines.append("")
+    return lines
+
+
+def render_markdown(result: AnalysisResult, *, all_cases: bool = False) -> str:
+    """The step-summary Markdown: a headline, the suites, the verdict table, and the reasons.
 
     Args:
         result: The analysis result.
+        all_cases: List every case, however many (by default a large set lists the cases
+            needing a look and counts the rest, as the console does).
 
     Returns:
         GitHub-flavoured Markdown ending with a newline.
     """
-    tests = tx.by_severity(result.tests)
+    listing = listed_cases(result, all_cases=all_cases)
+    tests = list(listing.listed)
     counts = result.counts
     level = tx.interval_header(tests)
     shown = ", ".join(f"{counts[v]} {v}" for v in ("FAIL", "INCONCLUSIVE", "PASS") if counts[v])
-    lines = [f"## assay: {shown or 'no tests'} ({len(tests)} tests)", ""]
+    total = len(result.tests)
+    lines = [f"## assay: {shown or 'no tests'} ({total} {'test' if total == 1 else 'tests'})", ""]
+    lines += _suite_lines(result)
     lines += [
         f"| | test | verdict | passed | pass rate | {level} | threshold | errors "
         "| pass@k | score | flakiness |",
@@ -88,12 +114,15 @@ def render_markdown(result: AnalysisResult) -> str:
         ]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
+    more = listing.more_text()
+    if more:
+        lines += [_md(more), ""]
     warnings = result.data_quality.warnings
     if warnings:
         lines.append("**Data quality:**")
         lines += [f"- ⚠️ {_md(finding.message)}" for finding in warnings]
         lines.append("")
-    for test in tests:
+    for test in tests if listing.in_full else [t for t in tests if t.verdict is Verdict.FAIL]:
         body = _explanation(test)
         if test.verdict is Verdict.PASS and len(body) <= 1:
             continue
@@ -144,6 +173,21 @@ def render_annotations(result: AnalysisResult, *, inconclusive_ok: bool = False)
         One workflow command per line (empty when every test passed).
     """
     lines = []
+    for suite in shown_suites(result):
+        # The verdicts that count in the exit code (docs/cli.md) are annotated.
+        judged = [(suite.verdict, suite.reason, "")] if suite.counts else []
+        if suite.comparison is not None:
+            judged.append((suite.comparison.verdict, suite.comparison.reason, " vs baseline"))
+        for verdict, reason, what in judged:
+            if verdict is Verdict.PASS:
+                continue
+            level = (
+                "error" if verdict is Verdict.FAIL else ("notice" if inconclusive_ok else "warning")
+            )
+            title = _escape_property(
+                visible(f"assay {verdict.value}: suite {suite_name(suite)}{what}")
+            )
+            lines.append(f"::{level} title={title}::{_escape_data(visible(reason))}")
     for test in tx.by_severity(result.tests):
         verdict = test.verdict
         if verdict is Verdict.PASS:

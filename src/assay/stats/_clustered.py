@@ -17,6 +17,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from assay.choices import SuiteInterval
 from assay.errors import ConfigError
 from assay.stats._intervals import Interval, proportion_bounds
 from assay.stats._passk import pass_at_k, pass_hat_k
@@ -149,7 +150,7 @@ def clustered_mean(
     case_means: npt.ArrayLike,
     case_sizes: npt.ArrayLike,
     confidence: float = 0.95,
-    method: str = "t",
+    method: str = SuiteInterval.T,
     *,
     bounds: tuple[float, float] | None = (0.0, 1.0),
     seed: int = 0,
@@ -203,7 +204,7 @@ def clustered_mean(
         raise ConfigError(f"case means must lie in [{bounds[0]:g}, {bounds[1]:g}]")
     c = int(means.size)
     mean = float(means.mean())
-    name = "cluster-t" if method == "t" else "cluster-bootstrap"
+    name = "cluster-t" if method == SuiteInterval.T else "cluster-bootstrap"
     if c == 1:
         low, high = bounds if bounds is not None else (mean, mean)
         return ClusteredMean(mean, None, Interval(low, high, confidence, name), 1, int(sizes.sum()))
@@ -211,7 +212,7 @@ def clustered_mean(
     if se == 0.0 and bounds is not None:
         low, high = zero_spread_interval(mean, c, confidence, bounds)
         name = "cluster-zero-spread"
-    elif method == "t":
+    elif method == SuiteInterval.T:
         half = float(sps.t.ppf(0.5 + confidence / 2, c - 1)) * se
         low, high = mean - half, mean + half
     else:

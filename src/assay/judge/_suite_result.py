@@ -1,0 +1,112 @@
+"""The typed results of a suite: its answer over cases and its paired comparison.
+
+Every report renders these fields (JSON ``suites``, docs/json.md); :mod:`._suite` computes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from assay.judge._threshold import Verdict
+from assay.stats import Interval, PairedComparison, PairedDifference
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteEstimate:
+    """A suite-level figure: its value over cases and its interval (cases as clusters)."""
+
+    value: float | None
+    """The mean over cases (None: no case has the figure)."""
+    interval: Interval | None
+    """Its interval, or None with fewer than two cases."""
+    cases: int
+    """Cases that have the figure."""
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteComparison:
+    """The suite's paired comparison of the current version against the baseline."""
+
+    baseline_cases: int
+    """Cases the baseline ran."""
+    current_cases: int
+    """Cases the current version ran."""
+    paired_cases: int
+    """Cases both ran: the comparison rests on these."""
+    unpaired_cases: int
+    """Cases only one version ran (named in ``only_baseline`` and ``only_current``)."""
+    only_baseline: tuple[str, ...]
+    """Cases only the baseline ran."""
+    only_current: tuple[str, ...]
+    """Cases only the current version ran."""
+    paired: PairedComparison | None
+    """The paired test of the pass rates (None without a paired case)."""
+    difference: float | None
+    """Mean over paired cases of (current − baseline) pass rate: negative is a drop."""
+    interval: Interval | None
+    """The two-sided interval of ``difference``."""
+    test: str | None
+    """``mcnemar-exact``, ``sign-flip-exact`` or ``sign-flip-monte-carlo``."""
+    p_value: float | None
+    """One-sided p-value of a drop."""
+    power: float | None
+    """Power of the test at a drop of ``delta``."""
+    delta: float
+    """The smallest drop worth detecting."""
+    min_detectable_drop: float | None
+    """The drop this design detects with the required power."""
+    margin: float | None
+    """The non-inferiority margin asked for (``--margin``), or None."""
+    verdict: Verdict
+    """PASS, FAIL or INCONCLUSIVE (see the module docstring)."""
+    reason: str
+    """One sentence: what decided it."""
+    score: PairedDifference | None = None
+    """The main score's mean paired difference (current − baseline), when both record it."""
+    cost_usd: PairedDifference | None = None
+    """Mean cost per trial, paired, when both versions were priced."""
+    duration_s: PairedDifference | None = None
+    """Mean trial duration, paired."""
+    moved: tuple[tuple[str, float], ...] = ()
+    """The paired cases whose pass rate moved most: (case, current − baseline), largest first."""
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteResult:
+    """A suite's answer over its cases."""
+
+    suite: str | None
+    """The ``assay.suite`` value; None for cases recording none (the set's suite)."""
+    cases: int
+    """Test cases in the suite."""
+    trials: int
+    """Trials counted over its cases."""
+    pass_rate: float | None
+    """Mean over cases of each case's pass rate (each case weighted equally)."""
+    interval: Interval | None
+    """Its interval with cases as clusters; None with fewer than two cases."""
+    threshold: float
+    """The suite threshold the verdict is judged against."""
+    verdict: Verdict
+    """PASS when the interval lies at or above the threshold, FAIL wholly below, else
+    INCONCLUSIVE."""
+    reason: str
+    """One sentence: what decided the verdict."""
+    score: SuiteEstimate | None = None
+    """The main score's mean over cases, when cases record it."""
+    score_name: str | None = None
+    """The main score's name."""
+    pass_at_k: Mapping[str, SuiteEstimate] | None = None
+    """pass@k over cases (τ-bench: the unbiased per-case estimate averaged), keyed by k."""
+    pass_hat_k: Mapping[str, SuiteEstimate] | None = None
+    """pass^k over cases, keyed by k."""
+    comparison: SuiteComparison | None = None
+    """The paired comparison against the baseline, when one was given."""
+    case_ids: tuple[str, ...] = ()
+    """Its cases, by id."""
+    notes: tuple[str, ...] = ()
+    """Plain-language remarks (a case recorded under several suites, adaptive stopping, ...)."""
+    counts: bool = False
+    """Its threshold verdict counts in the exit code: a suite threshold was asked for
+    (``--suite-threshold``) and the suite holds two cases or more (docs/cli.md)."""

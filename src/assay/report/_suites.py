@@ -1,0 +1,161 @@
+"""The suites' answer in words, shared by every report: each leads with it.
+
+A suite of one case says nothing its case does not, so reports show the suites that hold two
+cases or more (the JSON lists every suite). A large set lists only the cases that need a look:
+:func:`listed_cases` chooses them, the same in every report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from assay.judge import AnalysisResult, SuiteEstimate, SuiteResult, TestResult, Verdict, pct
+from assay.report import _text as tx
+
+CASES_IN_FULL = 12
+"""Up to this many cases, every report lists every case with its details, as it always has."""
+CASES_LISTED = 20
+"""Above :data:`CASES_IN_FULL`, the most cases a report lists (``--all-cases``: every one)."""
+
+
+def shown_suites(result: AnalysisResult) -> list[SuiteResult]:
+    """The suites a report leads with: those of two cases or more."""
+    return [s for s in result.suites if s.cases >= 2]
+
+
+def suite_name(suite: SuiteResult) -> str:
+    """``support``; ``all cases`` for the set's own suite."""
+    return "all cases" if suite.suite is None else suite.suite
+
+
+def _estimate(estimate: SuiteEstimate | None, percent: bool) -> str | None:
+    if estimate is None or estimate.value is None:
+        return None
+    show = pct if percent else tx.num
+    text = show(estimate.value)
+    if estimate.interval is not None:
+        text += f" [{show(estimate.interval.low)}, {show(estimate.interval.high)}]"
+    return text
+
+
+def figure_lines(suite: SuiteResult) -> list[str]:
+    """The suite's other figures: pass@k / pass^k over cases and the main score, with intervals."""
+    lines = []
+    for symbol, ks in (("pass@", suite.pass_at_k), ("pass^", suite.pass_hat_k)):
+        parts = [
+            f"{symbol}{k} {text}"
+            for k, estimate in (ks or {}).items()
+            # pass^1 is pass@1: said once.
+            if not (symbol == "pass^" and k == "1")
+            and (text := _estimate(estimate, percent=True)) is not None
+        ]
+        if parts:
+            lines.append(" · ".join(parts))
+    score = _estimate(suite.score, percent=False)
+    if score is not None and suite.score_name is not None:
+        lines.append(f"score {suite.score_name}: mean over cases {score}")
+    return lines
+
+
+def comparison_lines(suite: SuiteResult) -> list[str]:
+    """The paired comparison against the baseline: its reason, the other figures, what moved."""
+    comparison = suite.comparison
+    if comparison is None:
+        return []
+    lines = [f"against the baseline: {comparison.verdict.value} — {comparison.reason}"]
+    shifts = []
+    # Durations are in the JSON (``duration_s``): wall-clock noise, not a line of the report.
+    for label, figure, unit in (
+        ("score", comparison.score, ""),
+        ("cost/trial", comparison.cost_usd, " USD"),
+    ):
+        if figure is None or figure.difference is None:
+            continue
+        if figure.interval is not None and figure.interval.low == figure.interval.high == 0:
+            continue  # nothing spent in either version (no priced LLM call)
+        text = f"{label} {tx.num(figure.difference)}{unit}"
+        if figure.interval is not None:
+            text += f" [{tx.num(figure.interval.low)}, {tx.num(figure.interval.high)}]"
+        shifts.append(text)
+    if shifts:
+        lines.append("mean paired change: " + " · ".join(shifts))
+    if comparison.moved:
+        moved = ", ".join(
+            f"{case} {100 * d:+.0f} points".replace(" -", " −") for case, d in comparison.moved[:5]
+        )
+        lines.append(f"moved most: {moved}")
+    return lines
+
+
+def headline(suite: SuiteResult) -> str:
+    """``suite support — INCONCLUSIVE: mean pass rate …``."""
+    return f"suite {suite_name(suite)} — {suite.verdict.value}: {suite.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class CaseListing:
+    """The cases a report lists, and what it leaves unlisted."""
+
+    listed: tuple[TestResult, ...]
+    """The cases to list, in the report's order."""
+    unlisted: int
+    """Cases not listed."""
+    unlisted_counts: dict[str, int]
+    """Verdict → cases not listed."""
+    in_full: bool
+    """Every case is listed with its details (a small set, or ``--all-cases``)."""
+
+    def more_text(self) -> str | None:
+        """``… 280 more cases not listed (81 FAIL, 199 INCONCLUSIVE): --all-cases lists them``."""
+        if not self.unlisted:
+            return None
+        counts = ", ".join(f"{n} {v}" for v, n in self.unlisted_counts.items() if n)
+        return f"… {self.unlisted} more case(s) not listed ({counts}): --all-cases lists every one"
+
+
+def listed_cases(result: AnalysisResult, *, all_cases: bool = False) -> CaseListing:
+    """The cases a report lists: every one for a small set; else FAILs and what moved most.
+
+    Above :data:`CASES_IN_FULL` cases, the listing holds the cases whose pass rate moved most
+    against the baseline, then the FAILs (worst first), then the other non-PASS cases, at most
+    :data:`CASES_LISTED`; the rest are counted by verdict.
+    """
+    ordered = tx.by_severity(result.tests)
+    if all_cases or len(ordered) <= CASES_IN_FULL:
+        return CaseListing(tuple(ordered), 0, {}, True)
+    by_id = {t.test_id: t for t in ordered}
+    chosen: dict[str, TestResult] = {}
+    for suite in result.suites:
+        if suite.comparison is not None:
+            for case, _ in suite.comparison.moved[:5]:
+                if case in by_id:
+                    chosen.setdefault(case, by_id[case])
+    for verdict in (Verdict.FAIL, Verdict.INCONCLUSIVE):
+        for test in ordered:
+            if len(chosen) >= CASES_LISTED:
+                break
+            if test.verdict is verdict:
+                chosen.setdefault(test.test_id, test)
+    listed = tuple(t for t in ordered if t.test_id in chosen)
+    rest: dict[str, int] = {v.value: 0 for v in Verdict}
+    for test in ordered:
+        if test.test_id not in chosen:
+            rest[test.verdict.value] += 1
+    return CaseListing(listed, len(ordered) - len(listed), rest, False)
+
+
+def summary_lines(suites: Sequence[SuiteResult]) -> list[str]:
+    """One line per suite for a summary: verdict, mean rate and interval, and the comparison."""
+    out = []
+    for suite in suites:
+        interval = suite.interval
+        shown = f" [{pct(interval.low)}, {pct(interval.high)}]" if interval else ""
+        line = (
+            f"suite {suite_name(suite)}: {suite.verdict.value}, {pct(suite.pass_rate)}{shown} "
+            f"over {suite.cases} cases"
+        )
+        if suite.comparison is not None:
+            line += f"; against the baseline {suite.comparison.verdict.value}"
+        out.append(line)
+    return out
