@@ -222,7 +222,9 @@ def paired_mean_difference(
     d̄ ± t_{C−1} · s_d / √C (the cluster-robust interval with cases as clusters, Miller 2024,
     arXiv:2411.00640, §4); one-sided (1 − alpha) bounds of the drop −d̄; and the sign-flip
     test of a drop (:func:`sign_flip_p_value`). For a cost or a duration, where higher is
-    worse, read "drop" as "fall": the sign convention is always current − baseline.
+    worse, read "drop" as "fall": the sign convention is always current − baseline. With
+    ``bounds`` and no spread (every difference equal) the bounds widen as in
+    :func:`paired_comparison`; without ``bounds`` the interval is then the point itself.
 
     Args:
         baseline_values: Each case's baseline mean.
