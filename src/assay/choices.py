@@ -14,9 +14,11 @@ __all__ = [
     "ErrorPolicy",
     "IntervalMethod",
     "OutputFormat",
+    "PairedTest",
     "RegressionTest",
     "ScoreInterval",
     "SequentialMethod",
+    "SuiteInterval",
     "SummaryFormat",
 ]
 
@@ -36,6 +38,21 @@ class ScoreInterval(StrEnum):
 
     T = "t"
     BOOTSTRAP = "bootstrap"
+
+
+class SuiteInterval(StrEnum):
+    """Interval methods of a suite's mean over cases, cases as clusters."""
+
+    T = "t"
+    BOOTSTRAP = "bootstrap"
+
+
+class PairedTest(StrEnum):
+    """One-sided tests of a drop over the cases two versions both ran (chosen by the data)."""
+
+    MCNEMAR_EXACT = "mcnemar-exact"
+    SIGN_FLIP_EXACT = "sign-flip-exact"
+    SIGN_FLIP_MONTE_CARLO = "sign-flip-monte-carlo"
 
 
 class RegressionTest(StrEnum):

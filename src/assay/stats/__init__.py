@@ -35,9 +35,11 @@ See docs/statistics.md for the methods, their sources and defaults.
 from assay.choices import (
     Adjustment,
     IntervalMethod,
+    PairedTest,
     RegressionTest,
     ScoreInterval,
     SequentialMethod,
+    SuiteInterval,
 )
 from assay.stats._behaviour import (
     BEHAVIOUR_KINDS,
@@ -188,9 +190,11 @@ __all__ = [
     "suite_pass_hat_k",
     "Adjustment",
     "IntervalMethod",
+    "PairedTest",
     "RegressionTest",
     "ScoreInterval",
     "SequentialMethod",
+    "SuiteInterval",
     "ADJUST_METHODS",
     "BEHAVIOUR_KINDS",
     "BernoulliConfidenceSequence",

@@ -17,12 +17,13 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from assay.choices import SuiteInterval
 from assay.errors import ConfigError
 from assay.stats._intervals import Interval, proportion_bounds
 from assay.stats._passk import pass_at_k, pass_hat_k
 from assay.stats._scores import _values
 
-CLUSTER_METHODS: Final = ("t", "bootstrap")
+CLUSTER_METHODS: Final = tuple(SuiteInterval)
 """How a suite interval can be computed: cluster-robust t, or the cluster bootstrap."""
 
 DEFAULT_RESAMPLES: Final = 2000
@@ -157,7 +158,7 @@ def clustered_mean(
     case_means: npt.ArrayLike,
     case_sizes: npt.ArrayLike,
     confidence: float = 0.95,
-    method: str = "t",
+    method: str = SuiteInterval.T,
     *,
     bounds: tuple[float, float] | None = (0.0, 1.0),
     seed: int = 0,
@@ -211,7 +212,7 @@ def clustered_mean(
         raise ConfigError(f"case means must lie in [{bounds[0]:g}, {bounds[1]:g}]")
     c = int(means.size)
     mean = float(means.mean())
-    name = "cluster-t" if method == "t" else "cluster-bootstrap"
+    name = "cluster-t" if method == SuiteInterval.T else "cluster-bootstrap"
     if c == 1:
         low, high = bounds if bounds is not None else (mean, mean)
         return ClusteredMean(mean, None, Interval(low, high, confidence, name), 1, int(sizes.sum()))
@@ -219,7 +220,7 @@ def clustered_mean(
     if se == 0.0 and bounds is not None:
         low, high = zero_spread_interval(mean, c, confidence, bounds)
         name = "cluster-zero-spread"
-    elif method == "t":
+    elif method == SuiteInterval.T:
         half = float(sps.t.ppf(0.5 + confidence / 2, c - 1)) * se
         low, high = mean - half, mean + half
     else:
@@ -257,7 +258,7 @@ def _suite_k(
         kept,
         np.ones(kept.size, dtype=np.int64),
         confidence,
-        "bootstrap",
+        SuiteInterval.BOOTSTRAP,
         seed=seed,
         resamples=resamples,
     )

@@ -19,6 +19,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from assay.choices import PairedTest
 from assay.errors import ConfigError, InsufficientDataError
 from assay.stats._clustered import FloatArray, cluster_standard_error
 from assay.stats._intervals import Interval
@@ -29,7 +30,7 @@ EXACT_SIGN_FLIP_CASES: Final = 20
 DEFAULT_PERMUTATIONS: Final = 9999
 """Monte Carlo sign flips beyond that: the p-value's standard error is at most 0.005."""
 
-PAIRED_TESTS: Final = ("mcnemar-exact", "sign-flip-exact", "sign-flip-monte-carlo")
+PAIRED_TESTS: Final = tuple(PairedTest)
 """The one-sided tests of a drop, by the names the JSON uses."""
 
 _CELLS: Final = 2_000_000  # sign-flip matrix entries drawn at once
@@ -128,7 +129,7 @@ def sign_flip_p_value(
         sums = np.zeros(1)
         for value in nonzero:
             sums = np.concatenate([sums + value, sums - value])
-        return float(np.mean(sums <= observed + tolerance)), None, "sign-flip-exact"
+        return float(np.mean(sums <= observed + tolerance)), None, PairedTest.SIGN_FLIP_EXACT
     rng = np.random.default_rng(seed)
     # Differences of pass rates take few distinct sizes: the number of positive signs among
     # the n_v differences of size v is Binomial(n_v, ½), so a flip's sum Σ_v v(2B_v − n_v) is
@@ -150,7 +151,7 @@ def sign_flip_p_value(
             flipped = 2.0 * (signs @ nonzero) - total
         hits += int(np.count_nonzero(flipped <= observed + tolerance))
     p = (1 + hits) / (1 + resamples)
-    return p, math.sqrt(p * (1 - p) / resamples), "sign-flip-monte-carlo"
+    return p, math.sqrt(p * (1 - p) / resamples), PairedTest.SIGN_FLIP_MONTE_CARLO
 
 
 def _zero_spread_margin(cases: int, level: float) -> float:
@@ -428,7 +429,7 @@ def paired_comparison(
         test_result: tuple[float, float | None, str] = (
             mcnemar_p_value(drops, gains),
             None,
-            "mcnemar-exact",
+            PairedTest.MCNEMAR_EXACT,
         )
         discordance = (drops + gains) / c
 
