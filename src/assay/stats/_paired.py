@@ -201,6 +201,8 @@ def _difference(
     if bounds is not None:
         low, high = max(low, bounds[0]), min(high, bounds[1])
         drop_hi, drop_lo = min(drop_hi, -bounds[0]), max(drop_lo, -bounds[1])
+    # + 0.0 turns a negated zero (−0.0) into 0.0, so that no report shows "-0".
+    drop_hi, drop_lo = drop_hi + 0.0, drop_lo + 0.0
     return PairedDifference(
         c, mean, se, Interval(low, high, confidence, method), drop_hi, drop_lo,
         test, p, error, alpha,
