@@ -6,8 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.errors import ConfigError, InsufficientDataError
-from assay.stats import paired_comparison, pilot_variances, plan_paired
-from assay.stats._paired import sign_flip_power
+from assay.stats import paired_comparison, pilot_variances, plan_paired, sign_flip_power
 
 
 def test_each_option_is_the_smallest_number_of_cases() -> None:

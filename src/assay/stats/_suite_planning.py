@@ -11,7 +11,8 @@ import numpy as np
 import numpy.typing as npt
 
 from assay.errors import ConfigError, InsufficientDataError
-from assay.stats._paired import EXACT_SIGN_FLIP_CASES, sign_flip_power
+from assay.stats._paired import EXACT_SIGN_FLIP_CASES
+from assay.stats._paired_power import sign_flip_power
 
 DEFAULT_TRIALS_PER_CASE: Final = (1, 2, 3, 5, 10)
 """The trials-per-case options a paired plan lists when none are asked for."""
