@@ -64,3 +64,21 @@ def test_pilot_of_two_versions_measures_the_variances(parquet_sink, capsys) -> N
     assert document["pilot"]["versions"] == 2
     assert run(["plan", "--paired", "--pilot", path, "--pilot-baseline-version", "v1"]) == 0
     assert "measured on" in capsys.readouterr().out
+    assert run(["plan", "--paired", "--pilot", path]) == 2
+    assert "--pilot-baseline-version" in capsys.readouterr().err
+
+
+def test_pilot_of_one_version_assumes_no_between_case_spread(parquet_sink, capsys) -> None:
+    counts = {"a": (3, 4), "b": (1, 4), "c": (4, 4), "d": (2, 3)}
+    for case, (passes, trials) in counts.items():
+        for i in range(trials):
+            with ai.trial(case, index=i) as t:
+                t.check("ok", i < passes)
+    path = str(parquet_sink.flush())
+    assert run(["plan", "--paired", "--pilot", path, "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    expected = pilot_variances([3, 1, 4, 2], [4, 4, 4, 3])
+    assert document["pilot"]["within_case_var"] == pytest.approx(expected.within_case_var)
+    assert document["between_case_sd"] == 0 and document["pilot"]["versions"] == 1
+    assert run(["plan", "--paired", "--pilot", path]) == 0
+    assert "assumed 0" in capsys.readouterr().out

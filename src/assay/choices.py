@@ -14,6 +14,7 @@ __all__ = [
     "ErrorPolicy",
     "IntervalMethod",
     "OutputFormat",
+    "PairedTest",
     "RegressionTest",
     "ScoreInterval",
     "SequentialMethod",
@@ -40,10 +41,18 @@ class ScoreInterval(StrEnum):
 
 
 class SuiteInterval(StrEnum):
-    """Interval methods of a suite's mean over cases (cases as clusters)."""
+    """Interval methods of a suite's mean over cases, cases as clusters."""
 
     T = "t"
     BOOTSTRAP = "bootstrap"
+
+
+class PairedTest(StrEnum):
+    """One-sided tests of a drop over the cases two versions both ran (chosen by the data)."""
+
+    MCNEMAR_EXACT = "mcnemar-exact"
+    SIGN_FLIP_EXACT = "sign-flip-exact"
+    SIGN_FLIP_MONTE_CARLO = "sign-flip-monte-carlo"
 
 
 class RegressionTest(StrEnum):

@@ -152,3 +152,41 @@ def test_suite_pass_at_k_averages_unbiased_per_case_estimates() -> None:
 def test_suite_pass_at_1_is_the_mean_pass_rate() -> None:
     passed, sizes = suite(7, 50, 4)
     assert suite_pass_at_k(passed, sizes, 1).estimate == pytest.approx(np.mean(passed / sizes))
+
+
+def test_inspect_ai_form_is_statsmodels_on_unweighted_trials() -> None:
+    # With unequal trials per case inspect_ai estimates the trial-weighted mean: it is
+    # statsmodels' unweighted OLS clustered by case, not ours (each case weighted once).
+    passed, sizes = suite(8, 30, 5)
+    case = np.repeat(np.arange(sizes.size), sizes)
+    outcome = np.concatenate(
+        [np.r_[np.ones(x), np.zeros(n - x)] for x, n in zip(passed, sizes, strict=True)]
+    )
+    fit = sm.OLS(outcome, np.ones(outcome.size)).fit(cov_type="cluster", cov_kwds={"groups": case})
+    centred = outcome - outcome.mean()
+    sums = np.bincount(case, weights=centred)
+    c = sizes.size
+    inspect = math.sqrt((sums**2).sum() * c / (c - 1)) / outcome.size
+    assert fit.bse[0] == pytest.approx(inspect, rel=1e-10)
+    assert clustered_mean(passed / sizes, sizes).mean != pytest.approx(outcome.mean())
+
+
+def test_bootstrap_of_few_distinct_values_matches_resampling_cases() -> None:
+    # The multinomial shortcut (few distinct case means) and resampling the cases themselves
+    # give the same interval up to Monte Carlo error.
+    from assay.stats._clustered import bca_interval
+
+    rng = np.random.default_rng(9)
+    values = rng.binomial(3, rng.beta(2, 1, 400)) / 3
+    few = bca_interval(values, 0.95, 1, 4000)
+    jittered = values + rng.normal(0, 1e-9, values.size)  # all distinct: resamples cases
+    many = bca_interval(jittered, 0.95, 1, 4000)
+    assert few == pytest.approx(many, abs=0.006)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(-1e3, 1e3), min_size=2, max_size=30))
+def test_unbounded_t_interval_is_symmetric_about_the_mean(values: list[float]) -> None:
+    got = clustered_mean(values, [1] * len(values), bounds=None)
+    assert got.interval.low <= got.mean <= got.interval.high
+    assert got.mean - got.interval.low == pytest.approx(got.interval.high - got.mean, abs=1e-6)

@@ -198,3 +198,29 @@ def test_bad_input() -> None:
         paired_comparison([], [], [], [])
     with pytest.raises(ConfigError):
         paired_comparison([1], [1], [1], [1], delta=0)
+
+
+def test_monte_carlo_shortcut_for_few_distinct_differences_matches_flipping_cases() -> None:
+    # Few distinct sizes: binomial counts per size; all distinct: one bit per case. Same law.
+    rng = np.random.default_rng(10)
+    d = rng.choice([-2 / 3, -1 / 3, 1 / 3, 2 / 3], 120)
+    p_few, error, _ = sign_flip_p_value(d, seed=1, resamples=20000)
+    p_bits, _, _ = sign_flip_p_value(d + rng.normal(0, 1e-9, d.size), seed=1, resamples=20000)
+    assert error is not None and 0.05 < p_few < 0.95
+    assert abs(p_few - p_bits) < 5 * error
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.floats(0, 100), st.floats(0, 100)), min_size=1, max_size=40),
+    st.floats(0.5, 0.99),
+)
+def test_paired_mean_difference_properties(pairs: list, confidence: float) -> None:
+    base = np.array([b for b, _ in pairs])
+    current = np.array([c for _, c in pairs])
+    got = paired_mean_difference(base, current, confidence=confidence, resamples=200)
+    assert got.interval.low <= got.difference <= got.interval.high
+    assert got.drop_lower <= -got.difference <= got.drop_upper
+    assert 0 < got.p_value <= 1
+    swapped = paired_mean_difference(current, base, confidence=confidence, resamples=200)
+    assert swapped.difference == pytest.approx(-got.difference, abs=1e-9)

@@ -2,10 +2,11 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assay.errors import ConfigError, InsufficientDataError
-from assay.stats import paired_comparison, pilot_variances, plan_paired
-from assay.stats._paired import sign_flip_power
+from assay.stats import paired_comparison, pilot_variances, plan_paired, sign_flip_power
 
 
 def test_each_option_is_the_smallest_number_of_cases() -> None:
@@ -69,3 +70,18 @@ def test_refusals() -> None:
         plan_paired(0.0, between_case_sd=0.1, within_case_var=0.3)
     with pytest.raises(InsufficientDataError):
         pilot_variances([1, 0], [1, 1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.02, 0.3), st.floats(0.0, 0.3), st.floats(0.01, 0.5))
+def test_more_trials_never_need_more_cases_and_a_smaller_drop_needs_more(
+    delta: float, between: float, within: float
+) -> None:
+    plan = plan_paired(delta, between_case_sd=between, within_case_var=within)
+    cases = [o.cases for o in plan.options]
+    assert all(c is not None for c in cases)
+    assert cases == sorted(cases, reverse=True)
+    smaller = plan_paired(delta / 2, between_case_sd=between, within_case_var=within)
+    assert all(
+        (s.cases or 0) >= (o.cases or 0) for s, o in zip(smaller.options, plan.options, strict=True)
+    )

@@ -71,11 +71,21 @@ def _ks(text: str) -> list[int]:
 
 def _pilot(paths: list[str], baseline_version: str | None) -> PilotVariances:
     """Per-case counts of the pilot (one version, or two with a baseline version)."""
+    from assay.analysis import columns
     from assay.api import analyze
+    from assay.errors import ConfigError
     from assay.stats import pilot_variances
 
-    tests = analyze(paths, baseline_version=baseline_version).result.tests
+    analysis = analyze(paths, baseline_version=baseline_version)
+    tests = analysis.result.tests
     if baseline_version is None:
+        versions = analysis.trials[columns.AGENT_VERSION].drop_nulls().unique().sort().to_list()
+        if len(versions) > 1:
+            # Counting both versions' trials as one would pass their difference off as noise.
+            raise ConfigError(
+                f"--pilot holds several assay.agent.version values ({', '.join(versions)}): "
+                "name the baseline with --pilot-baseline-version"
+            )
         counted = [t for t in tests if t.n > 0]
         return pilot_variances([t.passed for t in counted], [t.n for t in counted])
     pairs = [

@@ -9,7 +9,7 @@ One idea per private module, all re-exported here:
 * ``_clustered`` — a suite's mean over cases with cases as clusters (cluster-robust t or
   cluster bootstrap), and suite-level pass@k / pass^k.
 * ``_paired`` — two versions over the same cases: paired difference, McNemar or sign-flip
-  test of a drop, power and the minimum detectable drop.
+  test of a drop; ``_paired_power`` — those tests' power and the minimum detectable drop.
 * ``_suite_planning`` — cases × trials per case for a paired comparison, and a pilot's
   between- and within-case variances.
 * ``_passk`` — unbiased pass@k and pass^k.
@@ -35,9 +35,11 @@ See docs/statistics.md for the methods, their sources and defaults.
 from assay.choices import (
     Adjustment,
     IntervalMethod,
+    PairedTest,
     RegressionTest,
     ScoreInterval,
     SequentialMethod,
+    SuiteInterval,
 )
 from assay.stats._behaviour import (
     BEHAVIOUR_KINDS,
@@ -116,11 +118,11 @@ from assay.stats._paired import (
     PairedComparison,
     PairedDifference,
     mcnemar_p_value,
-    mcnemar_power,
     paired_comparison,
     paired_mean_difference,
     sign_flip_p_value,
 )
+from assay.stats._paired_power import mcnemar_power, sign_flip_power
 from assay.stats._passk import DEFAULT_KS, PassAtK, pass_at_k, pass_at_ks, pass_hat_k, pass_hat_ks
 from assay.stats._planning import (
     RegressionPlan,
@@ -184,13 +186,16 @@ __all__ = [
     "pilot_variances",
     "plan_paired",
     "sign_flip_p_value",
+    "sign_flip_power",
     "suite_pass_at_k",
     "suite_pass_hat_k",
     "Adjustment",
     "IntervalMethod",
+    "PairedTest",
     "RegressionTest",
     "ScoreInterval",
     "SequentialMethod",
+    "SuiteInterval",
     "ADJUST_METHODS",
     "BEHAVIOUR_KINDS",
     "BernoulliConfidenceSequence",

@@ -23,7 +23,7 @@ from assay.stats._intervals import Interval, proportion_bounds
 from assay.stats._passk import pass_at_k, pass_hat_k
 from assay.stats._scores import _values
 
-CLUSTER_METHODS: Final = ("t", "bootstrap")
+CLUSTER_METHODS: Final = tuple(SuiteInterval)
 """How a suite interval can be computed: cluster-robust t, or the cluster bootstrap."""
 
 DEFAULT_RESAMPLES: Final = 2000
@@ -124,10 +124,18 @@ def bca_interval(
 
     c = values.size
     rng = np.random.default_rng(seed)
-    means = np.empty(resamples)
-    for start in range(0, resamples, _CHUNK):
-        stop = min(start + _CHUNK, resamples)
-        means[start:stop] = values[rng.integers(0, c, size=(stop - start, c))].mean(axis=1)
+    distinct, counts = np.unique(values, return_counts=True)
+    if distinct.size * 4 <= c:
+        # Few distinct values (pass rates of K trials, pass@k): how often each is drawn in C
+        # draws with replacement is multinomial, so a resample's mean is drawn from those counts
+        # in O(distinct) instead of O(C): the same distribution as resampling the cases.
+        drawn = rng.multinomial(c, counts / c, size=resamples)
+        means = (drawn @ distinct) / c
+    else:
+        means = np.empty(resamples)
+        for start in range(0, resamples, _CHUNK):
+            stop = min(start + _CHUNK, resamples)
+            means[start:stop] = values[rng.integers(0, c, size=(stop - start, c))].mean(axis=1)
     estimate = float(values.mean())
     alpha = 1.0 - confidence
     below = (np.count_nonzero(means < estimate) + 0.5 * np.count_nonzero(means == estimate)) / (
@@ -237,16 +245,20 @@ def _suite_k(
         raise ConfigError("passed_by_case and n_by_case need one count per case each")
     _check_confidence(confidence)
     estimator = pass_at_k if estimator_name == "pass@k" else pass_hat_k
-    values = [estimator(int(ni), int(ci), k).value for ni, ci in zip(n, passed, strict=True)]
-    kept = np.array([v for v in values if v is not None], dtype=np.float64)
-    excluded = len(values) - int(kept.size)
+    # Cases share few distinct (n, passed) pairs: each pair's estimate is computed once, by
+    # the one per-case estimator, and spread back to its cases.
+    pairs, where = np.unique(np.stack([n, passed]), axis=1, return_inverse=True)
+    estimates = [estimator(int(ni), int(ci), k).value for ni, ci in pairs.T]
+    per_case = np.array([np.nan if v is None else v for v in estimates])[where.ravel()]
+    kept = per_case[~np.isnan(per_case)]
+    excluded = int(per_case.size - kept.size)
     if kept.size == 0:
         return SuitePassAtK(k, None, None, 0, excluded)
     summary = clustered_mean(
         kept,
         np.ones(kept.size, dtype=np.int64),
         confidence,
-        "bootstrap",
+        SuiteInterval.BOOTSTRAP,
         seed=seed,
         resamples=resamples,
     )

@@ -10,18 +10,23 @@ paired t interval (the cluster-robust interval of the mean difference, cases as 
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
+from assay.choices import PairedTest
 from assay.errors import ConfigError, InsufficientDataError
 from assay.stats._clustered import FloatArray, cluster_standard_error
 from assay.stats._intervals import Interval
+from assay.stats._paired_power import (
+    mcnemar_power,
+    sd_under_drop,
+    sign_flip_power,
+    smallest_drop,
+)
 
 EXACT_SIGN_FLIP_CASES: Final = 20
 """Up to this many nonzero differences, all 2^m sign flips are enumerated (exact p-value)."""
@@ -29,7 +34,7 @@ EXACT_SIGN_FLIP_CASES: Final = 20
 DEFAULT_PERMUTATIONS: Final = 9999
 """Monte Carlo sign flips beyond that: the p-value's standard error is at most 0.005."""
 
-PAIRED_TESTS: Final = ("mcnemar-exact", "sign-flip-exact", "sign-flip-monte-carlo")
+PAIRED_TESTS: Final = tuple(PairedTest)
 """The one-sided tests of a drop, by the names the JSON uses."""
 
 _CELLS: Final = 2_000_000  # sign-flip matrix entries drawn at once
@@ -128,18 +133,29 @@ def sign_flip_p_value(
         sums = np.zeros(1)
         for value in nonzero:
             sums = np.concatenate([sums + value, sums - value])
-        return float(np.mean(sums <= observed + tolerance)), None, "sign-flip-exact"
+        return float(np.mean(sums <= observed + tolerance)), None, PairedTest.SIGN_FLIP_EXACT
     rng = np.random.default_rng(seed)
+    # Differences of pass rates take few distinct sizes: the number of positive signs among
+    # the n_v differences of size v is Binomial(n_v, ½), so a flip's sum Σ_v v(2B_v − n_v) is
+    # drawn in O(distinct sizes), the same distribution as flipping every case.
+    sizes, counts = np.unique(nonzero, return_counts=True)
+    few = sizes.size * 4 <= m
     total = float(nonzero.sum())
     hits = 0
-    chunk = max(1, _CELLS // m)
+    chunk = max(1, _CELLS // (sizes.size if few else m))
     for start in range(0, resamples, chunk):
         rows = min(chunk, resamples - start)
-        positive = rng.random((rows, m)) < 0.5
-        flipped = 2.0 * (positive @ nonzero) - total
+        if few:
+            positive = rng.binomial(counts, 0.5, size=(rows, sizes.size))
+            flipped = (2 * positive - counts) @ sizes
+        else:
+            # One random bit per case: the signs of 8 cases from each random byte.
+            bits = rng.integers(0, 256, size=(rows, (m + 7) // 8), dtype=np.uint8)
+            signs = np.unpackbits(bits, axis=1, count=m).astype(np.float64)
+            flipped = 2.0 * (signs @ nonzero) - total
         hits += int(np.count_nonzero(flipped <= observed + tolerance))
     p = (1 + hits) / (1 + resamples)
-    return p, math.sqrt(p * (1 - p) / resamples), "sign-flip-monte-carlo"
+    return p, math.sqrt(p * (1 - p) / resamples), PairedTest.SIGN_FLIP_MONTE_CARLO
 
 
 def _zero_spread_margin(cases: int, level: float) -> float:
@@ -189,6 +205,8 @@ def _difference(
     if bounds is not None:
         low, high = max(low, bounds[0]), min(high, bounds[1])
         drop_hi, drop_lo = min(drop_hi, -bounds[0]), max(drop_lo, -bounds[1])
+    # + 0.0 turns a negated zero (−0.0) into 0.0, so that no report shows "-0".
+    drop_hi, drop_lo = drop_hi + 0.0, drop_lo + 0.0
     return PairedDifference(
         c, mean, se, Interval(low, high, confidence, method), drop_hi, drop_lo,
         test, p, error, alpha,
@@ -211,7 +229,9 @@ def paired_mean_difference(
     d̄ ± t_{C−1} · s_d / √C (the cluster-robust interval with cases as clusters, Miller 2024,
     arXiv:2411.00640, §4); one-sided (1 − alpha) bounds of the drop −d̄; and the sign-flip
     test of a drop (:func:`sign_flip_p_value`). For a cost or a duration, where higher is
-    worse, read "drop" as "fall": the sign convention is always current − baseline.
+    worse, read "drop" as "fall": the sign convention is always current − baseline. With
+    ``bounds`` and no spread (every difference equal) the bounds widen as in
+    :func:`paired_comparison`; without ``bounds`` the interval is then the point itself.
 
     Args:
         baseline_values: Each case's baseline mean.
@@ -261,81 +281,6 @@ def mcnemar_p_value(drops: int, gains: int) -> float:
     if discordant == 0:
         return 1.0
     return float(sps.binom.sf(drops - 1, discordant, 0.5))
-
-
-def mcnemar_power(cases: int, delta: float, discordance: float, alpha: float) -> float:
-    """Exact power of the one-sided exact McNemar test at a drop of ``delta`` over ``cases``.
-
-    Each case is discordant with probability ψ = max(``discordance``, delta), a drop with
-    probability (ψ + δ) / 2 and a gain with (ψ − δ) / 2: a shift of δ that keeps the
-    discordance seen (the design's, never the observed effect; Hoenig & Heisey 2001, Am.
-    Stat. 55:19). Power = Σ_m Bin(m; C, ψ) · P(Bin(m, (ψ + δ) / 2ψ) ≥ b_m), where b_m is the
-    smallest count of drops that the test rejects among m discordant cases.
-    """
-    from scipy import stats as sps
-
-    psi = min(max(discordance, delta), 1.0)
-    m = np.arange(cases + 1)
-    share = (psi + delta) / (2 * psi)
-    reject = sps.binom.sf(_mcnemar_critical(cases, alpha), m, share)
-    return float(np.clip(sps.binom.pmf(m, cases, psi) @ reject, 0.0, 1.0))
-
-
-@functools.lru_cache(maxsize=64)
-def _mcnemar_critical(cases: int, alpha: float) -> FloatArray:
-    """Per m = 0..cases discordant pairs, the k from which on (k + 1 drops) McNemar rejects.
-
-    The largest k with P(X ≥ k + 1) ≥ alpha under Bin(m, ½).
-    """
-    from scipy import stats as sps
-
-    m = np.arange(cases + 1)
-    k0 = sps.binom.ppf(1 - alpha, m, 0.5)
-    k0 = np.where(sps.binom.sf(k0, m, 0.5) >= alpha, k0 + 1, k0)
-    k0.setflags(write=False)
-    return np.asarray(k0, dtype=np.float64)
-
-
-def sign_flip_power(
-    cases: int, delta: float, sd_under_drop: float, alpha: float, exact: bool
-) -> float:
-    """Power of the sign-flip test at a mean drop of ``delta`` (a normal approximation).
-
-    Given the differences, the sign-flip distribution of Σ d_i has mean 0 and variance Σ d_i²
-    (Fisher 1935; its normal limit: Lehmann & Romano 2005, "Testing Statistical Hypotheses",
-    §15.2), so the test rejects about when Σ d_i < −q · √(Σ d_i²). Under a drop of δ with
-    per-case SD σ, Σ d_i ≈ N(−Cδ, Cσ²) and Σ d_i² ≈ C(σ² + δ²), which gives
-    power ≈ Φ((δ√C − q · √(σ² + δ²)) / σ), with q the t quantile on C − 1 degrees of freedom
-    (a little conservative for small C). Unlike the t test's power it counts the δ² that a
-    drop adds to the permutation variance; the benchmark checks it against simulation. When
-    the exact test cannot reach alpha at all (2^−C ≥ alpha), the power is 0.
-    """
-    from scipy import stats as sps
-
-    if cases < 2 or (exact and 2.0**-cases >= alpha):
-        return 0.0
-    if sd_under_drop <= 0:
-        return 1.0
-    critical = float(sps.t.ppf(1 - alpha, cases - 1))
-    spread = math.sqrt(sd_under_drop**2 + delta**2)
-    return float(sps.norm.cdf((delta * math.sqrt(cases) - critical * spread) / sd_under_drop))
-
-
-def _sd_under_drop(
-    differences: FloatArray, current_rates: FloatArray, current_n: FloatArray, delta: float
-) -> float:
-    """SD of the per-case differences if the current version were δ lower on every case.
-
-    The observed spread (centred, so the observed effect plays no part), plus the change in
-    within-case binomial variance that the shift makes, (p − δ)(1 − p + δ) − p(1 − p) =
-    δ(2p − 1) − δ², averaged over cases over their trial counts, when it is an increase (never
-    counted as a decrease: conservative); and never below δ(1 − δ) / K̄, the within variance
-    one shifted case alone adds.
-    """
-    observed = float(differences.var(ddof=1)) if differences.size > 1 else 0.0
-    added = float(np.mean((delta * (2 * current_rates - 1) - delta**2) / current_n))
-    floor = delta * (1 - delta) / float(current_n.mean())
-    return math.sqrt(max(observed + max(added, 0.0), floor))
 
 
 def _counts(name: str, passed: npt.ArrayLike, n: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
@@ -415,7 +360,7 @@ def paired_comparison(
         test_result: tuple[float, float | None, str] = (
             mcnemar_p_value(drops, gains),
             None,
-            "mcnemar-exact",
+            PairedTest.MCNEMAR_EXACT,
         )
         discordance = (drops + gains) / c
 
@@ -428,7 +373,7 @@ def paired_comparison(
         current_rates = cx / cn
 
         def power_at(d: float) -> float:
-            sd = _sd_under_drop(differences, current_rates, cn, d)
+            sd = sd_under_drop(differences, current_rates, cn, d)
             return sign_flip_power(c, d, sd, alpha, exact)
 
     result = _difference(differences, alpha, confidence, (-1.0, 1.0), test_result)
@@ -443,25 +388,11 @@ def paired_comparison(
         p_value_error=result.p_value_error,
         power=power_at(delta),
         delta=delta,
-        min_detectable_drop=_smallest_drop(power_at, power),
+        min_detectable_drop=smallest_drop(power_at, power),
         alpha=alpha,
         required_power=power,
         std_error=result.std_error,
     )
-
-
-def _smallest_drop(power_at: Callable[[float], float], wanted: float) -> float | None:
-    """The smallest drop in (0, 1] whose power reaches ``wanted``, to 0.001, by bisection."""
-    if power_at(1.0) < wanted:
-        return None
-    low, high = 0.0, 1.0
-    while high - low > 1e-3:
-        mid = (low + high) / 2
-        if power_at(mid) >= wanted:
-            high = mid
-        else:
-            low = mid
-    return high
 
 
 __all__ = [
@@ -471,9 +402,7 @@ __all__ = [
     "PairedComparison",
     "PairedDifference",
     "mcnemar_p_value",
-    "mcnemar_power",
     "paired_comparison",
     "paired_mean_difference",
     "sign_flip_p_value",
-    "sign_flip_power",
 ]

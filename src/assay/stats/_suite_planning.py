@@ -11,7 +11,8 @@ import numpy as np
 import numpy.typing as npt
 
 from assay.errors import ConfigError, InsufficientDataError
-from assay.stats._paired import sign_flip_power
+from assay.stats._paired import EXACT_SIGN_FLIP_CASES
+from assay.stats._paired_power import sign_flip_power
 
 DEFAULT_TRIALS_PER_CASE: Final = (1, 2, 3, 5, 10)
 """The trials-per-case options a paired plan lists when none are asked for."""
@@ -132,7 +133,8 @@ def plan_paired(
         sd = math.sqrt(between_case_sd**2 + within_case_var / k)
 
         def power_at(c: int, sd: float = sd) -> float:
-            return sign_flip_power(c, delta, sd, alpha, exact=False)
+            # Up to 20 cases the test is exact, and cannot reject at all while 2^-C >= alpha.
+            return sign_flip_power(c, delta, sd, alpha, exact=c <= EXACT_SIGN_FLIP_CASES)
 
         cases = _smallest_cases(power_at, power)
         options.append(
