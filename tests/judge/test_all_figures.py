@@ -1,35 +1,33 @@
-"""Every test's figures at once must be each test's figures alone, bit for bit.
+"""Every figure of every test, from ``figures_by_test``: the one place figures are computed.
 
-``figures_by_test`` (and ``judge``, which uses it with counts and costs read at once) is
-checked against the per-test path it replaces — ``test_figures``, ``judge_test``,
-``cost_summary`` — on random trials tables holding what real ones hold: errors, nulls, NaN,
-several score names (and a name twice in a trial), empty and null tool paths, several models,
-unknown work, tool errors, tests of one trial and of more than 500.
+Checked on random trials tables holding what real ones hold — errors, nulls, NaN, several
+score names (and a name twice in a trial), empty and null tool paths, several models, unknown
+work, tool errors, tests of one trial and of more than 500 — against numpy and scipy computed
+here from each test's rows, and for the property the vectorised reading rests on: a test's
+figures are those of its rows alone, however the table around it is read.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import math
 
 import numpy as np
 import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats as scipy_stats
+from scipy.special import comb
 
 from assay.analysis import columns as tc
-from assay.choices import Adjustment, ErrorPolicy
-from assay.judge import AnalyzeOptions, Judgement, _figures, judge
+from assay.choices import ErrorPolicy
+from assay.judge import AnalyzeOptions, _figures, judge
 from assay.judge import _all_figures as all_figures
 from assay.judge._all_figures import TestRows, figures_by_test
-from assay.judge._cost import cost_summaries, cost_summary
-from assay.judge._pipeline import (
-    _rows_by_test,
-    _suite_confidence,
-    _suite_notes,
-    judge_test,
-)
-from assay.judge._recorded import resolve
+from assay.judge._cost import CostSummary, cost_summaries
+from assay.judge._figures import Figures
+from assay.judge._pipeline import _rows_by_test
+from assay.stats import flakiness
 
 _PATHS = [
     ["search", "answer"],
@@ -150,29 +148,17 @@ def _tests(table: pl.DataFrame, rng: np.random.Generator) -> tuple[pl.DataFrame,
 
 
 def _alone(
-    table: pl.DataFrame,
-    test: TestRows,
-    alpha: float,
-    ks: tuple[int, ...] = (1, 5, 10),
-    score_ci: str = "t",
-    seed: int = 0,
-) -> object:
-    trials = table.slice(test.start, test.stop - test.start)
-    counted = trials.filter(~pl.col(tc.ERROR)) if test.exclude_errors else trials
-    return _figures.test_figures(
-        trials,
-        counted,
-        confidence=test.confidence,
-        ks=ks,
-        score_ci=score_ci,
-        seed=seed,
-        alpha=alpha,
-    )
+    table: pl.DataFrame, test: TestRows, alpha: float, ks: tuple[int, ...] = (1, 5, 10)
+) -> Figures:
+    """The test's figures from a table of its rows only (one range)."""
+    rows = table.slice(test.start, test.stop - test.start)
+    alone = TestRows(0, rows.height, test.exclude_errors, test.confidence)
+    return figures_by_test(rows, [alone], ks=ks, score_ci="t", seed=0, alpha=alpha)[0]
 
 
-@settings(deadline=None, max_examples=50)
+@settings(deadline=None, max_examples=40)
 @given(st.integers(0, 2**32 - 1), st.booleans(), st.booleans(), st.booleans())
-def test_figures_of_every_test_at_once_are_each_tests_alone(
+def test_a_tests_figures_are_those_of_its_rows_alone(
     seed: int, twice: bool, big: bool, clean: bool
 ) -> None:
     table = _table(seed, twice=twice and not clean, big=big, clean=clean)
@@ -202,75 +188,281 @@ def test_runs_of_rows_keep_every_test_whole_and_in_order() -> None:
     assert all_figures._parts([], 8) == []
 
 
-def test_explanations_are_found_and_compared() -> None:
-    # The property above compares words only where explanations are found: make sure they are.
-    found = 0
-    for seed in range(30):
-        table, tests = _tests(_table(seed), np.random.default_rng(seed))
-        figures = figures_by_test(table, tests, ks=(1, 5), score_ci="t", seed=0, alpha=0.3)
-        found += sum(len(f.failure_explanations) for f in figures)
-        assert [repr(f) for f in figures] == [repr(_alone(table, t, 0.3, (1, 5))) for t in tests]
-    assert found >= 10
+def _trial_scores(recorded: list[dict] | None) -> dict[str, float]:
+    """A trial's score per name: the mean of its known values (NaN when only nulls)."""
+    named: dict[str, list[float]] = {}
+    for score in recorded or ():
+        named.setdefault(score["name"], [])
+        if score["value"] is not None:
+            named[score["name"]].append(score["value"])
+    return {k: float(np.mean(v)) if v else math.nan for k, v in named.items()}
 
 
-def test_bootstrap_score_intervals_go_one_by_one_and_agree() -> None:
-    table, tests = _tests(_table(3), np.random.default_rng(3))
-    together = figures_by_test(table, tests, ks=(1,), score_ci="bootstrap", seed=7, alpha=0.05)
-    alone = [_alone(table, t, 0.05, (1,), "bootstrap", 7) for t in tests]
-    assert [repr(f) for f in together] == [repr(f) for f in alone]
-
-
-def _judged_one_by_one(
-    trials: pl.DataFrame, options: AnalyzeOptions, recorded: dict[str, Judgement]
-) -> tuple:
-    """What ``judge`` gave before it judged every test at once (no baseline)."""
-    table, rows = _rows_by_test(trials)
-    results = []
-    for name, (a, b) in rows.items():
-        frame = table.slice(a, b - a)
-        resolved = resolve(frame, recorded, options)
-        confidence = _suite_confidence(resolved.judgement.confidence, options, len(rows))
-        judgement = replace(resolved.judgement, confidence=confidence)
-        result = judge_test(name, frame, judgement, options, notes=resolved.notes)
-        unknown = int(frame[tc.WORK_UNKNOWN].sum())
-        results.append(
-            replace(result, cost=None if unknown else cost_summary(frame, options.prices))
-        )
-    return tuple(results), _suite_notes(options, tuple(results))
-
-
-@settings(deadline=None, max_examples=25)
-@given(st.integers(0, 2**32 - 1), st.sampled_from([None, ErrorPolicy.EXCLUDE]), st.booleans())
-def test_judging_every_test_at_once_is_judging_each_alone(
-    seed: int, errors: ErrorPolicy | None, record: bool
-) -> None:
-    trials = _table(seed, twice=seed % 3 == 0, clean=seed % 4 == 1)
-    options = AnalyzeOptions(errors=errors, adjust=Adjustment.HOLM if seed % 2 else "none")
-    recorded: dict[str, Judgement] = {}
-    if record:
-        # Some tests record their own judgement (threshold, confidence, error policy).
-        rng = np.random.default_rng(seed)
-        for _, spans in trials.group_by(tc.TEST_ID):
-            if rng.random() < 0.6:
-                judgement = Judgement(
-                    float(rng.choice([0.5, 0.8])),
-                    float(rng.choice([0.9, 0.95])),
-                    ErrorPolicy.EXCLUDE if rng.random() < 0.5 else ErrorPolicy.COUNT,
+def _check_against_numpy(rows: pl.DataFrame, test: TestRows, figure: Figures, ks: tuple) -> None:
+    """Every figure of one test's rows, recomputed here from plain lists, numpy and scipy."""
+    error = [bool(e) for e in rows[tc.ERROR].to_list()]
+    passed = [bool(p) for p in rows[tc.PASSED].to_list()]
+    keep = [not e for e in error] if test.exclude_errors else [True] * rows.height
+    n = sum(keep)
+    c = sum(p for p, k in zip(passed, keep, strict=True) if k)
+    unknown = any(rows[tc.WORK_UNKNOWN].to_list())
+    # pass@k = 1 - C(n-c, k)/C(n, k); pass^k = C(c, k)/C(n, k) (Chen 2021; Yao 2024).
+    if n == 0:
+        assert figure.pass_at_k is None and figure.pass_hat_k is None
+    else:
+        assert figure.pass_at_k is not None and figure.pass_hat_k is not None
+        for k in ks:
+            at, hat = figure.pass_at_k[str(k)], figure.pass_hat_k[str(k)]
+            if k > n:
+                assert at is None and hat is None
+                assert any(f"pass@{k} not reported" in note for note in figure.notes)
+            else:
+                assert at == pytest.approx(1 - comb(n - c, k, exact=True) / comb(n, k, exact=True))
+                assert hat == pytest.approx(comb(c, k, exact=True) / comb(n, k, exact=True))
+    # Scores of the counted trials, each trial's mean of a name repeated.
+    per_trial = [
+        _trial_scores(r) for r, k in zip(rows[tc.SCORES].to_list(), keep, strict=True) if k
+    ]
+    names = sorted({name for trial in per_trial for name in trial})
+    known = {
+        name: np.array([t[name] for t in per_trial if name in t and not math.isnan(t[name])])
+        for name in names
+    }
+    assert sorted(figure.scores) == [name for name in names if known[name].size]
+    for name, summary in figure.scores.items():
+        values = known[name]
+        assert summary.n == values.size
+        assert summary.mean == pytest.approx(values.mean())
+        assert (summary.min, summary.max) == (values.min(), values.max())
+        assert summary.p90 == pytest.approx(np.percentile(values, 90))
+        if values.size == 1:
+            assert summary.std is None and summary.ci_low is None
+        else:
+            assert summary.std == pytest.approx(values.std(ddof=1))
+            low, high = scipy_stats.t.interval(
+                test.confidence, values.size - 1, values.mean(), scipy_stats.sem(values)
+            )
+            if values.std() > 0:
+                assert (summary.ci_low, summary.ci_high) == (
+                    pytest.approx(low),
+                    pytest.approx(high),
                 )
-                recorded |= {span: judgement for span in spans[tc.SPAN_ID].to_list()}
-    results, notes = judge(trials, options, recorded=recorded)
-    expected, expected_notes = _judged_one_by_one(trials, options, recorded)
-    assert [repr(r) for r in results] == [repr(r) for r in expected]
-    assert notes == expected_notes
+    if figure.scores:  # the name recorded (with a value) in most counted trials, ties by name
+        counts = {
+            name: sum(name in t and not math.isnan(t[name]) for t in per_trial) for name in names
+        }
+        assert figure.primary_score == max(sorted(counts), key=counts.__getitem__)
+    else:
+        assert figure.primary_score is None and figure.score is None
+    # Usage and durations over every trial, error trials included.
+    if unknown:
+        assert figure.usage is None and figure.tool_errors is None
+        assert figure.tool_consistency is None
+    else:
+        assert figure.usage is not None
+        assert figure.usage.llm_calls == sum(v or 0 for v in rows[tc.LLM_CALLS].to_list())
+        assert figure.usage.input_tokens == sum(v or 0 for v in rows[tc.INPUT_TOKENS].to_list())
+        assert figure.usage.output_tokens == sum(v or 0 for v in rows[tc.OUTPUT_TOKENS].to_list())
+    durations = np.array([d for d in rows[tc.DURATION_S].to_list() if d is not None], dtype=float)
+    durations = durations[~np.isnan(durations)]
+    if durations.size:
+        assert figure.duration_s.mean == pytest.approx(durations.mean())
+        assert figure.duration_s.p90 == pytest.approx(np.percentile(durations, 90))
+    else:
+        assert figure.duration_s == _figures.DurationSummary(None, None)
+    if rows.height < 2:
+        assert figure.tool_consistency is None
+    # The first error trial by index (no index: last), named by its index or trace.
+    errors = [r for r in rows.iter_rows(named=True) if r[tc.ERROR]]
+    if not errors:
+        assert figure.first_error is None
+    else:
+        first = min(
+            enumerate(errors),
+            key=lambda e: (e[1][tc.TRIAL_INDEX] is None, e[1][tc.TRIAL_INDEX] or 0, e[0]),
+        )[1]
+        where = (
+            f"trial {first[tc.TRIAL_INDEX]}"
+            if first[tc.TRIAL_INDEX] is not None
+            else f"trace {first[tc.TRACE_ID]}"
+        )
+        assert figure.first_error == f"{where}: {first[tc.STATUS_MESSAGE] or 'error'}"
+    assert figure.work_unknown == sum(bool(u) for u in rows[tc.WORK_UNKNOWN].to_list())
+    # Flakiness over every trial, from what the statistics library is handed per trial.
+    primary = figure.primary_score
+    all_scores = [_trial_scores(r) for r in rows[tc.SCORES].to_list()]
+    expected = flakiness(
+        np.array(passed),
+        errors=np.array(error),
+        scores=(np.array([t.get(primary, math.nan) for t in all_scores]) if primary else None),
+        tool_sequences=None
+        if unknown
+        else [tuple(p or ()) for p in rows[tc.TOOL_SEQUENCE].to_list()],
+        step_counts=None if unknown else np.array(rows[tc.TOOL_CALLS].to_numpy(), dtype=float),
+        latencies=np.array(rows[tc.DURATION_S].to_numpy(), dtype=float),
+    )
+    assert figure.flakiness is not None
+    assert figure.flakiness.score == pytest.approx(expected.score)
+    assert figure.flakiness.category == expected.category
 
 
-def test_costs_of_every_test_at_once_are_each_tests_alone() -> None:
+@settings(deadline=None, max_examples=30)
+@given(st.integers(0, 2**32 - 1), st.booleans(), st.booleans())
+def test_figures_are_numpy_and_scipys_of_each_tests_rows(
+    seed: int, twice: bool, clean: bool
+) -> None:
+    table, tests = _tests(_table(seed, twice=twice, clean=clean), np.random.default_rng(seed))
+    ks = (1, 5, 10)
+    figures = figures_by_test(table, tests, ks=ks, score_ci="t", seed=0, alpha=0.05)
+    for test, figure in zip(tests, figures, strict=True):
+        _check_against_numpy(table.slice(test.start, test.stop - test.start), test, figure, ks)
+
+
+def _one_test(rows: list[dict]) -> pl.DataFrame:
+    """One test's trials: passing, no error, one tool call and LLM call, 1 s, unless given."""
+    base = {
+        tc.TEST_ID: "test-00",
+        tc.PASSED: True,
+        tc.ERROR: False,
+        tc.SCORES: None,
+        tc.TOOL_SEQUENCE: ["answer"],
+        tc.TOOL_CALLS: 1,
+        tc.LLM_CALLS: 1,
+        tc.INPUT_TOKENS: 10,
+        tc.OUTPUT_TOKENS: 5,
+        tc.ERROR_SPANS: 0,
+        tc.MODELS: ["gpt"],
+        tc.TOOL_ERRORS: 0,
+        tc.TOOL_ERROR_MESSAGES: [],
+        tc.DURATION_S: 1.0,
+        tc.WORK_UNKNOWN: False,
+    }
+    return pl.DataFrame(
+        [
+            base | {tc.TRIAL_INDEX: i, tc.TRACE_ID: f"t{i}", tc.SPAN_ID: f"s{i}"} | row
+            for i, row in enumerate(rows)
+        ],
+        schema=_SCHEMA,
+    )
+
+
+def _figures_of(table: pl.DataFrame, exclude: bool = False, alpha: float = 0.05) -> Figures:
+    test = TestRows(0, table.height, exclude, 0.95)
+    return figures_by_test(table, [test], ks=(1, 5), score_ci="t", seed=0, alpha=alpha)[0]
+
+
+def test_one_trial_has_figures_without_spreads() -> None:
+    table = _one_test([{tc.SCORES: [{"name": "quality", "value": 0.7}], tc.DURATION_S: 2.0}])
+    figure = _figures_of(table)
+    assert figure.pass_at_k == {"1": 1.0, "5": None}
+    assert figure.notes == (
+        "pass@5 not reported: k = 5 needs at least 5 trials; only 1 were run",
+        "pass^5 not reported: k = 5 needs at least 5 trials; only 1 were run",
+    )
+    score = figure.score
+    assert score is not None and (score.n, score.mean, score.std, score.ci_low) == (
+        1,
+        0.7,
+        None,
+        None,
+    )
+    assert figure.duration_s == _figures.DurationSummary(2.0, 2.0)
+    assert figure.tool_consistency is None
+    assert figure.flakiness is not None and figure.flakiness.score == 0.0
+
+
+def test_no_scores_no_primary_score() -> None:
+    figure = _figures_of(_one_test([{tc.SCORES: None}, {tc.SCORES: []}]))
+    assert figure.scores == {} and figure.primary_score is None and figure.score is None
+    # A name recorded only with nulls has no summary, so no primary score either.
+    nulls = _one_test([{tc.SCORES: [{"name": "quality", "value": None}]}] * 3)
+    assert _figures_of(nulls).scores == {} and _figures_of(nulls).primary_score is None
+
+
+def test_error_trials_left_out_of_counted_figures_when_excluded() -> None:
+    ok = {tc.PASSED: True, tc.ERROR: False, tc.SCORES: [{"name": "quality", "value": 1.0}]}
+    bad = {
+        tc.PASSED: False,
+        tc.ERROR: True,
+        tc.STATUS_MESSAGE: "timeout",
+        tc.TRIAL_INDEX: 3,
+        tc.SCORES: [{"name": "quality", "value": 0.0}],
+    }
+    table = _one_test([ok, ok, bad, ok])
+    counted, every = _figures_of(table, exclude=True), _figures_of(table)
+    assert counted.pass_at_k == {"1": 1.0, "5": None}
+    assert every.pass_at_k is not None and every.pass_at_k["1"] == 0.75
+    assert counted.score is not None and (counted.score.n, counted.score.mean) == (3, 1.0)
+    assert every.score is not None and (every.score.n, every.score.mean) == (4, 0.75)
+    # Usage, durations, flakiness and the first error read every trial either way.
+    for figure in (counted, every):
+        assert figure.first_error == "trial 3: timeout"
+        assert figure.flakiness is not None
+        factors = {f.name: f.value for f in figure.flakiness.factors}
+        assert factors["error_rate"] == 0.25
+    # Every trial an error: nothing counted, no pass@k.
+    only = _figures_of(_one_test([bad, bad]), exclude=True)
+    assert only.pass_at_k is None and only.scores == {}
+
+
+def test_null_flags_read_as_false_in_figures_and_counts() -> None:
+    rows = [
+        {tc.PASSED: True, tc.ERROR: None},
+        {tc.PASSED: None, tc.ERROR: False},
+        {tc.PASSED: False, tc.ERROR: True},
+        {tc.PASSED: True, tc.ERROR: False},
+    ]
+    table = _one_test(rows)
+    filled = table.with_columns(pl.col(tc.PASSED, tc.ERROR).fill_null(False))
+    for exclude in (False, True):
+        assert repr(_figures_of(table, exclude)) == repr(_figures_of(filled, exclude))
+    for errors in (None, ErrorPolicy.EXCLUDE):
+        results, _ = judge(table, AnalyzeOptions(errors=errors))
+        expected, _ = judge(filled, AnalyzeOptions(errors=errors))
+        assert [repr(r) for r in results] == [repr(r) for r in expected]
+        assert (results[0].n, results[0].passed, results[0].errors) == (
+            (3, 2, 1) if errors else (4, 2, 1)
+        )
+
+
+def test_a_tool_every_failing_trial_calls_explains_failures_by_fishers_test() -> None:
+    failing = {tc.PASSED: False, tc.TOOL_SEQUENCE: ["search", "answer"], tc.TOOL_CALLS: 2}
+    passing = {tc.PASSED: True, tc.TOOL_SEQUENCE: ["answer"], tc.TOOL_CALLS: 1}
+    table = _one_test([failing] * 8 + [passing] * 12)
+    factors = _figures_of(table).failure_explanations
+    fisher = [f for f in factors if f.test == "fisher"]
+    assert fisher, factors
+    for factor in fisher:
+        a = round(factor.fail_value * 8)
+        c = round(factor.pass_value * 12)
+        expected = scipy_stats.fisher_exact([[a, 8 - a], [c, 12 - c]]).pvalue
+        assert factor.p_value == pytest.approx(expected)
+        assert factor.p_adjusted >= factor.p_value
+    assert any("search" in f.feature for f in fisher)
+    # Every trial passing (or failing): nothing to explain.
+    assert _figures_of(_one_test([passing] * 5)).failure_explanations == ()
+
+
+def test_judge_counts_and_costs_are_each_tests_sums() -> None:
     table = _table(11, big=True)
+    options = AnalyzeOptions(errors=ErrorPolicy.EXCLUDE)
+    results, _ = judge(table, options)
     ordered, rows = _rows_by_test(table)
+    for result, (a, b) in zip(results, rows.values(), strict=True):
+        frame = ordered.slice(a, b - a)
+        error = frame[tc.ERROR].to_numpy()
+        assert result.errors == int(error.sum())
+        assert result.n == int((~error).sum())
+        assert result.passed == int(frame[tc.PASSED].to_numpy()[~error].sum())
+        assert result.trials == frame.height
     ranges = list(rows.values())
-    together = cost_summaries(ordered, ranges, "prices.toml")
-    alone = [cost_summary(ordered.slice(a, b - a), "prices.toml") for a, b in ranges]
-    assert [repr(c) for c in together] == [repr(c) for c in alone]
+    for (a, b), cost in zip(ranges, cost_summaries(ordered, ranges, None), strict=True):
+        values = ordered[tc.COST_USD].slice(a, b - a).drop_nulls().to_numpy()
+        assert cost is not None
+        assert cost.total_usd == pytest.approx(values.sum())
+        assert cost.priced == values.size and cost.unpriced == b - a - values.size
+        assert cost.mean_usd == (pytest.approx(values.mean()) if values.size else None)
+        assert cost == CostSummary.of(ordered[tc.COST_USD].slice(a, b - a).to_numpy(), cost.prices)
     assert cost_summaries(ordered.drop(tc.COST_USD), ranges, None) == [None] * len(ranges)
 
 
@@ -318,7 +510,7 @@ def test_a_name_twice_is_found_wherever_it_is_in_the_trial() -> None:
     def twice(scores: list[list[str]]) -> bool:
         lists = [[{"name": n, "value": 0.5} for n in names] for names in scores]
         table = pl.DataFrame({tc.SCORES: lists}, schema={tc.SCORES: _SCHEMA[tc.SCORES]})
-        return all_figures._names_twice(_figures.score_rows(table), max(map(len, scores)))
+        return _figures._names_twice(_figures.score_rows(table), max(map(len, scores)))
 
     assert twice([["a", "b", "a"]])  # not next to each other
     assert twice([["b"], ["a", "c", "b", "a"]])

@@ -12,15 +12,17 @@ Each module answers one question:
 * :mod:`._behaviour` (with :mod:`._behaviour_result`, :mod:`._gate`) — what else changed,
   and does a ``--fail-on`` rule make it fail?
 * :mod:`._cost` — what the trials cost;
-* :mod:`._figures` — every other figure of a test (scores, pass@k, flakiness, usage, ...);
+* :mod:`._all_figures` — every other figure of every test at once, the one place each is
+  computed (scores, pass@k, flakiness, usage, ...); :mod:`._figures` — their types, and each
+  trial's scores;
 * :mod:`._tool_errors` — the tool calls that failed, and where to look;
 * :mod:`._sources` — the runs and agent versions a test's trials come from;
 * :mod:`._suite` (with :mod:`._suite_result`) — each suite's answer over its cases, and its
   paired comparison against a baseline;
 * :mod:`._reasons` — the one-line reason beside each verdict;
 * :mod:`._results` — the typed results every report renders;
-* :mod:`._pipeline` — all of it, per test, for a whole trials table; :mod:`._all_figures` —
-  every test's figures at once; :mod:`._collector` — the garbage collector held off meanwhile.
+* :mod:`._pipeline` — all of it, per test, for a whole trials table; :mod:`._collector` — the
+  garbage collector held off meanwhile.
 """
 
 from assay.judge._behaviour import behaviour_diff, behaviour_diffs

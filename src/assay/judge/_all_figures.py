@@ -1,15 +1,16 @@
-"""Every test's figures from one read of the trials table (:func:`figures_by_test`).
+"""Every figure of every test, from one read of the trials table (:func:`figures_by_test`).
 
-:func:`~assay.judge._figures.test_figures` reads one test's rows through a dozen Polars queries
-and numpy and scipy calls; a set of thousands of tests pays that overhead thousands of times
-(5,000 tests of 200 trials: about 20 CPU-s). Here the columns are read once for the whole
-table — numpy arrays, the scores split by name, the tool paths and model lists coded once —
-and each test is a range of rows of them. What numpy or scipy would be called for once a test
-is asked of every test at once: the means, spreads and percentiles of samples of one size in
-one matrix (:func:`assay.stats.sample_moments`), the failure explanations' tests together
-(:func:`assay.stats.explain_many`). Each test's figures are those :func:`test_figures` gives,
-bit for bit (``tests/judge/test_all_figures.py``); a table whose flags hold nulls, which only
-the per-test path reads, is handed to it.
+The one place a test's figures are computed: scores, pass@k and pass^k, tool consistency,
+flakiness, failure explanations, usage, durations, the first error and the tool errors. A test
+is a range of rows of the trials table; one test alone is one range (``tests=[TestRows(0, n,
+...)]``). The columns are read once for the whole table — numpy arrays, the scores split by
+name, the tool paths and model lists coded once — and each test is a range of rows of them.
+What numpy or scipy would be called for once a test is asked of every test at once: the
+means, spreads and percentiles of samples of one size in one matrix
+(:func:`assay.stats.sample_moments`), the failure explanations' tests together
+(:func:`assay.stats.explain_many`), each as the lone sample would give it, bit for bit (checked
+in ``tests/stats``). A set of thousands of tests would otherwise pay a dozen Polars queries and
+numpy and scipy calls a test (5,000 tests of 200 trials: about 20 CPU-s).
 """
 
 from __future__ import annotations
@@ -32,9 +33,7 @@ from assay.judge._figures import (
     _first_error,
     _k_values,
     primary_score,
-    score_rows,
-    test_figures,
-    trial_means,
+    score_columns,
 )
 from assay.judge._tool_errors import ToolErrors, tool_errors
 from assay.stats import (
@@ -87,7 +86,10 @@ def figures_by_test(
     seed: int,
     alpha: float,
 ) -> list[Figures]:
-    """:func:`~assay.judge._figures.test_figures` of every test, in the order of ``tests``.
+    """Every figure of every test, in the order of ``tests``.
+
+    A test's figures depend on its own rows only: one test alone is ``tests`` of one range. A
+    null ``passed`` or ``error`` flag reads as False (the trials table holds none).
 
     Args:
         table: The trials table; each test is a range of its rows.
@@ -97,9 +99,6 @@ def figures_by_test(
         seed: Seed of bootstrap resampling.
         alpha: Significance level of the failure explanations.
     """
-    if table[tc.PASSED].null_count() or table[tc.ERROR].null_count():
-        # Nulls where the per-test path reads a flag: it decides what they mean.
-        return [_one(table, t, ks, score_ci, seed, alpha) for t in tests]
     figures: list[Figures] = []
     for part in _parts(tests, ROWS_AT_ONCE):
         first = min(t.start for t in part)
@@ -163,23 +162,6 @@ def _figures(
         for (i, _), factors in zip(asking, found, strict=True):
             figures[i] = replace(figures[i], failure_explanations=tuple(factors))
     return figures
-
-
-def _one(
-    table: pl.DataFrame, test: TestRows, ks: tuple[int, ...], score_ci: str, seed: int, alpha: float
-) -> Figures:
-    """One test's figures by the per-test path."""
-    trials = table.slice(test.start, test.stop - test.start)
-    counted = trials.filter(~pl.col(tc.ERROR)) if test.exclude_errors else trials
-    return test_figures(
-        trials,
-        counted,
-        confidence=test.confidence,
-        ks=ks,
-        score_ci=score_ci,
-        seed=seed,
-        alpha=alpha,
-    )
 
 
 class _Samples:
@@ -252,16 +234,10 @@ class _Draft:
                 errors=self.n_errors,
                 spreads=spreads,
             )
-        at = self.durations
-        duration = (
-            DurationSummary(float(durations.mean[at]), float(durations.p90[at]))
-            if durations.n[at]
-            else DurationSummary(None, None)
-        )
         pass_at_k, pass_hat_k, notes = self.pass_k
         return Figures(
             usage=None if self.unknown else self.usage,
-            duration_s=duration,
+            duration_s=DurationSummary.of_moments(durations, self.durations),
             pass_at_k=pass_at_k,
             pass_hat_k=pass_hat_k,
             scores=scores,
@@ -388,32 +364,18 @@ class _Scores:
 
     @classmethod
     def of(cls, table: pl.DataFrame, ranges: Sequence[tuple[int, int]]) -> _Scores:
-        rows = score_rows(table)
-        longest = table[tc.SCORES].list.len().max()
-        if isinstance(longest, int) and longest > 1 and _names_twice(rows, longest):
-            # A trial naming a score more than once counts the mean of its values, taken as
-            # the per-test path takes it (evaluations often repeat a name).
-            rows = trial_means(rows)
-        values: dict[str, FloatArray] = {}
-        present: dict[str, BoolArray] = {}
-        for (name,), part in rows.group_by("name"):
-            trial = part["_trial"].to_numpy()
-            values[str(name)] = np.full(table.height, np.nan)
-            values[str(name)][trial] = part["value"].to_numpy()
-            present[str(name)] = np.zeros(table.height, dtype=bool)
-            present[str(name)][trial] = True
-        names = sorted(values)
+        values, present = score_columns(table)
         return cls(
-            {k: values[k] for k in names},
-            {k: present[k] for k in names},
-            {k: range_sums(present[k], ranges) for k in names},
-            {k: bool(np.isfinite(values[k]).all()) for k in names},
+            values,
+            present,
+            {k: range_sums(present[k], ranges) for k in values},
+            {k: bool(np.isfinite(values[k]).all()) for k in values},
         )
 
     def of_rows(
         self, at: int, start: int, stop: int, keep: BoolArray | None
     ) -> dict[str, FloatArray]:
-        """:func:`~assay.judge._figures.per_trial_scores` of rows ``start:stop`` (``keep``).
+        """Score name → its values in rows ``start:stop`` (``keep``): the names they record.
 
         ``at`` is the position of the range among those the names were counted over.
         """
@@ -427,19 +389,6 @@ class _Scores:
             elif self.present[name][start:stop][keep].any():
                 out[name] = values[keep]
         return out
-
-
-def _names_twice(rows: pl.DataFrame, longest: int) -> bool:
-    """Whether a trial of :func:`score_rows` ``rows`` names a score twice.
-
-    A trial's rows are consecutive, at most ``longest`` of them, so two rows of one trial and
-    name lie fewer than ``longest`` rows apart: a few comparisons of shifted numeric keys
-    (4M rows: 0.09 s, against 0.34 s for a hash of every (trial, name) pair).
-    """
-    names = rows["name"].unique().sort()
-    code = rows["name"].cast(pl.Enum(names.to_list())).to_physical().to_numpy()
-    key = rows["_trial"].to_numpy().astype(np.int64) * names.len() + code
-    return any(bool((key[apart:] == key[:-apart]).any()) for apart in range(1, longest))
 
 
 def _models(table: pl.DataFrame) -> int:
@@ -529,8 +478,7 @@ class _Read:
             if tc.WORK_UNKNOWN in table.columns
             else np.zeros(table.height, dtype=bool)
         )
-        passed = np.asarray(table[tc.PASSED].to_numpy(), dtype=bool)
-        error = np.asarray(table[tc.ERROR].to_numpy(), dtype=bool)
+        passed, error = _flags(table[tc.PASSED]), _flags(table[tc.ERROR])
         durations = _floats(table, tc.DURATION_S)
         sums = {
             tc.PASSED: range_sums(passed, ranges),

@@ -32,10 +32,7 @@ class CostSummary:
     @classmethod
     def of(cls, costs: npt.ArrayLike, prices: str) -> CostSummary:
         """Summarise per-trial costs; NaN marks a trial without a price."""
-        values = np.asarray(costs, dtype=np.float64)
-        known = values[~np.isnan(values)]
-        mean = float(known.mean()) if known.size else None
-        return cls(float(known.sum()), mean, int(known.size), int(values.size - known.size), prices)
+        return _summaries([np.asarray(costs, dtype=np.float64).ravel()], prices)[0]
 
 
 def price_table(path: str | None) -> PriceTable:
@@ -51,29 +48,31 @@ def prices_label(path: str | None) -> str:
 def cost_summaries(
     trials: pl.DataFrame, tests: Sequence[tuple[int, int]], prices: str | None
 ) -> list[CostSummary | None]:
-    """:func:`cost_summary` of each range of rows of the trials table, read at once.
+    """Each test's cost, from its range of rows of the (costed) trials table, read at once.
+
+    None for every test when the table has no cost column.
+    """
+    if tc.COST_USD not in trials.columns:
+        return [None] * len(tests)
+    # Read by numpy (a null is NaN), not cast and filled by Polars queries a test.
+    values = np.asarray(trials[tc.COST_USD].to_numpy(), dtype=np.float64)
+    summaries: list[CostSummary | None] = [
+        *_summaries([values[a:b] for a, b in tests], prices_label(prices))
+    ]
+    return summaries
+
+
+def _summaries(costs: Sequence[npt.NDArray[np.float64]], label: str) -> list[CostSummary]:
+    """The :class:`CostSummary` of each test's per-trial costs (NaN: unpriced).
 
     The sums and means of tests of one size are taken together
     (:func:`assay.stats.sample_moments`: each the lone test's, bit for bit).
     """
-    if tc.COST_USD not in trials.columns:
-        return [None] * len(tests)
-    values = np.asarray(trials[tc.COST_USD].to_numpy(), dtype=np.float64)
-    known = [v[~np.isnan(v)] for v in (values[a:b] for a, b in tests)]
-    m = sample_moments(known)
-    label = prices_label(prices)
+    known = [v[~np.isnan(v)] for v in costs]
+    m = sample_moments(known, spread=False, percentiles=False)
     return [
-        CostSummary(total, mean if priced else None, priced, b - a - priced, label)
-        for (a, b), total, mean, priced in zip(
-            tests, m.total.tolist(), m.mean.tolist(), m.n.tolist(), strict=True
+        CostSummary(total, mean if priced else None, priced, v.size - priced, label)
+        for v, total, mean, priced in zip(
+            costs, m.total.tolist(), m.mean.tolist(), m.n.tolist(), strict=True
         )
     ]
-
-
-def cost_summary(trials: pl.DataFrame, prices: str | None) -> CostSummary | None:
-    """A test's cost from its rows of the (costed) trials table; None without a cost column."""
-    if tc.COST_USD not in trials.columns:
-        return None
-    # Read by numpy (a null is NaN), not cast and filled by two Polars queries a test.
-    values = np.asarray(trials[tc.COST_USD].to_numpy(), dtype=np.float64)
-    return CostSummary.of(values, prices_label(prices))

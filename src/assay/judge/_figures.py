@@ -1,8 +1,10 @@
-"""Every figure of one test, from its rows of the trials table (verdicts aside).
+"""What a test's figures are (:class:`Figures`), and each trial's scores.
 
-The bridge from the Polars tables of ``assay.analysis`` to the pure functions of
-``assay.stats``: scores, pass@k and pass^k, tool consistency, flakiness, what failing trials
-do differently, usage and durations.
+The figures themselves — scores, pass@k and pass^k, tool consistency, flakiness, what failing
+trials do differently, usage and durations — are computed in one place,
+:func:`assay.judge._all_figures.figures_by_test`, for every test of a trials table at once; one
+test is one range of rows of it. Here: the types they are held in, and the reading of the
+trials' scores that the figures and the regression verdicts share (:func:`score_columns`).
 """
 
 from __future__ import annotations
@@ -15,21 +17,19 @@ import numpy.typing as npt
 import polars as pl
 
 from assay.analysis import columns as tc
-from assay.analysis import is_work_feature, tool_paths, trial_features, work_unknown
-from assay.judge._tool_errors import ToolErrors, tool_errors
+from assay.judge._tool_errors import ToolErrors
 from assay.stats import (
     FailureFactor,
     Flakiness,
+    Moments,
     PassAtK,
     ScoreSummary,
     ToolConsistency,
-    explain_failures,
-    flakiness,
-    pass_at_ks,
-    pass_hat_ks,
-    score_summary,
-    tool_consistency,
+    sample_moments,
 )
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,11 +56,15 @@ class DurationSummary:
     @classmethod
     def of(cls, durations: npt.ArrayLike) -> DurationSummary:
         """Mean and p90 of durations in seconds (None for none); NaN values are left out."""
-        values = np.asarray(durations, dtype=np.float64)
-        values = values[~np.isnan(values)]
-        if values.size == 0:
+        values = np.asarray(durations, dtype=np.float64).ravel()
+        return cls.of_moments(sample_moments([values[~np.isnan(values)]], spread=False), 0)
+
+    @classmethod
+    def of_moments(cls, moments: Moments, at: int) -> DurationSummary:
+        """The summary of sample ``at`` of ``moments`` (its durations, NaN left out)."""
+        if not moments.n[at]:
             return cls(None, None)
-        return cls(float(values.mean()), float(np.percentile(values, 90)))
+        return cls(float(moments.mean[at]), float(moments.p90[at]))
 
 
 _IN_PYTHON = 500
@@ -84,31 +88,63 @@ def trial_means(rows: pl.DataFrame) -> pl.DataFrame:
     return rows.group_by("_trial", "name").agg(pl.col("value").mean())
 
 
-def per_trial_scores(trials: pl.DataFrame) -> dict[str, npt.NDArray[np.float64]]:
-    """Score name → one value per trial (the mean of the trial's values; NaN where absent)."""
+def score_columns(trials: pl.DataFrame) -> tuple[dict[str, FloatArray], dict[str, BoolArray]]:
+    """Every score name's value per trial, and whether the trial records that name.
+
+    A trial's value of a name is the mean of its values of it (evaluations often repeat a
+    name), NaN where it records none or only nulls. Names sorted.
+
+    Returns:
+        ``(values, present)``: name → one float per trial; name → one flag per trial.
+    """
+    rows = score_rows(trials)
+    longest = trials[tc.SCORES].list.len().max()
+    if isinstance(longest, int) and longest > 1 and _names_twice(rows, longest):
+        rows = trial_means(rows)
+    values: dict[str, FloatArray] = {}
+    present: dict[str, BoolArray] = {}
+    for (name,), part in rows.group_by("name"):
+        trial = part["_trial"].to_numpy()
+        values[str(name)] = np.full(trials.height, np.nan)
+        values[str(name)][trial] = part["value"].to_numpy()
+        present[str(name)] = np.zeros(trials.height, dtype=bool)
+        present[str(name)][trial] = True
+    names = sorted(values)
+    return {k: values[k] for k in names}, {k: present[k] for k in names}
+
+
+def _names_twice(rows: pl.DataFrame, longest: int) -> bool:
+    """Whether a trial of :func:`score_rows` ``rows`` names a score twice.
+
+    A trial's rows are consecutive, at most ``longest`` of them, so two rows of one trial and
+    name lie fewer than ``longest`` rows apart: a few comparisons of shifted numeric keys
+    (4M rows: 0.09 s, against 0.34 s for a hash of every (trial, name) pair).
+    """
+    names = rows["name"].unique().sort()
+    code = rows["name"].cast(pl.Enum(names.to_list())).to_physical().to_numpy()
+    key = rows["_trial"].to_numpy().astype(np.int64) * names.len() + code
+    return any(bool((key[apart:] == key[:-apart]).any()) for apart in range(1, longest))
+
+
+def per_trial_scores(trials: pl.DataFrame) -> dict[str, FloatArray]:
+    """Score name → one value per trial (the mean of the trial's values; NaN where absent).
+
+    The values of :func:`score_columns`; a few trials are read in Python.
+    """
     if trials.height <= _IN_PYTHON:
         read = _scores_in_python(trials)
         if read is not None:
             return read
-    rows = score_rows(trials)
-    if rows.height == 0:
-        return {}
-    means = trial_means(rows)
-    out: dict[str, npt.NDArray[np.float64]] = {}
-    for (name,), group in means.group_by("name", maintain_order=True):
-        values = np.full(trials.height, np.nan)
-        values[group["_trial"].to_numpy()] = group["value"].to_numpy()
-        out[str(name)] = values
-    return dict(sorted(out.items()))
+    return score_columns(trials)[0]
 
 
-def _scores_in_python(trials: pl.DataFrame) -> dict[str, npt.NDArray[np.float64]] | None:
+def _scores_in_python(trials: pl.DataFrame) -> dict[str, FloatArray] | None:
     """:func:`per_trial_scores` of a few trials, read in Python.
 
     None when a trial holds a name twice: its mean is then left to Polars, so that it is the
     same mean whatever the number of trials.
     """
-    out: dict[str, npt.NDArray[np.float64]] = {}
+    out: dict[str, FloatArray] = {}
     for row, recorded in enumerate(trials[tc.SCORES].to_list()):
         names: set[str] = set()
         for score in recorded or ():
@@ -194,85 +230,3 @@ def _first_error(trials: pl.DataFrame) -> str | None:
     # Traces from production carry no trial index: the trace id is what the user can open.
     where = f"trial {index}" if index is not None else f"trace {row[tc.TRACE_ID]}"
     return f"{where}: {message}"
-
-
-def test_figures(
-    trials: pl.DataFrame,
-    counted: pl.DataFrame,
-    *,
-    confidence: float,
-    ks: tuple[int, ...],
-    score_ci: str,
-    seed: int,
-    alpha: float,
-) -> Figures:
-    """Every figure of one test.
-
-    Args:
-        trials: All the test's trials.
-        counted: The trials that count towards the pass rate (errors left out if excluded).
-        confidence: Confidence of the score intervals.
-        ks: The k of pass@k and pass^k.
-        score_ci: ``t`` or ``bootstrap``.
-        seed: Seed of bootstrap resampling.
-        alpha: Significance level of the failure explanations.
-    """
-    notes: list[str] = []
-    n, passed = counted.height, int(counted[tc.PASSED].sum())
-    scores = per_trial_scores(trials)
-    counted_scores = scores if counted is trials else per_trial_scores(counted)
-    primary = primary_score(counted_scores)
-    summaries = {
-        name: score_summary(values[~np.isnan(values)], confidence, ci=score_ci, seed=seed)
-        for name, values in counted_scores.items()
-        if np.any(~np.isnan(values))
-    }
-    paths = tool_paths(trials)
-    unknown = work_unknown(trials)
-    flaky = None
-    if trials.height:
-        primary_values = scores.get(primary) if primary is not None else None
-        flaky = flakiness(
-            trials[tc.PASSED].to_numpy(),
-            errors=trials[tc.ERROR].to_numpy(),
-            scores=primary_values,
-            # Unknown work is not "always the same path": its factors are left out.
-            tool_sequences=None if unknown else paths,
-            step_counts=None if unknown else trials[tc.TOOL_CALLS].to_numpy(),
-            latencies=trials[tc.DURATION_S].to_numpy(),
-        )
-    explanations: tuple[FailureFactor, ...] = ()
-    ok = counted[tc.PASSED].to_numpy()
-    if 0 < ok.sum() < ok.size:
-        features = trial_features(counted, paths if counted is trials else None)
-        if unknown:
-            features = [f for f in features if not is_work_feature(f.name)]
-        explanations = tuple(
-            explain_failures(
-                ok,
-                {f.name: f.values for f in features},
-                kinds={f.name: f.kind for f in features},
-                labels={f.name: f.label for f in features},
-                alpha=alpha,
-            )
-        )
-    usage = Usage(
-        llm_calls=int(trials[tc.LLM_CALLS].sum()),
-        input_tokens=int(trials[tc.INPUT_TOKENS].sum()),
-        output_tokens=int(trials[tc.OUTPUT_TOKENS].sum()),
-    )
-    return Figures(
-        usage=None if unknown else usage,
-        duration_s=DurationSummary.of(trials[tc.DURATION_S].drop_nulls().to_numpy()),
-        pass_at_k=_k_values(pass_at_ks(n, passed, ks), "pass@", notes) if n else None,
-        pass_hat_k=_k_values(pass_hat_ks(n, passed, ks), "pass^", notes) if n else None,
-        scores=summaries,
-        primary_score=primary if summaries else None,
-        tool_consistency=tool_consistency(paths) if len(paths) >= 2 and not unknown else None,
-        flakiness=flaky,
-        failure_explanations=explanations,
-        first_error=_first_error(trials),
-        tool_errors=None if unknown else tool_errors(trials),
-        work_unknown=unknown,
-        notes=tuple(notes),
-    )

@@ -3,7 +3,7 @@
 ``assay analyze``, ``assay compare``, ``assay run`` (on the traces it has just written) and the
 pytest plugin all judge their trials here, so that they agree test by test. Per test: the
 judgement its trials record, overridden by options (:mod:`._recorded`); every figure
-(:mod:`._figures`); the interval against the threshold (:mod:`._threshold`) — after adaptive
+(:mod:`._all_figures`); the interval against the threshold (:mod:`._threshold`) — after adaptive
 stopping the anytime-valid one, with the stopping rule replayed to say when it stopped
 (:mod:`._sequential`); the variance limits (:mod:`._variance`); with a
 baseline, the regression verdict (:mod:`._regression`) and the behaviour diff
@@ -27,7 +27,7 @@ from assay.judge._behaviour import test_behaviours
 from assay.judge._behaviour_result import BehaviourResult
 from assay.judge._collector import collector_paused
 from assay.judge._cost import CostSummary, cost_summaries
-from assay.judge._figures import Figures, test_figures
+from assay.judge._figures import Figures
 from assay.judge._gate import FailOn, gate_failures, parse_fail_on
 from assay.judge._options import AnalyzeOptions
 from assay.judge._recorded import Judgement, Resolved, resolve
@@ -39,7 +39,7 @@ from assay.judge._regression import (
 )
 from assay.judge._results import TestResult
 from assay.judge._sequential import ANYTIME_METHOD, SequentialOutcome, anytime_interval, replay
-from assay.judge._sources import Share, shares, shares_by_test
+from assay.judge._sources import Share, shares_by_test
 from assay.judge._suite import excluded_errors, suite_results
 from assay.judge._suite_result import SuiteResult
 from assay.judge._threshold import Verdict, threshold_test, threshold_verdict
@@ -78,18 +78,7 @@ def _rows_by_test(trials: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, tuple[i
 
 
 def _counts(table: pl.DataFrame, tests: list[TestRows]) -> list[_Counts]:
-    """Each test's counts, read from the table once (per test where a flag is null)."""
-    if table[tc.PASSED].null_count() or table[tc.ERROR].null_count():
-        # Polars' sums and filter decide what a null flag means: the per-test path.
-        out = []
-        for t in tests:
-            trials = table.slice(t.start, t.stop - t.start)
-            counted = trials.filter(~pl.col(tc.ERROR)) if t.exclude_errors else trials
-            errors = int(trials[tc.ERROR].sum())
-            out.append(
-                _Counts(counted.height, int(counted[tc.PASSED].sum()), errors, trials.height)
-            )
-        return out
+    """Each test's counts, read from the table once (a null flag reads as False, as there)."""
     passed = np.asarray(table[tc.PASSED].to_numpy(), dtype=bool)
     error = np.asarray(table[tc.ERROR].to_numpy(), dtype=bool)
     ranges = [(t.start, t.stop) for t in tests]
@@ -307,54 +296,6 @@ def _regressions(
     return notes
 
 
-def judge_test(
-    test_id: str,
-    trials: pl.DataFrame,
-    judgement: Judgement,
-    options: AnalyzeOptions,
-    *,
-    sequential: SequentialOutcome | None = None,
-    notes: tuple[str, ...] = (),
-    sources: tuple[tuple[Share, ...], tuple[Share, ...]] | None = None,
-) -> TestResult:
-    """Every figure of one test and its verdict.
-
-    Args:
-        test_id: The test case.
-        trials: Its rows of the trials table.
-        judgement: Threshold, confidence, error policy and variance limits to judge with.
-        options: The rest of the analysis options (interval method, ks, ...).
-        sequential: The replayed stopping rule (when it still applies): when it stopped.
-        notes: Remarks to keep with the result (e.g. an option that overrode the recording).
-        sources: Its runs and agent versions (:func:`shares`), when the caller counted them
-            for every test at once.
-    """
-    exclude = judgement.excludes_errors
-    counted = trials.filter(~pl.col(tc.ERROR)) if exclude else trials
-    figures = test_figures(
-        trials,
-        counted,
-        confidence=judgement.confidence,
-        ks=options.ks,
-        score_ci=options.score_ci,
-        seed=options.seed,
-        alpha=options.alpha,
-    )
-    counts = _Counts(
-        counted.height, int(counted[tc.PASSED].sum()), int(trials[tc.ERROR].sum()), trials.height
-    )
-    return _judged(
-        test_id,
-        counts,
-        judgement,
-        options,
-        figures,
-        sequential=sequential,
-        notes=notes,
-        sources=sources or (shares(trials, tc.RUN_ID), shares(trials, tc.AGENT_VERSION)),
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class _Counts:
     """A test's trials counted: what its verdict is decided on."""
@@ -381,7 +322,7 @@ def _judged(
     sources: tuple[tuple[Share, ...], tuple[Share, ...]],
     cost: CostSummary | None = None,
 ) -> TestResult:
-    """:func:`judge_test` of a test already counted and figured."""
+    """A test's verdict and result, from its counts and figures."""
     n, passed, errors = counts.n, counts.passed, counts.errors
     remarks = [*notes, *figures.notes]
     interval, verdict, more_trials, min_for_pass = None, Verdict.INCONCLUSIVE, None, None
