@@ -197,8 +197,9 @@ def _suite(
     stopped = sorted(adaptive & set(ids))
     if stopped:
         notes.append(
-            f"{len(stopped)} case(s) stopped adaptively ({_names(stopped)}): the suite interval "
-            "treats each case's pass rate as an estimate from its trials, as with a fixed number"
+            f"{len(stopped)} case(s) stopped adaptively ({_names(stopped)}): an early stop "
+            "biases a case's observed rate a little, and the suite interval takes each rate as "
+            "a fixed-n estimate, so it may cover somewhat less than its stated level"
         )
     if int((~judged).sum()):
         notes.append(f"{int((~judged).sum())} case(s) have no trial left to judge: left out")

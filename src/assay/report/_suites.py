@@ -29,13 +29,15 @@ def suite_name(suite: SuiteResult) -> str:
     return "all cases" if suite.suite is None else suite.suite
 
 
-def _estimate(estimate: SuiteEstimate | None, percent: bool) -> str | None:
+def _estimate(estimate: SuiteEstimate | None, percent: bool, cases: int) -> str | None:
     if estimate is None or estimate.value is None:
         return None
     show = pct if percent else tx.num
     text = show(estimate.value)
     if estimate.interval is not None:
         text += f" [{show(estimate.interval.low)}, {show(estimate.interval.high)}]"
+    if estimate.cases != cases:  # pass@k over the cases with k trials, a score some record
+        text += f" ({estimate.cases} of {cases} cases)"
     return text
 
 
@@ -48,11 +50,11 @@ def figure_lines(suite: SuiteResult) -> list[str]:
             for k, estimate in (ks or {}).items()
             # pass^1 is pass@1: said once.
             if not (symbol == "pass^" and k == "1")
-            and (text := _estimate(estimate, percent=True)) is not None
+            and (text := _estimate(estimate, percent=True, cases=suite.cases)) is not None
         ]
         if parts:
             lines.append(" · ".join(parts))
-    score = _estimate(suite.score, percent=False)
+    score = _estimate(suite.score, percent=False, cases=suite.cases)
     if score is not None and suite.score_name is not None:
         lines.append(f"score {suite.score_name}: mean over cases {score}")
     return lines
