@@ -125,7 +125,11 @@ def collect(
 
 def import_(
     paths: Annotated[
-        list[Path], typer.Argument(help="OTLP files or folders (JSON lines or protobuf).")
+        list[Path],
+        typer.Argument(
+            help="Trace files or folders: OTLP (JSON lines or protobuf), Jaeger JSON, Tempo "
+            "query results, Zipkin v2 JSON (told by content)."
+        ),
     ],
     out: Annotated[Path, typer.Option("--out", help="Output folder of the spans table.")],
     max_decompressed_mb: Annotated[
@@ -136,7 +140,7 @@ def import_(
     ] = 64,
     buckets: o.Buckets = None,
 ) -> None:
-    """Import recorded OTLP files (JSON lines or protobuf, optionally gzip/zstd) into Parquet.
+    """Import recorded trace files (OTLP, Jaeger, Tempo, Zipkin; optionally gzip/zstd) into Parquet.
 
     All or nothing: the output folder changes only once every input was read and written.
     """
@@ -155,3 +159,8 @@ def import_(
         f"imported {result.spans} spans from {result.files_read} file(s) into "
         f"{len(result.written)} Parquet file(s) in {out}{rejected}"
     )
+    for source, spans in result.formats:  # what each format cannot tell: said, not filled in
+        missing = (
+            f"; it does not record: {'; '.join(source.cannot_tell)}" if source.cannot_tell else ""
+        )
+        typer.echo(f"  {spans} spans read as {source.label}{missing}")

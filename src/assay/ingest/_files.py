@@ -1,5 +1,6 @@
-"""``assay import``: recorded OTLP files → the spans table.
+"""``assay import``: recorded trace files → the spans table.
 
+Reads other tools' exports too, told by their content (``_formats``: Jaeger, Tempo, Zipkin).
 Reads what the OpenTelemetry Collector's file exporter writes: OTLP/JSON, one
 ``ExportTraceServiceRequest`` per line (``format: json``), or protobuf (``format: proto``,
 each message prefixed by its 4-byte big-endian length), and also a single protobuf message per
@@ -25,16 +26,15 @@ from pathlib import Path
 import pyarrow as pa
 
 from assay.errors import ConfigError, InputError
-from assay.ingest._logs import logs_to_table, parse_logs_json
+from assay.ingest._formats import OTLP, SourceFormat, decode_document, whole
 from assay.ingest._otlp import (
     DecodedSpans,
-    parse_traces_json,
     parse_traces_protobuf,
     traces_to_table,
 )
 from assay.store import SpanWriter, fsync_dir
 
-__all__ = ["ImportLimits", "ImportResult", "import_files", "read_otlp_file"]
+__all__ = ["ImportLimits", "ImportResult", "import_files", "read_otlp_file", "read_trace_file"]
 
 _GZIP = b"\x1f\x8b"
 _ZSTD = b"\x28\xb5\x2f\xfd"
@@ -74,6 +74,8 @@ class ImportResult:
     reading it keep working)."""
     written: tuple[Path, ...]
     """The Parquet files created."""
+    formats: tuple[tuple[SourceFormat, int], ...] = ()
+    """The formats read (told by content), each with its spans, in the order first met."""
 
 
 class _Stream:
@@ -183,52 +185,46 @@ def _framed(data: bytes) -> list[bytes] | None:
     return frames or None
 
 
-def _whole(decoded: DecodedSpans) -> DecodedSpans:
-    """``decoded`` if every span of its request could be stored; a file is not a sender.
+def _json_document(text: bytes) -> tuple[SourceFormat, DecodedSpans] | None:
+    """Decode one JSON document by its content (``_formats``); None for OTLP metrics.
 
     Raises:
-        InputError: A span the spans table cannot hold (``_validate``), named.
-    """
-    if decoded.rejected:
-        raise InputError(f"{decoded.rejected} invalid span(s); the first: {decoded.problem}")
-    return decoded
-
-
-def _json_document(text: bytes) -> DecodedSpans | None:
-    """Decode one OTLP/JSON document: traces, or logs (evaluation results); None for metrics.
-
-    Raises:
-        InputError: Not JSON, or not an OTLP traces, logs or metrics request.
+        InputError: Not JSON, or not a trace format assay reads.
     """
     try:
         document = json.loads(text)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise InputError(f"not valid JSON ({exc})") from exc
-    if not isinstance(document, dict):
-        raise InputError("not an OTLP/JSON request (not a JSON object)")
-    if "resourceSpans" in document or "resource_spans" in document:
-        return _whole(traces_to_table(parse_traces_json(document)))
-    if "resourceLogs" in document or "resource_logs" in document:
-        logs = logs_to_table(parse_logs_json(document))
-        return DecodedSpans(logs.table, 0)
-    if "resourceMetrics" in document or "resource_metrics" in document:
-        return None  # the file exporter may mix signals; metrics are not spans
-    raise InputError("not an OTLP/JSON request (no resourceSpans, resourceLogs or resourceMetrics)")
+    return decode_document(document)
 
 
 def read_otlp_file(
     path: str | os.PathLike[str], limits: ImportLimits | None = None
 ) -> Iterator[DecodedSpans]:
-    """Yield decoded spans-table batches from one recorded OTLP file (JSON lines or protobuf).
+    """Yield decoded spans-table batches from one recorded trace file.
 
     The file is streamed: one JSON line or one length-prefixed protobuf message is in memory at
     a time, so memory stays near ``limits.max_message_bytes`` however large the file. JSON
     lines may mix signals, as the file exporter writes them: trace requests become spans, log
     requests their GenAI evaluation results (as in the collector), metric requests are skipped.
+    A JSON line (or a whole file holding one JSON document) may also be another tool's
+    export: Jaeger JSON, a Tempo query result or Zipkin v2 JSON (:func:`read_trace_file`).
 
     Raises:
         InputError: The file cannot be read, holds something else, or exceeds a limit; the
             message names the file (and the line, for JSON lines).
+    """
+    for _, decoded in read_trace_file(path, limits):
+        yield decoded
+
+
+def read_trace_file(
+    path: str | os.PathLike[str], limits: ImportLimits | None = None
+) -> Iterator[tuple[SourceFormat, DecodedSpans]]:
+    """:func:`read_otlp_file`, with the format each batch was read from (by its content).
+
+    Raises:
+        InputError: As :func:`read_otlp_file`.
     """
     limits = limits or ImportLimits()
     p = Path(path)
@@ -236,17 +232,17 @@ def read_otlp_file(
     with _Stream(p, limits) as stream:
         head = stream.read_exactly(limit + 1)
         small = len(head) <= limit  # the whole file is in ``head``
-        if head.lstrip()[:1] in (b"{", b""):
+        if head.lstrip()[:1] in (b"{", b"[", b""):
             yield from _json_lines(p, stream, head, small, limit)
         elif small:
-            yield from _protobuf_file(p, head)
+            yield from ((OTLP, d) for d in _protobuf_file(p, head))
         else:
-            yield from _protobuf_frames(p, stream, head, limit)
+            yield from ((OTLP, d) for d in _protobuf_frames(p, stream, head, limit))
 
 
 def _json_lines(
     p: Path, stream: _Stream, head: bytes, small: bool, limit: int
-) -> Iterator[DecodedSpans]:
+) -> Iterator[tuple[SourceFormat, DecodedSpans]]:
     seen = 0
     try:
         for number, line in _lines(stream, head, limit):
@@ -254,11 +250,21 @@ def _json_lines(
             try:
                 decoded = _json_document(line)
             except InputError as exc:
-                if seen == 1 and small and b"\n" in head.strip():
-                    # Perhaps one pretty-printed document rather than JSON lines.
+                if seen == 1 and b"\n" in head.strip() and (small or "valid JSON" in str(exc)):
+                    # Perhaps one pretty-printed document rather than JSON lines (as Jaeger,
+                    # Tempo and Zipkin exports are): read whole, within the message limit.
+                    if not small and str(exc).startswith("not valid JSON"):
+                        raise InputError(
+                            f"{p}: not JSON lines, and one JSON document larger than "
+                            f"{limit // _MB} MB (the limit; raise it with --max-message-mb)"
+                        ) from exc
                     try:
                         decoded = _json_document(head)
-                    except InputError:
+                    except InputError as whole_exc:
+                        if str(exc).startswith("not valid JSON") and not str(whole_exc).startswith(
+                            "not valid JSON"
+                        ):
+                            raise InputError(f"{p}: {whole_exc}") from whole_exc  # a document
                         raise InputError(f"{p}:{number}: {exc}") from exc
                     if decoded is not None:
                         yield decoded
@@ -286,7 +292,7 @@ def _protobuf_file(p: Path, data: bytes) -> Iterator[DecodedSpans]:
         if requests:
             for number, request in enumerate(requests, start=1):
                 try:
-                    yield _whole(traces_to_table(request))
+                    yield whole(traces_to_table(request))
                 except InputError as exc:
                     raise InputError(f"{p}: message {number}: {exc}") from exc
             return
@@ -297,7 +303,7 @@ def _protobuf_file(p: Path, data: bytes) -> Iterator[DecodedSpans]:
     if not request.resource_spans:
         raise InputError(f"{p}: neither OTLP JSON lines nor OTLP protobuf (no resource spans)")
     try:
-        yield _whole(traces_to_table(request))
+        yield whole(traces_to_table(request))
     except InputError as exc:
         raise InputError(f"{p}: {exc}") from exc
 
@@ -335,7 +341,7 @@ def _protobuf_frames(p: Path, stream: _Stream, head: bytes, limit: int) -> Itera
             if len(body) < size:
                 raise InputError(f"{p}: message {number} is truncated")
         try:
-            yield _whole(traces_to_table(parse_traces_protobuf(body)))
+            yield whole(traces_to_table(parse_traces_protobuf(body)))
         except InputError as exc:
             raise InputError(f"{p}: message {number}: {exc}") from exc
 
@@ -392,13 +398,15 @@ def import_files(
     root = Path(out)
     staging = root / f"_import-{uuid.uuid4().hex[:12]}"
     spans = rejected = 0
+    formats: dict[SourceFormat, int] = {}
     try:
         writer = SpanWriter(staging, partition_by=partition_by, buckets=buckets)
         for f in files:
-            for decoded in read_otlp_file(f, limits):
+            for source, decoded in read_trace_file(f, limits):
                 writer.write(decoded.table)
                 spans += decoded.table.num_rows
                 rejected += decoded.rejected
+                formats[source] = formats.get(source, 0) + decoded.table.num_rows
         staged = writer.flush()
         written = _publish(staging, root, staged)
     except OSError as exc:
@@ -407,7 +415,7 @@ def import_files(
         ) from exc
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return ImportResult(len(files), spans, rejected, tuple(written))
+    return ImportResult(len(files), spans, rejected, tuple(written), tuple(formats.items()))
 
 
 def _publish(staging: Path, root: Path, staged: list[Path]) -> list[Path]:
