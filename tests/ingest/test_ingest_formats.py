@@ -278,3 +278,13 @@ def test_a_pretty_printed_export_over_the_message_limit_says_so(tmp_path: Path) 
     )
     assert code == 2
     assert "one JSON document larger than 1 MB" in stderr and "--max-message-mb" in stderr
+
+
+def test_describe_says_which_format_the_traces_came_from(tmp_path: Path) -> None:
+    out = _imported(tmp_path, "zipkin.json")
+    code, stdout, _ = _cli("describe", str(out))
+    assert code == 0
+    assert f"imported from Zipkin v2 JSON: {len(TRUTH)} traces" in stdout
+    assert "it does not record span links" in stdout
+    code, stdout, _ = _cli("describe", str(_imported(tmp_path, "otlp.jsonl")), "--format", "json")
+    assert code == 0 and json.loads(stdout)["sources"] == []
