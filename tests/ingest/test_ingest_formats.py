@@ -1,9 +1,10 @@
-"""``assay import`` of other tools' exports: Jaeger JSON, Tempo results, Zipkin v2 JSON.
+"""``assay import`` of other tools' exports: Jaeger, Tempo, Zipkin, MLflow.
 
 The fixtures in ``formats/`` hold one agent's runs, written by ``formats/make_fixtures.py`` from
-the real OpenTelemetry SDK's spans (Zipkin by the OpenTelemetry Zipkin exporter's encoder). Each
-export must give the trials the agent recorded (``truth.json``) and the same analysis, verdicts
-and figures, as the same spans in OTLP read by the collector's decoder.
+the real OpenTelemetry SDK's spans (Zipkin by the OpenTelemetry Zipkin exporter's encoder) and
+played again with MLflow's own tracing. Each export must give the trials the agent recorded
+(``truth.json``) and the same analysis, verdicts and figures, as the agent's OTLP spans read by
+the collector's decoder.
 """
 
 from __future__ import annotations
@@ -25,13 +26,29 @@ from assay.store import open_trace_set
 
 FIXTURES = Path(__file__).parent / "formats"
 TRUTH: dict[str, dict[str, Any]] = json.loads((FIXTURES / "truth.json").read_text())
+MLFLOW_TRUTH: dict[str, dict[str, Any]] = json.loads((FIXTURES / "mlflow-truth.json").read_text())
 EXPORTS = {
     "zipkin.json": "Zipkin v2 JSON",
     "zipkin-traces.json": "Zipkin v2 JSON",
     "jaeger.json": "Jaeger JSON",
     "tempo-v1.json": "Tempo trace query result",
     "tempo-v2.json": "Tempo trace query result",
+    "mlflow.jsonl": "MLflow 3 traces",
 }
+
+
+def _truth(name: str) -> dict[str, dict[str, Any]]:
+    """The runs by trace id: MLflow made its own trace ids for the same runs."""
+    return MLFLOW_TRUTH if name.startswith("mlflow") else TRUTH
+
+
+def _same_ids(text: str, name: str) -> str:
+    """``text`` with an export's trace ids replaced by the OTLP recording's (same runs, order)."""
+    for theirs, ours in zip(_truth(name), TRUTH, strict=True):
+        text = text.replace(theirs, ours)
+    return text
+
+
 OPTIONS = assay.AnalyzeOptions(
     test_attribute="gen_ai.agent.name", pass_when="correctness.label == pass"
 )
@@ -51,15 +68,15 @@ def _imported(tmp_path: Path, name: str) -> Path:
     return out
 
 
-def _analysis(path: Path) -> dict[str, Any]:
-    result: dict[str, Any] = assay.analyze(path, OPTIONS).to_dict()
+def _analysis(path: Path, name: str = "otlp.jsonl") -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(_same_ids(assay.analyze(path, OPTIONS).to_json(), name))
     return result
 
 
 @pytest.mark.parametrize("name", sorted(EXPORTS))
 def test_an_export_gives_the_analysis_of_the_same_spans_in_otlp(tmp_path: Path, name: str) -> None:
     reference = _analysis(_imported(tmp_path, "otlp.jsonl"))
-    assert _analysis(_imported(tmp_path, name)) == reference
+    assert _analysis(_imported(tmp_path, name), name) == reference
     verdicts = {t["test_id"]: t["verdict"] for t in reference["tests"]}
     assert set(verdicts) == {"refund", "lookup"}
 
@@ -69,7 +86,7 @@ def test_an_exports_trials_are_what_the_agent_did(tmp_path: Path, name: str) -> 
     trials = assay.analyze(_imported(tmp_path, name), OPTIONS).trials
     assert trials.height == len(TRUTH)
     for row in trials.to_dicts():
-        truth = TRUTH[row[tc.TRACE_ID]]
+        truth = _truth(name)[row[tc.TRACE_ID]]
         got = {
             "test_id": row[tc.TEST_ID],
             "tools": row[tc.TOOL_SEQUENCE],
@@ -90,11 +107,13 @@ def test_import_names_the_format_it_read_and_what_it_cannot_tell(tmp_path: Path,
     spans = sum(len(t["tools"]) + t["llm_calls"] + 1 for t in TRUTH.values())
     assert f"{spans} spans read as {EXPORTS[name]}" in stdout
     if name.startswith("zipkin"):
-        assert "does not record: span links" in stdout  # said, not filled in
+        assert "does not record span links" in stdout  # said, not filled in
     spans = open_trace_set(tmp_path / "out").scan().select("resource_attributes").collect()
     keys = spans.explode("resource_attributes").unnest("resource_attributes")
     marked = keys.filter(pl.col("key") == FORMAT_ATTRIBUTE)["string_value"].unique().to_list()
     assert marked == [name.split("-")[0].split(".")[0]]
+    if name.startswith("mlflow"):  # what the import derived is said
+        assert "mapped tool, LLM, agent and embedding spans from mlflow.spanType" in stdout
 
 
 def test_one_jaeger_trace_object_is_read_too(tmp_path: Path) -> None:
@@ -288,3 +307,109 @@ def test_describe_says_which_format_the_traces_came_from(tmp_path: Path) -> None
     assert "it does not record span links" in stdout
     code, stdout, _ = _cli("describe", str(_imported(tmp_path, "otlp.jsonl")), "--format", "json")
     assert code == 0 and json.loads(stdout)["sources"] == []
+
+
+def test_one_mlflow_trace_object_is_read_too(tmp_path: Path) -> None:
+    trials = assay.analyze(_imported(tmp_path, "mlflow-trace.json"), OPTIONS).trials
+    (row,) = trials.to_dicts()
+    truth = MLFLOW_TRUTH[row[tc.TRACE_ID]]
+    assert (row[tc.TOOL_SEQUENCE], row[tc.OUTCOME]) == (truth["tools"], truth["outcome"])
+
+
+def _mlflow_span(span_id: str, parent: str | None, span_type: str, **attributes: Any) -> dict:
+    return {
+        "trace_id": "AAAAAAAAAAAAAAAAAAAAAQ==",
+        "span_id": span_id,
+        "parent_span_id": parent,
+        "name": f"{span_type.lower()} span",
+        "kind": "SPAN_KIND_INTERNAL",
+        "start_time_unix_nano": 1_764_000_000_000_000_000,
+        "end_time_unix_nano": 1_764_000_000_100_000_000,
+        "events": [],
+        "status": {"code": "STATUS_CODE_OK", "message": ""},
+        "attributes": {"mlflow.spanType": json.dumps(span_type), **attributes},
+    }
+
+
+def test_mlflow_attributes_span_types_and_assessments(tmp_path: Path) -> None:
+    root, llm, own = "AAAAAAAAAAE=", "AAAAAAAAAAI=", "AAAAAAAAAAM="
+    trace = {
+        "info": {
+            "trace_id": "tr-1",
+            "tags": {"suite": "nightly", "mlflow.traceName": "agent span"},
+            "trace_metadata": {"mlflow.trace_schema.version": "3"},
+            "assessments": [
+                {  # a boolean feedback on a named span: a label and a score
+                    "assessment_name": "grounded",
+                    "span_id": "0000000000000002",
+                    "create_time": "2025-11-24T16:00:01.500Z",
+                    "feedback": {"value": True},
+                    "rationale": "cites the order",
+                    "source": {"source_type": "HUMAN", "source_id": "ana"},
+                    "valid": True,
+                },
+                {  # superseded by a later one: not an evaluation any more
+                    "assessment_name": "grounded",
+                    "create_time": "2025-11-24T16:00:01Z",
+                    "feedback": {"value": False},
+                    "valid": False,
+                },
+                {  # ground truth, not a judgement
+                    "assessment_name": "expected",
+                    "create_time": "2025-11-24T16:00:01Z",
+                    "expectation": {"value": "refund"},
+                },
+                {
+                    "assessment_name": "quality",
+                    "create_time": "2025-11-24T16:00:02Z",
+                    "feedback": {"value": 0.25},
+                },
+            ],
+        },
+        "data": {
+            "spans": [
+                _mlflow_span(root, None, "AGENT"),
+                _mlflow_span(
+                    llm,
+                    root,
+                    "CHAT_MODEL",
+                    **{
+                        "mlflow.chat.tokenUsage": json.dumps(
+                            {"input_tokens": 7, "output_tokens": 2}
+                        ),
+                        "mlflow.llm.model": json.dumps("m-1"),
+                        "mlflow.spanInputs": json.dumps({"q": "x"}),
+                    },
+                ),
+                _mlflow_span(own, root, "TOOL", **{"gen_ai.operation.name": json.dumps("chat")}),
+            ]
+        },
+    }
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(trace))
+    import_files([path], tmp_path / "out")
+    rows = {r["span_id"]: r for r in _spans(tmp_path / "out")}
+    top, chat, tool = (rows[f"{i:016x}"] for i in (1, 2, 3))
+    assert _attributes(top)["suite"] == "nightly"  # the trace's tags on its root
+    assert _attributes(top)["gen_ai.agent.name"] == "agent span"
+    chat_attributes = _attributes(chat)
+    assert chat_attributes["gen_ai.usage.input_tokens"] == 7
+    assert chat_attributes["gen_ai.usage.output_tokens"] == 2
+    assert chat_attributes["gen_ai.request.model"] == "m-1"
+    assert chat_attributes["mlflow.spanType"] == "CHAT_MODEL"
+    assert chat_attributes["mlflow.spanInputs"] == '{"q": "x"}'  # objects stay JSON text
+    assert _attributes(tool)["gen_ai.operation.name"] == "chat"  # its own, not the type's
+    (grounded,) = chat["events"]
+    assert grounded["time_unix_nano"] == 1_764_000_001_500_000_000
+    assert {a["key"]: a["string_value"] or a["double_value"] for a in grounded["attributes"]} == {
+        "gen_ai.evaluation.name": "grounded",
+        "gen_ai.evaluation.score.label": "true",
+        "gen_ai.evaluation.score.value": 1.0,
+        "gen_ai.evaluation.explanation": "cites the order",
+        "mlflow.assessment.source_type": "HUMAN",
+        "mlflow.assessment.source_id": "ana",
+    }
+    (quality,) = top["events"]
+    assert [a["double_value"] for a in quality["attributes"] if a["key"].endswith("value")] == [
+        0.25
+    ]

@@ -128,7 +128,7 @@ def import_(
         list[Path],
         typer.Argument(
             help="Trace files or folders: OTLP (JSON lines or protobuf), Jaeger JSON, Tempo "
-            "query results, Zipkin v2 JSON (told by content)."
+            "query results, Zipkin v2 JSON, MLflow 3 traces (told by content)."
         ),
     ],
     out: Annotated[Path, typer.Option("--out", help="Output folder of the spans table.")],
@@ -140,7 +140,7 @@ def import_(
     ] = 64,
     buckets: o.Buckets = None,
 ) -> None:
-    """Import recorded trace files (OTLP, Jaeger, Tempo, Zipkin; optionally gzip/zstd) into Parquet.
+    """Import trace files (OTLP, Jaeger, Tempo, Zipkin, MLflow; gzip/zstd too) into Parquet.
 
     All or nothing: the output folder changes only once every input was read and written.
     """
@@ -160,7 +160,8 @@ def import_(
         f"{len(result.written)} Parquet file(s) in {out}{rejected}"
     )
     for source, spans in result.formats:  # what each format cannot tell: said, not filled in
-        missing = (
-            f"; it does not record: {'; '.join(source.cannot_tell)}" if source.cannot_tell else ""
+        said = [f"mapped {'; '.join(source.mapped)}"] if source.mapped else []
+        said += (
+            [f"it does not record {'; '.join(source.cannot_tell)}"] if source.cannot_tell else []
         )
-        typer.echo(f"  {spans} spans read as {source.label}{missing}")
+        typer.echo(f"  {spans} spans read as {'; '.join([source.label, *said])}")

@@ -14,6 +14,7 @@ from typing import Any
 from assay.errors import InputError
 from assay.ingest._jaeger import is_jaeger, jaeger_to_request
 from assay.ingest._logs import logs_to_table, parse_logs_json
+from assay.ingest._mlflow import is_mlflow, mlflow_to_request
 from assay.ingest._otlp import DecodedSpans, parse_traces_json, traces_to_table
 from assay.ingest._tempo import otlp_wrapped, wrapped_to_request
 from assay.ingest._zipkin import is_zipkin, zipkin_to_request
@@ -31,6 +32,8 @@ class SourceFormat:
     """Its name for people (``Jaeger JSON``)."""
     cannot_tell: tuple[str, ...] = ()
     """What the format does not record, so that no trace read from it shows it."""
+    mapped: tuple[str, ...] = ()
+    """What assay derived from the format's own fields (said where the user looks)."""
 
 
 OTLP = SourceFormat("otlp", "OTLP (JSON lines or protobuf)")
@@ -53,7 +56,18 @@ ZIPKIN = SourceFormat(
         "attribute types (tag values are text; typed columns read numbers from the text)",
     ),
 )
-FORMATS = (OTLP, JAEGER, JAEGER_V3, TEMPO, ZIPKIN)
+MLFLOW = SourceFormat(
+    "mlflow",
+    "MLflow 3 traces",
+    ("the service (MLflow traces have no resource attributes)",),
+    (
+        "tool, LLM, agent and embedding spans from mlflow.spanType (as gen_ai.operation.name)",
+        "tokens from mlflow.chat.tokenUsage",
+        "the trace's tags and metadata onto its root span",
+        "feedback assessments as gen_ai.evaluation.result events",
+    ),
+)
+FORMATS = (OTLP, JAEGER, JAEGER_V3, TEMPO, ZIPKIN, MLFLOW)
 """Every format read, OTLP first."""
 
 
@@ -77,8 +91,9 @@ def decode_document(document: Any) -> tuple[SourceFormat, DecodedSpans] | None:
     """The spans of one parsed JSON document and the format they were read from.
 
     OTLP traces requests, OTLP logs requests (their GenAI evaluation results), Jaeger JSON,
-    Jaeger API v3 and Tempo results (OTLP/JSON wrapped) and Zipkin v2 JSON are recognised by
-    their fields. None for an OTLP metrics request (the file exporter mixes signals).
+    Jaeger API v3 and Tempo results (OTLP/JSON wrapped), Zipkin v2 JSON and MLflow 3 traces
+    are recognised by their fields. None for an OTLP metrics request (the file exporter mixes
+    signals).
 
     Raises:
         InputError: None of these, or a field of the format is invalid (named).
@@ -96,9 +111,11 @@ def decode_document(document: Any) -> tuple[SourceFormat, DecodedSpans] | None:
             return source, whole(traces_to_table(wrapped_to_request(*wrapped)))
         if is_jaeger(document):
             return JAEGER, whole(traces_to_table(jaeger_to_request(document)))
-    elif is_zipkin(document):
+    if is_mlflow(document):
+        return MLFLOW, whole(traces_to_table(mlflow_to_request(document)))
+    if is_zipkin(document):
         return ZIPKIN, whole(traces_to_table(zipkin_to_request(document)))
     raise InputError(
         "not an OTLP/JSON request nor another trace format assay reads (Jaeger JSON, Tempo, "
-        "Zipkin v2 JSON: docs/integrations.md)"
+        "Zipkin v2 JSON, MLflow: docs/integrations.md)"
     )

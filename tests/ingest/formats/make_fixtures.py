@@ -1,6 +1,6 @@
 """Make the committed fixtures of other tools' trace exports (run by hand; see below).
 
-    pip install opentelemetry-exporter-zipkin-json==1.45.1  # this script only; tests need none
+    pip install opentelemetry-exporter-zipkin-json==1.45.1 mlflow-skinny==3.18.0  # this only
     PYTHONPATH=src python tests/ingest/formats/make_fixtures.py
 
 One agent, played with the real OpenTelemetry SDK (seeded ids, fixed clock), records 12 runs of
@@ -21,6 +21,11 @@ that fails (recovered from), runs that crash (the root span ERROR) and a judge's
 - ``tempo-v1.json`` (``{"batches": [...]}``, ``/api/traces/<id>``) and ``tempo-v2.json``
   (``{"trace": {"resourceSpans": [...]}}``, ``/api/v2/traces/<id>``), base64 ids as Tempo
   writes them;
+- ``mlflow.jsonl`` (one ``Trace.to_dict()`` a line) and ``mlflow-trace.json`` (one trace): the
+  same runs played with MLflow's own tracing (``mlflow-skinny`` 3.18.0, a local file store;
+  only this script needs it): ``AGENT``, ``CHAT_MODEL`` and ``TOOL`` spans, token usage, the
+  judge's verdicts logged with ``mlflow.log_feedback``; MLflow makes its own trace ids, so
+  ``mlflow-truth.json`` holds the truth by those;
 - ``truth.json``: what the agent did in each run, by trace id.
 """
 
@@ -29,6 +34,8 @@ from __future__ import annotations
 import base64
 import json
 import random
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +65,71 @@ class _SeededIds(IdGenerator):
         return self._random.getrandbits(128) or 1
 
 
-def record() -> tuple[list[ReadableSpan], dict[str, dict[str, Any]]]:
-    """Play the agent; return its spans and the truth of each run by trace id."""
+@dataclass(frozen=True)
+class Step:
+    """One call the agent makes: an LLM call (tokens) or a tool (which may fail)."""
+
+    tool: str | None
+    start: int
+    end: int
+    input_tokens: int = 0
+    output_tokens: int = 0
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of the agent: its test, its calls, and how it ended."""
+
+    test: str
+    start: int
+    end: int
+    steps: tuple[Step, ...]
+    label: str | None  # the judge's verdict; None when the run crashed
+
+    def truth(self) -> dict[str, Any]:
+        chats = [s for s in self.steps if s.tool is None]
+        return {
+            "test_id": self.test,
+            "tools": [s.tool for s in self.steps if s.tool is not None],
+            "tool_errors": sum(s.failed for s in self.steps),
+            "llm_calls": len(chats),
+            "input_tokens": sum(s.input_tokens for s in chats),
+            "output_tokens": sum(s.output_tokens for s in chats),
+            "outcome": self.label or "error",
+            "duration_ns": self.end - self.start,
+        }
+
+
+def plan() -> list[Run]:
+    """What the agent does in each of its 12 runs (seeded), on a fixed clock."""
+    rng = random.Random(11)
+    runs = []
+    clock = T0
+    for run in range(12):
+        test = "refund" if run % 2 == 0 else "lookup"
+        start = clock
+        steps = []
+        for _ in range(rng.randint(1, 3)):
+            clock += 3 * MS
+            tin, tout = rng.randint(50, 400), rng.randint(5, 80)
+            steps.append(Step(None, clock, clock + 40 * MS, tin, tout))
+            clock += 40 * MS
+            if rng.random() < 0.7:
+                name = rng.choice(["search_orders", "issue_refund", "lookup_customer"])
+                clock += 1 * MS
+                steps.append(Step(name, clock, clock + 7 * MS, failed=rng.random() < 0.2))
+                clock += 7 * MS
+        crashed = rng.random() < 0.2
+        clock += 2 * MS
+        label = None if crashed else "pass" if rng.random() < 0.6 else "fail"
+        runs.append(Run(test, start, clock, tuple(steps), label))
+        clock += 100 * MS
+    return runs
+
+
+def record(runs: list[Run]) -> tuple[list[ReadableSpan], dict[str, dict[str, Any]]]:
+    """Play the runs with the OpenTelemetry SDK (GenAI conventions); spans and truth by trace."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider(
         resource=Resource.create(
@@ -73,92 +143,121 @@ def record() -> tuple[list[ReadableSpan], dict[str, dict[str, Any]]]:
     )
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("shop.agent", "1.2.0")
-    rng = random.Random(11)
     truth: dict[str, dict[str, Any]] = {}
-    clock = T0
-    for run in range(12):
-        test = "refund" if run % 2 == 0 else "lookup"
-        start = clock
+    for run in runs:
         root = tracer.start_span(
-            f"invoke_agent {test}",
+            f"invoke_agent {run.test}",
             kind=SpanKind.INTERNAL,
-            start_time=clock,
-            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": test},
+            start_time=run.start,
+            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": run.test},
         )
-        trace_id = format(root.get_span_context().trace_id, "032x")
         context = api.set_span_in_context(root)
-        tools: list[str] = []
-        llm_calls = input_tokens = output_tokens = tool_errors = 0
-        for _ in range(rng.randint(1, 3)):
-            clock += 3 * MS
-            tin, tout = rng.randint(50, 400), rng.randint(5, 80)
-            chat = tracer.start_span(
-                "chat gpt-test",
-                context=context,
-                kind=SpanKind.CLIENT,
-                start_time=clock,
-                attributes={
+        for step in run.steps:
+            if step.tool is None:
+                attributes: dict[str, Any] = {
                     "gen_ai.operation.name": "chat",
                     "gen_ai.request.model": "gpt-test",
-                    "gen_ai.usage.input_tokens": tin,
-                    "gen_ai.usage.output_tokens": tout,
-                },
+                    "gen_ai.usage.input_tokens": step.input_tokens,
+                    "gen_ai.usage.output_tokens": step.output_tokens,
+                }
+                name, kind = "chat gpt-test", SpanKind.CLIENT
+            else:
+                attributes = {
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": step.tool,
+                }
+                name, kind = f"execute_tool {step.tool}", SpanKind.INTERNAL
+            span = tracer.start_span(
+                name, context=context, kind=kind, start_time=step.start, attributes=attributes
             )
-            clock += 40 * MS
-            chat.end(end_time=clock)
-            llm_calls += 1
-            input_tokens += tin
-            output_tokens += tout
-            if rng.random() < 0.7:
-                name = rng.choice(["search_orders", "issue_refund", "lookup_customer"])
-                clock += 1 * MS
-                tool = tracer.start_span(
-                    f"execute_tool {name}",
-                    context=context,
-                    start_time=clock,
-                    attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name},
-                )
-                clock += 7 * MS
-                if rng.random() < 0.2:
-                    tool.set_status(Status(StatusCode.ERROR, "timeout"))
-                    tool_errors += 1
-                tool.end(end_time=clock)
-                tools.append(name)
-        crashed = rng.random() < 0.2
-        clock += 2 * MS
-        label = None
-        if crashed:
+            if step.failed:
+                span.set_status(Status(StatusCode.ERROR, "timeout"))
+            span.end(end_time=step.end)
+        if run.label is None:
             root.add_event(
                 "exception",
                 {"exception.type": "RuntimeError", "exception.message": "model unavailable"},
-                timestamp=clock,
+                timestamp=run.end,
             )
             root.set_status(Status(StatusCode.ERROR, "RuntimeError: model unavailable"))
         else:
-            label = "pass" if rng.random() < 0.6 else "fail"
             root.add_event(
                 "gen_ai.evaluation.result",
                 {
                     "gen_ai.evaluation.name": "correctness",
-                    "gen_ai.evaluation.score.label": label,
-                    "gen_ai.evaluation.score.value": 1.0 if label == "pass" else 0.0,
+                    "gen_ai.evaluation.score.label": run.label,
+                    "gen_ai.evaluation.explanation": "judged by the rubric",
                 },
-                timestamp=clock,
+                timestamp=run.end,
             )
-        root.end(end_time=clock)
-        truth[trace_id] = {
-            "test_id": test,
-            "tools": tools,
-            "tool_errors": tool_errors,
-            "llm_calls": llm_calls,
-            "input_tokens": input_tokens,
-            "output_tokens": output_tokens,
-            "outcome": "error" if crashed else label,
-            "duration_ns": clock - start,
-        }
-        clock += 100 * MS
+        root.end(end_time=run.end)
+        truth[format(root.get_span_context().trace_id, "032x")] = run.truth()
     provider.shutdown()
     return list(exporter.get_finished_spans()), truth
+
+
+def record_mlflow(runs: list[Run], root: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Play the runs with MLflow's own tracing (span types, token usage, judge feedback).
+
+    The traces are kept in a local MLflow file store under ``root`` and read back with
+    ``mlflow.get_trace``; returns their ``to_dict()`` and the truth by (OpenTelemetry) trace id.
+    """
+    import os
+
+    os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"
+    os.environ["MLFLOW_ENABLE_ASYNC_TRACE_LOGGING"] = "false"
+    import mlflow
+    from mlflow.entities import AssessmentSource, SpanStatus, SpanType
+    from mlflow.tracing.constant import SpanAttributeKey
+
+    mlflow.set_tracking_uri((root / "mlruns").as_uri())
+    mlflow.set_experiment("shop-agent")
+    traces = []
+    truth: dict[str, Any] = {}
+    for run in runs:
+        agent = mlflow.start_span_no_context(
+            run.test, span_type=SpanType.AGENT, inputs={"q": "help"}, start_time_ns=run.start
+        )
+        for step in run.steps:
+            if step.tool is None:
+                span = mlflow.start_span_no_context(
+                    "chat", SpanType.CHAT_MODEL, parent_span=agent, start_time_ns=step.start
+                )
+                span.set_attribute(SpanAttributeKey.MODEL, "gpt-test")
+                span.set_attribute(
+                    SpanAttributeKey.CHAT_USAGE,
+                    {
+                        "input_tokens": step.input_tokens,
+                        "output_tokens": step.output_tokens,
+                        "total_tokens": step.input_tokens + step.output_tokens,
+                    },
+                )
+            else:
+                span = mlflow.start_span_no_context(
+                    step.tool, SpanType.TOOL, parent_span=agent, start_time_ns=step.start
+                )
+                if step.failed:
+                    span.set_status(SpanStatus("ERROR", "timeout"))
+            span.end(end_time_ns=step.end)
+        if run.label is None:
+            agent.record_exception(RuntimeError("model unavailable"))
+        agent.end(end_time_ns=run.end)
+        trace_id = agent.trace_id
+        if run.label is not None:
+            mlflow.log_feedback(
+                trace_id=trace_id,
+                name="correctness",
+                value=run.label,
+                rationale="judged by the rubric",
+                source=AssessmentSource(source_type="LLM_JUDGE", source_id="judge"),
+            )
+        trace = mlflow.get_trace(trace_id)
+        assert trace is not None
+        encoded = trace.to_dict()
+        otel_id = base64.b64decode(encoded["data"]["spans"][0]["trace_id"]).hex()
+        truth[otel_id] = run.truth()
+        traces.append(encoded)
+    return traces, truth
 
 
 def _otlp_document(spans: list[ReadableSpan]) -> dict[str, Any]:
@@ -269,7 +368,8 @@ def _zipkin(spans: list[ReadableSpan]) -> list[dict[str, Any]]:
 
 
 def main() -> None:
-    spans, truth = record()
+    runs = plan()
+    spans, truth = record(runs)
     (HERE / "truth.json").write_text(json.dumps(truth, indent=1) + "\n")
     half = len(spans) // 2
     lines = [_hex_ids(_otlp_document(part)) for part in (spans[:half], spans[half:])]
@@ -287,6 +387,16 @@ def main() -> None:
     otlp = _otlp_document(spans)  # base64 ids, as Tempo writes them
     (HERE / "tempo-v1.json").write_text(json.dumps({"batches": otlp["resourceSpans"]}) + "\n")
     (HERE / "tempo-v2.json").write_text(json.dumps({"trace": otlp}, indent=1) + "\n")
+    with tempfile.TemporaryDirectory() as scratch:
+        traces, mlflow_truth = record_mlflow(runs, Path(scratch))
+    for trace in traces:  # where and by whom it was made here: not part of the agent's trace
+        trace["info"]["tags"].pop("mlflow.artifactLocation", None)
+        metadata = trace["info"]["trace_metadata"]
+        for key in [k for k in metadata if k.startswith("mlflow.source.git") or k == "mlflow.user"]:
+            del metadata[key]
+    (HERE / "mlflow.jsonl").write_text("".join(json.dumps(t) + "\n" for t in traces))
+    (HERE / "mlflow-trace.json").write_text(json.dumps(traces[1], indent=1) + "\n")
+    (HERE / "mlflow-truth.json").write_text(json.dumps(mlflow_truth, indent=1) + "\n")
 
 
 if __name__ == "__main__":
