@@ -34,6 +34,7 @@ EXPORTS = {
     "tempo-v1.json": "Tempo trace query result",
     "tempo-v2.json": "Tempo trace query result",
     "mlflow.jsonl": "MLflow 3 traces",
+    "phoenix": "Arize Phoenix trace dataset",  # a folder: the dataset and its evaluations
 }
 
 
@@ -413,3 +414,38 @@ def test_mlflow_attributes_span_types_and_assessments(tmp_path: Path) -> None:
     assert [a["double_value"] for a in quality["attributes"] if a["key"].endswith("value")] == [
         0.25
     ]
+
+
+def test_phoenix_evaluations_without_their_dataset_are_refused(tmp_path: Path) -> None:
+    (evaluations,) = (FIXTURES / "phoenix").glob("evaluations-*.parquet")
+    alone = tmp_path / evaluations.name
+    alone.write_bytes(evaluations.read_bytes())
+    code, _, stderr = _cli("import", str(alone), "--out", str(tmp_path / "out"))
+    assert code == 2 and stderr.count("\n") == 1
+    assert "read with the trace dataset that names them" in stderr
+
+
+def test_a_parquet_file_that_is_not_phoenix_is_refused_naming_it(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    other = tmp_path / "other.parquet"
+    pq.write_table(pa.table({"x": [1]}), other)
+    code, _, stderr = _cli("import", str(other), "--out", str(tmp_path / "out"))
+    assert code == 2 and f"{other}: a Parquet file that is neither" in stderr
+
+
+def test_phoenix_rows_over_the_message_limit_stop(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (dataset,) = (FIXTURES / "phoenix").glob("trace_dataset-*.parquet")
+    table = pq.read_table(dataset)
+    table = pa.concat_tables([table] * 40)  # 2080 rows, each with a 2 KB input: 2 MB a batch
+    table = table.append_column("attributes.input.value", pa.array(["x" * 2048] * len(table)))
+    big = tmp_path / dataset.name
+    pq.write_table(table.replace_schema_metadata({}), big)
+    code, _, stderr = _cli(
+        "import", str(big), "--out", str(tmp_path / "out"), "--max-message-mb", "1"
+    )
+    assert code == 2 and "rows 0-1023 hold 2 MB, over the 1 MB limit" in stderr, stderr

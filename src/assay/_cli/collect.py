@@ -128,7 +128,7 @@ def import_(
         list[Path],
         typer.Argument(
             help="Trace files or folders: OTLP (JSON lines or protobuf), Jaeger JSON, Tempo "
-            "query results, Zipkin v2 JSON, MLflow 3 traces (told by content)."
+            "query results, Zipkin v2 JSON, MLflow 3 traces, Phoenix datasets (told by content)."
         ),
     ],
     out: Annotated[Path, typer.Option("--out", help="Output folder of the spans table.")],
@@ -140,7 +140,7 @@ def import_(
     ] = 64,
     buckets: o.Buckets = None,
 ) -> None:
-    """Import trace files (OTLP, Jaeger, Tempo, Zipkin, MLflow; gzip/zstd too) into Parquet.
+    """Import trace files (OTLP, Jaeger, Tempo, Zipkin, MLflow, Phoenix) into Parquet.
 
     All or nothing: the output folder changes only once every input was read and written.
     """

@@ -26,12 +26,13 @@ from pathlib import Path
 import pyarrow as pa
 
 from assay.errors import ConfigError, InputError
-from assay.ingest._formats import OTLP, SourceFormat, decode_document, whole
+from assay.ingest._formats import OTLP, PHOENIX, SourceFormat, decode_document, whole
 from assay.ingest._otlp import (
     DecodedSpans,
     parse_traces_protobuf,
     traces_to_table,
 )
+from assay.ingest._phoenix import PARQUET_MAGIC, phoenix_requests
 from assay.store import SpanWriter, fsync_dir
 
 __all__ = ["ImportLimits", "ImportResult", "import_files", "read_otlp_file", "read_trace_file"]
@@ -229,6 +230,10 @@ def read_trace_file(
     limits = limits or ImportLimits()
     p = Path(path)
     limit = limits.max_message_bytes
+    if _magic(p) == PARQUET_MAGIC:  # Phoenix's trace datasets are Parquet, read by row group
+        for request in phoenix_requests(p, limit):
+            yield PHOENIX, whole(traces_to_table(request))
+        return
     with _Stream(p, limits) as stream:
         head = stream.read_exactly(limit + 1)
         small = len(head) <= limit  # the whole file is in ``head``
@@ -238,6 +243,14 @@ def read_trace_file(
             yield from ((OTLP, d) for d in _protobuf_file(p, head))
         else:
             yield from ((OTLP, d) for d in _protobuf_frames(p, stream, head, limit))
+
+
+def _magic(path: Path) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(4)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
 
 
 def _json_lines(

@@ -19,7 +19,7 @@ from assay.ingest._otlp import DecodedSpans, parse_traces_json, traces_to_table
 from assay.ingest._tempo import otlp_wrapped, wrapped_to_request
 from assay.ingest._zipkin import is_zipkin, zipkin_to_request
 
-__all__ = ["FORMATS", "OTLP", "SourceFormat", "decode_document", "format_named", "whole"]
+__all__ = ["FORMATS", "OTLP", "PHOENIX", "SourceFormat", "decode_document", "format_named", "whole"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +67,20 @@ MLFLOW = SourceFormat(
         "feedback assessments as gen_ai.evaluation.result events",
     ),
 )
-FORMATS = (OTLP, JAEGER, JAEGER_V3, TEMPO, ZIPKIN, MLFLOW)
+PHOENIX = SourceFormat(
+    "phoenix",
+    "Arize Phoenix trace dataset (Parquet)",
+    (
+        "the service and resource attributes",
+        "the OpenTelemetry span kind (Phoenix keeps OpenInference's)",
+        "when an evaluation was made (its event takes the span's end)",
+    ),
+    (
+        "span_kind as openinference.span.kind",
+        "evaluations files as gen_ai.evaluation.result events",
+    ),
+)
+FORMATS = (OTLP, JAEGER, JAEGER_V3, TEMPO, ZIPKIN, MLFLOW, PHOENIX)
 """Every format read, OTLP first."""
 
 

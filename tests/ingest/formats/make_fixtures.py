@@ -128,8 +128,14 @@ def plan() -> list[Run]:
     return runs
 
 
-def record(runs: list[Run]) -> tuple[list[ReadableSpan], dict[str, dict[str, Any]]]:
-    """Play the runs with the OpenTelemetry SDK (GenAI conventions); spans and truth by trace."""
+def record(
+    runs: list[Run], judge: bool = True
+) -> tuple[list[ReadableSpan], dict[str, dict[str, Any]]]:
+    """Play the runs with the OpenTelemetry SDK (GenAI conventions); spans and truth by trace.
+
+    With ``judge`` each finished run's verdict is an evaluation event on its span; without, the
+    caller logs the verdicts its own way (``truth[...]["outcome"]``).
+    """
     exporter = InMemorySpanExporter()
     provider = TracerProvider(
         resource=Resource.create(
@@ -180,7 +186,7 @@ def record(runs: list[Run]) -> tuple[list[ReadableSpan], dict[str, dict[str, Any
                 timestamp=run.end,
             )
             root.set_status(Status(StatusCode.ERROR, "RuntimeError: model unavailable"))
-        else:
+        elif judge:
             root.add_event(
                 "gen_ai.evaluation.result",
                 {
