@@ -35,6 +35,8 @@ EXPORTS = {
     "tempo-v2.json": "Tempo trace query result",
     "mlflow.jsonl": "MLflow 3 traces",
     "phoenix": "Arize Phoenix trace dataset",  # a folder: the dataset and its evaluations
+    "langfuse": "Langfuse blob-storage export",  # observations_v2/ (JSONL, gzip), scores/
+    "langfuse-legacy": "Langfuse blob-storage export",  # CSV: traces/, observations/, scores/
 }
 
 
@@ -106,6 +108,8 @@ def test_import_names_the_format_it_read_and_what_it_cannot_tell(tmp_path: Path,
     code, stdout, _ = _cli("import", str(FIXTURES / name), "--out", str(tmp_path / "out"))
     assert code == 0
     spans = sum(len(t["tools"]) + t["llm_calls"] + 1 for t in TRUTH.values())
+    if name.startswith("langfuse"):  # each score is a span of its own (as the collector's logs)
+        spans += sum(t["outcome"] != "error" for t in TRUTH.values())
     assert f"{spans} spans read as {EXPORTS[name]}" in stdout
     if name.startswith("zipkin"):
         assert "does not record span links" in stdout  # said, not filled in
@@ -449,3 +453,105 @@ def test_phoenix_rows_over_the_message_limit_stop(tmp_path: Path) -> None:
         "import", str(big), "--out", str(tmp_path / "out"), "--max-message-mb", "1"
     )
     assert code == 2 and "rows 0-1023 hold 2 MB, over the 1 MB limit" in stderr, stderr
+
+
+def test_langfuse_legacy_trace_rows_go_onto_the_root_observations(tmp_path: Path) -> None:
+    rows = _spans(_imported(tmp_path, "langfuse-legacy"))
+    roots = [r for r in rows if r["parent_span_id"] is None]
+    assert len(roots) == len(TRUTH)
+    for root in roots:
+        attributes = _attributes(root)
+        assert attributes["langfuse.trace.name"] == TRUTH[root["trace_id"]]["test_id"]
+        assert attributes["langfuse.release"] == "1.2.0"
+
+
+def _langfuse_observation(**fields: Any) -> dict[str, Any]:
+    return {
+        "id": "obs-1",  # not an OpenTelemetry id: hashed, the same in every file
+        "trace_id": "3f2504e0-4f89-11d3-9a0c-0305e82c3301",  # a UUID: its 32 hex digits
+        "type": "GENERATION",
+        "parent_observation_id": None,
+        "start_time": "2024-05-29 13:46:19.963000",
+        "end_time": "2024-05-29 13:46:20.000500",
+        "name": "llm",
+        "level": "DEFAULT",
+        "provided_model_name": "gpt-4o",
+        "usage_details": {"input": 500, "output": 120, "total": 620},
+        "model_id": "m-gpt-4o",
+        "total_cost": 0.0042,
+        **fields,
+    }
+
+
+def test_langfuse_ids_times_usage_cost_and_scores(tmp_path: Path) -> None:
+    observation = _langfuse_observation()
+    tool = _langfuse_observation(
+        id="obs-2",
+        type="TOOL",
+        name="search",
+        parent_observation_id="obs-1",
+        level="ERROR",
+        status_message="boom",
+        usage_details={},
+        model_id="",
+        provided_model_name="",
+    )
+    scores = [
+        {
+            "id": "s1",
+            "timestamp": "2024-05-29 13:47:00.000000",
+            "trace_id": observation["trace_id"],
+            "observation_id": "obs-2",
+            "name": "ok",
+            "value": 1,
+            "data_type": "BOOLEAN",
+            "source": "ANNOTATION",
+            "comment": None,
+            "string_value": None,
+        },
+        {
+            "id": "s2",
+            "timestamp": "2024-05-29 13:47:00.000000",
+            "trace_id": None,
+            "observation_id": None,
+            "session_id": "sess",
+            "name": "mood",
+            "value": 3,
+            "data_type": "NUMERIC",
+            "source": "API",
+            "comment": None,
+            "string_value": None,
+        },
+    ]
+    path = tmp_path / "export.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [observation, tool, *scores]))
+    code, _, stderr = _cli("import", str(path), "--out", str(tmp_path / "out"))
+    assert code == 0
+    assert "1 Langfuse score(s) judge a session" in stderr  # said, not imported
+    rows = {r["name"]: r for r in _spans(tmp_path / "out")}
+    llm, search, ok = rows["llm"], rows["search"], rows["gen_ai.evaluation.result"]
+    assert llm["trace_id"] == "3f2504e04f8911d39a0c0305e82c3301"
+    assert search["parent_span_id"] == llm["span_id"] and ok["parent_span_id"] == search["span_id"]
+    assert llm["start_time_unix_nano"] == 1_716_990_379_963_000_000
+    assert llm["end_time_unix_nano"] - llm["start_time_unix_nano"] == 37_500_000
+    attributes = _attributes(llm)
+    assert (attributes["gen_ai.usage.input_tokens"], attributes["gen_ai.usage.output_tokens"]) == (
+        500,
+        120,
+    )
+    assert attributes["gen_ai.usage.cost"] == 0.0042  # priced by Langfuse (model_id matched)
+    assert "gen_ai.usage.cost" not in _attributes(search)
+    assert (search["status_code"], search["status_message"]) == ("ERROR", "boom")
+    assert _attributes(search)["gen_ai.tool.name"] == "search"
+    (event,) = ok["events"]
+    values = {a["key"]: a["string_value"] or a["double_value"] for a in event["attributes"]}
+    assert values["gen_ai.evaluation.score.label"] == "true"
+    assert values["gen_ai.evaluation.score.value"] == 1.0
+
+
+def test_a_langfuse_row_with_a_bad_time_is_one_line_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "obs.jsonl"
+    path.write_text(json.dumps(_langfuse_observation(start_time="yesterday")) + "\n")
+    code, _, stderr = _cli("import", str(path), "--out", str(tmp_path / "out"))
+    assert code == 2 and stderr.count("\n") == 1
+    assert "start_time 'yesterday' is not a time" in stderr, stderr

@@ -128,7 +128,8 @@ def import_(
         list[Path],
         typer.Argument(
             help="Trace files or folders: OTLP (JSON lines or protobuf), Jaeger JSON, Tempo "
-            "query results, Zipkin v2 JSON, MLflow 3 traces, Phoenix datasets (told by content)."
+            "query results, Zipkin v2 JSON, MLflow 3 traces, Phoenix datasets, Langfuse exports "
+            "(told by content)."
         ),
     ],
     out: Annotated[Path, typer.Option("--out", help="Output folder of the spans table.")],
@@ -140,7 +141,7 @@ def import_(
     ] = 64,
     buckets: o.Buckets = None,
 ) -> None:
-    """Import trace files (OTLP, Jaeger, Tempo, Zipkin, MLflow, Phoenix) into Parquet.
+    """Import trace files (OTLP, Jaeger, Tempo, Zipkin, MLflow, Phoenix, Langfuse) into Parquet.
 
     All or nothing: the output folder changes only once every input was read and written.
     """
@@ -165,3 +166,5 @@ def import_(
             [f"it does not record {'; '.join(source.cannot_tell)}"] if source.cannot_tell else []
         )
         typer.echo(f"  {spans} spans read as {'; '.join([source.label, *said])}")
+    for note in result.notes:
+        typer.echo(f"assay: warning: {note}", err=True)

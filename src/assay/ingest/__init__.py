@@ -5,8 +5,8 @@ Shared by the collector (``assay collect``) and ``assay import``. Which module a
 - ``_otlp``, ``_logs``, ``_columns``, ``_validate``: OTLP requests → spans-table batches;
 - ``_files``: ``assay import`` — files streamed and bounded, all or nothing;
 - ``_formats``: which format a JSON document is, by its content, and what it cannot tell;
-- ``_jaeger``, ``_zipkin``, ``_tempo``, ``_mlflow``, ``_phoenix``: another tool's export → an
-  OTLP request
+- ``_jaeger``, ``_zipkin``, ``_tempo``, ``_mlflow``, ``_phoenix``, ``_langfuse``: another tool's
+  export → an OTLP request
   (``_build`` holds their checked ids, times and values).
 """
 

@@ -13,6 +13,8 @@ stream ends in one clear error at the limit, never in the OOM killer.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import re
@@ -22,11 +24,20 @@ import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
 from assay.errors import ConfigError, InputError
-from assay.ingest._formats import OTLP, PHOENIX, SourceFormat, decode_document, whole
+from assay.ingest._formats import (
+    LANGFUSE,
+    OTLP,
+    PHOENIX,
+    SourceFormat,
+    decode_document,
+    whole,
+)
+from assay.ingest._langfuse import LangfuseJoin, langfuse_kind
 from assay.ingest._otlp import (
     DecodedSpans,
     parse_traces_protobuf,
@@ -77,6 +88,8 @@ class ImportResult:
     """The Parquet files created."""
     formats: tuple[tuple[SourceFormat, int], ...] = ()
     """The formats read (told by content), each with its spans, in the order first met."""
+    notes: tuple[str, ...] = ()
+    """What was read but not imported, and why (printed by ``assay import``)."""
 
 
 class _Stream:
@@ -186,7 +199,7 @@ def _framed(data: bytes) -> list[bytes] | None:
     return frames or None
 
 
-def _json_document(text: bytes) -> tuple[SourceFormat, DecodedSpans] | None:
+def _json_document(text: bytes, join: LangfuseJoin) -> tuple[SourceFormat, DecodedSpans] | None:
     """Decode one JSON document by its content (``_formats``); None for OTLP metrics.
 
     Raises:
@@ -196,7 +209,7 @@ def _json_document(text: bytes) -> tuple[SourceFormat, DecodedSpans] | None:
         document = json.loads(text)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise InputError(f"not valid JSON ({exc})") from exc
-    return decode_document(document)
+    return decode_document(document, join)
 
 
 def read_otlp_file(
@@ -220,14 +233,29 @@ def read_otlp_file(
 
 
 def read_trace_file(
-    path: str | os.PathLike[str], limits: ImportLimits | None = None
+    path: str | os.PathLike[str],
+    limits: ImportLimits | None = None,
+    join: LangfuseJoin | None = None,
 ) -> Iterator[tuple[SourceFormat, DecodedSpans]]:
     """:func:`read_otlp_file`, with the format each batch was read from (by its content).
+
+    Args:
+        path: The file.
+        limits: Its bounds.
+        join: What Langfuse rows of one file need from another's (one for a whole import);
+            without it the file is read on its own and its trace-level scores are joined to its
+            own observations at its end.
 
     Raises:
         InputError: As :func:`read_otlp_file`.
     """
     limits = limits or ImportLimits()
+    if join is None:
+        own = LangfuseJoin(limits.max_message_bytes)
+        yield from read_trace_file(path, limits, own)
+        if own.pending:
+            yield LANGFUSE, whole(traces_to_table(own.finish()))
+        return
     p = Path(path)
     limit = limits.max_message_bytes
     if _magic(p) == PARQUET_MAGIC:  # Phoenix's trace datasets are Parquet, read by row group
@@ -238,7 +266,9 @@ def read_trace_file(
         head = stream.read_exactly(limit + 1)
         small = len(head) <= limit  # the whole file is in ``head``
         if head.lstrip()[:1] in (b"{", b"[", b""):
-            yield from _json_lines(p, stream, head, small, limit)
+            yield from _json_lines(p, stream, head, small, limit, join)
+        elif _is_langfuse_csv(head):
+            yield from _langfuse_csv(p, stream, head, limit, join)
         elif small:
             yield from ((OTLP, d) for d in _protobuf_file(p, head))
         else:
@@ -253,15 +283,82 @@ def _magic(path: Path) -> bytes:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
 
 
+def _header(head: bytes) -> list[str]:
+    """The fields of a CSV header line at the start of ``head`` (empty when there is none)."""
+    line = head[: 1 << 16].split(b"\n", 1)[0].decode("utf-8", "replace").lstrip("\ufeff").strip()
+    try:
+        return next(csv.reader([line]), [])
+    except csv.Error:  # binary data or no line at all: not a CSV header
+        return []
+
+
+def _is_langfuse_csv(head: bytes) -> bool:
+    """A CSV export of Langfuse: its header row names a kind of Langfuse row."""
+    return langfuse_kind(dict.fromkeys(_header(head), "")) is not None
+
+
+class _Reader(io.RawIOBase):
+    """The stream's bytes from ``head`` on, as a file object (for the csv module)."""
+
+    def __init__(self, stream: _Stream, head: bytes) -> None:
+        self._stream = stream
+        self._buffer = head
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, target: Any) -> int:
+        if not self._buffer:
+            self._buffer = self._stream.read()
+        size = min(len(target), len(self._buffer))
+        target[:size] = self._buffer[:size]
+        self._buffer = self._buffer[size:]
+        return size
+
+
+def _langfuse_csv(
+    p: Path, stream: _Stream, head: bytes, limit: int, join: LangfuseJoin
+) -> Iterator[tuple[SourceFormat, DecodedSpans]]:
+    """A Langfuse CSV export, a batch of rows at a time (a field holds at most ``limit``)."""
+    text = io.TextIOWrapper(io.BufferedReader(_Reader(stream, head)), "utf-8-sig", newline="")
+    old = csv.field_size_limit()
+    csv.field_size_limit(limit)
+    try:
+        reader = csv.DictReader(text)
+        batch: list[dict[str, Any]] = []
+        first = 2  # the header is line 1
+        try:
+            for row in reader:
+                batch.append({k: (v if v != "" else None) for k, v in row.items()})
+                if len(batch) == 1000:
+                    yield _csv_batch(p, batch, first, join)
+                    first = reader.line_num + 1
+                    batch = []
+        except csv.Error as exc:
+            raise InputError(f"{p}:{reader.line_num}: not valid CSV ({exc})") from exc
+        if batch:
+            yield _csv_batch(p, batch, first, join)
+    finally:
+        csv.field_size_limit(old)
+
+
+def _csv_batch(
+    p: Path, rows: list[dict[str, Any]], first: int, join: LangfuseJoin
+) -> tuple[SourceFormat, DecodedSpans]:
+    decoded = decode_document(rows, join, f"{p}: rows from line {first}: ")
+    assert decoded is not None  # Langfuse rows always decode to spans
+    return decoded
+
+
 def _json_lines(
-    p: Path, stream: _Stream, head: bytes, small: bool, limit: int
+    p: Path, stream: _Stream, head: bytes, small: bool, limit: int, join: LangfuseJoin
 ) -> Iterator[tuple[SourceFormat, DecodedSpans]]:
     seen = 0
     try:
         for number, line in _lines(stream, head, limit):
             seen += 1
             try:
-                decoded = _json_document(line)
+                decoded = _json_document(line, join)
             except InputError as exc:
                 if seen == 1 and b"\n" in head.strip() and (small or "valid JSON" in str(exc)):
                     # Perhaps one pretty-printed document rather than JSON lines (as Jaeger,
@@ -272,7 +369,7 @@ def _json_lines(
                             f"{limit // _MB} MB (the limit; raise it with --max-message-mb)"
                         ) from exc
                     try:
-                        decoded = _json_document(head)
+                        decoded = _json_document(head, join)
                     except InputError as whole_exc:
                         if str(exc).startswith("not valid JSON") and not str(whole_exc).startswith(
                             "not valid JSON"
@@ -412,14 +509,17 @@ def import_files(
     staging = root / f"_import-{uuid.uuid4().hex[:12]}"
     spans = rejected = 0
     formats: dict[SourceFormat, int] = {}
+    limits = limits or ImportLimits()
+    join = LangfuseJoin(limits.max_message_bytes)
+    # Langfuse's legacy trace rows first: their fields go onto the observations read after.
+    files.sort(key=lambda f: not _holds_langfuse_traces(f, limits))
     try:
         writer = SpanWriter(staging, partition_by=partition_by, buckets=buckets)
-        for f in files:
-            for source, decoded in read_trace_file(f, limits):
-                writer.write(decoded.table)
-                spans += decoded.table.num_rows
-                rejected += decoded.rejected
-                formats[source] = formats.get(source, 0) + decoded.table.num_rows
+        for source, decoded in _all_batches(files, limits, join):
+            writer.write(decoded.table)
+            spans += decoded.table.num_rows
+            rejected += decoded.rejected
+            formats[source] = formats.get(source, 0) + decoded.table.num_rows
         staged = writer.flush()
         written = _publish(staging, root, staged)
     except OSError as exc:
@@ -428,7 +528,40 @@ def import_files(
         ) from exc
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return ImportResult(len(files), spans, rejected, tuple(written), tuple(formats.items()))
+    notes: tuple[str, ...] = ()
+    if join.unmatched:
+        notes = (
+            f"{join.unmatched} Langfuse score(s) judge a session, or a trace with no "
+            "observation in the input: not imported",
+        )
+    return ImportResult(len(files), spans, rejected, tuple(written), tuple(formats.items()), notes)
+
+
+def _all_batches(
+    files: list[Path], limits: ImportLimits, join: LangfuseJoin
+) -> Iterator[tuple[SourceFormat, DecodedSpans]]:
+    for f in files:
+        yield from read_trace_file(f, limits, join)
+    if join.pending:
+        yield LANGFUSE, whole(traces_to_table(join.finish()))
+
+
+def _holds_langfuse_traces(path: Path, limits: ImportLimits) -> bool:
+    """Whether a file's first row is a Langfuse trace row (a look at its first 64 KB)."""
+    if _magic(path) == PARQUET_MAGIC:
+        return False
+    with _Stream(path, limits) as stream:
+        head = stream.read_exactly(1 << 16)
+    text = head.lstrip()
+    if text[:1] == b"[":
+        text = text[1:].lstrip()
+    if text[:1] == b"{":
+        try:
+            first, _ = json.JSONDecoder().raw_decode(text.decode("utf-8", "replace"))
+        except ValueError:
+            return False
+        return langfuse_kind(first) == "trace"
+    return langfuse_kind(dict.fromkeys(_header(head), "")) == "trace"
 
 
 def _publish(staging: Path, root: Path, staged: list[Path]) -> list[Path]:

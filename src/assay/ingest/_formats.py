@@ -13,13 +13,23 @@ from typing import Any
 
 from assay.errors import InputError
 from assay.ingest._jaeger import is_jaeger, jaeger_to_request
+from assay.ingest._langfuse import LangfuseJoin, is_langfuse, langfuse_to_request
 from assay.ingest._logs import logs_to_table, parse_logs_json
 from assay.ingest._mlflow import is_mlflow, mlflow_to_request
 from assay.ingest._otlp import DecodedSpans, parse_traces_json, traces_to_table
 from assay.ingest._tempo import otlp_wrapped, wrapped_to_request
 from assay.ingest._zipkin import is_zipkin, zipkin_to_request
 
-__all__ = ["FORMATS", "OTLP", "PHOENIX", "SourceFormat", "decode_document", "format_named", "whole"]
+__all__ = [
+    "FORMATS",
+    "LANGFUSE",
+    "OTLP",
+    "PHOENIX",
+    "SourceFormat",
+    "decode_document",
+    "format_named",
+    "whole",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +90,20 @@ PHOENIX = SourceFormat(
         "evaluations files as gen_ai.evaluation.result events",
     ),
 )
-FORMATS = (OTLP, JAEGER, JAEGER_V3, TEMPO, ZIPKIN, MLFLOW, PHOENIX)
+LANGFUSE = SourceFormat(
+    "langfuse",
+    "Langfuse blob-storage export",
+    (
+        "span kinds, resource attributes and span events",
+        "the end of an in-progress observation or an event (taken as its start)",
+    ),
+    (
+        "observation types GENERATION, TOOL, AGENT, EMBEDDING as GenAI operations",
+        "usage_details as gen_ai.usage.*",
+        "scores as gen_ai.evaluation.result spans under the observation or trace they judge",
+    ),
+)
+FORMATS = (OTLP, JAEGER, JAEGER_V3, TEMPO, ZIPKIN, MLFLOW, PHOENIX, LANGFUSE)
 """Every format read, OTLP first."""
 
 
@@ -100,7 +123,9 @@ def whole(decoded: DecodedSpans) -> DecodedSpans:
     return decoded
 
 
-def decode_document(document: Any) -> tuple[SourceFormat, DecodedSpans] | None:
+def decode_document(
+    document: Any, join: LangfuseJoin | None = None, where: str = ""
+) -> tuple[SourceFormat, DecodedSpans] | None:
     """The spans of one parsed JSON document and the format they were read from.
 
     OTLP traces requests, OTLP logs requests (their GenAI evaluation results), Jaeger JSON,
@@ -124,6 +149,11 @@ def decode_document(document: Any) -> tuple[SourceFormat, DecodedSpans] | None:
             return source, whole(traces_to_table(wrapped_to_request(*wrapped)))
         if is_jaeger(document):
             return JAEGER, whole(traces_to_table(jaeger_to_request(document)))
+    if is_langfuse(document):
+        if join is None:
+            raise InputError("Langfuse rows are read by assay import (they join across files)")
+        rows = document if isinstance(document, list) else [document]
+        return LANGFUSE, whole(traces_to_table(langfuse_to_request(rows, where, join)))
     if is_mlflow(document):
         return MLFLOW, whole(traces_to_table(mlflow_to_request(document)))
     if is_zipkin(document):
