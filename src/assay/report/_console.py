@@ -173,7 +173,9 @@ def _bar(test: TestResult) -> Text:
     return pass_rate_bar(test.pass_rate, low, high, test.threshold, style=style)
 
 
-def _details(test: TestResult, scores: Mapping[str, list[float]], bar: bool) -> Group:
+def _details(
+    test: TestResult, scores: Mapping[str, list[float]], bar: bool, trace_url: str | None = None
+) -> Group:
     style = VERDICT_STYLE[test.verdict.value]
     head = Text()
     head.append(f"{test.verdict.value:<12} ", style=style)
@@ -222,7 +224,7 @@ def _details(test: TestResult, scores: Mapping[str, list[float]], bar: bool) -> 
     spent = cost_text(test.cost)
     if spent:
         rows.append(("cost", spent.removeprefix("cost ")))
-    failed_tools = tx.tool_errors_text(test)
+    failed_tools = tx.tool_errors_text(test, trace_url)
     if failed_tools:
         rows.append(("tool errors", failed_tools))
     rows.extend(("trials", line.removeprefix("trials ")) for line in tx.source_lines(test))
@@ -282,6 +284,7 @@ def render_console(
     trials: Sequence[Mapping[str, object]] | None = None,
     trials_of: Mapping[str, int] | None = None,
     with_diagnostics: bool = True,
+    trace_url: str | None = None,
 ) -> None:
     """Print the verdicts, each test's figures and reasons, and a summary box.
 
@@ -295,6 +298,7 @@ def render_console(
             ``trials`` column.
         with_diagnostics: Print the warnings about the input and the skipped files
             (:func:`diagnostics`); False when the caller prints them elsewhere (stderr).
+        trace_url: A trace-viewer template (``{trace_id}``): a trial named is its URL.
     """
     tests = tx.by_severity(result.tests)
     warnings = quality_lines(result) if with_diagnostics else []
@@ -306,7 +310,9 @@ def render_console(
         scores = _scores_by_test(trials)
         for test in tests:
             console.print()
-            console.print(_details(test, scores.get(test.test_id, {}), bar=not with_bar))
+            console.print(
+                _details(test, scores.get(test.test_id, {}), bar=not with_bar, trace_url=trace_url)
+            )
         console.print()
         for path, reason in result.skipped_files if with_diagnostics else ():
             console.print(data_text(f"skipped {path}: {reason}", style="yellow"))
