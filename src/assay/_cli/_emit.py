@@ -80,7 +80,8 @@ class Settings:
     inconclusive_ok: bool = False
     """JUnit and annotations treat INCONCLUSIVE as passing."""
     trace_url: str | None = None
-    """The HTML report links trace ids here (``{trace_id}`` is replaced)."""
+    """The user's trace viewer (``{trace_id}`` is replaced): the HTML report links trials
+    there, the console prints their URLs (``report/_links.py``)."""
     trials_of: Mapping[str, int] | None = None
     """Test id → the most trials it could use: the ``trials`` column of ``assay run``."""
     warnings: tuple[str, ...] = ()
@@ -114,6 +115,7 @@ def _print_console(
         trials_of=settings.trials_of,
         with_diagnostics=not on_stdout,
         all_cases=settings.all_cases,
+        trace_url=settings.trace_url,
     )
 
 

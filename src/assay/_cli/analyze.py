@@ -17,7 +17,9 @@ TraceUrl = Annotated[
     str | None,
     typer.Option(
         envvar="ASSAY_TRACE_URL",
-        help="Link trace ids to a trace viewer, e.g. http://localhost:16686/trace/{trace_id}.",
+        help="Your trace viewer's URL of a trace, e.g. http://localhost:16686/trace/{trace_id}: "
+        "trials named in reports link there (docs/reports.md lists Jaeger, Grafana/Tempo, "
+        "Phoenix and Langfuse templates).",
     ),
 ]
 
@@ -68,6 +70,7 @@ def analyze(
         str | None,
         typer.Option(help="Spark master URL for --engine spark, e.g. local[4], spark://h:7077."),
     ] = None,
+    trace_url: TraceUrl = None,
 ) -> None:
     """Read a trace set and give every test a verdict (the CI entry point)."""
     from assay.api import analyze as run_analysis
@@ -112,7 +115,12 @@ def analyze(
     emit(
         analysis,
         targets,
-        Settings(quiet=quiet, inconclusive_ok=inconclusive_ok, all_cases=all_cases),
+        Settings(
+            quiet=quiet,
+            inconclusive_ok=inconclusive_ok,
+            all_cases=all_cases,
+            trace_url=trace_url,
+        ),
     )
     raise SystemExit(analysis.exit_code(inconclusive_ok))
 
@@ -153,6 +161,7 @@ def compare(
         str | None,
         typer.Option("--baseline-run-id", help="Only BASELINE's trials of this assay.run.id."),
     ] = None,
+    trace_url: TraceUrl = None,
 ) -> None:
     """Regression and behaviour verdicts: did CURRENT get worse than BASELINE, what changed?"""
     from assay.api import compare as run_compare
@@ -193,7 +202,12 @@ def compare(
     emit(
         analysis,
         targets,
-        Settings(quiet=quiet, inconclusive_ok=inconclusive_ok, all_cases=all_cases),
+        Settings(
+            quiet=quiet,
+            inconclusive_ok=inconclusive_ok,
+            all_cases=all_cases,
+            trace_url=trace_url,
+        ),
     )
     raise SystemExit(analysis.exit_code(inconclusive_ok))
 

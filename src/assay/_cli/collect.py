@@ -125,7 +125,12 @@ def collect(
 
 def import_(
     paths: Annotated[
-        list[Path], typer.Argument(help="OTLP files or folders (JSON lines or protobuf).")
+        list[Path],
+        typer.Argument(
+            help="Trace files or folders: OTLP (JSON lines or protobuf), Jaeger JSON, Tempo "
+            "query results, Zipkin v2 JSON, MLflow 3 traces, Phoenix datasets, Langfuse exports "
+            "(told by content)."
+        ),
     ],
     out: Annotated[Path, typer.Option("--out", help="Output folder of the spans table.")],
     max_decompressed_mb: Annotated[
@@ -136,7 +141,7 @@ def import_(
     ] = 64,
     buckets: o.Buckets = None,
 ) -> None:
-    """Import recorded OTLP files (JSON lines or protobuf, optionally gzip/zstd) into Parquet.
+    """Import trace files (OTLP, Jaeger, Tempo, Zipkin, MLflow, Phoenix, Langfuse) into Parquet.
 
     All or nothing: the output folder changes only once every input was read and written.
     """
@@ -155,3 +160,11 @@ def import_(
         f"imported {result.spans} spans from {result.files_read} file(s) into "
         f"{len(result.written)} Parquet file(s) in {out}{rejected}"
     )
+    for source, spans in result.formats:  # what each format cannot tell: said, not filled in
+        said = [f"mapped {'; '.join(source.mapped)}"] if source.mapped else []
+        said += (
+            [f"it does not record {'; '.join(source.cannot_tell)}"] if source.cannot_tell else []
+        )
+        typer.echo(f"  {spans} spans read as {'; '.join([source.label, *said])}")
+    for note in result.notes:
+        typer.echo(f"assay: warning: {note}", err=True)

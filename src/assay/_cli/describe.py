@@ -17,7 +17,12 @@ if TYPE_CHECKING:
 
 
 def _text(d: Description) -> str:
-    lines = [f"{d.spans} spans in {d.traces} traces", "", "span names (most common):"]
+    lines = [f"{d.spans} spans in {d.traces} traces", ""]
+    for source in d.sources:  # what the format cannot tell is said, never filled in
+        lines.append(f"imported from {source.label}: {source.traces} traces")
+        lines += [f"  it does not record {missing}" for missing in source.not_recorded]
+    lines += [""] if d.sources else []
+    lines += ["span names (most common):"]
     lines += [f"  {count:>8}  {name}" for name, count in d.span_names]
     lines += ["", "conventions detected (spans):"]
     lines += [f"  {count:>8}  {label}" for label, count in d.conventions] or ["  none known"]

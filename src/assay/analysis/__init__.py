@@ -11,7 +11,7 @@ from assay.analysis._cost import (
     load_prices,
     with_cost,
 )
-from assay.analysis._describe import Candidate, Description, describe_spans
+from assay.analysis._describe import Candidate, Description, SourceSeen, describe_spans
 from assay.analysis._engines import SPANS_PER_BUCKET, Engine, bucket_size, engine_trials
 from assay.analysis._features import (
     Feature,
@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_PRICES",
     "DEFAULT_PRICES_AS_OF",
     "Description",
+    "SourceSeen",
     "PassRule",
     "SPANS_PER_BUCKET",
     "Engine",

@@ -86,6 +86,54 @@ class Description:
     """Spans that look like work but that no convention assay reads claims (a sample)."""
     evaluations: tuple[EvaluationSeen, ...] = ()
     """Evaluation, score and check names, with their labels and counts (``--pass-when``)."""
+    sources: tuple[SourceSeen, ...] = ()
+    """The formats ``assay import`` read the traces from (none for OTLP and assay's own)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSeen:
+    """A format some traces were imported from (``assay.import.format`` on their resource)."""
+
+    format: str
+    """The format's key (``jaeger``, ``zipkin``, ``tempo``, …)."""
+    label: str
+    """Its name for people."""
+    traces: int
+    """Traces whose root span was read from it."""
+    not_recorded: tuple[str, ...]
+    """What the format does not record, so that these traces cannot show it."""
+
+
+def _sources(spans: pl.LazyFrame) -> tuple[SourceSeen, ...]:
+    """The import formats of the root spans (a root is enough: a trace comes from one file)."""
+    from assay.ingest import FORMAT_ATTRIBUTE, format_named
+
+    marked = (
+        spans.filter(pl.col("parent_span_id").is_null())
+        .select(
+            "trace_id",
+            pl.col("resource_attributes")
+            .list.eval(
+                pl.element()
+                .filter(pl.element().struct.field("key") == FORMAT_ATTRIBUTE)
+                .struct.field("string_value")
+            )
+            .list.first()
+            .alias("format"),
+        )
+        .drop_nulls("format")
+        .group_by("format")
+        .agg(pl.col("trace_id").n_unique().alias("traces"))
+        .sort("format")
+        .collect()
+    )
+    out = []
+    for key, traces in marked.rows():
+        known = format_named(str(key))
+        label = known.label if known is not None else str(key)
+        missing = known.cannot_tell if known is not None else ()
+        out.append(SourceSeen(str(key), label, int(traces), missing))
+    return tuple(out)
 
 
 def _known_candidates(spans: pl.LazyFrame) -> list[Candidate]:
@@ -177,4 +225,5 @@ def describe_spans(spans: pl.LazyFrame) -> Description:
         candidates=tuple(ranked_candidates(spans)),
         unclaimed=unclaimed_work(spans),
         evaluations=evaluations_seen(spans),
+        sources=_sources(spans),
     )

@@ -1,5 +1,6 @@
-"""``assay import``: recorded OTLP files → the spans table.
+"""``assay import``: recorded trace files → the spans table.
 
+Reads other tools' exports too, told by their content (``_formats``: Jaeger, Tempo, Zipkin).
 Reads what the OpenTelemetry Collector's file exporter writes: OTLP/JSON, one
 ``ExportTraceServiceRequest`` per line (``format: json``), or protobuf (``format: proto``,
 each message prefixed by its 4-byte big-endian length), and also a single protobuf message per
@@ -12,6 +13,8 @@ stream ends in one clear error at the limit, never in the OOM killer.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import re
@@ -21,20 +24,29 @@ import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
 from assay.errors import ConfigError, InputError
-from assay.ingest._logs import logs_to_table, parse_logs_json
+from assay.ingest._formats import (
+    LANGFUSE,
+    OTLP,
+    PHOENIX,
+    SourceFormat,
+    decode_document,
+    whole,
+)
+from assay.ingest._langfuse import LangfuseJoin, langfuse_kind
 from assay.ingest._otlp import (
     DecodedSpans,
-    parse_traces_json,
     parse_traces_protobuf,
     traces_to_table,
 )
+from assay.ingest._phoenix import PARQUET_MAGIC, phoenix_requests
 from assay.store import SpanWriter, fsync_dir
 
-__all__ = ["ImportLimits", "ImportResult", "import_files", "read_otlp_file"]
+__all__ = ["ImportLimits", "ImportResult", "import_files", "read_otlp_file", "read_trace_file"]
 
 _GZIP = b"\x1f\x8b"
 _ZSTD = b"\x28\xb5\x2f\xfd"
@@ -74,6 +86,10 @@ class ImportResult:
     reading it keep working)."""
     written: tuple[Path, ...]
     """The Parquet files created."""
+    formats: tuple[tuple[SourceFormat, int], ...] = ()
+    """The formats read (told by content), each with its spans, in the order first met."""
+    notes: tuple[str, ...] = ()
+    """What was read but not imported, and why (printed by ``assay import``)."""
 
 
 class _Stream:
@@ -183,82 +199,182 @@ def _framed(data: bytes) -> list[bytes] | None:
     return frames or None
 
 
-def _whole(decoded: DecodedSpans) -> DecodedSpans:
-    """``decoded`` if every span of its request could be stored; a file is not a sender.
+def _json_document(text: bytes, join: LangfuseJoin) -> tuple[SourceFormat, DecodedSpans] | None:
+    """Decode one JSON document by its content (``_formats``); None for OTLP metrics.
 
     Raises:
-        InputError: A span the spans table cannot hold (``_validate``), named.
-    """
-    if decoded.rejected:
-        raise InputError(f"{decoded.rejected} invalid span(s); the first: {decoded.problem}")
-    return decoded
-
-
-def _json_document(text: bytes) -> DecodedSpans | None:
-    """Decode one OTLP/JSON document: traces, or logs (evaluation results); None for metrics.
-
-    Raises:
-        InputError: Not JSON, or not an OTLP traces, logs or metrics request.
+        InputError: Not JSON, or not a trace format assay reads.
     """
     try:
         document = json.loads(text)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise InputError(f"not valid JSON ({exc})") from exc
-    if not isinstance(document, dict):
-        raise InputError("not an OTLP/JSON request (not a JSON object)")
-    if "resourceSpans" in document or "resource_spans" in document:
-        return _whole(traces_to_table(parse_traces_json(document)))
-    if "resourceLogs" in document or "resource_logs" in document:
-        logs = logs_to_table(parse_logs_json(document))
-        return DecodedSpans(logs.table, 0)
-    if "resourceMetrics" in document or "resource_metrics" in document:
-        return None  # the file exporter may mix signals; metrics are not spans
-    raise InputError("not an OTLP/JSON request (no resourceSpans, resourceLogs or resourceMetrics)")
+    return decode_document(document, join)
 
 
 def read_otlp_file(
     path: str | os.PathLike[str], limits: ImportLimits | None = None
 ) -> Iterator[DecodedSpans]:
-    """Yield decoded spans-table batches from one recorded OTLP file (JSON lines or protobuf).
+    """Yield decoded spans-table batches from one recorded trace file.
 
     The file is streamed: one JSON line or one length-prefixed protobuf message is in memory at
     a time, so memory stays near ``limits.max_message_bytes`` however large the file. JSON
     lines may mix signals, as the file exporter writes them: trace requests become spans, log
     requests their GenAI evaluation results (as in the collector), metric requests are skipped.
+    A JSON line (or a whole file holding one JSON document) may also be another tool's
+    export: Jaeger JSON, a Tempo query result or Zipkin v2 JSON (:func:`read_trace_file`).
 
     Raises:
         InputError: The file cannot be read, holds something else, or exceeds a limit; the
             message names the file (and the line, for JSON lines).
     """
+    for _, decoded in read_trace_file(path, limits):
+        yield decoded
+
+
+def read_trace_file(
+    path: str | os.PathLike[str],
+    limits: ImportLimits | None = None,
+    join: LangfuseJoin | None = None,
+) -> Iterator[tuple[SourceFormat, DecodedSpans]]:
+    """:func:`read_otlp_file`, with the format each batch was read from (by its content).
+
+    Args:
+        path: The file.
+        limits: Its bounds.
+        join: What Langfuse rows of one file need from another's (one for a whole import);
+            without it the file is read on its own and its trace-level scores are joined to its
+            own observations at its end.
+
+    Raises:
+        InputError: As :func:`read_otlp_file`.
+    """
     limits = limits or ImportLimits()
+    if join is None:
+        own = LangfuseJoin(limits.max_message_bytes)
+        yield from read_trace_file(path, limits, own)
+        if own.pending:
+            yield LANGFUSE, whole(traces_to_table(own.finish()))
+        return
     p = Path(path)
     limit = limits.max_message_bytes
+    if _magic(p) == PARQUET_MAGIC:  # Phoenix's trace datasets are Parquet, read by row group
+        for request in phoenix_requests(p, limit):
+            yield PHOENIX, whole(traces_to_table(request))
+        return
     with _Stream(p, limits) as stream:
         head = stream.read_exactly(limit + 1)
         small = len(head) <= limit  # the whole file is in ``head``
-        if head.lstrip()[:1] in (b"{", b""):
-            yield from _json_lines(p, stream, head, small, limit)
+        if head.lstrip()[:1] in (b"{", b"[", b""):
+            yield from _json_lines(p, stream, head, small, limit, join)
+        elif _is_langfuse_csv(head):
+            yield from _langfuse_csv(p, stream, head, limit, join)
         elif small:
-            yield from _protobuf_file(p, head)
+            yield from ((OTLP, d) for d in _protobuf_file(p, head))
         else:
-            yield from _protobuf_frames(p, stream, head, limit)
+            yield from ((OTLP, d) for d in _protobuf_frames(p, stream, head, limit))
+
+
+def _magic(path: Path) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(4)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+
+
+def _header(head: bytes) -> list[str]:
+    """The fields of a CSV header line at the start of ``head`` (empty when there is none)."""
+    line = head[: 1 << 16].split(b"\n", 1)[0].decode("utf-8", "replace").lstrip("\ufeff").strip()
+    try:
+        return next(csv.reader([line]), [])
+    except csv.Error:  # binary data or no line at all: not a CSV header
+        return []
+
+
+def _is_langfuse_csv(head: bytes) -> bool:
+    """A CSV export of Langfuse: its header row names a kind of Langfuse row."""
+    return langfuse_kind(dict.fromkeys(_header(head), "")) is not None
+
+
+class _Reader(io.RawIOBase):
+    """The stream's bytes from ``head`` on, as a file object (for the csv module)."""
+
+    def __init__(self, stream: _Stream, head: bytes) -> None:
+        self._stream = stream
+        self._buffer = head
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, target: Any) -> int:
+        if not self._buffer:
+            self._buffer = self._stream.read()
+        size = min(len(target), len(self._buffer))
+        target[:size] = self._buffer[:size]
+        self._buffer = self._buffer[size:]
+        return size
+
+
+def _langfuse_csv(
+    p: Path, stream: _Stream, head: bytes, limit: int, join: LangfuseJoin
+) -> Iterator[tuple[SourceFormat, DecodedSpans]]:
+    """A Langfuse CSV export, a batch of rows at a time (a field holds at most ``limit``)."""
+    text = io.TextIOWrapper(io.BufferedReader(_Reader(stream, head)), "utf-8-sig", newline="")
+    old = csv.field_size_limit()
+    csv.field_size_limit(limit)
+    try:
+        reader = csv.DictReader(text)
+        batch: list[dict[str, Any]] = []
+        first = 2  # the header is line 1
+        try:
+            for row in reader:
+                batch.append({k: (v if v != "" else None) for k, v in row.items()})
+                if len(batch) == 1000:
+                    yield _csv_batch(p, batch, first, join)
+                    first = reader.line_num + 1
+                    batch = []
+        except csv.Error as exc:
+            raise InputError(f"{p}:{reader.line_num}: not valid CSV ({exc})") from exc
+        if batch:
+            yield _csv_batch(p, batch, first, join)
+    finally:
+        csv.field_size_limit(old)
+
+
+def _csv_batch(
+    p: Path, rows: list[dict[str, Any]], first: int, join: LangfuseJoin
+) -> tuple[SourceFormat, DecodedSpans]:
+    decoded = decode_document(rows, join, f"{p}: rows from line {first}: ")
+    assert decoded is not None  # Langfuse rows always decode to spans
+    return decoded
 
 
 def _json_lines(
-    p: Path, stream: _Stream, head: bytes, small: bool, limit: int
-) -> Iterator[DecodedSpans]:
+    p: Path, stream: _Stream, head: bytes, small: bool, limit: int, join: LangfuseJoin
+) -> Iterator[tuple[SourceFormat, DecodedSpans]]:
     seen = 0
     try:
         for number, line in _lines(stream, head, limit):
             seen += 1
             try:
-                decoded = _json_document(line)
+                decoded = _json_document(line, join)
             except InputError as exc:
-                if seen == 1 and small and b"\n" in head.strip():
-                    # Perhaps one pretty-printed document rather than JSON lines.
+                if seen == 1 and b"\n" in head.strip() and (small or "valid JSON" in str(exc)):
+                    # Perhaps one pretty-printed document rather than JSON lines (as Jaeger,
+                    # Tempo and Zipkin exports are): read whole, within the message limit.
+                    if not small and str(exc).startswith("not valid JSON"):
+                        raise InputError(
+                            f"{p}: not JSON lines, and one JSON document larger than "
+                            f"{limit // _MB} MB (the limit; raise it with --max-message-mb)"
+                        ) from exc
                     try:
-                        decoded = _json_document(head)
-                    except InputError:
+                        decoded = _json_document(head, join)
+                    except InputError as whole_exc:
+                        if str(exc).startswith("not valid JSON") and not str(whole_exc).startswith(
+                            "not valid JSON"
+                        ):
+                            raise InputError(f"{p}: {whole_exc}") from whole_exc  # a document
                         raise InputError(f"{p}:{number}: {exc}") from exc
                     if decoded is not None:
                         yield decoded
@@ -286,7 +402,7 @@ def _protobuf_file(p: Path, data: bytes) -> Iterator[DecodedSpans]:
         if requests:
             for number, request in enumerate(requests, start=1):
                 try:
-                    yield _whole(traces_to_table(request))
+                    yield whole(traces_to_table(request))
                 except InputError as exc:
                     raise InputError(f"{p}: message {number}: {exc}") from exc
             return
@@ -297,7 +413,7 @@ def _protobuf_file(p: Path, data: bytes) -> Iterator[DecodedSpans]:
     if not request.resource_spans:
         raise InputError(f"{p}: neither OTLP JSON lines nor OTLP protobuf (no resource spans)")
     try:
-        yield _whole(traces_to_table(request))
+        yield whole(traces_to_table(request))
     except InputError as exc:
         raise InputError(f"{p}: {exc}") from exc
 
@@ -335,7 +451,7 @@ def _protobuf_frames(p: Path, stream: _Stream, head: bytes, limit: int) -> Itera
             if len(body) < size:
                 raise InputError(f"{p}: message {number} is truncated")
         try:
-            yield _whole(traces_to_table(parse_traces_protobuf(body)))
+            yield whole(traces_to_table(parse_traces_protobuf(body)))
         except InputError as exc:
             raise InputError(f"{p}: message {number}: {exc}") from exc
 
@@ -392,13 +508,18 @@ def import_files(
     root = Path(out)
     staging = root / f"_import-{uuid.uuid4().hex[:12]}"
     spans = rejected = 0
+    formats: dict[SourceFormat, int] = {}
+    limits = limits or ImportLimits()
+    join = LangfuseJoin(limits.max_message_bytes)
+    # Langfuse's legacy trace rows first: their fields go onto the observations read after.
+    files.sort(key=lambda f: not _holds_langfuse_traces(f, limits))
     try:
         writer = SpanWriter(staging, partition_by=partition_by, buckets=buckets)
-        for f in files:
-            for decoded in read_otlp_file(f, limits):
-                writer.write(decoded.table)
-                spans += decoded.table.num_rows
-                rejected += decoded.rejected
+        for source, decoded in _all_batches(files, limits, join):
+            writer.write(decoded.table)
+            spans += decoded.table.num_rows
+            rejected += decoded.rejected
+            formats[source] = formats.get(source, 0) + decoded.table.num_rows
         staged = writer.flush()
         written = _publish(staging, root, staged)
     except OSError as exc:
@@ -407,7 +528,40 @@ def import_files(
         ) from exc
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return ImportResult(len(files), spans, rejected, tuple(written))
+    notes: tuple[str, ...] = ()
+    if join.unmatched:
+        notes = (
+            f"{join.unmatched} Langfuse score(s) judge a session, or a trace with no "
+            "observation in the input: not imported",
+        )
+    return ImportResult(len(files), spans, rejected, tuple(written), tuple(formats.items()), notes)
+
+
+def _all_batches(
+    files: list[Path], limits: ImportLimits, join: LangfuseJoin
+) -> Iterator[tuple[SourceFormat, DecodedSpans]]:
+    for f in files:
+        yield from read_trace_file(f, limits, join)
+    if join.pending:
+        yield LANGFUSE, whole(traces_to_table(join.finish()))
+
+
+def _holds_langfuse_traces(path: Path, limits: ImportLimits) -> bool:
+    """Whether a file's first row is a Langfuse trace row (a look at its first 64 KB)."""
+    if _magic(path) == PARQUET_MAGIC:
+        return False
+    with _Stream(path, limits) as stream:
+        head = stream.read_exactly(1 << 16)
+    text = head.lstrip()
+    if text[:1] == b"[":
+        text = text[1:].lstrip()
+    if text[:1] == b"{":
+        try:
+            first, _ = json.JSONDecoder().raw_decode(text.decode("utf-8", "replace"))
+        except ValueError:
+            return False
+        return langfuse_kind(first) == "trace"
+    return langfuse_kind(dict.fromkeys(_header(head), "")) == "trace"
 
 
 def _publish(staging: Path, root: Path, staged: list[Path]) -> list[Path]:

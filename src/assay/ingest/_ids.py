@@ -24,17 +24,21 @@ _ID_FIELDS = {
 }
 
 
+def base64_bytes(value: str) -> bytes:
+    """The bytes ``value`` encodes in base64, or ``b""`` when it is not base64."""
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return b""
+
+
 def _id_to_base64(value: Any, field: str) -> Any:
     if not isinstance(value, str) or not value:
         return value
     expected = _ID_FIELDS[field]
     if len(value) == 2 * expected and _HEX.match(value):
         return base64.b64encode(bytes.fromhex(value)).decode()
-    try:
-        raw = base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        raw = b""
-    if len(raw) == expected:
+    if len(base64_bytes(value)) == expected:
         return value
     raise ValueError(f"{field} {value!r} is neither {2 * expected} hex digits nor base64")
 

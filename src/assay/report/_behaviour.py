@@ -11,6 +11,7 @@ import html
 from typing import Any
 
 from assay.judge import BehaviourChange, BehaviourResult, CostSummary, describe_change
+from assay.report._links import trace_link
 from assay.report._safe import code_spans, visible
 
 SHOWN = 5
@@ -121,9 +122,9 @@ def _trace_links(ids: tuple[str, ...], trace_url: str | None) -> str:
     cells = []
     for trace_id in ids[:3]:
         code = f"<code>{html.escape(_short(trace_id))}</code>"
-        if trace_url:
-            url = html.escape(trace_url.replace("{trace_id}", trace_id), quote=True)
-            code = f'<a href="{url}">{code}</a>'
+        url = trace_link(trace_url, trace_id)
+        if url:
+            code = f'<a href="{html.escape(url, quote=True)}">{code}</a>'
         cells.append(code)
     return " ".join(cells) or "—"
 

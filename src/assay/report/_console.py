@@ -182,7 +182,9 @@ def _bar(test: TestResult) -> Text:
     return pass_rate_bar(test.pass_rate, low, high, test.threshold, style=style)
 
 
-def _details(test: TestResult, scores: Mapping[str, list[float]], bar: bool) -> Group:
+def _details(
+    test: TestResult, scores: Mapping[str, list[float]], bar: bool, trace_url: str | None = None
+) -> Group:
     style = VERDICT_STYLE[test.verdict.value]
     head = Text()
     head.append(f"{test.verdict.value:<12} ", style=style)
@@ -231,7 +233,7 @@ def _details(test: TestResult, scores: Mapping[str, list[float]], bar: bool) -> 
     spent = cost_text(test.cost)
     if spent:
         rows.append(("cost", spent.removeprefix("cost ")))
-    failed_tools = tx.tool_errors_text(test)
+    failed_tools = tx.tool_errors_text(test, trace_url)
     if failed_tools:
         rows.append(("tool errors", failed_tools))
     rows.extend(("trials", line.removeprefix("trials ")) for line in tx.source_lines(test))
@@ -326,6 +328,7 @@ def render_console(
     trials_of: Mapping[str, int] | None = None,
     with_diagnostics: bool = True,
     all_cases: bool = False,
+    trace_url: str | None = None,
 ) -> None:
     """Print the verdicts, each test's figures and reasons, and a summary box.
 
@@ -341,6 +344,7 @@ def render_console(
             (:func:`diagnostics`); False when the caller prints them elsewhere (stderr).
         all_cases: List every case with its details, however many (by default a set of more
             than a dozen cases lists the ones needing a look and counts the rest).
+        trace_url: A trace-viewer template (``{trace_id}``): a trial named is its URL.
     """
     listing = listed_cases(result, all_cases=all_cases)
     tests = list(listing.listed)
@@ -361,7 +365,9 @@ def render_console(
         scores = _scores_by_test(trials) if listing.in_full else {}
         for test in tests if listing.in_full else ():
             console.print()
-            console.print(_details(test, scores.get(test.test_id, {}), bar=not with_bar))
+            console.print(
+                _details(test, scores.get(test.test_id, {}), bar=not with_bar, trace_url=trace_url)
+            )
         console.print()
         for path, reason in result.skipped_files if with_diagnostics else ():
             console.print(data_text(f"skipped {path}: {reason}", style="yellow"))

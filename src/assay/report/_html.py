@@ -25,6 +25,7 @@ from assay.report import _charts as ch
 from assay.report import _text as tx
 from assay.report._behaviour import behaviour_html
 from assay.report._json import SCHEMA
+from assay.report._links import trace_link
 from assay.report._rows import Row, TrialRow, VariantRow, trials_by_test, variants_by_test
 from assay.report._safe import code_spans, visible
 from assay.report._suites import comparison_lines, figure_lines, shown_suites, suite_name
@@ -100,9 +101,8 @@ def _trace_cell(trace_id: str, trace_url: str | None) -> str:
     if not trace_id:
         return "—"
     code = f"<code>{_e(trace_id)}</code>"
-    if trace_url:
-        return f'<a href="{_e(trace_url.replace("{trace_id}", str(trace_id)))}">{code}</a>'
-    return code
+    url = trace_link(trace_url, str(trace_id))
+    return f'<a href="{_e(url)}">{code}</a>' if url else code
 
 
 def _scores_text(trial: TrialRow) -> str:

@@ -14,6 +14,7 @@ from assay.judge import ci_text as ci_text  # one copy, in assay.judge; read her
 from assay.judge import pct as pct
 from assay.judge import rate_text as judged_rate_text
 from assay.report._behaviour import behaviour_lines, cost_text
+from assay.report._links import trace_link
 from assay.stats import Flakiness, ScoreSummary, ToolConsistency
 
 VERDICT_ORDER = {Verdict.FAIL: 0, Verdict.INCONCLUSIVE: 1, Verdict.PASS: 2}
@@ -203,15 +204,16 @@ def regression_text(test: TestResult) -> str | None:
     return f"regression {regression.verdict.value}: " + ", ".join(parts)
 
 
-def tool_errors_text(test: TestResult) -> str | None:
+def tool_errors_text(test: TestResult, trace_url: str | None = None) -> str | None:
     """``8 in 5 of 20 trials (...); first in trial 3, trace 0af7…: RuntimeError: boom``.
 
-    None when no tool call failed.
+    With a ``trace_url`` template the trace is its URL in the user's viewer. None when no tool
+    call failed.
     """
     errors = test.tool_errors
     if errors is None or errors.count == 0:
         return None
-    where = f"trace {errors.first_trace_id}"
+    where = f"trace {trace_link(trace_url, errors.first_trace_id) or errors.first_trace_id}"
     if errors.first_trial_index is not None:
         where = f"trial {errors.first_trial_index}, {where}"
     text = (

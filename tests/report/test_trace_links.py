@@ -1,0 +1,90 @@
+"""``--trace-url`` / ``ASSAY_TRACE_URL``: trials named in reports open in the user's viewer."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.cli import run
+from assay.report._links import trace_link
+
+FIXTURES = Path(__file__).parents[1] / "ingest" / "formats"
+TRUTH = json.loads((FIXTURES / "truth.json").read_text())
+JAEGER = "http://localhost:16686/trace/{trace_id}"
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(io.StringIO()):
+        code = run(list(args))
+    return code, stdout.getvalue()
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("links") / "traces"
+    code, _ = _cli("import", str(FIXTURES / "zipkin.json"), "--out", str(out))
+    assert code == 0
+    return out
+
+
+def _first_tool_errors() -> set[str]:
+    """Each test's first run whose tool failed (the fixtures hold runs in start order)."""
+    first: dict[str, str] = {}
+    for trace_id, truth in TRUTH.items():
+        if truth["tool_errors"]:
+            first.setdefault(truth["test_id"], trace_id)
+    return set(first.values())
+
+
+def test_the_template_takes_the_trace_id() -> None:
+    assert trace_link(JAEGER, "ab" * 16) == "http://localhost:16686/trace/" + "ab" * 16
+    assert trace_link(None, "ab" * 16) is None and trace_link(JAEGER, None) is None
+
+
+@pytest.mark.parametrize("by_env", [False, True])
+def test_the_console_names_a_failing_tools_trial_by_its_url(
+    traces: Path, by_env: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = ["analyze", str(traces), "--test-attribute", "gen_ai.agent.name"]
+    if by_env:
+        monkeypatch.setenv("ASSAY_TRACE_URL", JAEGER)
+    else:
+        args += ["--trace-url", JAEGER]
+    _, stdout = _cli(*args)
+    text = " ".join(stdout.split())  # the console wraps long lines
+    firsts = _first_tool_errors()
+    assert text.count("http://localhost:16686/trace/") == len(firsts)
+    for trace_id in firsts:
+        assert f"first in trace http://localhost:16686/trace/{trace_id}: timeout" in text
+
+
+def test_without_a_template_the_console_names_the_trace_id(
+    traces: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ASSAY_TRACE_URL", raising=False)
+    _, stdout = _cli("analyze", str(traces), "--test-attribute", "gen_ai.agent.name")
+    text = " ".join(stdout.split())
+    assert all(f"first in trace {t}: timeout" in text for t in _first_tool_errors())
+    assert "http" not in text
+
+
+def test_the_html_report_links_every_trial(traces: Path, tmp_path: Path) -> None:
+    report = tmp_path / "r.html"
+    _cli(
+        "report",
+        str(traces),
+        "-o",
+        str(report),
+        "--test-attribute",
+        "gen_ai.agent.name",
+        "--trace-url",
+        JAEGER,
+    )
+    page = report.read_text()
+    for trace_id in TRUTH:
+        assert f'href="http://localhost:16686/trace/{trace_id}"' in page
