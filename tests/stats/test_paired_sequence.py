@@ -90,3 +90,21 @@ def test_the_case_order_is_a_seeded_permutation() -> None:
     assert sorted(order.tolist()) == list(range(50))
     assert (order == case_order(50, seed=4)).all()
     assert not (order == case_order(50, seed=5)).all()
+
+
+def test_the_interval_is_the_running_intersection() -> None:
+    rng = np.random.default_rng(8)
+    values = rng.choice([-1.0, 0.0, 1.0], size=300, p=[0.2, 0.7, 0.1])
+    paired = PairedDifferenceSequence(0.9)
+    plain = BoundedMeanSequence(0.9, -1.0, 1.0)
+    lows, highs = [], []
+    for value in values:
+        paired.add([value])
+        plain.add([value])
+        low, high = plain.interval()
+        lows.append(low)
+        highs.append(high)
+        assert paired.interval() == (max(lows), min(highs))
+    with pytest.raises(InputError):
+        paired.add([0.5, 2.0])
+    assert paired.status().cases == 300  # nothing of a refused batch was fed

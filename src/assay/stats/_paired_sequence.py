@@ -96,7 +96,14 @@ def decide_paired(
 
 @dataclass(slots=True)
 class PairedDifferenceSequence:
-    """The betting confidence sequence of the mean per-case difference, fed case by case."""
+    """The betting confidence sequence of the mean per-case difference, fed case by case.
+
+    Its interval is the running intersection of the sequence's intervals after each case: it
+    covers the mean whenever the sequence covers it at every case count (probability at least
+    ``confidence``), it is as narrow as the cases ever made it, and once a decision is reached it
+    stays. Should the intersection ever be empty (the sequence missed the mean at some count, or
+    the cases were not exchangeable), the current interval is used instead.
+    """
 
     confidence: float = 0.95
     """``1 - alpha``: the chance the interval covers the mean difference at every count."""
@@ -105,6 +112,8 @@ class PairedDifferenceSequence:
     margin: float | None = None
     """A non-inferiority margin; None: decide drop / no drop of delta instead."""
     _sequence: BoundedMeanSequence = field(init=False)
+    _low: float = field(init=False, default=-1.0)
+    _high: float = field(init=False, default=1.0)
 
     def __post_init__(self) -> None:
         self._sequence = BoundedMeanSequence(self.confidence, -1.0, 1.0)
@@ -114,13 +123,21 @@ class PairedDifferenceSequence:
         """Feed per-case differences ``current - baseline`` (each in [-1, 1]), in case order.
 
         Raises:
-            InputError: A difference outside [-1, 1] or not finite.
+            InputError: A difference outside [-1, 1] or not finite (none of them is fed).
         """
-        self._sequence.add(differences)
+        values = np.asarray(differences, dtype=np.float64).ravel()
+        if values.size and not (np.isfinite(values).all() and np.abs(values).max() <= 1):
+            self._sequence.add(values)  # refuses them all, with the one message for the bounds
+        for value in values:
+            self._sequence.add([value])
+            low, high = self._sequence.interval()
+            self._low, self._high = max(self._low, low), min(self._high, high)
 
     def interval(self) -> tuple[float, float]:
         """The anytime-valid interval of the mean difference (``(-1, 1)`` before any case)."""
-        return self._sequence.interval()
+        if self._low > self._high:
+            return self._sequence.interval()
+        return self._low, self._high
 
     def decide(self) -> PairedDecision:
         """What the interval settles now (:func:`decide_paired`)."""
