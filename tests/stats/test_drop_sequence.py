@@ -7,6 +7,8 @@ import math
 import numpy as np
 import numpy.typing as npt
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import special as sp
 
 from assay.errors import ConfigError, InsufficientDataError
@@ -134,3 +136,22 @@ def test_bad_input_is_refused() -> None:
         sequence.power(10, 10, 0.9, 0.0)
     with pytest.raises(ConfigError):
         DropSequence(1.5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    nb=st.integers(1, 120),
+    nc=st.integers(1, 120),
+    fb=st.floats(0, 1),
+    fc=st.floats(0, 1),
+)
+def test_interval_properties(nb: int, nc: int, fb: float, fc: float) -> None:
+    sb, sc = round(fb * nb), round(fc * nc)
+    result = drop_sequence(0.8, 0.95, 100).test(sb, nb, sc, nc)
+    assert -1 <= result.low <= sb / nb - sc / nc + 1e-12
+    assert sb / nb - sc / nc - 1e-12 <= result.high <= 1
+    assert 0 < result.p_value <= 1
+    if result.low > 1e-9:
+        assert result.e_value >= 20 * (1 - 1e-9)
+    if result.e_value > 20 * (1 + 1e-9):
+        assert result.low > 0
