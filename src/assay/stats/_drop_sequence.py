@@ -34,7 +34,7 @@ the end is one stopping time.
 The prior shapes the power, never the validity, as long as it is fixed before the trials
 (docs/statistics.md, "Regression after adaptive runs"): assay uses one prior for both versions,
 centred on the test's threshold and worth :func:`tuned_prior_strength` of the maximum trials
-— the prior ``assay run``'s own sequence uses (:func:`pass_rate_sequence`).
+(the prior ``assay run``'s own sequence uses, :func:`pass_rate_sequence`), capped at ten trials.
 
 References:
     Robbins (1970), "Statistical methods related to the law of the iterated logarithm",
@@ -48,7 +48,6 @@ References:
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
@@ -61,6 +60,7 @@ from assay.stats._confidence_sequence import (
     BernoulliConfidenceSequence,
     tuned_prior_strength,
 )
+from assay.stats._exact2x2 import _TableCache
 
 __all__ = [
     "DropSequence",
@@ -282,15 +282,23 @@ class DropSequence:
         return float(min(max(pmf_b @ region @ pmf_c, 0.0), 1.0))
 
 
-@functools.lru_cache(maxsize=256)
+# A region is one byte per table: keep at most ~50 MB of them (as the exact tests' regions).
+_REGIONS = _TableCache(50_000_000)
+
+
 def _region(
     confidence: float, prior_mean: float, prior_strength: float, nb: int, nc: int
 ) -> npt.NDArray[np.bool_]:
+    key = (confidence, prior_mean, prior_strength, nb, nc)
+    cached = _REGIONS.get(key)
+    if isinstance(cached, np.ndarray):
+        return cached
     sequence = DropSequence(confidence, prior_mean, prior_strength)
     xb = np.arange(nb + 1, dtype=np.float64)[:, None]
     xc = np.arange(nc + 1, dtype=np.float64)[None, :]
     region = sequence.log_e_value(xb, nb, xc, nc) >= -math.log(sequence.alpha)
     region.setflags(write=False)
+    _REGIONS.put(key, (nb + 1) * (nc + 1), region)
     return region
 
 
@@ -323,7 +331,9 @@ def drop_sequence(
 
     One prior for both versions, fixed before any trial: centred on the test's threshold and
     worth :func:`tuned_prior_strength` trials of the maximum — the prior of ``assay run``'s
-    own sequence (:func:`pass_rate_sequence`), tight where verdicts are hardest.
+    own sequence (:func:`pass_rate_sequence`) — but at most :data:`MAX_PRIOR_STRENGTH` trials:
+    a stronger prior pulls both versions' rates towards the threshold, and versions far from
+    it lose nearly all power at large maxima (docs/statistics.md, "After adaptive runs").
 
     Args:
         threshold: The test's required pass rate; kept inside ``[0.01, 0.99]`` as the prior's
@@ -339,4 +349,8 @@ def drop_sequence(
         raise ConfigError(f"confidence must lie in (0, 1) (got {confidence})")
     centre = min(max(threshold, 0.01), 0.99)
     strength = tuned_prior_strength(max_trials or DEFAULT_HORIZON, confidence)
-    return DropSequence(confidence, centre, strength)
+    return DropSequence(confidence, centre, min(strength, MAX_PRIOR_STRENGTH))
+
+
+MAX_PRIOR_STRENGTH = 10.0
+"""The most trials the drop test's prior is worth (:func:`drop_sequence`)."""
