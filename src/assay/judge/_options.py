@@ -60,7 +60,8 @@ class AnalyzeOptions:
     max_std_dev: float | None = None
     """Variance check: the score std must not exceed this (None: as recorded, else no check)."""
     regression_test: RegressionTest = RegressionTest.BOSCHLOO
-    """Exact test of a regression: boschloo, fisher or barnard."""
+    """Test of a regression: boschloo, fisher, barnard (exact, fixed n) or anytime (used anyway
+    when either version stopped adaptively or ran in several runs)."""
     alpha: float = 0.05
     """Significance level of regression tests."""
     delta: float = 0.10
