@@ -204,10 +204,13 @@ def _tokens(column: str) -> pl.Expr:
     """A group's tokens: the sum over its LLM calls, null when a call recorded no count.
 
     A call without usage (a streamed answer without ``stream_options.include_usage``) makes the
-    total unknown, not smaller: it is null, never 0, and the findings say which tests.
+    total unknown, not smaller: it is null, never 0, and the findings say which tests. A failed
+    call (ERROR) without usage does not: the provider answered with an error, which reports and
+    bills no tokens.
     """
-    counts = pl.col(column).filter(pl.col(tc.IS_LLM))
-    return pl.when(counts.null_count() == 0).then(counts.sum().cast(pl.Int64))
+    unknown = pl.col(tc.IS_LLM) & pl.col(column).is_null() & (pl.col("status_code") != "ERROR")
+    counts = pl.col(column).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64)
+    return pl.when(~unknown.fill_null(True).any()).then(counts)
 
 
 _MODEL_LOW = "_model_low"
