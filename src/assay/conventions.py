@@ -69,6 +69,9 @@ OPENINFERENCE_COMPLETION_TOKENS: Final = "llm.token_count.completion"
 OPENINFERENCE_TOOL: Final = "TOOL"
 OPENINFERENCE_LLM: Final = "LLM"
 OPENINFERENCE_AGENT: Final = "AGENT"
+OPENINFERENCE_CHAIN: Final = "CHAIN"
+"""A step of a framework's own (LlamaIndex's ``BaseWorkflowAgent.call_tool``): the convention
+says it is no tool or model call; the calls are the ``TOOL`` and ``LLM`` spans inside."""
 OPENINFERENCE_SESSION_ID: Final = "session.id"
 OPENINFERENCE_REQUEST_PREFIXES: Final = ("llm.input_messages.", "llm.output_messages.")
 """What an OpenInference ``LLM`` span that made a request records (the messages sent or

@@ -144,3 +144,38 @@ def test_root_less_traces_of_several_tests_are_not_merged(parquet_sink, tracer) 
     assert sorted(trials[tc.TEST_ID].to_list()) == ["a", "b"]
     assert trials.filter(pl.col(tc.OUTCOME) == "error").height == 0
     root.end()
+
+
+def test_a_failed_call_without_usage_leaves_the_tokens_known(parquet_sink, tracer) -> None:
+    with ai.trial("failed call"):
+        _oi_llm(tracer, "model", (11, 7))
+        with tracer.start_as_current_span(
+            "model", attributes={c.OPENINFERENCE_KIND: "LLM", _SENT: "user"}
+        ) as span:
+            span.set_status(Status(StatusCode.ERROR, "HTTP 500"))
+    result = assay.analyze(parquet_sink.flush())
+    (row,) = result.trials.to_dicts()
+    assert (row[tc.LLM_CALLS], row[tc.INPUT_TOKENS], row[tc.OUTPUT_TOKENS]) == (2, 11, 7)
+    assert "usage_unknown" not in {f.kind for f in result.result.data_quality.findings}
+
+
+def test_a_step_named_like_a_tool_is_not_unclaimed_work(parquet_sink, tracer) -> None:
+    from assay.analysis import describe_spans
+    from assay.store import open_trace_set
+
+    chain = {c.OPENINFERENCE_KIND: "CHAIN"}
+    tool = {c.OPENINFERENCE_KIND: "TOOL", c.OPENINFERENCE_TOOL_NAME: "weather"}
+    with ai.trial("steps"):
+        with tracer.start_as_current_span("BaseWorkflowAgent.call_tool", attributes=chain):
+            with tracer.start_as_current_span("FunctionTool.acall", attributes=tool):
+                pass
+        with tracer.start_as_current_span(
+            "BaseWorkflowAgent.aggregate_tool_results", attributes=chain
+        ):
+            pass
+        # Without a convention's word, a span named like a tool is still suspect.
+        with tracer.start_as_current_span("my_tool_call"):
+            pass
+    unclaimed = describe_spans(open_trace_set(parquet_sink.flush()).scan()).unclaimed
+    assert unclaimed is not None
+    assert unclaimed.names == (("my_tool_call", 1),)

@@ -155,6 +155,15 @@ def output_tokens() -> pl.Expr:
     )
 
 
+def is_step() -> pl.Expr:
+    """True for a span its convention classifies as a step, no call (OpenInference ``CHAIN``).
+
+    Its name may look like work (``call_tool``, ``aggregate_tool_results``): the calls it runs
+    or sums up are spans of their own, so it is not unclaimed work.
+    """
+    return (_col(c.OPENINFERENCE_KIND) == c.OPENINFERENCE_CHAIN).fill_null(False)
+
+
 def is_openinference_llm() -> pl.Expr:
     """True for an OpenInference ``LLM`` span (which may have made no request)."""
     return (_col(c.OPENINFERENCE_KIND) == c.OPENINFERENCE_LLM).fill_null(False)
