@@ -179,3 +179,16 @@ def test_a_step_named_like_a_tool_is_not_unclaimed_work(parquet_sink, tracer) ->
     unclaimed = describe_spans(open_trace_set(parquet_sink.flush()).scan()).unclaimed
     assert unclaimed is not None
     assert unclaimed.names == (("my_tool_call", 1),)
+
+
+def test_a_root_carrying_no_attribute_is_a_root_all_the_same(parquet_sink, tracer) -> None:
+    agent = {c.GENAI_AGENT_NAME: "helper"}
+    with tracer.start_as_current_span("my run"):  # the user's span, above the framework's
+        with tracer.start_as_current_span("invoke_agent", attributes=agent):
+            pass
+        with tracer.start_as_current_span("invoke_agent", attributes=agent):
+            pass
+    options = assay.AnalyzeOptions(test_attribute=c.GENAI_AGENT_NAME)
+    result = assay.analyze(parquet_sink.flush(), options)
+    assert result.trials.height == 2  # two runs under one root: two trials, as before
+    assert "unended_roots" not in {f.kind for f in result.result.data_quality.findings}

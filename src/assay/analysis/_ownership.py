@@ -42,13 +42,17 @@ class TraceShapes:
     end of their top-most carriers, and ERROR when one of those is ERROR."""
 
 
-def classify_traces(trial_spans: pl.DataFrame, *, topmost: bool = False) -> TraceShapes:
+def classify_traces(
+    trial_spans: pl.DataFrame, *, topmost: bool = False, spans: pl.LazyFrame | None = None
+) -> TraceShapes:
     """Split the traces holding trial spans into simple and nested ones.
 
     Args:
         trial_spans: The spans carrying the test attribute.
         topmost: Mapped framing: a trace whose root carries the attribute is simple (the root
             is its one trial, whatever spans below it carry the attribute too).
+        spans: Every span read (mapped framing): a trace none of whose spans is a root was
+            recorded without its root, which these tell from a root that carries no attribute.
     """
     if topmost:
         is_root = pl.col("parent_span_id").is_null()
@@ -57,7 +61,7 @@ def classify_traces(trial_spans: pl.DataFrame, *, topmost: bool = False) -> Trac
             pl.col("span_id").filter(is_root).first().alias(tc.TRIAL_SPAN_ID),
         )
         one_root = pl.col("_roots") == 1
-        rootless = _rootless(trial_spans, roots.filter(pl.col("_roots") == 0)["trace_id"])
+        rootless = _rootless(trial_spans, roots.filter(pl.col("_roots") == 0)["trace_id"], spans)
         return TraceShapes(
             simple=pl.concat(
                 [
@@ -82,7 +86,9 @@ def classify_traces(trial_spans: pl.DataFrame, *, topmost: bool = False) -> Trac
     )
 
 
-def _rootless(trial_spans: pl.DataFrame, traces: pl.Series) -> pl.DataFrame:
+def _rootless(
+    trial_spans: pl.DataFrame, traces: pl.Series, every: pl.LazyFrame | None
+) -> pl.DataFrame:
     """The traces of ``traces`` (no root recorded) that are one trial, and its stand-in span.
 
     A run whose agent span was never ended (smolagents' OpenInference instrumentation leaves
@@ -91,6 +97,19 @@ def _rootless(trial_spans: pl.DataFrame, traces: pl.Series) -> pl.DataFrame:
     two, its figures would be doubled); its span is the earliest top-most carrier, standing for
     the run from the first start to the last end, ERROR when one of them is.
     """
+    if every is not None and traces.len():
+        # A root carrying no attribute (a run span of the user's above the framework's) is a
+        # root all the same: those traces are nested, not root-less.
+        rooted = (
+            every.filter(pl.col("trace_id").is_in(traces.implode()))
+            .filter(pl.col("parent_span_id").is_null())
+            .select("trace_id")
+            .unique()
+            .collect()
+        )
+        traces = traces.filter(~traces.is_in(rooted["trace_id"].implode()))
+    else:
+        traces = traces.head(0)
     spans = trial_spans.filter(pl.col("trace_id").is_in(traces.implode()))
     top = spans.join(
         spans.select("trace_id", pl.col("span_id").alias("parent_span_id")),

@@ -166,9 +166,11 @@ def _incomplete(
         table.select("trace_id"), on="trace_id", how="semi"
     )
     out = []
+    unended = broken.head(0)
     if rootless is not None and rootless.len():
         unended = broken.filter(pl.col("trace_id").is_in(rootless.implode()))
         broken = broken.filter(~pl.col("trace_id").is_in(rootless.implode()))
+    if unended.height:
         out.append(
             Finding(
                 "unended_roots",

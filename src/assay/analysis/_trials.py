@@ -172,7 +172,7 @@ def read_trials(
     if carriers.height == 0:
         raise SchemaError(quality.no_trials_message(no_trials, test_attribute))
     carriers = read_outcomes(spans, carriers, contents)
-    shapes = classify_traces(carriers, topmost=mapped)
+    shapes = classify_traces(carriers, topmost=mapped, spans=read)
     if shapes.rootless.height:
         # The stand-in span of a run whose root was never recorded covers the whole run.
         carriers = carriers.update(
