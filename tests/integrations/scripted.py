@@ -7,11 +7,16 @@ answer it gives (right or wrong: the checker tells), and the request that fails 
 
 from __future__ import annotations
 
+import os
 import random
+import shlex
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from collector_process import ASSAY
 from fake_openai import FakeOpenAI, Turn
 from recording import Recording, Truth, assert_trials_match
 
@@ -146,3 +151,34 @@ def assert_judged_runs_match(
     trials = recording.trials(source, api=api, **options)
     assert_trials_match(trials, recording.api if api else recording.raw)
     assert sorted(set(trials["outcome"])) == ["error", "fail", "pass"]
+
+
+DOC = Path(__file__).parents[2] / "docs" / "integrations.md"
+
+
+def documented_commands(heading: str) -> list[list[str]]:
+    """The ``$ assay ...`` commands of one section of docs/integrations.md."""
+    text = DOC.read_text()
+    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    return [shlex.split(line[2:]) for line in section.splitlines() if line.startswith("$ assay ")]
+
+
+def assert_documented_commands_hold(heading: str, recording: Recording) -> None:
+    """Run the section's commands on the bare runs: describe suggests the documented attribute,
+    and analyze counts each test's passes and trials as the runs had them."""
+    commands = documented_commands(heading)
+    assert [argv[1] for argv in commands] == ["describe", "analyze"]
+    env = {**os.environ, "COLUMNS": "200"}
+    outputs = []
+    for argv in commands:
+        args = [str(recording.parquet_raw) if a == "traces" else a for a in argv[1:]]
+        done = subprocess.run([ASSAY, *args], capture_output=True, text=True, env=env)
+        # 1: some test FAILs, 3: some is INCONCLUSIVE (docs/cli.md); 2 would be bad input.
+        assert done.returncode in (0, 1, 3), done.stderr
+        outputs.append(done.stdout)
+    attribute = commands[1][commands[1].index("--test-attribute") + 1]
+    assert f"try: assay analyze PATH --test-attribute {attribute}" in outputs[0]
+    for test in {t.test_id for t in recording.raw}:
+        runs = [t for t in recording.raw if t.test_id == test]
+        passed = sum(t.outcome == "pass" for t in runs)
+        assert f"({passed}/{len(runs)})" in outputs[1].split(test, 1)[1].splitlines()[0]

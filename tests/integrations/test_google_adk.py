@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from scripted import assert_judged_runs_match
+from scripted import assert_documented_commands_hold, assert_judged_runs_match
 
 from assay import conventions as c
 
@@ -49,3 +49,7 @@ def test_describe_ranks_the_workflow_name_first_as_a_known_attribute(recording) 
     best = description.candidates[0]
     assert best.attribute == c.GENAI_WORKFLOW_NAME and best.known
     assert best.values == len({t.test_id for t in recording.raw})
+
+
+def test_the_documented_commands_read_the_runs(recording) -> None:
+    assert_documented_commands_hold("Google ADK (built-in OpenTelemetry)", recording)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from scripted import assert_judged_runs_match
+from scripted import assert_documented_commands_hold, assert_judged_runs_match
 
 import assay
 from assay import conventions as c
@@ -56,3 +56,7 @@ def test_unknown_usage_is_said_for_the_streamed_test_only(recording) -> None:
     streamed = [t for t in recording.raw if t.test_id == "streamed" and t.llm_calls]
     assert finding.count == len(streamed)
     assert "1 test (streamed)" in finding.message
+
+
+def test_the_documented_commands_read_the_runs(recording) -> None:
+    assert_documented_commands_hold("LlamaIndex, through OpenInference", recording)

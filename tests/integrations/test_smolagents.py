@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from scripted import assert_judged_runs_match
+from scripted import assert_documented_commands_hold, assert_judged_runs_match
 
 import assay
 from assay import conventions as c
@@ -55,3 +55,7 @@ def test_a_crashed_run_is_one_trial_and_the_missing_root_is_said(recording) -> N
     assert crashed == 2
     assert findings["unended_roots"].count == crashed
     assert "incomplete_traces" not in findings
+
+
+def test_the_documented_commands_read_the_runs(recording) -> None:
+    assert_documented_commands_hold("smolagents, through OpenInference", recording)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from scripted import assert_judged_runs_match
+from scripted import assert_documented_commands_hold, assert_judged_runs_match
 
 from assay import conventions as c
 
@@ -38,3 +38,7 @@ def recording(record):
 def test_each_trial_equals_its_runs_ground_truth(recording, source, api) -> None:
     """Bare runs mapped by agent name, and runs framed by the assay API."""
     assert_judged_runs_match(recording, source, api, c.GENAI_AGENT_NAME)
+
+
+def test_the_documented_commands_read_the_runs(recording) -> None:
+    assert_documented_commands_hold("Strands Agents (built-in OpenTelemetry)", recording)
