@@ -192,3 +192,19 @@ def test_a_root_carrying_no_attribute_is_a_root_all_the_same(parquet_sink, trace
     result = assay.analyze(parquet_sink.flush(), options)
     assert result.trials.height == 2  # two runs under one root: two trials, as before
     assert "unended_roots" not in {f.kind for f in result.result.data_quality.findings}
+
+
+def test_a_tests_token_total_is_unknown_in_the_json_when_a_trials_is(parquet_sink, tracer) -> None:
+    for _ in range(2):
+        with ai.trial("streamed"):
+            _llama_index_turn(tracer, None)
+    with ai.trial("streamed"):
+        _llama_index_turn(tracer, (11, 7))
+    with ai.trial("counted"):
+        _llama_index_turn(tracer, (11, 7))
+    analysis = assay.analyze(parquet_sink.flush())
+    usage = {t["test_id"]: t["usage"] for t in analysis.to_dict()["tests"]}
+    assert usage["streamed"] == {"llm_calls": 3, "input_tokens": None, "output_tokens": None}
+    assert usage["counted"] == {"llm_calls": 1, "input_tokens": 11, "output_tokens": 7}
+    findings = analysis.to_dict()["data_quality"]["findings"]
+    assert [f["count"] for f in findings if f["kind"] == "usage_unknown"] == [2]

@@ -38,10 +38,15 @@ class Usage:
 
     llm_calls: int
     """Number of LLM calls."""
-    input_tokens: int
-    """Input (prompt) tokens."""
-    output_tokens: int
-    """Output (completion) tokens."""
+    input_tokens: int | None
+    """Input (prompt) tokens; None when some trial's are unknown (a call recorded no usage)."""
+    output_tokens: int | None
+    """Output (completion) tokens; None when some trial's are unknown."""
+
+
+def _known_total(tokens: pl.Series) -> int | None:
+    """A test's tokens: the trials' sum, or None when some trial's are unknown (null)."""
+    return None if tokens.null_count() else int(tokens.sum())
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,8 +263,8 @@ def test_figures(
         )
     usage = Usage(
         llm_calls=int(trials[tc.LLM_CALLS].sum()),
-        input_tokens=int(trials[tc.INPUT_TOKENS].sum()),
-        output_tokens=int(trials[tc.OUTPUT_TOKENS].sum()),
+        input_tokens=_known_total(trials[tc.INPUT_TOKENS]),
+        output_tokens=_known_total(trials[tc.OUTPUT_TOKENS]),
     )
     return Figures(
         usage=None if unknown else usage,
