@@ -49,44 +49,49 @@ def settle_calls(worked: pl.LazyFrame, spans: pl.LazyFrame) -> pl.LazyFrame:
         )
         .collect()
     )
-    if llm.height == 0:
+    # LLM spans directly inside an LLM span, and OpenInference LLM spans without usage: most
+    # sets hold neither (one span per call, with its usage), and then nothing else is done.
+    inner = llm.join(
+        llm.select("trace_id", pl.col("span_id").alias("parent_span_id")),
+        on=["trace_id", "parent_span_id"],
+        how="semi",
+    )
+    no_usage = llm.filter(
+        pl.col("_oi_llm") & pl.col(tc.IN_TOK).is_null() & pl.col(tc.OUT_TOK).is_null()
+    )
+    if inner.height == 0 and no_usage.height == 0:
         return worked
-    # Spans with a call of their kind directly inside: the inner one is the call.
-    wrapping_llm = _parents_of(llm)
+    # The spans with a call directly inside: the inner one is the call.
+    wrapping = inner.select("trace_id", pl.col("parent_span_id").alias("span_id")).unique()
     # The innermost of a chain takes the usage of the span around it when it has none (only
     # where that span wraps nothing else: two retries inside one span do not share its usage).
     only_child = (
-        llm.group_by("trace_id", "parent_span_id")
+        inner.group_by("trace_id", "parent_span_id")
         .agg(pl.len().alias("_n"))
         .filter(pl.col("_n") == 1)
         .drop("_n")
     )
-    around = llm.select(
+    around = llm.join(wrapping, on=_KEY, how="semi").select(
         "trace_id",
         pl.col("span_id").alias("parent_span_id"),
         pl.col(tc.IN_TOK).alias("_in_around"),
         pl.col(tc.OUT_TOK).alias("_out_around"),
     )
     inherits = (
-        llm.filter(pl.col(tc.IN_TOK).is_null() & pl.col(tc.OUT_TOK).is_null())
+        inner.filter(pl.col(tc.IN_TOK).is_null() & pl.col(tc.OUT_TOK).is_null())
         .join(only_child, on=["trace_id", "parent_span_id"], how="semi")
         .join(around, on=["trace_id", "parent_span_id"], how="inner")
         .filter(pl.col("_in_around").is_not_null() | pl.col("_out_around").is_not_null())
         .select(*_KEY, "_in_around", "_out_around")
     )
-    unsent = _unsent(llm, wrapping_llm, around, spans)
-    not_llm = pl.concat([wrapping_llm, unsent]).unique()
+    # Spans in no chain (neither around a call nor inside one) that record no request.
+    alone = no_usage.join(wrapping, on=_KEY, how="anti").join(inner, on=_KEY, how="anti")
+    unsent = _unsent(alone.select(_KEY), spans)
+    not_llm = pl.concat([wrapping, unsent]).unique()
     if not_llm.height + inherits.height == 0:
         return worked
-    changes = (
-        llm.select(_KEY)
-        .join(not_llm.with_columns(pl.lit(True).alias("_not_llm")), on=_KEY, how="left")
-        .join(inherits, on=_KEY, how="left")
-        .filter(
-            pl.col("_not_llm").is_not_null()
-            | pl.col("_in_around").is_not_null()
-            | pl.col("_out_around").is_not_null()
-        )
+    changes = not_llm.with_columns(pl.lit(True).alias("_not_llm")).join(
+        inherits, on=_KEY, how="full", coalesce=True
     )
     not_llm_now = pl.col("_not_llm").fill_null(False)
     return (
@@ -100,26 +105,12 @@ def settle_calls(worked: pl.LazyFrame, spans: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def _parents_of(kind: pl.DataFrame) -> pl.DataFrame:
-    """The spans of ``kind`` that are the direct parent of another span of ``kind``."""
-    children = kind.select("trace_id", pl.col("parent_span_id").alias("span_id")).unique()
-    return kind.select(_KEY).join(children, on=_KEY, how="semi")
+def _unsent(candidates: pl.DataFrame, spans: pl.LazyFrame) -> pl.DataFrame:
+    """The ``candidates`` whose attributes record no message sent or received: no request.
 
-
-def _unsent(
-    llm: pl.DataFrame, wrapping: pl.DataFrame, around: pl.DataFrame, spans: pl.LazyFrame
-) -> pl.DataFrame:
-    """OpenInference ``LLM`` spans, in no chain, that record no request: they sent nothing."""
-    candidates = (
-        llm.filter(pl.col("_oi_llm") & pl.col(tc.IN_TOK).is_null() & pl.col(tc.OUT_TOK).is_null())
-        .join(wrapping, on=_KEY, how="anti")
-        .join(
-            around.select("trace_id", "parent_span_id"),
-            on=["trace_id", "parent_span_id"],
-            how="anti",
-        )
-        .select(_KEY)
-    )
+    ``candidates`` are OpenInference LLM spans in no chain and without usage, few: only their
+    attribute lists are read.
+    """
     if candidates.height == 0:
         return candidates
     recorded = (
