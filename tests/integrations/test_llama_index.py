@@ -60,3 +60,13 @@ def test_unknown_usage_is_said_for_the_streamed_test_only(recording) -> None:
 
 def test_the_documented_commands_read_the_runs(recording) -> None:
     assert_documented_commands_hold("LlamaIndex, through OpenInference", recording)
+
+
+def test_describe_lists_no_step_as_unclaimed_work(recording) -> None:
+    """``BaseWorkflowAgent.call_tool`` and ``aggregate_tool_results`` are CHAIN steps."""
+    from assay.analysis import describe_spans
+    from assay.store import open_trace_set
+
+    description = describe_spans(open_trace_set(recording.parquet_raw).scan())
+    assert description.unclaimed is None
+    assert dict(description.span_names)["BaseWorkflowAgent.call_tool"] > 0
