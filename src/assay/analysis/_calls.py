@@ -1,4 +1,4 @@
-"""Which spans are calls: one span per model request and per tool run, whatever wraps them.
+"""Which LLM spans are model calls: one per request made, whatever wraps it.
 
 Frameworks record one model call as several spans: LlamaIndex's OpenInference instrumentation
 opens a span for ``achat`` and another of the same name inside it, and a span for preparing the
