@@ -10,6 +10,10 @@ STAMP  := $(VENV)/.installed
 # traceloop-sdk without its 40 instrumentations (pip backtracks on them): it and what it imports.
 TRACELOOP := traceloop-sdk==0.62.4 opentelemetry-instrumentation-openai==0.62.4 \
 	opentelemetry-instrumentation-logging opentelemetry-instrumentation-threading
+# Frameworks whose declared caps conflict with the frameworks extra (see pyproject.toml), each
+# run by tests/integrations on the extra's versions; their own imports are in the extra.
+NODEPS := google-adk==2.13.0 strands-agents==1.62.0 \
+	llama-index-llms-openai==0.8.3 llama-index-llms-openai-like==0.8.1
 # The EvalView release tests/run/conftest.py reads (EVALVIEW_VERSION there).
 EVALVIEW := 0.8.1
 
@@ -42,6 +46,7 @@ $(STAMP): $(CORE)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev,frameworks,spark]'
 	$(BIN)/pip install --quiet --no-deps $(TRACELOOP)
+	$(BIN)/pip install --quiet --no-deps $(NODEPS)
 	# EvalView's published wheel, read by tests/run (its templates run unchanged); never vendored.
 	# Fetched here once, not by every test run; without network the tests fetch it or skip.
 	$(BIN)/pip download --quiet --no-deps --disable-pip-version-check -d $(VENV)/wheels evalview==$(EVALVIEW) || true

@@ -49,6 +49,12 @@ GENAI_EXECUTE_TOOL: Final = "execute_tool"
 GENAI_INVOKE_AGENT: Final = "invoke_agent"
 GENAI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
 GENAI_LLM_OPERATIONS: Final = ("chat", "text_completion", "generate_content")
+GENAI_WORKFLOW_NAME: Final = "gen_ai.workflow.name"
+"""The workflow a run belongs to (Google ADK sets it on its ``invocation`` root span)."""
+SUMMARY_TOOL_NAMES: Final = ("(merged tools)",)
+"""Tool names a framework gives a span that sums up the tool calls of one model turn (Google
+ADK's ``execute_tool (merged)``): the calls are their own spans, so this one is not a call."""
+SUMMARY_TOOL_SPAN_SUFFIX: Final = " (merged)"
 EVALUATION_EVENT: Final = "gen_ai.evaluation.result"
 EVALUATION_NAME: Final = "gen_ai.evaluation.name"
 EVALUATION_SCORE: Final = "gen_ai.evaluation.score.value"
@@ -63,7 +69,14 @@ OPENINFERENCE_COMPLETION_TOKENS: Final = "llm.token_count.completion"
 OPENINFERENCE_TOOL: Final = "TOOL"
 OPENINFERENCE_LLM: Final = "LLM"
 OPENINFERENCE_AGENT: Final = "AGENT"
+OPENINFERENCE_CHAIN: Final = "CHAIN"
+"""A step of a framework's own (LlamaIndex's ``BaseWorkflowAgent.call_tool``): the convention
+says it is no tool or model call; the calls are the ``TOOL`` and ``LLM`` spans inside."""
 OPENINFERENCE_SESSION_ID: Final = "session.id"
+OPENINFERENCE_REQUEST_PREFIXES: Final = ("llm.input_messages.", "llm.output_messages.")
+"""What an OpenInference ``LLM`` span that made a request records (the messages sent or
+received); one without them and without token counts only prepared a call (LlamaIndex's
+``_prepare_chat_with_tools``)."""
 AGENT_NAME: Final = "agent.name"
 """The agent's name on OpenInference ``AGENT`` spans and OpenAI Agents bridge ``agent`` spans."""
 OPENINFERENCE_HANDOFF_PREFIX: Final = "handoff to "
@@ -125,6 +138,7 @@ MAPPING_CANDIDATES: Final = (
     OPENINFERENCE_SESSION_ID,
     AGENT_NAME,
     AI_SDK_FUNCTION_ID,
+    GENAI_WORKFLOW_NAME,
 )
 #: Prefixes of attributes that may name a test too (user metadata the framework copies).
 MAPPING_CANDIDATE_PREFIXES: Final = (AI_SDK_METADATA_PREFIX,)

@@ -9,6 +9,9 @@ from recording import record_framework, start_recording
 
 @pytest.fixture(scope="session")
 def record(provider: TracerProvider, tmp_path_factory: pytest.TempPathFactory):
-    """``record(name, runs)``: ``runs(recorder, api)`` plays every run of one mode."""
+    """``record(name, runs, process=False)``: ``runs(recorder, api)`` plays every run of one
+    mode; with ``process``, into a real ``assay collect`` process."""
     start_recording(provider)
-    return lambda name, runs: record_framework(name, runs, tmp_path_factory.mktemp(name))
+    return lambda name, runs, process=False: record_framework(
+        name, runs, tmp_path_factory.mktemp(name), process=process
+    )

@@ -23,6 +23,8 @@ class Turn:
     tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
     input_tokens: int = 11
     output_tokens: int = 7
+    fail: bool = False
+    """Answer HTTP 500 instead (the call fails; the server counts no tokens for it)."""
 
 
 Script = Callable[[dict[str, Any]], Turn]
@@ -44,13 +46,22 @@ class FakeOpenAI:
         assert self._server is not None
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
+    failed: int = 0
+    """Requests answered with HTTP 500."""
+    unreported: int = 0
+    """Streamed answers whose usage was not sent (no ``stream_options.include_usage``)."""
+
+    def answer(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The response to ``body``, or None for an HTTP 500."""
         turn = self.script(body)
         with self._lock:
             self.requests += 1
+            number = self.requests
+            if turn.fail:
+                self.failed += 1
+                return None
             self.input_tokens += turn.input_tokens
             self.output_tokens += turn.output_tokens
-            number = self.requests
         message: dict[str, Any] = {"role": "assistant", "content": turn.text}
         if turn.tool_calls:
             message["tool_calls"] = [
@@ -90,9 +101,22 @@ class FakeOpenAI:
                 if not self.path.endswith("/chat/completions"):
                     self.send_error(404, "only chat completions here")
                     return
-                payload = json.dumps(fake.answer(body)).encode()
+                answer = fake.answer(body)
+                if answer is None:
+                    self.send_error(500, "failed on purpose")
+                    return
+                if body.get("stream"):
+                    usage = (body.get("stream_options") or {}).get("include_usage", False)
+                    if not usage:
+                        with fake._lock:
+                            fake.unreported += 1
+                    payload = _as_stream(answer, usage)
+                    kind = "text/event-stream"
+                else:
+                    payload = json.dumps(answer).encode()
+                    kind = "application/json"
                 self.send_response(200)
-                self.send_header("content-type", "application/json")
+                self.send_header("content-type", kind)
                 self.send_header("content-length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
@@ -108,6 +132,30 @@ class FakeOpenAI:
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+
+
+def _as_stream(answer: dict[str, Any], usage: bool) -> bytes:
+    """``answer`` as server-sent chunks, as OpenAI streams it (usage last, when asked for)."""
+    choice = answer["choices"][0]
+    message = choice["message"]
+    delta: dict[str, Any] = {"role": "assistant", "content": message["content"]}
+    if "tool_calls" in message:
+        delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(message["tool_calls"])]
+    head = {k: answer[k] for k in ("id", "created", "model")}
+    chunks = [
+        {**head, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]},
+        {
+            **head,
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}],
+        },
+    ]
+    if usage:
+        chunks.append(
+            {**head, "object": "chat.completion.chunk", "choices": [], "usage": answer["usage"]}
+        )
+    lines = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks] + ["data: [DONE]\n\n"]
+    return "".join(lines).encode()
 
 
 def tool_results(body: dict[str, Any]) -> int:

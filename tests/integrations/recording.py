@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
+from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 
 import assay
@@ -27,7 +28,7 @@ import assay.instrument as ai
 from assay.analysis import columns as tc
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "collect"))
-from collector_process import InProcessCollector  # noqa: E402
+from collector_process import CollectorProcess, InProcessCollector  # noqa: E402
 
 DURATION_SLACK_S = 0.005
 """Clock resolution: a trial's span covers its marked moments and lies inside the wall clock."""
@@ -46,6 +47,20 @@ class _Router(SpanExporter):
 
 
 _ROUTER = _Router()
+
+
+class _Roots(SpanProcessor):
+    """Remembers the root spans started (the checker judges a run on its root, after it)."""
+
+    def __init__(self) -> None:
+        self.started: list[trace.SpanContext] = []
+
+    def on_start(self, span: Span, parent_context: object = None) -> None:
+        if span.parent is None:
+            self.started.append(span.get_span_context())
+
+
+_ROOTS = _Roots()
 
 
 class _Held(SpanExporter):
@@ -81,6 +96,8 @@ class Truth:
     first: float | None = None
     last: float | None = None
     error: str | None = None
+    answer: str | None = None
+    """The run's final answer (what a checker judges)."""
 
     def mark(self) -> None:
         """Note that the run is doing something now (its span must cover this moment)."""
@@ -136,30 +153,71 @@ class Recorder:
             parquet.shutdown()
             otlp.shutdown()
 
-    def run(self, truth: Truth, api: bool, body: Callable[[Truth], None]) -> None:
-        """Run ``body`` once (as an assay trial when ``api``); an exception is an error run."""
+    def run(
+        self,
+        truth: Truth,
+        api: bool,
+        body: Callable[[Truth], None],
+        checker: Callable[[Truth], bool] | None = None,
+    ) -> None:
+        """Run ``body`` once (as an assay trial when ``api``); an exception is an error run.
+
+        With ``checker``, a run that finished is judged: with the API, by a check of its trial
+        (``Trial.check``); bare, after it, as an evaluator reading finished runs would, by a
+        ``correctness`` evaluation (``gen_ai.evaluation.result``) on a span under the run's
+        root (where the collector stores an evaluation log record too).
+        """
         start = time.perf_counter()
+        first_root = len(_ROOTS.started)
         try:
             if api:
-                with ai.trial(truth.test_id):
+                with ai.trial(truth.test_id) as t:
                     body(truth)
+                    if checker is not None:
+                        t.check("correctness", checker(truth))
             else:
                 body(truth)
         except Exception as exc:
             truth.outcome = "error"
             truth.error = repr(exc)
         truth.wall_s = time.perf_counter() - start
+        if checker is not None and truth.outcome != "error":
+            passed = checker(truth)
+            truth.outcome = "pass" if passed else "fail"
+            if not api:
+                _judge(_ROOTS.started[first_root], passed)
         (self.api if api else self.raw).append(truth)
+
+
+def _judge(root: trace.SpanContext, passed: bool) -> None:
+    parent = trace.set_span_in_context(trace.NonRecordingSpan(root))
+    judged = trace.get_tracer("checker").start_span("evaluation", context=parent)
+    judged.add_event(
+        "gen_ai.evaluation.result",
+        {
+            "gen_ai.evaluation.name": "correctness",
+            "gen_ai.evaluation.score.label": "pass" if passed else "fail",
+            "gen_ai.evaluation.score.value": 1.0 if passed else 0.0,
+        },
+    )
+    judged.end()
 
 
 def start_recording(provider: TracerProvider) -> None:
     """Send the session provider's spans through the router (once per session)."""
     provider.add_span_processor(SimpleSpanProcessor(_ROUTER))
+    provider.add_span_processor(_ROOTS)
 
 
-def record_framework(name: str, runs: Callable[[Recorder, bool], None], root: Path) -> Recording:
-    """Play ``runs(recorder, api)`` with and without the API into Parquet and a collector."""
-    collector = InProcessCollector(root / "collected", ["--roll-age", "0.2"]).start()
+def record_framework(
+    name: str, runs: Callable[[Recorder, bool], None], root: Path, *, process: bool = False
+) -> Recording:
+    """Play ``runs(recorder, api)`` with and without the API into Parquet and a collector.
+
+    With ``process``, the collector is a real ``assay collect`` process, not run in this one.
+    """
+    kind = CollectorProcess if process else InProcessCollector
+    collector = kind(root / "collected", ["--roll-age", "0.2"]).start()
     try:
         recorder = Recorder(root)
         for api in (True, False):

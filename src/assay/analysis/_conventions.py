@@ -85,10 +85,23 @@ def _is_ai_sdk_model_call() -> pl.Expr:
     ).fill_null(False)
 
 
+def _is_summary_tool() -> pl.Expr:
+    """A span a framework adds to sum up the tool calls of a turn, itself no call."""
+    return pl.col("name").str.ends_with(c.SUMMARY_TOOL_SPAN_SUFFIX) | _col(c.GENAI_TOOL_NAME).is_in(
+        list(c.SUMMARY_TOOL_NAMES)
+    ).fill_null(False)
+
+
 def tool_name() -> pl.Expr:
-    """The tool a span calls, or null if the span is not a tool call (handoffs are not)."""
+    """The tool a span calls, or null if the span is not a tool call.
+
+    Handoffs are not tool calls, nor are the spans a framework adds to sum up the calls of a
+    model turn (:data:`assay.conventions.SUMMARY_TOOL_NAMES`).
+    """
     return (
-        pl.when(_col(c.AI_SDK_OPERATION) == c.AI_SDK_TOOL_CALL)
+        pl.when(_is_summary_tool())
+        .then(None)
+        .when(_col(c.AI_SDK_OPERATION) == c.AI_SDK_TOOL_CALL)
         .then(pl.coalesce(_col(c.AI_SDK_TOOL_NAME), pl.col("name")))
         .when(_col(c.GENAI_OPERATION) == c.GENAI_EXECUTE_TOOL)
         .then(pl.coalesce(_col(c.GENAI_TOOL_NAME), pl.col("name")))
@@ -103,7 +116,11 @@ def tool_name() -> pl.Expr:
 
 
 def is_llm_call() -> pl.Expr:
-    """True for a span that is one call to a language model."""
+    """True for a span of a call to a language model.
+
+    Spans of one call nested in one another, and spans that made no request, are settled by
+    :func:`assay.analysis._calls.settle_calls`.
+    """
     return (
         _col(c.GENAI_OPERATION).is_in(list(c.GENAI_LLM_OPERATIONS)).fill_null(False)
         | (_col(c.OPENINFERENCE_KIND) == c.OPENINFERENCE_LLM).fill_null(False)
@@ -136,6 +153,28 @@ def output_tokens() -> pl.Expr:
         _col(c.AI_SDK_OUTPUT_TOKENS),
         _col(c.AI_SDK_COMPLETION_TOKENS),
     )
+
+
+def is_step() -> pl.Expr:
+    """True for a span its convention classifies as a step, no call (OpenInference ``CHAIN``).
+
+    Its name may look like work (``call_tool``, ``aggregate_tool_results``): the calls it runs
+    or sums up are spans of their own, so it is not unclaimed work.
+    """
+    return (_col(c.OPENINFERENCE_KIND) == c.OPENINFERENCE_CHAIN).fill_null(False)
+
+
+def is_openinference_llm() -> pl.Expr:
+    """True for an OpenInference ``LLM`` span (which may have made no request)."""
+    return (_col(c.OPENINFERENCE_KIND) == c.OPENINFERENCE_LLM).fill_null(False)
+
+
+def made_request() -> pl.Expr:
+    """On the ``attributes`` list: the span records messages sent to or received from a model."""
+    keys = pl.col("attributes").list.eval(pl.element().struct.field("key"))
+    return keys.list.eval(
+        pl.any_horizontal(pl.element().str.starts_with(p) for p in c.OPENINFERENCE_REQUEST_PREFIXES)
+    ).list.any()
 
 
 def model_name() -> pl.Expr:

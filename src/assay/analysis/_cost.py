@@ -320,10 +320,12 @@ def with_cost(
         else None
     )
     if per_call is not None:
-        usage = pl.col(tc.INPUT_TOKENS).fill_null(0) + pl.col(tc.OUTPUT_TOKENS).fill_null(0)
-        # Call by call only where the calls add up to what the trials table counted.
+        usage = pl.col(tc.INPUT_TOKENS) + pl.col(tc.OUTPUT_TOKENS)
+        # Call by call only where the calls add up to what the trials table counted (where some
+        # call's usage is unknown, the trial's is too: its calls are priced one by one).
         exact = (
-            (pl.col(_SPAN_LLM) == pl.col(tc.LLM_CALLS)) & (pl.col(_SPAN_TOKENS) == usage)
+            (pl.col(_SPAN_LLM) == pl.col(tc.LLM_CALLS))
+            & ((pl.col(_SPAN_TOKENS) == usage) | usage.is_null())
         ).fill_null(False)
         costed = (
             costed.join(per_call, on=tc.TRACE_ID, how="left")

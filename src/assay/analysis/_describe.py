@@ -137,7 +137,9 @@ def _sources(spans: pl.LazyFrame) -> tuple[SourceSeen, ...]:
 
 
 def _known_candidates(spans: pl.LazyFrame) -> list[Candidate]:
-    attributes = (c.TEST_ID, *c.MAPPING_CANDIDATES)
+    # Those not promoted (gen_ai.workflow.name) are read on root spans by _root_candidates,
+    # where their frameworks put them, and ranked as known there.
+    attributes = [a for a in (c.TEST_ID, *c.MAPPING_CANDIDATES) if a in PROMOTED_ATTRIBUTES]
     figures = []
     for i, attribute in enumerate(attributes):
         column = pl.col(promoted_column(attribute))

@@ -14,7 +14,7 @@ takes about log2(d) joins.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -34,15 +34,25 @@ class TraceShapes:
     """``trace_id`` → ``_trial_span_id`` for traces whose single trial is the root."""
     nested: pl.Series
     """Trace ids holding several trials, or a trial below a parent span."""
+    rootless: pl.DataFrame = field(
+        default_factory=lambda: pl.DataFrame(schema={"trace_id": pl.String})
+    )
+    """Mapped framing: the traces of ``simple`` whose root was never recorded (a run span
+    never ended), with what their trial span stands in for: ``_trial_span_id``, the start and
+    end of their top-most carriers, and ERROR when one of those is ERROR."""
 
 
-def classify_traces(trial_spans: pl.DataFrame, *, topmost: bool = False) -> TraceShapes:
+def classify_traces(
+    trial_spans: pl.DataFrame, *, topmost: bool = False, spans: pl.LazyFrame | None = None
+) -> TraceShapes:
     """Split the traces holding trial spans into simple and nested ones.
 
     Args:
         trial_spans: The spans carrying the test attribute.
         topmost: Mapped framing: a trace whose root carries the attribute is simple (the root
             is its one trial, whatever spans below it carry the attribute too).
+        spans: Every span read (mapped framing): a trace none of whose spans is a root was
+            recorded without its root, which these tell from a root that carries no attribute.
     """
     if topmost:
         is_root = pl.col("parent_span_id").is_null()
@@ -51,9 +61,18 @@ def classify_traces(trial_spans: pl.DataFrame, *, topmost: bool = False) -> Trac
             pl.col("span_id").filter(is_root).first().alias(tc.TRIAL_SPAN_ID),
         )
         one_root = pl.col("_roots") == 1
+        rootless = _rootless(trial_spans, roots.filter(pl.col("_roots") == 0)["trace_id"], spans)
         return TraceShapes(
-            simple=roots.filter(one_root).select("trace_id", tc.TRIAL_SPAN_ID),
-            nested=roots.filter(~one_root)["trace_id"],
+            simple=pl.concat(
+                [
+                    roots.filter(one_root).select("trace_id", tc.TRIAL_SPAN_ID),
+                    rootless.select("trace_id", tc.TRIAL_SPAN_ID),
+                ]
+            ),
+            nested=roots.filter(
+                ~one_root & ~pl.col("trace_id").is_in(rootless["trace_id"].implode())
+            )["trace_id"],
+            rootless=rootless,
         )
     per_trace = trial_spans.group_by("trace_id").agg(
         pl.len().alias("_trials"),
@@ -65,6 +84,51 @@ def classify_traces(trial_spans: pl.DataFrame, *, topmost: bool = False) -> Trac
         simple=per_trace.filter(is_simple).select("trace_id", tc.TRIAL_SPAN_ID),
         nested=per_trace.filter(~is_simple)["trace_id"],
     )
+
+
+def _rootless(
+    trial_spans: pl.DataFrame, traces: pl.Series, every: pl.LazyFrame | None
+) -> pl.DataFrame:
+    """The traces of ``traces`` (no root recorded) that are one trial, and its stand-in span.
+
+    A run whose agent span was never ended (smolagents' OpenInference instrumentation leaves
+    it open when the run raises) is exported without its root: its steps are orphans. When
+    every top-most carrier of such a trace names one test, the trace is one trial (counted as
+    two, its figures would be doubled); its span is the earliest top-most carrier, standing for
+    the run from the first start to the last end, ERROR when one of them is.
+    """
+    if every is not None and traces.len():
+        # A root carrying no attribute (a run span of the user's above the framework's) is a
+        # root all the same: those traces are nested, not root-less.
+        rooted = (
+            every.filter(pl.col("trace_id").is_in(traces.implode()))
+            .filter(pl.col("parent_span_id").is_null())
+            .select("trace_id")
+            .unique()
+            .collect()
+        )
+        traces = traces.filter(~traces.is_in(rooted["trace_id"].implode()))
+    else:
+        traces = traces.head(0)
+    spans = trial_spans.filter(pl.col("trace_id").is_in(traces.implode()))
+    top = spans.join(
+        spans.select("trace_id", pl.col("span_id").alias("parent_span_id")),
+        on=["trace_id", "parent_span_id"],
+        how="anti",
+    ).sort("start_time_unix_nano", maintain_order=True)
+    error = pl.col("status_code") == "ERROR"
+    per_trace = top.group_by("trace_id").agg(
+        pl.col(promoted_column(TEST_ID)).n_unique().alias("_tests"),
+        pl.col("span_id").first().alias(tc.TRIAL_SPAN_ID),
+        pl.col("start_time_unix_nano").min(),
+        pl.col("end_time_unix_nano").max(),
+        pl.when(error.any())
+        .then(pl.lit("ERROR"))
+        .otherwise(pl.col("status_code").first())
+        .alias("status_code"),
+        pl.col("status_message").filter(error).first(),
+    )
+    return per_trace.filter(pl.col("_tests") == 1).drop("_tests")
 
 
 def assign_trials(spans: pl.DataFrame) -> pl.DataFrame:

@@ -60,6 +60,7 @@ def findings(
     located: pl.DataFrame,
     rule: PassRule | None,
     min_score: float | None,
+    rootless: pl.Series | None = None,
 ) -> DataQuality:
     """Every finding about one trials table.
 
@@ -73,12 +74,14 @@ def findings(
         located: Score and check events of the trials.
         rule: The ``--pass-when`` rule, if any.
         min_score: ``--min-score``, if any.
+        rootless: Traces whose root was never recorded, each read as one trial.
     """
     out: list[Finding] = []
     if owned is not None:
         out += _nesting(test_attribute, owned)
     out += _without_work(test_attribute, table, per_trace)
-    out += _incomplete(table, per_trace)
+    out += _incomplete(table, per_trace, rootless)
+    out += _usage_unknown(table)
     out += _nan_scores(located, min_score)
     out += _negative_durations(table)
     out += _outcome_basis(test_attribute, table, located, rule)
@@ -155,13 +158,33 @@ def _without_work(
     return out
 
 
-def _incomplete(table: pl.DataFrame, per_trace: pl.DataFrame) -> list[Finding]:
+def _incomplete(
+    table: pl.DataFrame, per_trace: pl.DataFrame, rootless: pl.Series | None
+) -> list[Finding]:
     # Filtered first: few traces are broken, and a semi join keeps the left order either way.
     broken = per_trace.filter(pl.col(tc.ORPHANS) > 0).join(
         table.select("trace_id"), on="trace_id", how="semi"
     )
+    out = []
+    unended = broken.head(0)
+    if rootless is not None and rootless.len():
+        unended = broken.filter(pl.col("trace_id").is_in(rootless.implode()))
+        broken = broken.filter(~pl.col("trace_id").is_in(rootless.implode()))
+    if unended.height:
+        out.append(
+            Finding(
+                "unended_roots",
+                f"{_plural(unended.height, 'trace')} lack their root span: the run's own span "
+                "was never ended (the run crashed, or is still running) or never exported. "
+                "Each is read as one trial, from the first start to the last end of the spans "
+                "recorded, an error when one of its top-level spans is; its figures are those "
+                "of the spans recorded",
+                count=unended.height,
+                examples=_examples(unended["trace_id"]),
+            )
+        )
     if broken.height == 0:
-        return []
+        return out
     spans = int(broken[tc.ORPHANS].sum())
     return [
         Finding(
@@ -171,6 +194,28 @@ def _incomplete(table: pl.DataFrame, per_trace: pl.DataFrame) -> list[Finding]:
             "full, or not yet written): those trials' figures may be short",
             count=broken.height,
             examples=_examples(broken["trace_id"]),
+        ),
+        *out,
+    ]
+
+
+def _usage_unknown(table: pl.DataFrame) -> list[Finding]:
+    unknown = table.filter(
+        (pl.col(tc.LLM_CALLS) > 0)
+        & (pl.col(tc.INPUT_TOKENS).is_null() | pl.col(tc.OUTPUT_TOKENS).is_null())
+    )
+    if unknown.height == 0:
+        return []
+    tests = unknown[tc.TEST_ID].unique(maintain_order=True)
+    return [
+        Finding(
+            "usage_unknown",
+            f"{_plural(unknown.height, 'trial')} of {_plural(tests.len(), 'test')} "
+            f"({', '.join(_examples(tests))}) made LLM calls that recorded no token usage "
+            "(e.g. streamed without stream_options.include_usage): their tokens are unknown "
+            "(null, not 0), and token totals and cost leave them out",
+            count=unknown.height,
+            examples=_examples(unknown["trace_id"]),
         )
     ]
 

@@ -9,6 +9,7 @@ import polars as pl
 from assay import conventions as c
 from assay.analysis import _columns as tc
 from assay.analysis import _quality as quality
+from assay.analysis._calls import settle_calls
 from assay.analysis._events import explode_events
 from assay.analysis._outcomes import read_outcomes
 from assay.analysis._ownership import classify_traces, resolve_nested, resolve_topmost
@@ -42,6 +43,7 @@ from assay.store import (
 
 _P = promoted_column
 _KEYS = ["trace_id", tc.TRIAL_SPAN_ID]
+_KEY_SPAN = ["trace_id", "span_id"]
 _CARRIED = [
     "trace_id",
     "span_id",
@@ -178,12 +180,17 @@ def read_trials(
     if carriers.height == 0:
         raise SchemaError(quality.no_trials_message(no_trials, test_attribute))
     carriers = read_outcomes(spans, carriers, contents)
-    shapes = classify_traces(carriers, topmost=mapped)
+    shapes = classify_traces(carriers, topmost=mapped, spans=read)
+    if shapes.rootless.height:
+        # The stand-in span of a run whose root was never recorded covers the whole run.
+        carriers = carriers.update(
+            shapes.rootless.rename({tc.TRIAL_SPAN_ID: "span_id"}), on=_KEY_SPAN
+        )
     # Work is aggregated per trace in one pass (in memory: a bucket at a time, it is faster
     # than the streaming engine at the same peak); a trace whose one trial is its root belongs
     # wholly to that trial, so only the small per-trace frame is joined (fast path).
     shape = WorkShape.of(contents)
-    worked = with_work_columns(read)
+    worked = settle_calls(with_work_columns(read), spans)
     per_trace = list_models(
         worked, aggregate_work(worked, ["trace_id"], shape).collect(), ["trace_id"]
     )
@@ -198,7 +205,7 @@ def read_trials(
     if shapes.nested.len():
         resolve = resolve_topmost if mapped else resolve_nested
         nested = resolve(read.filter(pl.col("trace_id").is_in(shapes.nested.implode())).collect())
-        nested_work = with_work_columns(nested.lazy())
+        nested_work = settle_calls(with_work_columns(nested.lazy()), spans)
         aggregated = aggregate_work(nested_work, _KEYS, shape, orphans=False).collect()
         per_trial.append(list_models(nested_work, aggregated, _KEYS))
         owner_spans.append(nested.select("trace_id", "span_id", tc.TRIAL_SPAN_ID))
@@ -251,6 +258,7 @@ def read_trials(
         test_attribute=test_attribute,
         table=table,
         per_trace=per_trace,
+        rootless=shapes.rootless["trace_id"],
         owned=owned,
         located=located,
         rule=rule,

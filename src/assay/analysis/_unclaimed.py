@@ -64,6 +64,7 @@ def _claimed() -> pl.Expr:
         | conv.is_llm_call()
         | conv.is_agent_invocation()
         | conv.handoff_target().is_not_null()
+        | conv.is_step()
     )
 
 

@@ -167,8 +167,8 @@ def aggregate_work(
         constants.append(_EMPTY_NAMES.alias(tc.HANDOFFS))
     figures = [
         pl.col(tc.IS_LLM).sum().cast(pl.Int64).alias(tc.LLM_CALLS),
-        pl.col(tc.IN_TOK).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64).alias(tc.INPUT_TOKENS),
-        pl.col(tc.OUT_TOK).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64).alias(tc.OUTPUT_TOKENS),
+        _tokens(tc.IN_TOK).alias(tc.INPUT_TOKENS),
+        _tokens(tc.OUT_TOK).alias(tc.OUTPUT_TOKENS),
         is_error.sum().cast(pl.Int64).alias(tc.ALL_ERRORS),
         pl.len().cast(pl.Int64).alias(tc.SPAN_COUNT),
     ]
@@ -198,6 +198,19 @@ def aggregate_work(
             pl.col(lists.alias).fill_null(empty)
         )
     return work.with_columns(constants) if constants else work
+
+
+def _tokens(column: str) -> pl.Expr:
+    """A group's tokens: the sum over its LLM calls, null when a call recorded no count.
+
+    A call without usage (a streamed answer without ``stream_options.include_usage``) makes the
+    total unknown, not smaller: it is null, never 0, and the findings say which tests. A failed
+    call (ERROR) without usage does not: the provider answered with an error, which reports and
+    bills no tokens.
+    """
+    unknown = pl.col(tc.IS_LLM) & pl.col(column).is_null() & (pl.col("status_code") != "ERROR")
+    counts = pl.col(column).filter(pl.col(tc.IS_LLM)).sum().cast(pl.Int64)
+    return pl.when(~unknown.fill_null(True).any()).then(counts)
 
 
 _MODEL_LOW = "_model_low"

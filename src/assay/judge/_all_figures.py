@@ -445,6 +445,10 @@ def _flags(values: pl.Series) -> BoolArray:
     return np.asarray(values.fill_null(False).to_numpy(), dtype=bool)
 
 
+_UNKNOWN = "unknown:"
+"""Prefix of the sums counting the trials whose value of a column is unknown."""
+
+
 def _ints(table: pl.DataFrame, column: str) -> npt.NDArray[np.int64]:
     """An integer or flag column for sums (nulls add nothing, as in Polars' sum)."""
     return np.asarray(table[column].fill_null(0).to_numpy(), dtype=np.int64)
@@ -488,6 +492,11 @@ class _Read:
             **{
                 c: range_sums(_ints(table, c), ranges)
                 for c in (tc.LLM_CALLS, tc.INPUT_TOKENS, tc.OUTPUT_TOKENS)
+            },
+            # Trials whose tokens are unknown: a test holding one has no token total.
+            **{
+                _UNKNOWN + c: range_sums(_flags(table[c].is_null()), ranges)
+                for c in (tc.INPUT_TOKENS, tc.OUTPUT_TOKENS)
             },
         }
         tool_calls = _count_column(table, tc.TOOL_CALLS)
@@ -574,7 +583,13 @@ class _Read:
         if 0 < n_passed < n:
             request = self._request(start, stop, keep, paths, models, unknown)
         pass_at, pass_hat, notes = _pass_k(n, n_passed, ks) if n else ((), (), ())
-        usage = Usage(sums[tc.LLM_CALLS][at], sums[tc.INPUT_TOKENS][at], sums[tc.OUTPUT_TOKENS][at])
+        usage = Usage(
+            sums[tc.LLM_CALLS][at],
+            *(
+                None if sums[_UNKNOWN + c][at] else sums[c][at]
+                for c in (tc.INPUT_TOKENS, tc.OUTPUT_TOKENS)
+            ),
+        )
         return _Draft(
             n=n,
             n_passed=n_passed,

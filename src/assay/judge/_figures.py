@@ -38,10 +38,10 @@ class Usage:
 
     llm_calls: int
     """Number of LLM calls."""
-    input_tokens: int
-    """Input (prompt) tokens."""
-    output_tokens: int
-    """Output (completion) tokens."""
+    input_tokens: int | None
+    """Input (prompt) tokens; None when some trial's are unknown (a call recorded no usage)."""
+    output_tokens: int | None
+    """Output (completion) tokens; None when some trial's are unknown."""
 
 
 @dataclass(frozen=True, slots=True)
