@@ -196,7 +196,7 @@ class _Display:
 
         if self.live is not None:
             for event in events:
-                self.live.console.print(event_line(event), highlight=False)
+                self.live.console.print(event_line(event), highlight=False, markup=False)
             self.live.update(live_table(status), refresh=True)
             return
         if first:
