@@ -6,7 +6,9 @@ and compares it with ``assay analyze`` on the same files where the two must agre
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +16,7 @@ from pathlib import Path
 from streams import write_trials
 
 from assay.report import visible
+from assay.watch import Watcher
 
 HOSTILE = "evil\x1b[2J\x07\r\n::error file=x.py::pwned"
 
@@ -47,3 +50,29 @@ def test_names_reach_watchs_output_escaped_exactly_as_analyze_escapes_them(
     assert shown in analyzed.stdout
     assert f"score {shown}" in watched.stdout
     assert shown[:28] in watched.stdout
+
+
+def _trials(out: str) -> dict[str, int]:
+    rows = [line.split() for line in out.splitlines()[2:] if line and line[0] != " "]
+    return {row[0]: int(row[1]) for row in rows if len(row) > 2 and row[1].isdigit()}
+
+
+def test_a_copied_file_and_a_later_hard_link_count_once_as_in_analyze(tmp_path: Path) -> None:
+    write_trials(tmp_path, [True] * 10, test="t")
+    (original,) = tmp_path.rglob("*.parquet")
+    shutil.copy(original, tmp_path / "backup.parquet")
+    analyzed = json.loads(_assay("analyze", str(tmp_path), "--format", "json").stdout)
+    assert [t["n"] for t in analyzed["tests"]] == [10]
+    once = _assay("watch", str(tmp_path), "--once")
+    assert _trials(once.stdout) == {"t": 10}, once.stdout
+    assert "duplicate_spans (20)" in once.stderr  # 10 trials of two spans, read again
+    # live: a hard link added after the first look, then a copy: still 10 trials
+    watcher = Watcher((str(tmp_path),))
+    assert [t.trials for t in watcher.look(final=True).tests] == [10]
+    os.link(original, tmp_path / "linked.parquet")
+    shutil.copy(original, tmp_path / "again.parquet")
+    status = watcher.look(final=True)
+    assert [t.trials for t in status.tests] == [10]
+    kinds = {n.kind: n.count for n in status.notes}
+    assert kinds["linked_files"] == 1
+    assert kinds["duplicate_spans"] == 40  # backup, then again

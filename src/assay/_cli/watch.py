@@ -94,6 +94,15 @@ def watch(
             min=0,
         ),
     ] = None,
+    max_seen_spans: Annotated[
+        int | None,
+        typer.Option(
+            help="Spans remembered so that a span read twice (a copied file, a batch stored "
+            "twice) counts once; at least the latest half are always remembered (~16 bytes "
+            "each; default 4,000,000).",
+            min=2,
+        ),
+    ] = None,
     prices: o.Prices = None,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
@@ -123,6 +132,8 @@ def watch(
         options = replace(options, alpha=alpha)
     if delta is not None:
         options = replace(options, delta=delta)
+    if max_seen_spans is not None:
+        options = replace(options, max_seen_spans=max_seen_spans)
     watcher = Watcher(tuple(paths), options)
     if once:
         _once(watcher, inconclusive_ok)

@@ -4,6 +4,8 @@ The collector writes every file under a temporary name and renames it when compl
 (``assay.store.TEMP_SUFFIX``), so a listing never shows a half-written file. A file is known by
 its path, size and modification time; one that changes after it was read is not read again
 (the collector never rewrites a file) and is named instead, never silently counted twice.
+A new path to a file already read (a hard link: the same device and inode) is named and not
+read; a copy is read, and its spans are counted once (:mod:`assay.watch._seen`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ class NewSpans:
     """Those files, in the order read (oldest first)."""
     skipped: tuple[tuple[str, str], ...] = ()
     """Unreadable files left out (``--skip-bad-files``), with the reason."""
+    linked: tuple[tuple[str, str], ...] = ()
+    """New paths of a file already read (a hard link), with the path it was read by."""
 
 
 @dataclass(slots=True)
@@ -40,6 +44,7 @@ class FileFollower:
     skip_bad_files: bool = False
     """Leave out an unreadable file (named) instead of failing."""
     _seen: dict[str, tuple[int, int]] = field(default_factory=dict)
+    _inodes: dict[tuple[int, int, int, int], str] = field(default_factory=dict)
     changed: list[str] = field(default_factory=list)
     """Files that changed after they were read (not read again)."""
 
@@ -70,6 +75,7 @@ class FileFollower:
     def read_new(self) -> NewSpans:
         """Read every complete file not read before (oldest modification first)."""
         fresh: list[tuple[int, str, tuple[int, int]]] = []
+        linked: list[tuple[str, str]] = []
         for path in self._listing():
             try:
                 stat = os.stat(path)
@@ -78,6 +84,14 @@ class FileFollower:
             identity = (stat.st_size, stat.st_mtime_ns)
             known = self._seen.get(path)
             if known is None:
+                # A hard link to a file read: the same inode, size and time (an inode freed by
+                # a removed file and reused has another time).
+                inode = (stat.st_dev, stat.st_ino, *identity)
+                first = self._inodes.setdefault(inode, path)
+                if first != path:
+                    self._seen[path] = identity
+                    linked.append((path, first))
+                    continue
                 fresh.append((stat.st_mtime_ns, path, identity))
             elif known != identity and path not in self.changed:
                 self.changed.append(path)
@@ -102,7 +116,7 @@ class FileFollower:
                 continue
             read.append(path)
         spans = pl.concat(frames, how="vertical") if frames else _empty()
-        return NewSpans(spans, tuple(read), tuple(skipped))
+        return NewSpans(spans, tuple(read), tuple(skipped), tuple(linked))
 
 
 def _empty() -> pl.DataFrame:

@@ -18,11 +18,13 @@ from assay.choices import ErrorPolicy
 # The defaults of every command (docs/cli.md), defined once in assay.judge.
 from assay.judge import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, AnalyzeOptions, check_range
 from assay.stats import BernoulliConfidenceSequence
+from assay.store import DUPLICATE_SPANS
 from assay.watch._drift import DriftDetector, DriftRule
 from assay.watch._follow import FileFollower
 from assay.watch._means import RunningMean
 from assay.watch._pass_rate import PassRateCounts, sequence_verdict
 from assay.watch._pending import PendingTraces
+from assay.watch._seen import MAX_SEEN_SPANS, SeenSpans, span_keys
 from assay.watch._sequence import pass_rate_sequence
 from assay.watch._status import InputNote, TestStatus, WatchStatus
 from assay.watch._trials import trials_of
@@ -51,6 +53,8 @@ class WatchOptions:
     """Traces held at most while their spans arrive."""
     skip_bad_files: bool = False
     """Skip unreadable files (named) instead of failing."""
+    max_seen_spans: int = MAX_SEEN_SPANS
+    """Spans remembered to count a repeated span once (:class:`assay.watch.SeenSpans`)."""
     max_cost: float | None = None
     """A known upper bound on a trial's cost in USD: the mean cost gets an anytime-valid
     interval (without one it is shown alone; see :mod:`assay.watch._means`)."""
@@ -97,6 +101,7 @@ class Watcher:
     _follower: FileFollower = field(init=False)
     _pending: PendingTraces = field(init=False)
     _sequence: BernoulliConfidenceSequence = field(init=False)
+    _seen: SeenSpans = field(init=False)
     _tests: dict[str, _Test] = field(default_factory=dict)
     _notes: dict[str, InputNote] = field(default_factory=dict)
     _files: int = 0
@@ -111,6 +116,7 @@ class Watcher:
         self._pending = PendingTraces(
             self.options.grace, self.options.trace_timeout, self.options.max_pending_traces
         )
+        self._seen = SeenSpans(self.options.max_seen_spans)
         self._sequence = pass_rate_sequence(self.options.threshold, self.options.confidence)
 
     def look(self, *, final: bool = False, now: float | None = None) -> WatchStatus:
@@ -128,8 +134,11 @@ class Watcher:
             self._note("skipped_files", 1, f"{path}: {reason} (skipped)")
         for path in self._follower.changed[self._changed_noted :]:
             self._note("changed_files", 1, f"{path} changed after it was read; not read again")
+        for path, first in new.linked:
+            self._note("linked_files", 1, f"{path} is {first} (a link): not read again")
         self._changed_noted = len(self._follower.changed)
-        self._pending.add(new.spans, clock)
+        spans = self._fresh(new.spans)
+        self._pending.add(spans, clock)
         released = self._pending.release(clock, everything=final)
         if released.without_root:
             self._note(
@@ -140,6 +149,20 @@ class Watcher:
         if released.traces:
             self._judge(released.spans)
         return self.status()
+
+    def _fresh(self, spans: pl.DataFrame) -> pl.DataFrame:
+        """``spans`` less those read before (a copied file, a batch stored twice), named."""
+        fresh = self._seen.fresh(span_keys(spans))
+        repeats = int(fresh.size - fresh.sum())
+        if not repeats:
+            return spans
+        self._note(
+            DUPLICATE_SPANS,
+            repeats,
+            "span(s) read again (the same trace_id and span_id: a copied or linked file, a "
+            "batch stored twice): counted once",
+        )
+        return spans.filter(pl.Series(fresh))
 
     def _judge(self, spans: pl.DataFrame) -> None:
         batch = trials_of(spans, self.options.analysis)
