@@ -15,6 +15,7 @@ from pathlib import Path
 
 from streams import write_trials
 
+from assay import conventions as c
 from assay.report import visible
 from assay.watch import Watcher
 
@@ -76,3 +77,25 @@ def test_a_copied_file_and_a_later_hard_link_count_once_as_in_analyze(tmp_path: 
     kinds = {n.kind: n.count for n in status.notes}
     assert kinds["linked_files"] == 1
     assert kinds["duplicate_spans"] == 40  # backup, then again
+
+
+def test_one_malformed_trial_is_named_and_skipped_never_its_look(tmp_path: Path) -> None:
+    watcher = Watcher((str(tmp_path),))
+    write_trials(tmp_path, [True] * 40, test="T")
+    assert [t.trials for t in watcher.look(final=True).tests] == [40]
+    write_trials(tmp_path, [True] * 200, test="T")
+    write_trials(tmp_path, [True] * 200, test="V")
+    write_trials(tmp_path, [True], test="U", extra={c.TRIAL_OUTCOME: False})
+    status = watcher.look(final=True)
+    assert {t.test_id: t.trials for t in status.tests} == {"T": 240, "V": 200}
+    (note,) = [n for n in status.notes if n.kind == "rejected_traces"]
+    assert note.count == 1
+    assert "assay.trial.outcome" in note.message and "'false'" in note.message
+    # --once on 80 good trials and the bad one: the 80 judged, the bad one named on stderr
+    once_dir = tmp_path / "once"
+    write_trials(once_dir, [True] * 80, test="T")
+    write_trials(once_dir, [True], test="U", extra={c.TRIAL_OUTCOME: False})
+    once = _assay("watch", str(once_dir), "--once")
+    assert once.returncode in (0, 3), once.stderr
+    assert _trials(once.stdout) == {"T": 80}
+    assert "rejected_traces (1): trace " in once.stderr

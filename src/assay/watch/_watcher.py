@@ -168,6 +168,8 @@ class Watcher:
         batch = trials_of(spans, self.options.analysis)
         for finding in batch.findings:
             self._note(finding.kind, finding.count, finding.message)
+        for trace, reason in batch.rejected:
+            self._note("rejected_traces", 1, f"trace {trace}: {reason}: left out, the rest counted")
         if batch.refused is not None:
             self._note("spans_without_trial", spans.height, batch.refused)
             return
