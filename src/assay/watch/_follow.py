@@ -72,9 +72,12 @@ class FileFollower:
             files.extend(listing.files)
         return files
 
-    def read_new(self) -> NewSpans:
-        """Read every complete file not read before (oldest modification first)."""
-        fresh: list[tuple[int, str, tuple[int, int]]] = []
+    def claim_new(self) -> tuple[list[str], list[tuple[str, str]]]:
+        """The complete files not read before (oldest first), now counted as read.
+
+        Also the new paths of files already read (hard links), each with the path read.
+        """
+        fresh: list[tuple[int, str]] = []
         linked: list[tuple[str, str]] = []
         for path in self._listing():
             try:
@@ -84,23 +87,29 @@ class FileFollower:
             identity = (stat.st_size, stat.st_mtime_ns)
             known = self._seen.get(path)
             if known is None:
+                self._seen[path] = identity
                 # A hard link to a file read: the same inode, size and time (an inode freed by
                 # a removed file and reused has another time).
                 inode = (stat.st_dev, stat.st_ino, *identity)
                 first = self._inodes.setdefault(inode, path)
                 if first != path:
-                    self._seen[path] = identity
                     linked.append((path, first))
                     continue
-                fresh.append((stat.st_mtime_ns, path, identity))
+                fresh.append((stat.st_mtime_ns, path))
             elif known != identity and path not in self.changed:
                 self.changed.append(path)
         fresh.sort()
+        return [path for _, path in fresh], linked
+
+    def read_new(self, files: list[str] | None = None) -> NewSpans:
+        """Read every complete file not read before (or ``files``, claimed already)."""
+        linked: list[tuple[str, str]] = []
+        if files is None:
+            files, linked = self.claim_new()
         frames: list[pl.DataFrame] = []
         read: list[str] = []
         skipped: list[tuple[str, str]] = []
-        for _, path, identity in fresh:
-            self._seen[path] = identity
+        for path in files:
             try:
                 frames.append(open_trace_set([path]).scan().collect())
             except InputError as exc:

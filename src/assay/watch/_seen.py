@@ -37,9 +37,10 @@ _EMPTY: Final = np.uint64(0)
 Keys = npt.NDArray[np.uint64]
 
 
-def span_keys(spans: pl.DataFrame) -> Keys:
+def span_keys(spans: pl.DataFrame | pl.LazyFrame) -> Keys:
     """The 64-bit key of each span's ``(trace_id, span_id)`` (0 is kept for an empty slot)."""
-    hashed = spans.select(pl.struct(tc.TRACE_ID, tc.SPAN_ID).hash(seed=0x5EED)).to_series()
+    key = pl.struct(tc.TRACE_ID, tc.SPAN_ID).hash(seed=0x5EED)
+    hashed = spans.lazy().select(key).collect().to_series()
     keys = hashed.to_numpy().astype(np.uint64, copy=False)
     return np.where(keys == _EMPTY, np.uint64(1), keys)
 

@@ -8,28 +8,33 @@ kept.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
 
+from assay.analysis import NoTrialSpans
 from assay.analysis import columns as tc
 from assay.choices import ErrorPolicy
+from assay.errors import SchemaError
 
 # The defaults of every command (docs/cli.md), defined once in assay.judge.
 from assay.judge import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, AnalyzeOptions, check_range
 from assay.stats import BernoulliConfidenceSequence
-from assay.store import DUPLICATE_SPANS
+from assay.store import DUPLICATE_SPANS, open_trace_set
 from assay.watch._drift import DriftDetector, DriftRule
 from assay.watch._follow import FileFollower
 from assay.watch._means import RunningMean
 from assay.watch._pass_rate import PassRateCounts, sequence_verdict
-from assay.watch._pending import PendingTraces
+from assay.watch._pending import PARENT_SPAN_ID, TRACE_ID, PendingTraces
 from assay.watch._seen import MAX_SEEN_SPANS, SeenSpans, span_keys
 from assay.watch._sequence import pass_rate_sequence
 from assay.watch._status import InputNote, TestStatus, WatchStatus
 from assay.watch._trials import trials_of
 
 __all__ = ["WatchOptions", "Watcher"]
+
+_WITHOUT_ROOT = "trace(s) judged without their root span (it never arrived in time)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +112,7 @@ class Watcher:
     _files: int = 0
     _spans: int = 0
     _changed_noted: int = 0
+    _started: bool = False
 
     def __post_init__(self) -> None:
         self.options.analysis.validate()
@@ -127,28 +133,92 @@ class Watcher:
             now: The time (``time.monotonic()`` unless given: tests pass their own clock).
         """
         clock = time.monotonic() if now is None else now
-        new = self._follower.read_new()
+        backlog: list[str] | None = None
+        if not self._started:  # the first look (a start, a restart): the backlog at once
+            self._started = True
+            backlog, linked = self._follower.claim_new()
+            self._note_linked(linked)
+            if backlog and self._backlog(backlog, clock, final):
+                backlog = None
+        new = self._follower.read_new(backlog)
         self._files += len(new.files)
         self._spans += new.spans.height
         for path, reason in new.skipped:
             self._note("skipped_files", 1, f"{path}: {reason} (skipped)")
         for path in self._follower.changed[self._changed_noted :]:
             self._note("changed_files", 1, f"{path} changed after it was read; not read again")
-        for path, first in new.linked:
-            self._note("linked_files", 1, f"{path} is {first} (a link): not read again")
+        self._note_linked(new.linked)
         self._changed_noted = len(self._follower.changed)
         spans = self._fresh(new.spans)
         self._pending.add(spans, clock)
         released = self._pending.release(clock, everything=final)
         if released.without_root:
-            self._note(
-                "judged_without_root",
-                released.without_root,
-                "trace(s) judged without their root span (it never arrived in time)",
-            )
+            self._note("judged_without_root", released.without_root, _WITHOUT_ROOT)
         if released.traces:
             self._judge(released.spans)
         return self.status()
+
+    def _note_linked(self, linked: Sequence[tuple[str, str]]) -> None:
+        for path, first in linked:
+            self._note("linked_files", 1, f"{path} is {first} (a link): not read again")
+
+    def _backlog(self, files: list[str], clock: float, final: bool) -> bool:
+        """Judge the files found at start by ``analyze``'s reading path (bucket by bucket).
+
+        Traces without their root span wait, as in every look (unless ``final``). Returns
+        False when a trial breaks the trial contract: the files are then read as later looks
+        read them, so that the trace is named and the rest counted.
+        """
+        from assay.api import read_set_trials
+
+        try:
+            read = read_set_trials(
+                files, self.options.analysis, skip_bad_files=self.options.skip_bad_files
+            )
+        except NoTrialSpans as exc:
+            read = None
+            refused = str(exc)
+        except SchemaError:
+            return False
+        skip = self.options.skip_bad_files
+        trace_set = (
+            read.trace_set if read is not None else open_trace_set(files, skip_bad_files=skip)
+        )
+        for skipped in trace_set.skipped:
+            self._note("skipped_files", 1, f"{skipped.path}: {skipped.reason} (skipped)")
+        scan = trace_set.scan()
+        keys = span_keys(scan)
+        self._seen.fresh(keys)  # the reader counted the repeats (a finding, below)
+        self._files += len(trace_set.files)
+        self._spans += keys.size
+        rootless = (
+            scan.group_by(TRACE_ID)
+            .agg(pl.col(PARENT_SPAN_ID).is_null().any().alias("_root"))
+            .filter(~pl.col("_root"))
+            .collect()[TRACE_ID]
+        )
+        if final and rootless.len():
+            self._note("judged_without_root", rootless.len(), _WITHOUT_ROOT)
+            rootless = rootless.clear()
+        elif rootless.len():  # they wait for their root, as in every look
+            waiting = pl.col(TRACE_ID).is_in(rootless.implode())
+            self._pending.add(scan.filter(waiting).collect(), clock)
+        if read is None:
+            self._note("spans_without_trial", keys.size, refused)
+            return True
+        for finding in read.findings:
+            self._note(finding.kind, finding.count, finding.message)
+        trials = read.trials.filter(~pl.col(TRACE_ID).is_in(rootless.implode()))
+        recorded: dict[tuple[float, float, str], int] = {}
+        if read.recorded:  # trial span id -> the judgement it records
+            kept = set(trials[tc.SPAN_ID].to_list())
+            for span_id, judgement in read.recorded.items():
+                if span_id in kept:
+                    key = (judgement.threshold, judgement.confidence, str(judgement.errors))
+                    recorded[key] = recorded.get(key, 0) + 1
+        self._note_recorded(recorded)
+        self._count(trials.sort(tc.START_TIME, tc.TEST_ID, tc.TRIAL_INDEX, nulls_last=True))
+        return True
 
     def _fresh(self, spans: pl.DataFrame) -> pl.DataFrame:
         """``spans`` less those read before (a copied file, a batch stored twice), named."""
@@ -174,8 +244,11 @@ class Watcher:
             self._note("spans_without_trial", spans.height, batch.refused)
             return
         self._note_recorded(batch.recorded or {})
+        self._count(batch.trials)
+
+    def _count(self, trials: pl.DataFrame) -> None:
+        """Add trials (in the order they started) to their tests' counts and alarms."""
         baseline = self.options.baseline_version
-        trials = batch.trials
         if baseline is not None:
             versionless = trials.filter(pl.col(tc.AGENT_VERSION).is_null())
             if versionless.height:
