@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -13,6 +15,9 @@ from assay._stop_signal import StopSignal
 
 if TYPE_CHECKING:
     from assay.watch import Watcher, WatchStatus
+
+_STOP_CHECK_S = 0.1
+"""How often a look in progress checks for SIGINT / SIGTERM (a stop is answered within this)."""
 
 
 # watch reads no judgement recorded on the trials (assay.judgement.*): its defaults are fixed.
@@ -168,9 +173,13 @@ def _follow(
         sender = WebhookSender(webhook).start() if webhook is not None else None
         show = _Display(sys.stdout.isatty())
         before = None
+        interrupted = False
         try:
             while not stop.requested:
-                status = watcher.look()
+                status = _look(watcher, stop)
+                if status is None:  # stopped during a look
+                    interrupted = True
+                    break
                 if server is not None:
                     server.publish(status)
                 events: list[dict[str, Any]] = (
@@ -188,7 +197,43 @@ def _follow(
                 sender.stop()
             if server is not None:
                 server.stop()
+        if interrupted:
+            # The look's reading threads (Polars, the bucket pool) cannot be cancelled and
+            # the interpreter would wait for them at exit: leave at once, all output written.
+            print(
+                "assay watch: stopped during a look; what it was reading is not counted "
+                "(a restart reads it again)",
+                file=sys.stderr,
+            )
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
     raise SystemExit(0)
+
+
+def _look(watcher: Watcher, stop: StopSignal) -> WatchStatus | None:
+    """One look, on a thread of its own; None when SIGINT or SIGTERM came first.
+
+    A long look (a restart's backlog) is so ended within a second.
+    """
+    done: list[WatchStatus | BaseException] = []
+
+    def work() -> None:
+        try:
+            done.append(watcher.look())
+        except BaseException as exc:  # raised on the watch's thread, below
+            done.append(exc)
+
+    thread = threading.Thread(target=work, name="assay-watch-look", daemon=True)
+    thread.start()
+    while thread.is_alive():
+        if stop.wait(_STOP_CHECK_S) is not None:
+            return None
+        thread.join(_STOP_CHECK_S)
+    outcome = done[0]
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return outcome
 
 
 class _Display:
