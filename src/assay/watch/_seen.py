@@ -37,12 +37,19 @@ _EMPTY: Final = np.uint64(0)
 Keys = npt.NDArray[np.uint64]
 
 
-def span_keys(spans: pl.DataFrame | pl.LazyFrame) -> Keys:
-    """The 64-bit key of each span's ``(trace_id, span_id)`` (0 is kept for an empty slot)."""
-    key = pl.struct(tc.TRACE_ID, tc.SPAN_ID).hash(seed=0x5EED)
-    hashed = spans.lazy().select(key).collect().to_series()
+SPAN_KEY: Final = pl.struct(tc.TRACE_ID, tc.SPAN_ID).hash(seed=0x5EED)
+"""The 64-bit hash of a span's ``(trace_id, span_id)``: its key (see :func:`as_keys`)."""
+
+
+def as_keys(hashed: pl.Series) -> Keys:
+    """The keys of :data:`SPAN_KEY`'s hashes (0 is kept for an empty slot)."""
     keys = hashed.to_numpy().astype(np.uint64, copy=False)
     return np.where(keys == _EMPTY, np.uint64(1), keys)
+
+
+def span_keys(spans: pl.DataFrame | pl.LazyFrame) -> Keys:
+    """The key of each span (its ``(trace_id, span_id)``)."""
+    return as_keys(spans.lazy().select(SPAN_KEY).collect().to_series())
 
 
 @dataclass(slots=True)

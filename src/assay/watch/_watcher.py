@@ -27,7 +27,7 @@ from assay.watch._follow import FileFollower
 from assay.watch._means import RunningMean
 from assay.watch._pass_rate import PassRateCounts, sequence_verdict
 from assay.watch._pending import PARENT_SPAN_ID, TRACE_ID, PendingTraces
-from assay.watch._seen import MAX_SEEN_SPANS, SeenSpans, span_keys
+from assay.watch._seen import MAX_SEEN_SPANS, SPAN_KEY, SeenSpans, as_keys, span_keys
 from assay.watch._sequence import pass_rate_sequence
 from assay.watch._status import InputNote, TestStatus, WatchStatus
 from assay.watch._trials import trials_of
@@ -187,28 +187,37 @@ class Watcher:
         for skipped in trace_set.skipped:
             self._note("skipped_files", 1, f"{skipped.path}: {skipped.reason} (skipped)")
         scan = trace_set.scan()
-        keys = span_keys(scan)
+        # One pass over three columns: each span's key, its trace's hash, whether it is a root.
+        trace_key = pl.col(TRACE_ID).hash(seed=0x5EED)
+        ids = scan.select(
+            SPAN_KEY.alias("_key"),
+            trace_key.alias("_trace"),
+            pl.col(PARENT_SPAN_ID).is_null().alias("_root"),
+        ).collect()
+        keys = as_keys(ids["_key"])
         self._seen.fresh(keys)  # the reader counted the repeats (a finding, below)
         self._files += len(trace_set.files)
         self._spans += keys.size
         rootless = (
-            scan.group_by(TRACE_ID)
-            .agg(pl.col(PARENT_SPAN_ID).is_null().any().alias("_root"))
+            ids.lazy()
+            .group_by("_trace")
+            .agg(pl.col("_root").any())
             .filter(~pl.col("_root"))
-            .collect()[TRACE_ID]
+            .collect()["_trace"]
         )
+        del ids
         if final and rootless.len():
             self._note("judged_without_root", rootless.len(), _WITHOUT_ROOT)
             rootless = rootless.clear()
         elif rootless.len():  # they wait for their root, as in every look
-            waiting = pl.col(TRACE_ID).is_in(rootless.implode())
+            waiting = trace_key.is_in(rootless.implode())
             self._pending.add(scan.filter(waiting).collect(), clock)
         if read is None:
             self._note("spans_without_trial", keys.size, refused)
             return True
         for finding in read.findings:
             self._note(finding.kind, finding.count, finding.message)
-        trials = read.trials.filter(~pl.col(TRACE_ID).is_in(rootless.implode()))
+        trials = read.trials.filter(~trace_key.is_in(rootless.implode()))
         recorded: dict[tuple[float, float, str], int] = {}
         if read.recorded:  # trial span id -> the judgement it records
             kept = set(trials[tc.SPAN_ID].to_list())
