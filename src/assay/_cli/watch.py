@@ -80,6 +80,14 @@ def watch(
             "never blocking the watch)."
         ),
     ] = None,
+    metrics_max_tests: Annotated[
+        int | None,
+        typer.Option(
+            help="Tests exported on /metrics at most (the first seen; the rest counted in "
+            "assay_metrics_tests_dropped, with a warning; default 2000).",
+            min=1,
+        ),
+    ] = None,
     metrics_host: Annotated[
         str, typer.Option(help="The address /metrics listens on (0.0.0.0: every interface).")
     ] = "127.0.0.1",
@@ -144,7 +152,7 @@ def watch(
         _once(watcher, inconclusive_ok)
     if webhook is not None and not webhook.startswith(("http://", "https://")):
         o.fail(f"--webhook must be an http:// or https:// URL (got {webhook!r})")
-    _follow(watcher, interval, metrics_port, metrics_host, webhook)
+    _follow(watcher, interval, metrics_port, metrics_host, webhook, metrics_max_tests)
 
 
 def _once(watcher: Watcher, inconclusive_ok: bool) -> None:
@@ -161,13 +169,23 @@ def _once(watcher: Watcher, inconclusive_ok: bool) -> None:
 
 
 def _follow(
-    watcher: Watcher, interval: float, port: int | None, host: str, webhook: str | None
+    watcher: Watcher,
+    interval: float,
+    port: int | None,
+    host: str,
+    webhook: str | None,
+    max_tests: int | None = None,
 ) -> None:
     """Look every ``interval`` seconds until SIGINT or SIGTERM; serve, post and show each look."""
     from assay.watch import MetricsServer, WebhookSender, events_between
 
     with StopSignal() as stop:
-        server = MetricsServer(port, host).start() if port is not None else None
+        server = None
+        if port is not None:
+            server = MetricsServer(port, host)
+            if max_tests is not None:
+                server.max_tests = max_tests
+            server.start()
         if server is not None:
             print(f"assay watch: /metrics on http://{host}:{server.port}/metrics", file=sys.stderr)
         sender = WebhookSender(webhook).start() if webhook is not None else None

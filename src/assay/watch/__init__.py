@@ -23,7 +23,7 @@ from assay.watch._console import event_line, live_table, notes_text, status_tabl
 from assay.watch._drift import DriftDetector, DriftRule, lower_bounds
 from assay.watch._events import EVENT_SCHEMA, events_between
 from assay.watch._follow import FileFollower, NewSpans
-from assay.watch._metrics import MetricsServer
+from assay.watch._metrics import MAX_METRICS_TESTS, MetricsServer
 from assay.watch._pass_rate import PassRateCounts, sequence_verdict
 from assay.watch._pending import PendingTraces, Released
 from assay.watch._seen import MAX_SEEN_SPANS, SeenSpans
@@ -35,6 +35,7 @@ from assay.watch._webhook import WebhookSender
 
 __all__ = [
     "EVENT_SCHEMA",
+    "MAX_METRICS_TESTS",
     "MAX_SEEN_SPANS",
     "SeenSpans",
     "WebhookSender",
