@@ -11,6 +11,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 from assay.analysis import NoTrialSpans
@@ -87,6 +89,22 @@ class WatchOptions:
         return DriftRule(delta=self.delta, alpha=self.alpha, centre=self.threshold)
 
 
+def _scores_by_test(trials: pl.DataFrame) -> dict[str, dict[str, npt.NDArray[np.float64]]]:
+    """Each test's scores by name, in the trials' order (one pass over the batch)."""
+    scores = (
+        trials.select(tc.TEST_ID, tc.SCORES)
+        .explode(tc.SCORES)
+        .drop_nulls(tc.SCORES)
+        .unnest(tc.SCORES)
+        .group_by(tc.TEST_ID, "name", maintain_order=True)
+        .agg(pl.col("value").cast(pl.Float64))
+    )
+    out: dict[str, dict[str, npt.NDArray[np.float64]]] = {}
+    for test_id, name, values in scores.select(tc.TEST_ID, "name", "value").iter_rows():
+        out.setdefault(str(test_id), {})[str(name)] = np.asarray(values, dtype=np.float64)
+    return out
+
+
 @dataclass(slots=True)
 class _Test:
     counts: PassRateCounts
@@ -113,6 +131,7 @@ class Watcher:
     _spans: int = 0
     _changed_noted: int = 0
     _started: bool = False
+    _intervals: dict[str, tuple[tuple[int, int], tuple[float, float]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.options.analysis.validate()
@@ -268,22 +287,34 @@ class Watcher:
                     f"with {baseline}",
                 )
             trials = trials.filter(pl.col(tc.AGENT_VERSION).is_not_null())
-        for (test_id,), rows in trials.group_by(tc.TEST_ID, maintain_order=True):
-            test = self._tests.get(str(test_id))
+        # One pass per column over the batch, not one per test: a look may bring thousands.
+        columns = [tc.PASSED, tc.ERROR]
+        if baseline is not None:
+            columns.append(tc.AGENT_VERSION)
+        if tc.COST_USD in trials.columns:
+            columns.append(tc.COST_USD)
+        per_test = trials.group_by(tc.TEST_ID, maintain_order=True).agg(columns)
+        scores = _scores_by_test(trials)
+        for row in per_test.iter_rows(named=True):
+            test_id = str(row[tc.TEST_ID])
+            test = self._tests.get(test_id)
             if test is None:
-                test = self._tests[str(test_id)] = self._new_test()
+                test = self._tests[test_id] = self._new_test()
+            passed = np.asarray(row[tc.PASSED], dtype=bool)
+            errors = np.asarray(row[tc.ERROR], dtype=bool)
+            costs = row.get(tc.COST_USD)
+            cost = np.asarray([np.nan if c is None else c for c in costs or []], dtype=float)
             if baseline is not None:
-                reference = rows.filter(pl.col(tc.AGENT_VERSION) == baseline)
-                test.drift.add_reference(reference[tc.PASSED].to_numpy()[None, :])
-                rows = rows.filter(pl.col(tc.AGENT_VERSION) != baseline)
-            passed = rows[tc.PASSED].to_numpy().astype(bool)
-            errors = rows[tc.ERROR].to_numpy().astype(bool)
-            test.counts.add(rows.height, int(passed.sum()), int(errors.sum()))
+                reference = np.asarray([v == baseline for v in row[tc.AGENT_VERSION]])
+                test.drift.add_reference(passed[reference][None, :])
+                passed, errors = passed[~reference], errors[~reference]
+                cost = cost[~reference] if cost.size else cost
+            test.counts.add(passed.size, int(passed.sum()), int(errors.sum()))
             if self.options.errors == ErrorPolicy.EXCLUDE:
                 passed = passed[~errors]
             if passed.size:
                 test.drift.add(passed[None, :])
-            self._means(str(test_id), test, rows)
+            self._means(test_id, test, scores.get(test_id, {}), cost)
 
     def _new_test(self) -> _Test:
         baseline = self.options.baseline_version
@@ -296,18 +327,22 @@ class Watcher:
         detector = DriftDetector(self.options.drift, own_reference=baseline is None)
         return _Test(PassRateCounts(), detector, cost)
 
-    def _means(self, test_id: str, test: _Test, rows: pl.DataFrame) -> None:
-        scores = rows.select(pl.col(tc.SCORES).explode()).drop_nulls().unnest(tc.SCORES)
-        for (name,), values in scores.group_by("name", maintain_order=True):
-            score = test.scores.get(str(name))
+    def _means(
+        self,
+        test_id: str,
+        test: _Test,
+        scores: dict[str, npt.NDArray[np.float64]],
+        costs: npt.NDArray[np.float64],
+    ) -> None:
+        for name, values in scores.items():
+            score = test.scores.get(name)
             if score is None:
-                score = test.scores[str(name)] = RunningMean(str(name), self.options.confidence)
-            if not score.add(values["value"].cast(pl.Float64).to_numpy()):
+                score = test.scores[name] = RunningMean(name, self.options.confidence)
+            if not score.add(values):
                 self._note("score_out_of_range", 1, f"{test_id}: score {name}: {score.note}")
-        if tc.COST_USD in rows.columns:
-            costs = rows[tc.COST_USD].drop_nulls().cast(pl.Float64).to_numpy()
-            if not test.cost.add(costs):
-                self._note("cost_above_bound", 1, f"{test_id}: {test.cost.note}")
+        costs = costs[~np.isnan(costs)]
+        if costs.size and not test.cost.add(costs):
+            self._note("cost_above_bound", 1, f"{test_id}: {test.cost.note}")
 
     def _note_recorded(self, recorded: dict[tuple[float, float, str], int]) -> None:
         """Say so when trials record a judgement other than the one watch judges them by."""
@@ -334,7 +369,14 @@ class Watcher:
         for test_id in sorted(self._tests):
             test = self._tests[test_id]
             passes, n = test.counts.judged(self.options.errors)
-            low, high = self._sequence.interval(passes, n)
+            # a test's interval changes only with its counts: a look computes those it changed
+            cached = self._intervals.get(test_id)
+            if cached is None or cached[0] != (passes, n):
+                cached = self._intervals[test_id] = (
+                    (passes, n),
+                    self._sequence.interval(passes, n),
+                )
+            low, high = cached[1]
             first = int(test.drift.first_alarm[0])
             tests.append(
                 TestStatus(
