@@ -11,8 +11,12 @@ import os
 import shutil
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
+import pytest
+from servers import start_watch, stop, wait_for_log
 from streams import write_trials
 
 from assay import conventions as c
@@ -101,3 +105,29 @@ def test_one_malformed_trial_is_named_and_skipped_never_its_look(tmp_path: Path)
     assert once.returncode in (0, 3), once.stderr
     assert _trials(once.stdout) == {"T": 80}
     assert "rejected_traces (1): trace " in once.stderr
+
+
+@pytest.mark.slow
+def test_a_live_watch_names_a_malformed_trial_on_stderr_and_in_metrics(tmp_path: Path) -> None:
+    traces = tmp_path / "traces"
+    write_trials(traces, [True] * 40, test="T")
+    args = [str(traces), "--interval", "0.2", "--grace", "0", "--metrics-port", "0"]
+    watch, port = start_watch(args, tmp_path / "watch.log")
+    try:
+        wait_for_log(tmp_path / "watch.log", "pass rate")
+        write_trials(traces, [True] * 200, test="T")
+        write_trials(traces, [True] * 200, test="V")
+        write_trials(traces, [True], test="U", extra={c.TRIAL_OUTCOME: False})
+        log = wait_for_log(tmp_path / "watch.log", "note: rejected_traces (1): trace ")
+        assert "left out, the rest counted" in log
+        metrics = ""
+        for _ in range(600):  # the look that logged the note is published right after it
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+                metrics = r.read().decode()
+            if 'test="V"} 200.0' in metrics:
+                break
+            time.sleep(0.1)
+        assert 'assay_test_trials_total{test="T"} 240.0' in metrics
+        assert 'assay_watch_input_notes_total{kind="rejected_traces"} 1.0' in metrics
+    finally:
+        assert stop(watch) == 0

@@ -258,6 +258,7 @@ class _Display:
     """A live table on a terminal; elsewhere (a log) the table once, then one line per event."""
 
     def __init__(self, terminal: bool) -> None:
+        self.noted: dict[str, int] = {}
         self.live = None
         if terminal:
             from rich.live import Live
@@ -275,8 +276,11 @@ class _Display:
             return
         if first:
             print(status_table(status), flush=True)
-            if status.notes:
-                print(notes_text(status), file=sys.stderr, flush=True)
+        # every note that is new or grew since the last look (a rejected trace, repeats, ...)
+        grown = [n for n in status.notes if self.noted.get(n.kind) != n.count]
+        if grown:
+            print(notes_text(replace(status, notes=tuple(grown))), file=sys.stderr, flush=True)
+        self.noted = {n.kind: n.count for n in status.notes}
         for event in events:
             print(event_line(event), flush=True)
 

@@ -81,6 +81,15 @@ class _StatusCollector(Collector):
         )
         dropped.add_metric([], self.dropped)
         yield dropped
+        notes = CounterMetricFamily(
+            "assay_watch_input_notes",
+            "What the input showed, by kind (rejected_traces, duplicate_spans, "
+            "judged_without_root, ...): traces, spans or files, summed over the watch.",
+            labels=["kind"],
+        )
+        for note in status.notes if status is not None else ():
+            notes.add_metric([note.kind], note.count)
+        yield notes
         yield from _means(tests)
         for test in tests:
             trials.add_metric([test.test_id], test.trials)
