@@ -20,7 +20,7 @@ that does not change). One idea per module:
 """
 
 from assay.watch._console import event_line, live_table, notes_text, status_table
-from assay.watch._drift import DriftDetector, DriftRule, lower_bounds
+from assay.watch._drift import DriftDetector, DriftRule, lower_bounds, sequence_intervals
 from assay.watch._events import EVENT_SCHEMA, events_between
 from assay.watch._follow import FileFollower, NewSpans
 from assay.watch._metrics import MAX_METRICS_TESTS, MetricsServer
@@ -57,6 +57,7 @@ __all__ = [
     "WatchStatus",
     "Watcher",
     "lower_bounds",
+    "sequence_intervals",
     "pass_rate_sequence",
     "sequence_verdict",
     "notes_text",

@@ -42,7 +42,7 @@ time itself. The calibration benchmark (``benchmarks/bench_watch.py``) measures 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -124,6 +124,26 @@ def lower_bounds(
         low = np.where(excluded, middle, low)
         high = np.where(excluded, high, middle)
     return np.where(s > 0, low, 0.0)
+
+
+def sequence_intervals(
+    sequence: BernoulliConfidenceSequence, successes: npt.ArrayLike, n: npt.ArrayLike
+) -> tuple[Floats, Floats]:
+    """``sequence.interval`` of many counts at once: ``(lows, highs)``, elementwise.
+
+    The lower ends by :func:`lower_bounds`; the upper ends as the lower ends of the mirrored
+    sequence (the failures' rate, its prior's mean ``1 - m``: the mixture is symmetric under
+    that swap), subtracted from 1. To 2**-40 of the root ``interval`` finds, and never
+    narrower; ``n == 0`` gives ``[0, 1]``. One test's interval costs a root finding (about
+    0.5 ms); a look over 50,000 tests needs them all at once.
+    """
+    s = np.asarray(successes, dtype=np.float64)
+    trials = np.asarray(n, dtype=np.float64)
+    mirror = replace(sequence, prior_mean=1 - sequence.prior_mean)
+    low = lower_bounds(sequence, s, trials)
+    high = 1 - lower_bounds(mirror, trials - s, trials)
+    empty = trials == 0
+    return np.where(empty, 0.0, low), np.where(empty, 1.0, high)
 
 
 @dataclass(slots=True)

@@ -24,7 +24,7 @@ from assay.errors import SchemaError
 from assay.judge import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, AnalyzeOptions, check_range
 from assay.stats import BernoulliConfidenceSequence
 from assay.store import DUPLICATE_SPANS, open_trace_set
-from assay.watch._drift import DriftDetector, DriftRule
+from assay.watch._drift import DriftDetector, DriftRule, sequence_intervals
 from assay.watch._follow import FileFollower
 from assay.watch._means import RunningMean
 from assay.watch._pass_rate import PassRateCounts, sequence_verdict
@@ -363,20 +363,30 @@ class Watcher:
         before = self._notes.get(kind)
         self._notes[kind] = InputNote(kind, count + (before.count if before else 0), message)
 
+    def _update_intervals(self) -> None:
+        """Each test's interval, computed (all at once) only where its counts changed."""
+        changed: list[tuple[str, tuple[int, int]]] = []
+        for test_id, test in self._tests.items():
+            counts = test.counts.judged(self.options.errors)
+            held = self._intervals.get(test_id)
+            if held is None or held[0] != counts:
+                changed.append((test_id, counts))
+        if not changed:
+            return
+        passes = np.array([c[0] for _, c in changed], dtype=np.float64)
+        n = np.array([c[1] for _, c in changed], dtype=np.float64)
+        lows, highs = sequence_intervals(self._sequence, passes, n)
+        for (test_id, counts), low, high in zip(changed, lows, highs, strict=True):
+            self._intervals[test_id] = (counts, (float(low), float(high)))
+
     def status(self) -> WatchStatus:
         """Every test's status now (intervals computed at this look)."""
         tests = []
+        self._update_intervals()
         for test_id in sorted(self._tests):
             test = self._tests[test_id]
             passes, n = test.counts.judged(self.options.errors)
-            # a test's interval changes only with its counts: a look computes those it changed
-            cached = self._intervals.get(test_id)
-            if cached is None or cached[0] != (passes, n):
-                cached = self._intervals[test_id] = (
-                    (passes, n),
-                    self._sequence.interval(passes, n),
-                )
-            low, high = cached[1]
+            low, high = self._intervals[test_id][1]
             first = int(test.drift.first_alarm[0])
             tests.append(
                 TestStatus(
