@@ -155,6 +155,41 @@ def _read_trials(
     return _Read(trace_set, trials, recorded, findings)
 
 
+@dataclass(frozen=True, slots=True)
+class TraceSetTrials:
+    """A trace set's trials, read as :func:`analyze` reads them (see :func:`read_set_trials`)."""
+
+    trace_set: TraceSet
+    """The files read (and any skipped)."""
+    trials: pl.DataFrame
+    """The trials table (``assay.analysis.columns``, with ``cost_usd``); tool sequences may be
+    held as a dictionary (:func:`assay.analysis.tools_as_strings` makes them strings)."""
+    recorded: dict[str, Judgement]
+    """The judgement each test's trials record (``assay run``), by test id."""
+    findings: tuple[Finding, ...]
+    """What reading and pricing them noticed, and what the reader found (repeated spans)."""
+
+
+def read_set_trials(
+    paths: Paths, options: AnalyzeOptions | None = None, *, skip_bad_files: bool = False
+) -> TraceSetTrials:
+    """The trials of a trace set, by ``analyze``'s one reading path.
+
+    Bucket by bucket, spans stored twice counted once, priced by ``options.prices``.
+
+    ``assay watch`` reads the set it finds at start (and on a restart) by this call, so its
+    first look costs what ``analyze`` costs on the same set.
+
+    Raises:
+        InputError: A path cannot be read.
+        SchemaError: No trial in the set, or a trial breaks the trial contract.
+    """
+    settings = _options(options)
+    read = _read_trials(paths, settings, skip_bad_files)
+    found = _quality(read.trace_set).findings
+    return TraceSetTrials(read.trace_set, read.trials, read.recorded, (*found, *read.findings))
+
+
 def _as_dict(options: AnalyzeOptions) -> dict[str, OptionValue]:
     return {f.name: getattr(options, f.name) for f in fields(AnalyzeOptions)}
 

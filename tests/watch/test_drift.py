@@ -9,7 +9,14 @@ import pytest
 from streams import write_trials
 
 from assay.judge import AnalyzeOptions, Verdict
-from assay.watch import DriftDetector, DriftRule, Watcher, WatchOptions, lower_bounds
+from assay.watch import (
+    DriftDetector,
+    DriftRule,
+    Watcher,
+    WatchOptions,
+    lower_bounds,
+    sequence_intervals,
+)
 from assay.watch import pass_rate_sequence as sequence
 
 
@@ -119,3 +126,44 @@ def test_a_baseline_version_is_the_reference_and_the_other_versions_are_watched(
     write_trials(alone, list(np.random.default_rng(1).random(150) < 0.55))
     (own,) = Watcher((str(alone),)).look(final=True).tests
     assert not own.drift_alarm
+
+
+@pytest.mark.parametrize("own_reference", [True, False])
+def test_a_batch_opens_the_windows_its_trials_would_open_one_at_a_time(
+    own_reference: bool,
+) -> None:
+    # A restart feeds a test's whole backlog in one batch: it must hold the windows, their
+    # passes and boundaries that the same trials fed one by one hold (only the looks differ).
+    rng = np.random.default_rng(7)
+    outcomes = rng.random((2, 1_337)) < np.where(np.arange(1_337) < 700, 0.9, 0.6)
+    reference = rng.random((2, 211)) < 0.9
+    whole = DriftDetector(DriftRule(), streams=2, own_reference=own_reference)
+    pieces = DriftDetector(DriftRule(), streams=2, own_reference=own_reference)
+    if not own_reference:
+        whole.add_reference(reference)
+        pieces.add_reference(reference)
+    whole.add(outcomes)
+    at = 0
+    for size in rng.integers(0, 40, size=200):
+        pieces.add(outcomes[:, at : at + size])
+        at += size
+    pieces.add(outcomes[:, at:])
+    assert whole.trials == pieces.trials == 1_337
+    assert whole.reference_trials == pieces.reference_trials
+    for name in ("_index", "_opened", "_passes", "_boundary", "reference_passes"):
+        np.testing.assert_allclose(getattr(whole, name), getattr(pieces, name))
+    np.testing.assert_array_equal(whole.alarm, pieces.alarm)
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.05, 0.8, 0.97, 1.0])
+def test_intervals_at_once_are_the_sequences_own_and_never_narrower(threshold: float) -> None:
+    seq = sequence(threshold, 0.95)
+    rng = np.random.default_rng(5)
+    n = np.concatenate([[0, 1, 1, 2, 5000], rng.integers(1, 3000, size=60)])
+    passes = np.concatenate([[0, 0, 1, 2, 4999], rng.integers(0, n[5:] + 1)])
+    lows, highs = sequence_intervals(seq, passes, n)
+    for s, trials, low, high in zip(passes, n, lows, highs, strict=True):
+        exact_low, exact_high = seq.interval(int(s), int(trials))
+        # brentq's own roots are to 1e-12 (xtol): never narrower, to that
+        assert low == pytest.approx(exact_low, abs=1e-9) and low <= exact_low + 2e-12
+        assert high == pytest.approx(exact_high, abs=1e-9) and high >= exact_high - 2e-12

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -13,6 +15,9 @@ from assay._stop_signal import StopSignal
 
 if TYPE_CHECKING:
     from assay.watch import Watcher, WatchStatus
+
+_STOP_CHECK_S = 0.1
+"""How often a look in progress checks for SIGINT / SIGTERM (a stop is answered within this)."""
 
 
 # watch reads no judgement recorded on the trials (assay.judgement.*): its defaults are fixed.
@@ -75,6 +80,14 @@ def watch(
             "never blocking the watch)."
         ),
     ] = None,
+    metrics_max_tests: Annotated[
+        int | None,
+        typer.Option(
+            help="Tests exported on /metrics at most (the first seen; the rest counted in "
+            "assay_metrics_tests_dropped, with a warning; default 2000).",
+            min=1,
+        ),
+    ] = None,
     metrics_host: Annotated[
         str, typer.Option(help="The address /metrics listens on (0.0.0.0: every interface).")
     ] = "127.0.0.1",
@@ -92,6 +105,15 @@ def watch(
             help="A known upper bound on a trial's cost (USD): the mean cost per trial gets an "
             "anytime-valid interval (a trial above it voids the interval, and says so).",
             min=0,
+        ),
+    ] = None,
+    max_seen_spans: Annotated[
+        int | None,
+        typer.Option(
+            help="Spans remembered so that a span read twice (a copied file, a batch stored "
+            "twice) counts once; at least the latest half are always remembered (~16 bytes "
+            "each; default 4,000,000).",
+            min=2,
         ),
     ] = None,
     prices: o.Prices = None,
@@ -123,12 +145,14 @@ def watch(
         options = replace(options, alpha=alpha)
     if delta is not None:
         options = replace(options, delta=delta)
+    if max_seen_spans is not None:
+        options = replace(options, max_seen_spans=max_seen_spans)
     watcher = Watcher(tuple(paths), options)
     if once:
         _once(watcher, inconclusive_ok)
     if webhook is not None and not webhook.startswith(("http://", "https://")):
         o.fail(f"--webhook must be an http:// or https:// URL (got {webhook!r})")
-    _follow(watcher, interval, metrics_port, metrics_host, webhook)
+    _follow(watcher, interval, metrics_port, metrics_host, webhook, metrics_max_tests)
 
 
 def _once(watcher: Watcher, inconclusive_ok: bool) -> None:
@@ -145,21 +169,35 @@ def _once(watcher: Watcher, inconclusive_ok: bool) -> None:
 
 
 def _follow(
-    watcher: Watcher, interval: float, port: int | None, host: str, webhook: str | None
+    watcher: Watcher,
+    interval: float,
+    port: int | None,
+    host: str,
+    webhook: str | None,
+    max_tests: int | None = None,
 ) -> None:
     """Look every ``interval`` seconds until SIGINT or SIGTERM; serve, post and show each look."""
     from assay.watch import MetricsServer, WebhookSender, events_between
 
     with StopSignal() as stop:
-        server = MetricsServer(port, host).start() if port is not None else None
+        server = None
+        if port is not None:
+            server = MetricsServer(port, host)
+            if max_tests is not None:
+                server.max_tests = max_tests
+            server.start()
         if server is not None:
             print(f"assay watch: /metrics on http://{host}:{server.port}/metrics", file=sys.stderr)
         sender = WebhookSender(webhook).start() if webhook is not None else None
         show = _Display(sys.stdout.isatty())
         before = None
+        interrupted = False
         try:
             while not stop.requested:
-                status = watcher.look()
+                status = _look(watcher, stop)
+                if status is None:  # stopped during a look
+                    interrupted = True
+                    break
                 if server is not None:
                     server.publish(status)
                 events: list[dict[str, Any]] = (
@@ -177,13 +215,50 @@ def _follow(
                 sender.stop()
             if server is not None:
                 server.stop()
+        if interrupted:
+            # The look's reading threads (Polars, the bucket pool) cannot be cancelled and
+            # the interpreter would wait for them at exit: leave at once, all output written.
+            print(
+                "assay watch: stopped during a look; what it was reading is not counted "
+                "(a restart reads it again)",
+                file=sys.stderr,
+            )
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
     raise SystemExit(0)
+
+
+def _look(watcher: Watcher, stop: StopSignal) -> WatchStatus | None:
+    """One look, on a thread of its own; None when SIGINT or SIGTERM came first.
+
+    A long look (a restart's backlog) is so ended within a second.
+    """
+    done: list[WatchStatus | BaseException] = []
+
+    def work() -> None:
+        try:
+            done.append(watcher.look())
+        except BaseException as exc:  # raised on the watch's thread, below
+            done.append(exc)
+
+    thread = threading.Thread(target=work, name="assay-watch-look", daemon=True)
+    thread.start()
+    while thread.is_alive():
+        if stop.wait(_STOP_CHECK_S) is not None:
+            return None
+        thread.join(_STOP_CHECK_S)
+    outcome = done[0]
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return outcome
 
 
 class _Display:
     """A live table on a terminal; elsewhere (a log) the table once, then one line per event."""
 
     def __init__(self, terminal: bool) -> None:
+        self.noted: dict[str, int] = {}
         self.live = None
         if terminal:
             from rich.live import Live
@@ -196,13 +271,16 @@ class _Display:
 
         if self.live is not None:
             for event in events:
-                self.live.console.print(event_line(event), highlight=False)
+                self.live.console.print(event_line(event), highlight=False, markup=False)
             self.live.update(live_table(status), refresh=True)
             return
         if first:
             print(status_table(status), flush=True)
-            if status.notes:
-                print(notes_text(status), file=sys.stderr, flush=True)
+        # every note that is new or grew since the last look (a rejected trace, repeats, ...)
+        grown = [n for n in status.notes if self.noted.get(n.kind) != n.count]
+        if grown:
+            print(notes_text(replace(status, notes=tuple(grown))), file=sys.stderr, flush=True)
+        self.noted = {n.kind: n.count for n in status.notes}
         for event in events:
             print(event_line(event), flush=True)
 

@@ -25,7 +25,7 @@ from assay.analysis._features import (
 from assay.analysis._ownership import assign_trials
 from assay.analysis._passwhen import PassRule, parse_pass_when
 from assay.analysis._per_bucket import tools_as_strings
-from assay.analysis._trials import Trials, read_trials, trials_from_spans
+from assay.analysis._trials import NoTrialSpans, Trials, read_trials, trials_from_spans
 from assay.analysis._unclaimed import is_work_feature, work_unknown
 from assay.analysis._variants import tool_variants
 
@@ -48,6 +48,7 @@ __all__ = [
     "trial_features",
     "Price",
     "PriceTable",
+    "NoTrialSpans",
     "Trials",
     "assign_trials",
     "behaviour_sample",

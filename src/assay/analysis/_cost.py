@@ -23,9 +23,10 @@ from typing import Any, Protocol
 import polars as pl
 import yaml
 
+from assay._bounded import read_text_bounded
 from assay.analysis import _columns as tc
 from assay.analysis import _conventions as conv
-from assay.errors import InputError, SchemaError
+from assay.errors import SchemaError
 from assay.quality import Finding
 
 
@@ -150,10 +151,9 @@ def load_prices(path: str | Path) -> PriceTable:
         SchemaError: It does not follow the format of :class:`PriceTable`.
     """
     file = Path(path)
+    text = read_text_bounded(file, "price table")
     try:
-        document: Any = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{file}: cannot read price table: {exc.strerror or exc}") from None
+        document: Any = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         place = f"{file}:{mark.line + 1}" if mark is not None else str(file)

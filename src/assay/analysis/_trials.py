@@ -66,6 +66,15 @@ class SpansMayRepeat(Exception):
     """
 
 
+class NoTrialSpans(SchemaError):
+    """The spans read hold no trial span (no span carries the test attribute).
+
+    A :class:`SchemaError` like every other refusal of :func:`read_trials`; raised apart so
+    that a caller following a growing set (``assay watch``) can tell spans of no trial (late
+    spans, another service's) from a trial that breaks the contract.
+    """
+
+
 @dataclass(frozen=True, slots=True)
 class Trials:
     """The trials table and what assay noticed while building it."""
@@ -178,7 +187,7 @@ def read_trials(
         raise SpansMayRepeat
     carriers = read.filter(pl.col(_P(c.TEST_ID)).is_not_null()).select(_CARRIED).collect()
     if carriers.height == 0:
-        raise SchemaError(quality.no_trials_message(no_trials, test_attribute))
+        raise NoTrialSpans(quality.no_trials_message(no_trials, test_attribute))
     carriers = read_outcomes(spans, carriers, contents)
     shapes = classify_traces(carriers, topmost=mapped, spans=read)
     if shapes.rootless.height:

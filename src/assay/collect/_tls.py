@@ -12,7 +12,8 @@ import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
-from assay.errors import ConfigError
+from assay._bounded import read_bounded
+from assay.errors import ConfigError, InputError
 
 __all__ = ["ServerTls", "failure_reason", "load_tls"]
 
@@ -66,9 +67,13 @@ def load_tls(cert: Path | None, key: Path | None, client_ca: Path | None) -> Ser
 
 def _read(flag: str, path: Path) -> bytes:
     try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"{flag} {path}: cannot read ({exc.strerror or exc})") from None
+        return read_bounded(path, "certificate or key", _MAX_PEM_BYTES)
+    except InputError as exc:
+        raise ConfigError(f"{flag} {exc}") from None
+
+
+_MAX_PEM_BYTES = 1024 * 1024
+"""A PEM file of certificates or a key: a chain of a few kilobytes; 1 MiB at most is read."""
 
 
 def _load_certificates(

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from opentelemetry import propagate
 
 from assay.errors import AgentError, ConfigError
-from assay.run._processes import run_command
+from assay.run._processes import MAX_STDOUT_BYTES, OutputTooLarge, run_command
 from assay.run._processes import stop_commands as stop_commands  # the runner's
 from assay.run._suite import AgentSpec, TestCase
 
@@ -199,6 +199,8 @@ class CommandAgent:
             returncode, stdout, stderr = run_command(self.argv, json.dumps(input), env, timeout)
         except subprocess.TimeoutExpired:
             raise TimeoutError(f"command did not finish within {timeout:g} s") from None
+        except OutputTooLarge as exc:
+            raise AgentError(str(exc)) from None
         except OSError as exc:
             raise AgentError(f"cannot run command: {exc}") from None
         done = subprocess.CompletedProcess(self.argv, returncode, stdout, stderr)
@@ -279,7 +281,12 @@ class HttpAgent:
         )
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
-                body = response.read()
+                body = response.read(MAX_STDOUT_BYTES + 1)  # bounded, as a command's stdout
+            if len(body) > MAX_STDOUT_BYTES:
+                raise AgentError(
+                    f"endpoint answered more than {MAX_STDOUT_BYTES // (1024 * 1024)} MiB: "
+                    "its answer not read"
+                )
         except urllib.error.HTTPError as exc:
             exc.close()  # the error carries the open response
             raise AgentError(f"endpoint answered HTTP {exc.code} {exc.reason}") from None

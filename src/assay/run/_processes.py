@@ -9,6 +9,11 @@ more — what it wrote before exiting is already in the pipe — and closed.
 What the command left behind in its process group is killed as soon as it exits; a process
 that started its own session (the user's daemon) is out of reach by design, and is neither
 waited for nor killed (docs/reliability.md).
+
+What is read is bounded, as a collector bounds a request body: stdout (the answer, JSON) at
+:data:`MAX_STDOUT_BYTES` — past it the command is stopped and the trial is an error that
+says so (:class:`OutputTooLarge`); stderr (read for its last line) keeps its last
+:data:`MAX_STDERR_BYTES`, the rest dropped and counted, and never stops the command.
 """
 
 from __future__ import annotations
@@ -22,7 +27,24 @@ import threading
 import time
 from collections.abc import Sequence
 
-__all__ = ["EXIT_GRACE_S", "run_command", "stop_commands"]
+__all__ = [
+    "EXIT_GRACE_S",
+    "MAX_STDERR_BYTES",
+    "MAX_STDOUT_BYTES",
+    "OutputTooLarge",
+    "run_command",
+    "stop_commands",
+]
+
+MAX_STDOUT_BYTES = 16 * 1024 * 1024
+"""The most a command's answer (stdout) may hold: 16 MiB, far above any agent's JSON."""
+MAX_STDERR_BYTES = 64 * 1024
+"""The last bytes of a command's stderr kept (its last line is shown on a failure)."""
+
+
+class OutputTooLarge(Exception):
+    """The command wrote more than :data:`MAX_STDOUT_BYTES` on stdout; it was stopped."""
+
 
 EXIT_GRACE_S = 0.2
 """Seconds the pipes are still read after the command exited, for a holder outside its group."""
@@ -45,6 +67,8 @@ def run_command(
     Raises:
         subprocess.TimeoutExpired: The command did not exit within ``timeout`` seconds (it
             and its group are killed first).
+        OutputTooLarge: Its stdout passed :data:`MAX_STDOUT_BYTES` (it and its group are
+            killed first).
         OSError: The command cannot be started.
     """
     process = subprocess.Popen(
@@ -86,7 +110,9 @@ def _exchange(
         subprocess.TimeoutExpired: ``deadline`` passed with the command still running.
     """
     assert process.stdin and process.stdout and process.stderr
-    read: dict[int, list[bytes]] = {process.stdout.fileno(): [], process.stderr.fileno(): []}
+    out, err = process.stdout.fileno(), process.stderr.fileno()
+    read: dict[int, bytearray] = {out: bytearray(), err: bytearray()}
+    dropped = 0  # stderr bytes before the last MAX_STDERR_BYTES
     written = 0
     with selectors.DefaultSelector() as selector:
         for fd in read:
@@ -111,10 +137,19 @@ def _exchange(
                 fd = int(key.fd)
                 if fd in read:
                     chunk = os.read(fd, 1 << 16)
-                    if chunk:
-                        read[fd].append(chunk)
-                    else:
+                    if not chunk:
                         selector.unregister(fd)
+                        continue
+                    held = read[fd]
+                    held += chunk
+                    if fd == out and len(held) > MAX_STDOUT_BYTES:
+                        raise OutputTooLarge(
+                            f"command wrote more than {MAX_STDOUT_BYTES // (1024 * 1024)} MiB "
+                            "on stdout: stopped, its answer not read"
+                        )
+                    if fd == err and len(held) > MAX_STDERR_BYTES:
+                        dropped += len(held) - MAX_STDERR_BYTES
+                        del held[: len(held) - MAX_STDERR_BYTES]
                     continue
                 try:  # stdin: select promises room for PIPE_BUF bytes without blocking
                     written += os.write(fd, data[written : written + select.PIPE_BUF])
@@ -123,7 +158,9 @@ def _exchange(
                 if written >= len(data):
                     selector.unregister(fd)
                     process.stdin.close()
-    return b"".join(read[process.stdout.fileno()]), b"".join(read[process.stderr.fileno()])
+    if dropped:
+        read[err][:0] = f"[first {dropped} bytes of stderr dropped]\n".encode()
+    return bytes(read[out]), bytes(read[err])
 
 
 def _text(data: bytes) -> str:

@@ -14,7 +14,8 @@ from typing import Any
 
 import yaml
 
-from assay.errors import InputError, SchemaError
+from assay._bounded import read_text_bounded
+from assay.errors import SchemaError
 
 MAX_DEPTH = 64
 """Deepest nesting of lists and mappings a suite file may have (a suite needs a handful)."""
@@ -139,10 +140,7 @@ def read_yaml(path: Path) -> tuple[Any, Where]:
         InputError: The file cannot be read.
         SchemaError: It is not valid YAML.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read suite: {exc}") from None
+    text = read_text_bounded(path, "suite")
     loader = _LineLoader(text)
     try:
         _check_shape(text, path)

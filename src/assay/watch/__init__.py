@@ -9,6 +9,7 @@ that does not change). One idea per module:
 * :mod:`._drift` — the drift alarm (its construction and proof in the docstring);
 * :mod:`._follow` — each new complete Parquet file read once;
 * :mod:`._pending` — traces held until their root span is in;
+* :mod:`._seen` — the spans counted, so that a copy counts once (bounded);
 * :mod:`._trials` — spans → trials, by ``analyze``'s mapping;
 * :mod:`._status` — what a look shows (typed values);
 * :mod:`._watcher` — one look: read, judge, update;
@@ -19,12 +20,13 @@ that does not change). One idea per module:
 """
 
 from assay.watch._console import event_line, live_table, notes_text, status_table
-from assay.watch._drift import DriftDetector, DriftRule, lower_bounds
+from assay.watch._drift import DriftDetector, DriftRule, lower_bounds, sequence_intervals
 from assay.watch._events import EVENT_SCHEMA, events_between
 from assay.watch._follow import FileFollower, NewSpans
-from assay.watch._metrics import MetricsServer
+from assay.watch._metrics import MAX_METRICS_TESTS, MetricsServer
 from assay.watch._pass_rate import PassRateCounts, sequence_verdict
 from assay.watch._pending import PendingTraces, Released
+from assay.watch._seen import MAX_SEEN_SPANS, SeenSpans
 from assay.watch._sequence import pass_rate_sequence
 from assay.watch._status import InputNote, TestStatus, WatchStatus
 from assay.watch._trials import TrialBatch, trials_of
@@ -33,6 +35,9 @@ from assay.watch._webhook import WebhookSender
 
 __all__ = [
     "EVENT_SCHEMA",
+    "MAX_METRICS_TESTS",
+    "MAX_SEEN_SPANS",
+    "SeenSpans",
     "WebhookSender",
     "event_line",
     "events_between",
@@ -52,6 +57,7 @@ __all__ = [
     "WatchStatus",
     "Watcher",
     "lower_bounds",
+    "sequence_intervals",
     "pass_rate_sequence",
     "sequence_verdict",
     "notes_text",

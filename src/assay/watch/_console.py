@@ -6,6 +6,9 @@ from typing import TYPE_CHECKING
 
 from assay.analysis import columns as tc
 from assay.judge import pct
+
+# Test and score names and the notes come from the traces: escaped as every report escapes them.
+from assay.report import visible
 from assay.watch._status import MeanStatus, WatchStatus
 
 if TYPE_CHECKING:
@@ -25,7 +28,7 @@ def status_table(status: WatchStatus) -> str:
         interval = f"[{pct(t.low)}, {pct(t.high)}]"
         drift = f"ALARM since trial {t.alarm_since}" if t.drift_alarm else "-"
         lines.append(
-            f"{t.test_id[:28]:<28} {t.trials:>7} {rate:>9}  {interval:<17} "
+            f"{visible(t.test_id)[:28]:<28} {t.trials:>7} {rate:>9}  {interval:<17} "
             f"{t.verdict.value:<12} {drift}"
         )
         lines.extend(f"  {mean_text(m)}" for m in (*t.scores, *([t.cost] if t.cost else [])))
@@ -40,28 +43,32 @@ def status_table(status: WatchStatus) -> str:
 
 def notes_text(status: WatchStatus) -> str:
     """The notes of a look, one ``note: kind (count): message`` line each (for stderr)."""
-    return "\n".join(f"note: {n.kind} ({n.count}): {n.message}" for n in status.notes)
+    return "\n".join(f"note: {n.kind} ({n.count}): {visible(n.message)}" for n in status.notes)
 
 
 def mean_text(mean: MeanStatus) -> str:
     """``score quality: mean 0.742 [0.70, 0.78] over 120 trials`` (or why no interval)."""
-    what = "cost per trial (USD)" if mean.name == tc.COST_USD else f"score {mean.name}"
+    what = "cost per trial (USD)" if mean.name == tc.COST_USD else f"score {visible(mean.name)}"
     shown = f"{mean.mean:.4g}" if mean.mean is not None else "—"
     if mean.low is None or mean.high is None:
-        return f"{what}: mean {shown} over {mean.n} trials ({mean.note})"
+        return f"{what}: mean {shown} over {mean.n} trials ({visible(mean.note)})"
     return f"{what}: mean {shown} [{mean.low:.4g}, {mean.high:.4g}] over {mean.n} trials"
 
 
 def live_table(status: WatchStatus) -> Table:
     """The status as a ``rich`` table, for the live display on a terminal."""
     from rich.table import Table
+    from rich.text import Text
 
     colour = {"PASS": "green", "FAIL": "bold red", "INCONCLUSIVE": "yellow"}
     table = Table(
         title=f"assay watch — {status.confidence:.0%} confidence sequences",
-        caption=f"{status.files_read} file(s), {status.spans_read} span(s) read; "
-        f"{status.pending_traces} trace(s) waiting for their spans"
-        + "".join(f"\n{n.kind} ({n.count}): {n.message}" for n in status.notes),
+        # Text, never markup: a name or note from the traces holding "[red]" stays text.
+        caption=Text(
+            f"{status.files_read} file(s), {status.spans_read} span(s) read; "
+            f"{status.pending_traces} trace(s) waiting for their spans"
+            + "".join(f"\n{n.kind} ({n.count}): {visible(n.message)}" for n in status.notes)
+        ),
         caption_justify="left",
     )
     for name, justify in (
@@ -77,7 +84,7 @@ def live_table(status: WatchStatus) -> Table:
     for t in status.tests:
         verdict = t.verdict.value
         table.add_row(
-            t.test_id,
+            Text(visible(t.test_id)),
             str(t.trials),
             pct(t.pass_rate) if t.pass_rate is not None else "—",
             f"[{pct(t.low)}, {pct(t.high)}]",
@@ -86,13 +93,13 @@ def live_table(status: WatchStatus) -> Table:
             f"[bold red]ALARM since trial {t.alarm_since}[/]" if t.drift_alarm else "—",
         )
         for mean in (*t.scores, *([t.cost] if t.cost else [])):
-            table.add_row("", "", "", f"[dim]{mean_text(mean)}[/]", "", "", "")
+            table.add_row("", "", "", Text(mean_text(mean), style="dim"), "", "", "")
     return table
 
 
 def event_line(event: dict[str, object]) -> str:
     """One line for an event (:func:`assay.watch.events_between`)."""
-    test, kind = event["test"], event["event"]
+    test, kind = visible(event["test"]), event["event"]
     if kind == "verdict_changed":
         return f"{event['time']} {test}: {event['previous_verdict']} → {event['verdict']}"
     if kind == "drift_alarm_raised":

@@ -4,6 +4,8 @@ The collector writes every file under a temporary name and renames it when compl
 (``assay.store.TEMP_SUFFIX``), so a listing never shows a half-written file. A file is known by
 its path, size and modification time; one that changes after it was read is not read again
 (the collector never rewrites a file) and is named instead, never silently counted twice.
+A new path to a file already read (a hard link: the same device and inode) is named and not
+read; a copy is read, and its spans are counted once (:mod:`assay.watch._seen`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ class NewSpans:
     """Those files, in the order read (oldest first)."""
     skipped: tuple[tuple[str, str], ...] = ()
     """Unreadable files left out (``--skip-bad-files``), with the reason."""
+    linked: tuple[tuple[str, str], ...] = ()
+    """New paths of a file already read (a hard link), with the path it was read by."""
 
 
 @dataclass(slots=True)
@@ -40,6 +44,7 @@ class FileFollower:
     skip_bad_files: bool = False
     """Leave out an unreadable file (named) instead of failing."""
     _seen: dict[str, tuple[int, int]] = field(default_factory=dict)
+    _inodes: dict[tuple[int, int, int, int], str] = field(default_factory=dict)
     changed: list[str] = field(default_factory=list)
     """Files that changed after they were read (not read again)."""
 
@@ -67,9 +72,13 @@ class FileFollower:
             files.extend(listing.files)
         return files
 
-    def read_new(self) -> NewSpans:
-        """Read every complete file not read before (oldest modification first)."""
-        fresh: list[tuple[int, str, tuple[int, int]]] = []
+    def claim_new(self) -> tuple[list[str], list[tuple[str, str]]]:
+        """The complete files not read before (oldest first), now counted as read.
+
+        Also the new paths of files already read (hard links), each with the path read.
+        """
+        fresh: list[tuple[int, str]] = []
+        linked: list[tuple[str, str]] = []
         for path in self._listing():
             try:
                 stat = os.stat(path)
@@ -78,15 +87,29 @@ class FileFollower:
             identity = (stat.st_size, stat.st_mtime_ns)
             known = self._seen.get(path)
             if known is None:
-                fresh.append((stat.st_mtime_ns, path, identity))
+                self._seen[path] = identity
+                # A hard link to a file read: the same inode, size and time (an inode freed by
+                # a removed file and reused has another time).
+                inode = (stat.st_dev, stat.st_ino, *identity)
+                first = self._inodes.setdefault(inode, path)
+                if first != path:
+                    linked.append((path, first))
+                    continue
+                fresh.append((stat.st_mtime_ns, path))
             elif known != identity and path not in self.changed:
                 self.changed.append(path)
         fresh.sort()
+        return [path for _, path in fresh], linked
+
+    def read_new(self, files: list[str] | None = None) -> NewSpans:
+        """Read every complete file not read before (or ``files``, claimed already)."""
+        linked: list[tuple[str, str]] = []
+        if files is None:
+            files, linked = self.claim_new()
         frames: list[pl.DataFrame] = []
         read: list[str] = []
         skipped: list[tuple[str, str]] = []
-        for _, path, identity in fresh:
-            self._seen[path] = identity
+        for path in files:
             try:
                 frames.append(open_trace_set([path]).scan().collect())
             except InputError as exc:
@@ -102,7 +125,7 @@ class FileFollower:
                 continue
             read.append(path)
         spans = pl.concat(frames, how="vertical") if frames else _empty()
-        return NewSpans(spans, tuple(read), tuple(skipped))
+        return NewSpans(spans, tuple(read), tuple(skipped), tuple(linked))
 
 
 def _empty() -> pl.DataFrame:

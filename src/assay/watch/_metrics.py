@@ -4,18 +4,28 @@ One series per test, labelled ``test``: ``assay_test_trials_total`` (a counter),
 ``assay_test_pass_rate`` and its anytime-valid interval ``assay_test_pass_rate_lower`` /
 ``_upper``, ``assay_test_verdict{verdict=...}`` (1 for the current verdict, 0 for the other
 two) and ``assay_test_drift_alarm`` (0/1). A scrape reads the status of the latest look.
+
+The series are capped, as the OpenTelemetry SDK caps a metric's attribute sets (its
+cardinality limit, 2,000 by default) and as Prometheus' ``sample_limit`` guards a scrape: a
+test id taken from a session id once made 50,000 tests, a 24.6 MB scrape of 13 s, past
+Prometheus' 10 s timeout (the target read as down). At most ``max_tests`` tests are exported
+— the first seen, kept for the watch's life so that no series flaps — and the rest are
+counted in ``assay_metrics_tests_dropped`` and named once on stderr; the console and
+``--once`` still show every test (docs/monitoring.md).
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from prometheus_client.registry import Collector
 
 from assay.judge import Verdict
+from assay.report import visible
 from assay.watch._status import TestStatus, WatchStatus
 
 if TYPE_CHECKING:
@@ -23,7 +33,10 @@ if TYPE_CHECKING:
 
     from prometheus_client.metrics_core import Metric
 
-__all__ = ["MetricsServer"]
+__all__ = ["MAX_METRICS_TESTS", "MetricsServer"]
+
+MAX_METRICS_TESTS = 2_000
+"""Tests exported on ``/metrics`` at most (``--metrics-max-tests``), as OTel's default limit."""
 
 
 class _StatusCollector(Collector):
@@ -31,6 +44,7 @@ class _StatusCollector(Collector):
 
     def __init__(self) -> None:
         self.status: WatchStatus | None = None
+        self.dropped = 0
 
     def collect(self) -> Iterator[Metric]:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -61,6 +75,21 @@ class _StatusCollector(Collector):
             "1 while the drift alarm is raised (the pass rate dropped below its reference).",
             labels=["test"],
         )
+        dropped = CounterMetricFamily(
+            "assay_metrics_tests_dropped",
+            "Tests not exported on /metrics: past --metrics-max-tests (the first seen are).",
+        )
+        dropped.add_metric([], self.dropped)
+        yield dropped
+        notes = CounterMetricFamily(
+            "assay_watch_input_notes",
+            "What the input showed, by kind (rejected_traces, duplicate_spans, "
+            "judged_without_root, ...): traces, spans or files, summed over the watch.",
+            labels=["kind"],
+        )
+        for note in status.notes if status is not None else ():
+            notes.add_metric([note.kind], note.count)
+        yield notes
         yield from _means(tests)
         for test in tests:
             trials.add_metric([test.test_id], test.trials)
@@ -128,7 +157,11 @@ class MetricsServer:
     """The port to listen on (0 picks a free one; :attr:`port` then holds it)."""
     host: str = "127.0.0.1"
     """The address to listen on (0.0.0.0 for a Prometheus on another machine)."""
+    max_tests: int = MAX_METRICS_TESTS
+    """Tests exported at most; the first seen are kept for the watch's life."""
     _collector: _StatusCollector = field(default_factory=_StatusCollector)
+    _kept: dict[str, None] = field(default_factory=dict)
+    _warned: bool = False
     _server: WSGIServer | None = None
     _thread: threading.Thread | None = None
 
@@ -143,8 +176,24 @@ class MetricsServer:
         return self
 
     def publish(self, status: WatchStatus) -> None:
-        """Serve ``status`` from the next scrape on."""
-        self._collector.status = status
+        """Serve ``status`` (its first ``max_tests`` tests seen) from the next scrape on."""
+        for test in status.tests:
+            if len(self._kept) >= self.max_tests:
+                break
+            self._kept.setdefault(test.test_id, None)
+        shown = tuple(t for t in status.tests if t.test_id in self._kept)
+        dropped = len(status.tests) - len(shown)
+        if dropped and not self._warned:
+            self._warned = True
+            first = next(t.test_id for t in status.tests if t.test_id not in self._kept)
+            print(
+                f"assay watch: warning: /metrics exports {self.max_tests} tests at most "
+                f"(--metrics-max-tests); {dropped} more are not exported (e.g. "
+                f"{visible(first)}), counted in assay_metrics_tests_dropped",
+                file=sys.stderr,
+            )
+        self._collector.dropped = dropped
+        self._collector.status = replace(status, tests=shown) if dropped else status
 
     def stop(self) -> None:
         """Stop listening."""

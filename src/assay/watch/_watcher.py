@@ -8,26 +8,35 @@ kept.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+import numpy.typing as npt
 import polars as pl
 
+from assay.analysis import NoTrialSpans
 from assay.analysis import columns as tc
 from assay.choices import ErrorPolicy
+from assay.errors import SchemaError
 
 # The defaults of every command (docs/cli.md), defined once in assay.judge.
 from assay.judge import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, AnalyzeOptions, check_range
 from assay.stats import BernoulliConfidenceSequence
-from assay.watch._drift import DriftDetector, DriftRule
+from assay.store import DUPLICATE_SPANS, open_trace_set
+from assay.watch._drift import DriftDetector, DriftRule, sequence_intervals
 from assay.watch._follow import FileFollower
 from assay.watch._means import RunningMean
 from assay.watch._pass_rate import PassRateCounts, sequence_verdict
-from assay.watch._pending import PendingTraces
+from assay.watch._pending import PARENT_SPAN_ID, TRACE_ID, PendingTraces
+from assay.watch._seen import MAX_SEEN_SPANS, SPAN_KEY, SeenSpans, as_keys, span_keys
 from assay.watch._sequence import pass_rate_sequence
 from assay.watch._status import InputNote, TestStatus, WatchStatus
 from assay.watch._trials import trials_of
 
 __all__ = ["WatchOptions", "Watcher"]
+
+_WITHOUT_ROOT = "trace(s) judged without their root span (it never arrived in time)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +60,8 @@ class WatchOptions:
     """Traces held at most while their spans arrive."""
     skip_bad_files: bool = False
     """Skip unreadable files (named) instead of failing."""
+    max_seen_spans: int = MAX_SEEN_SPANS
+    """Spans remembered to count a repeated span once (:class:`assay.watch.SeenSpans`)."""
     max_cost: float | None = None
     """A known upper bound on a trial's cost in USD: the mean cost gets an anytime-valid
     interval (without one it is shown alone; see :mod:`assay.watch._means`)."""
@@ -78,6 +89,22 @@ class WatchOptions:
         return DriftRule(delta=self.delta, alpha=self.alpha, centre=self.threshold)
 
 
+def _scores_by_test(trials: pl.DataFrame) -> dict[str, dict[str, npt.NDArray[np.float64]]]:
+    """Each test's scores by name, in the trials' order (one pass over the batch)."""
+    scores = (
+        trials.select(tc.TEST_ID, tc.SCORES)
+        .explode(tc.SCORES)
+        .drop_nulls(tc.SCORES)
+        .unnest(tc.SCORES)
+        .group_by(tc.TEST_ID, "name", maintain_order=True)
+        .agg(pl.col("value").cast(pl.Float64))
+    )
+    out: dict[str, dict[str, npt.NDArray[np.float64]]] = {}
+    for test_id, name, values in scores.select(tc.TEST_ID, "name", "value").iter_rows():
+        out.setdefault(str(test_id), {})[str(name)] = np.asarray(values, dtype=np.float64)
+    return out
+
+
 @dataclass(slots=True)
 class _Test:
     counts: PassRateCounts
@@ -97,11 +124,14 @@ class Watcher:
     _follower: FileFollower = field(init=False)
     _pending: PendingTraces = field(init=False)
     _sequence: BernoulliConfidenceSequence = field(init=False)
+    _seen: SeenSpans = field(init=False)
     _tests: dict[str, _Test] = field(default_factory=dict)
     _notes: dict[str, InputNote] = field(default_factory=dict)
     _files: int = 0
     _spans: int = 0
     _changed_noted: int = 0
+    _started: bool = False
+    _intervals: dict[str, tuple[tuple[int, int], tuple[float, float]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.options.analysis.validate()
@@ -111,6 +141,7 @@ class Watcher:
         self._pending = PendingTraces(
             self.options.grace, self.options.trace_timeout, self.options.max_pending_traces
         )
+        self._seen = SeenSpans(self.options.max_seen_spans)
         self._sequence = pass_rate_sequence(self.options.threshold, self.options.confidence)
 
     def look(self, *, final: bool = False, now: float | None = None) -> WatchStatus:
@@ -121,36 +152,131 @@ class Watcher:
             now: The time (``time.monotonic()`` unless given: tests pass their own clock).
         """
         clock = time.monotonic() if now is None else now
-        new = self._follower.read_new()
+        backlog: list[str] | None = None
+        if not self._started:  # the first look (a start, a restart): the backlog at once
+            self._started = True
+            backlog, linked = self._follower.claim_new()
+            self._note_linked(linked)
+            if backlog and self._backlog(backlog, clock, final):
+                backlog = None
+        new = self._follower.read_new(backlog)
         self._files += len(new.files)
         self._spans += new.spans.height
         for path, reason in new.skipped:
             self._note("skipped_files", 1, f"{path}: {reason} (skipped)")
         for path in self._follower.changed[self._changed_noted :]:
             self._note("changed_files", 1, f"{path} changed after it was read; not read again")
+        self._note_linked(new.linked)
         self._changed_noted = len(self._follower.changed)
-        self._pending.add(new.spans, clock)
+        spans = self._fresh(new.spans)
+        self._pending.add(spans, clock)
         released = self._pending.release(clock, everything=final)
         if released.without_root:
-            self._note(
-                "judged_without_root",
-                released.without_root,
-                "trace(s) judged without their root span (it never arrived in time)",
-            )
+            self._note("judged_without_root", released.without_root, _WITHOUT_ROOT)
         if released.traces:
             self._judge(released.spans)
         return self.status()
+
+    def _note_linked(self, linked: Sequence[tuple[str, str]]) -> None:
+        for path, first in linked:
+            self._note("linked_files", 1, f"{path} is {first} (a link): not read again")
+
+    def _backlog(self, files: list[str], clock: float, final: bool) -> bool:
+        """Judge the files found at start by ``analyze``'s reading path (bucket by bucket).
+
+        Traces without their root span wait, as in every look (unless ``final``). Returns
+        False when a trial breaks the trial contract: the files are then read as later looks
+        read them, so that the trace is named and the rest counted.
+        """
+        from assay.api import read_set_trials
+
+        try:
+            read = read_set_trials(
+                files, self.options.analysis, skip_bad_files=self.options.skip_bad_files
+            )
+        except NoTrialSpans as exc:
+            read = None
+            refused = str(exc)
+        except SchemaError:
+            return False
+        skip = self.options.skip_bad_files
+        trace_set = (
+            read.trace_set if read is not None else open_trace_set(files, skip_bad_files=skip)
+        )
+        for skipped in trace_set.skipped:
+            self._note("skipped_files", 1, f"{skipped.path}: {skipped.reason} (skipped)")
+        scan = trace_set.scan()
+        # One pass over three columns: each span's key, its trace's hash, whether it is a root.
+        trace_key = pl.col(TRACE_ID).hash(seed=0x5EED)
+        ids = scan.select(
+            SPAN_KEY.alias("_key"),
+            trace_key.alias("_trace"),
+            pl.col(PARENT_SPAN_ID).is_null().alias("_root"),
+        ).collect()
+        keys = as_keys(ids["_key"])
+        self._seen.fresh(keys)  # the reader counted the repeats (a finding, below)
+        self._files += len(trace_set.files)
+        self._spans += keys.size
+        rootless = (
+            ids.lazy()
+            .group_by("_trace")
+            .agg(pl.col("_root").any())
+            .filter(~pl.col("_root"))
+            .collect()["_trace"]
+        )
+        del ids
+        if final and rootless.len():
+            self._note("judged_without_root", rootless.len(), _WITHOUT_ROOT)
+            rootless = rootless.clear()
+        elif rootless.len():  # they wait for their root, as in every look
+            waiting = trace_key.is_in(rootless.implode())
+            self._pending.add(scan.filter(waiting).collect(), clock)
+        if read is None:
+            self._note("spans_without_trial", keys.size, refused)
+            return True
+        for finding in read.findings:
+            self._note(finding.kind, finding.count, finding.message)
+        trials = read.trials.filter(~trace_key.is_in(rootless.implode()))
+        recorded: dict[tuple[float, float, str], int] = {}
+        if read.recorded:  # trial span id -> the judgement it records
+            kept = set(trials[tc.SPAN_ID].to_list())
+            for span_id, judgement in read.recorded.items():
+                if span_id in kept:
+                    key = (judgement.threshold, judgement.confidence, str(judgement.errors))
+                    recorded[key] = recorded.get(key, 0) + 1
+        self._note_recorded(recorded)
+        self._count(trials.sort(tc.START_TIME, tc.TEST_ID, tc.TRIAL_INDEX, nulls_last=True))
+        return True
+
+    def _fresh(self, spans: pl.DataFrame) -> pl.DataFrame:
+        """``spans`` less those read before (a copied file, a batch stored twice), named."""
+        fresh = self._seen.fresh(span_keys(spans))
+        repeats = int(fresh.size - fresh.sum())
+        if not repeats:
+            return spans
+        self._note(
+            DUPLICATE_SPANS,
+            repeats,
+            "span(s) read again (the same trace_id and span_id: a copied or linked file, a "
+            "batch stored twice): counted once",
+        )
+        return spans.filter(pl.Series(fresh))
 
     def _judge(self, spans: pl.DataFrame) -> None:
         batch = trials_of(spans, self.options.analysis)
         for finding in batch.findings:
             self._note(finding.kind, finding.count, finding.message)
+        for trace, reason in batch.rejected:
+            self._note("rejected_traces", 1, f"trace {trace}: {reason}: left out, the rest counted")
         if batch.refused is not None:
             self._note("spans_without_trial", spans.height, batch.refused)
             return
         self._note_recorded(batch.recorded or {})
+        self._count(batch.trials)
+
+    def _count(self, trials: pl.DataFrame) -> None:
+        """Add trials (in the order they started) to their tests' counts and alarms."""
         baseline = self.options.baseline_version
-        trials = batch.trials
         if baseline is not None:
             versionless = trials.filter(pl.col(tc.AGENT_VERSION).is_null())
             if versionless.height:
@@ -161,22 +287,34 @@ class Watcher:
                     f"with {baseline}",
                 )
             trials = trials.filter(pl.col(tc.AGENT_VERSION).is_not_null())
-        for (test_id,), rows in trials.group_by(tc.TEST_ID, maintain_order=True):
-            test = self._tests.get(str(test_id))
+        # One pass per column over the batch, not one per test: a look may bring thousands.
+        columns = [tc.PASSED, tc.ERROR]
+        if baseline is not None:
+            columns.append(tc.AGENT_VERSION)
+        if tc.COST_USD in trials.columns:
+            columns.append(tc.COST_USD)
+        per_test = trials.group_by(tc.TEST_ID, maintain_order=True).agg(columns)
+        scores = _scores_by_test(trials)
+        for row in per_test.iter_rows(named=True):
+            test_id = str(row[tc.TEST_ID])
+            test = self._tests.get(test_id)
             if test is None:
-                test = self._tests[str(test_id)] = self._new_test()
+                test = self._tests[test_id] = self._new_test()
+            passed = np.asarray(row[tc.PASSED], dtype=bool)
+            errors = np.asarray(row[tc.ERROR], dtype=bool)
+            costs = row.get(tc.COST_USD)
+            cost = np.asarray([np.nan if c is None else c for c in costs or []], dtype=float)
             if baseline is not None:
-                reference = rows.filter(pl.col(tc.AGENT_VERSION) == baseline)
-                test.drift.add_reference(reference[tc.PASSED].to_numpy()[None, :])
-                rows = rows.filter(pl.col(tc.AGENT_VERSION) != baseline)
-            passed = rows[tc.PASSED].to_numpy().astype(bool)
-            errors = rows[tc.ERROR].to_numpy().astype(bool)
-            test.counts.add(rows.height, int(passed.sum()), int(errors.sum()))
+                reference = np.asarray([v == baseline for v in row[tc.AGENT_VERSION]])
+                test.drift.add_reference(passed[reference][None, :])
+                passed, errors = passed[~reference], errors[~reference]
+                cost = cost[~reference] if cost.size else cost
+            test.counts.add(passed.size, int(passed.sum()), int(errors.sum()))
             if self.options.errors == ErrorPolicy.EXCLUDE:
                 passed = passed[~errors]
             if passed.size:
                 test.drift.add(passed[None, :])
-            self._means(str(test_id), test, rows)
+            self._means(test_id, test, scores.get(test_id, {}), cost)
 
     def _new_test(self) -> _Test:
         baseline = self.options.baseline_version
@@ -189,18 +327,22 @@ class Watcher:
         detector = DriftDetector(self.options.drift, own_reference=baseline is None)
         return _Test(PassRateCounts(), detector, cost)
 
-    def _means(self, test_id: str, test: _Test, rows: pl.DataFrame) -> None:
-        scores = rows.select(pl.col(tc.SCORES).explode()).drop_nulls().unnest(tc.SCORES)
-        for (name,), values in scores.group_by("name", maintain_order=True):
-            score = test.scores.get(str(name))
+    def _means(
+        self,
+        test_id: str,
+        test: _Test,
+        scores: dict[str, npt.NDArray[np.float64]],
+        costs: npt.NDArray[np.float64],
+    ) -> None:
+        for name, values in scores.items():
+            score = test.scores.get(name)
             if score is None:
-                score = test.scores[str(name)] = RunningMean(str(name), self.options.confidence)
-            if not score.add(values["value"].cast(pl.Float64).to_numpy()):
+                score = test.scores[name] = RunningMean(name, self.options.confidence)
+            if not score.add(values):
                 self._note("score_out_of_range", 1, f"{test_id}: score {name}: {score.note}")
-        if tc.COST_USD in rows.columns:
-            costs = rows[tc.COST_USD].drop_nulls().cast(pl.Float64).to_numpy()
-            if not test.cost.add(costs):
-                self._note("cost_above_bound", 1, f"{test_id}: {test.cost.note}")
+        costs = costs[~np.isnan(costs)]
+        if costs.size and not test.cost.add(costs):
+            self._note("cost_above_bound", 1, f"{test_id}: {test.cost.note}")
 
     def _note_recorded(self, recorded: dict[tuple[float, float, str], int]) -> None:
         """Say so when trials record a judgement other than the one watch judges them by."""
@@ -221,13 +363,30 @@ class Watcher:
         before = self._notes.get(kind)
         self._notes[kind] = InputNote(kind, count + (before.count if before else 0), message)
 
+    def _update_intervals(self) -> None:
+        """Each test's interval, computed (all at once) only where its counts changed."""
+        changed: list[tuple[str, tuple[int, int]]] = []
+        for test_id, test in self._tests.items():
+            counts = test.counts.judged(self.options.errors)
+            held = self._intervals.get(test_id)
+            if held is None or held[0] != counts:
+                changed.append((test_id, counts))
+        if not changed:
+            return
+        passes = np.array([c[0] for _, c in changed], dtype=np.float64)
+        n = np.array([c[1] for _, c in changed], dtype=np.float64)
+        lows, highs = sequence_intervals(self._sequence, passes, n)
+        for (test_id, counts), low, high in zip(changed, lows, highs, strict=True):
+            self._intervals[test_id] = (counts, (float(low), float(high)))
+
     def status(self) -> WatchStatus:
         """Every test's status now (intervals computed at this look)."""
         tests = []
+        self._update_intervals()
         for test_id in sorted(self._tests):
             test = self._tests[test_id]
             passes, n = test.counts.judged(self.options.errors)
-            low, high = self._sequence.interval(passes, n)
+            low, high = self._intervals[test_id][1]
             first = int(test.drift.first_alarm[0])
             tests.append(
                 TestStatus(
