@@ -96,9 +96,11 @@ def case_table(
             pl.col(tc.SUITE).n_unique().alias("suites"),
             pl.col("_counted").sum().alias("n"),
             (pl.col(tc.PASSED).fill_null(False) & pl.col("_counted")).sum().alias("passed"),
-            pl.col(_SCORE).filter(pl.col("_counted")).mean(),
-            pl.col(_COST).filter(pl.col("_counted")).mean(),
-            pl.col(tc.DURATION_S).filter(pl.col("_counted")).mean().alias(_DURATION),
+            # Sorted before the mean: the sum's order, and so its last bits, is then the same
+            # whatever order the trials came in (buckets, engines).
+            pl.col(_SCORE).filter(pl.col("_counted")).sort().mean(),
+            pl.col(_COST).filter(pl.col("_counted")).sort().mean(),
+            pl.col(tc.DURATION_S).filter(pl.col("_counted")).sort().mean().alias(_DURATION),
         )
         .sort(tc.TEST_ID)
     )
