@@ -314,7 +314,8 @@ def compare(
         read.trace_set,
         trials,
         settings,
-        read.recorded,
+        # The baseline's recorded designs tell the regression test how its trials stopped.
+        {**base.recorded, **read.recorded},
         base_trials,
         also_read=(base.trace_set,),
         findings=(*base.findings, *read.findings),

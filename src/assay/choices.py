@@ -56,11 +56,17 @@ class PairedTest(StrEnum):
 
 
 class RegressionTest(StrEnum):
-    """Exact tests of a regression (a drop in pass rate between two versions)."""
+    """Tests of a regression (a drop in pass rate between two versions).
+
+    The three exact tests assume each version ran a number of trials fixed in advance;
+    ``anytime`` (the product of the versions' beta-binomial mixtures) stays valid whatever
+    rule stopped either version, and is used whenever one did.
+    """
 
     BOSCHLOO = "boschloo"
     FISHER = "fisher"
     BARNARD = "barnard"
+    ANYTIME = "anytime"
 
 
 class Adjustment(StrEnum):

@@ -91,7 +91,14 @@ MaxStdDev = Annotated[
     float | None,
     typer.Option(help="Variance check: score std dev at most this (default: as recorded)."),
 ]
-Test = Annotated[ExactTest, typer.Option("--test", help="Exact test of a regression.")]
+Test = Annotated[
+    ExactTest,
+    typer.Option(
+        "--test",
+        help="Test of a regression: an exact one, or anytime (used anyway when a version "
+        "stopped adaptively or ran in several runs).",
+    ),
+]
 Alpha = Annotated[
     float,
     typer.Option(help="Significance level: the chance of a wrong verdict against the baseline."),

@@ -258,7 +258,7 @@ def _judge(
     if baseline is not None:
         per_test = {name: table.slice(a, b - a) for name, (a, b) in rows.items()}
         baseline_tests = by_test(baseline)
-        notes += _regressions(results, per_test, baseline_tests, options, errors)
+        notes += _regressions(results, per_test, baseline_tests, options, errors, recorded or {})
         excluded = {name for name, result in results.items() if result.n < result.trials}
         behaviours = test_behaviours(per_test, baseline_tests, options, excluded)
         rules = [parse_fail_on(rule) for rule in options.fail_on]
@@ -273,10 +273,11 @@ def _regressions(
     baseline: Mapping[str, pl.DataFrame],
     options: AnalyzeOptions,
     errors: Mapping[str, str],
+    recorded: Mapping[str, Judgement],
 ) -> list[str]:
     """Turn each result into a regression verdict (in place); notes on unmatched tests."""
     pairs = {
-        name: regression_result(baseline[name], current[name], options, errors[name])
+        name: regression_result(baseline[name], current[name], options, errors[name], recorded)
         for name in results
         if name in baseline
     }

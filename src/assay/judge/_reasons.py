@@ -137,6 +137,11 @@ def regression_reason(
         f"{rate_text(test.passed, test.n)}"
     )
     name, power, delta = regression.test, pct(regression.power, 0), pct(regression.delta, 0)
+    settle = "more trials per version would settle it (assay plan)"
+    if regression.anytime_reason is not None:
+        name = "anytime-valid test"
+        # Its power is low at these sizes by construction: the way to power is a fixed design.
+        settle = "both versions run with --fixed get the exact test (assay plan sizes it)"
     if regression.verdict is Verdict.FAIL:
         reason = f"pass rate dropped, {change}; one-sided {name} {p_text} < {regression.alpha:.2g}"
     elif regression.verdict is Verdict.PASS:
@@ -147,9 +152,11 @@ def regression_reason(
     else:
         reason = (
             f"no significant drop, {change} ({name} {p_text}), but only {power} power to "
-            f"detect a {delta} drop (needs {pct(regression.required_power, 0)}); more trials "
-            "per version would settle it (assay plan)"
+            f"detect a {delta} drop (needs {pct(regression.required_power, 0)}); {settle}"
         )
+    if regression.anytime_reason is not None:
+        # A fixed-n p-value would overstate the evidence after adaptive stopping: say why not.
+        reason += f"; {regression.anytime_reason}, so the comparison uses the anytime-valid test"
     if scores_dropped and regression.verdict is not Verdict.FAIL:
         reason = "scores dropped — " + reason
     if test.interval is not None:

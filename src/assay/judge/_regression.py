@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -14,15 +15,28 @@ from assay.analysis import columns as tc
 from assay.choices import Adjustment, ErrorPolicy, RegressionTest
 from assay.errors import ConfigError
 from assay.judge._figures import per_trial_scores, primary_score
-from assay.judge._options import AnalyzeOptions
+from assay.judge._options import DEFAULT_THRESHOLD, AnalyzeOptions
+from assay.judge._sequential import SequentialDesign
 from assay.judge._threshold import Verdict
 from assay.stats import (
     ScoreShift,
     adjust_p_values,
+    drop_sequence,
     regression_p_value,
     regression_power,
     score_shift_test,
 )
+
+
+class _Recorded(Protocol):
+    """A recorded judgement (:class:`~assay.judge.Judgement`), named by its shape.
+
+    The module that defines it imports the reasons, which import this one.
+    """
+
+    @property
+    def sequential(self) -> SequentialDesign | None:
+        """The recorded stopping rule; None for a fixed number of trials."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +44,8 @@ class RegressionResult:
     """A pass-rate regression verdict with the test and the power it rests on."""
 
     test: str
-    """``boschloo``, ``fisher`` or ``barnard``."""
+    """``boschloo``, ``fisher`` or ``barnard`` (exact, for trial counts fixed in advance), or
+    ``anytime`` (valid whatever rule stopped either version; see ``anytime_reason``)."""
     baseline_n: int
     """Baseline trials."""
     baseline_passed: int
@@ -40,7 +55,8 @@ class RegressionResult:
     current_passed: int
     """Passing current trials."""
     p_value: float
-    """One-sided exact p-value for "current pass rate < baseline pass rate"."""
+    """One-sided p-value for "current pass rate < baseline pass rate": exact for the fixed-n
+    tests; for ``anytime`` ``min(1, 1/e_value)``, valid at any stopping time."""
     power: float
     """Exact power of this test, at these group sizes, to detect a drop of ``delta`` from the
     observed baseline rate — computed without looking at the current result."""
@@ -55,6 +71,16 @@ class RegressionResult:
     p_adjusted: float | None = None
     """The p-value adjusted across the suite (see :func:`adjust_regressions`); None if not
     adjusted. When set, the verdict rests on it instead of ``p_value``."""
+    anytime_reason: str | None = None
+    """Why the anytime-valid test was used (e.g. "the baseline stopped adaptively after 28 of
+    100 trials"); None for the fixed-n tests."""
+    e_value: float | None = None
+    """``anytime``: the e-value against "no drop" (a drop is shown at ``>= 1/alpha``)."""
+    drop_low: float | None = None
+    """``anytime``: lower end of the confidence sequence, at ``1 - alpha``, of the drop
+    (baseline rate − current rate); valid at any stopping time."""
+    drop_high: float | None = None
+    """``anytime``: its upper end."""
 
 
 def decide_regression(
@@ -80,8 +106,12 @@ def regression_test(
     alpha: float = 0.05,
     delta: float = 0.10,
     power: float = 0.80,
+    *,
+    anytime_reason: str | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    max_trials: int | None = None,
 ) -> RegressionResult:
-    """Did the pass rate drop from baseline to current? One-sided exact test, exact power.
+    """Did the pass rate drop from baseline to current? One-sided test, exact power.
 
     The p-value comes from :func:`assay.stats.regression_p_value` (Boschloo by default:
     uniformly more powerful than Fisher's test at the same level). "Not significant" alone
@@ -95,16 +125,43 @@ def regression_test(
         baseline_n: Baseline trials (≥ 1).
         current_passed: Passing current trials.
         current_n: Current trials (≥ 1).
-        test: ``boschloo``, ``fisher`` or ``barnard``.
+        test: ``boschloo``, ``fisher``, ``barnard`` or ``anytime``.
         alpha: One-sided significance level.
         delta: Smallest drop worth detecting, in (0, 1].
         power: Power a PASS requires, in (0, 1).
+        anytime_reason: Why the anytime-valid test must be used (None: as ``test`` says).
+        threshold: The anytime test's prior mean (the test's threshold, fixed in advance).
+        max_trials: The most trials either version could run (the anytime test's horizon;
+            None: 100).
 
     Returns:
         The result.
     """
     if not 0 < power < 1:
         raise ConfigError(f"power must lie strictly between 0 and 1 (got {power})")
+    if test == RegressionTest.ANYTIME or anytime_reason is not None:
+        if not 0 < alpha < 1:
+            raise ConfigError(f"alpha must lie strictly between 0 and 1 (got {alpha})")
+        sequence = drop_sequence(threshold, 1 - alpha, max_trials)
+        found = sequence.test(baseline_passed, baseline_n, current_passed, current_n)
+        achieved = sequence.power(baseline_n, current_n, baseline_passed / baseline_n, delta)
+        return RegressionResult(
+            RegressionTest.ANYTIME,
+            baseline_n,
+            baseline_passed,
+            current_n,
+            current_passed,
+            found.p_value,
+            achieved,
+            delta,
+            alpha,
+            decide_regression(found.p_value, achieved, alpha, power),
+            power,
+            anytime_reason=anytime_reason or "asked for with --test anytime",
+            e_value=found.e_value,
+            drop_low=found.low,
+            drop_high=found.high,
+        )
     p = regression_p_value(baseline_passed, baseline_n, current_passed, current_n, test)
     achieved = regression_power(
         baseline_n, current_n, baseline_passed / baseline_n, delta, alpha, test
@@ -189,10 +246,45 @@ def score_regression_test(
     return ScoreRegressionResult(shift, alpha, verdict)
 
 
+def _adaptive(
+    side: str, trials: pl.DataFrame, n: int, recorded: Mapping[str, _Recorded]
+) -> tuple[str | None, list[float], list[int]]:
+    """Why one side's trials were not a fixed number (None if they were), and its designs.
+
+    Returns:
+        The reason, and the thresholds and maximum trials of the designs its trials record.
+    """
+    designs = (
+        {recorded[span].sequential for span in trials[tc.SPAN_ID].to_list() if span in recorded}
+        if recorded
+        else set()
+    )
+    found = [d for d in designs if d is not None]
+    thresholds, maxima = [d.p0 for d in found], [d.max_trials for d in found]
+    runs = trials[tc.RUN_ID].n_unique()
+    if found:
+        most = max(maxima)
+        if n < most:
+            return f"the {side} stopped adaptively after {n} of {most} trials", thresholds, maxima
+        return f"the {side} ran under an adaptive stopping rule", thresholds, maxima
+    if runs > 1:
+        return f"the {side} trials come from {runs} runs", thresholds, maxima
+    return None, thresholds, maxima
+
+
 def regression_result(
-    baseline: pl.DataFrame, current: pl.DataFrame, options: AnalyzeOptions, errors: str
+    baseline: pl.DataFrame,
+    current: pl.DataFrame,
+    options: AnalyzeOptions,
+    errors: str,
+    recorded: Mapping[str, _Recorded] | None = None,
 ) -> tuple[RegressionResult | None, ScoreRegressionResult | None]:
-    """The regression verdicts of one test (current worse than baseline)."""
+    """The regression verdicts of one test (current worse than baseline).
+
+    Where either side's trials record an adaptive stopping rule, or come from several runs (a
+    number of trials nobody fixed in advance), the pass-rate test is the anytime-valid one and
+    its result says why; ``--test anytime`` asks for it always.
+    """
 
     def counts(trials: pl.DataFrame) -> tuple[int, int]:
         kept = trials.filter(~pl.col(tc.ERROR)) if errors == ErrorPolicy.EXCLUDE else trials
@@ -202,6 +294,17 @@ def regression_result(
     current_passed, current_n = counts(current)
     rate = None
     if baseline_n and current_n:
+        why_base, thresholds_b, maxima_b = _adaptive(
+            "baseline", baseline, baseline_n, recorded or {}
+        )
+        why_now, thresholds_c, maxima_c = _adaptive("current", current, current_n, recorded or {})
+        reasons = [why for why in (why_base, why_now) if why is not None]
+        # The anytime test's prior is fixed before the trials: the threshold and the most trials
+        # the recorded designs allow (never the counts observed).
+        threshold = options.threshold
+        if threshold is None:
+            threshold = next(iter(thresholds_c + thresholds_b), DEFAULT_THRESHOLD)
+        maxima = maxima_b + maxima_c
         rate = regression_test(
             baseline_passed,
             baseline_n,
@@ -211,6 +314,9 @@ def regression_result(
             alpha=options.alpha,
             delta=options.delta,
             power=options.power,
+            anytime_reason="; ".join(reasons) if reasons else None,
+            threshold=threshold,
+            max_trials=max(maxima) if maxima else None,
         )
     scores = None
     old, new = per_trial_scores(baseline), per_trial_scores(current)

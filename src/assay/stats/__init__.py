@@ -25,6 +25,10 @@ One idea per private module, all re-exported here:
 * ``_multiple`` — p-value adjustment and false-verdict risk across a suite.
 * ``_confidence_sequence`` — an anytime-valid confidence sequence for a pass rate, and the
   one factory of the sequence every adaptive verdict reads (``pass_rate_sequence``).
+* ``_drop_sequence`` — an anytime-valid test of a drop between two pass rates (valid whatever
+  rule stopped either version), the drop's confidence sequence and the test's exact power.
+* ``_betting`` — the betting confidence sequence of a bounded mean (Waudby-Smith & Ramdas).
+* ``_paired_sequence`` — its use for the mean paired difference over cases, and the decision.
 * ``_sprt`` — stopping rules for adaptive runs: the confidence sequence, Wald's SPRT.
 * ``_sequential_oc`` — their exact operating characteristics, simulation, fixed-N reference.
 * ``_preload`` — scipy's statistics imported in the background while spans are read.
@@ -60,6 +64,7 @@ from assay.stats._behaviour_power import (
     share_power,
     trials_for_power,
 )
+from assay.stats._betting import BoundedMeanSequence
 from assay.stats._clustered import (
     CLUSTER_METHODS,
     ClusteredMean,
@@ -80,6 +85,7 @@ from assay.stats._consistency import (
     sequence_similarity,
     tool_consistency,
 )
+from assay.stats._drop_sequence import DropSequence, DropTest, drop_sequence
 from assay.stats._exact2x2 import TESTS, regression_p_value
 from assay.stats._explain import (
     FEATURE_KINDS,
@@ -123,6 +129,13 @@ from assay.stats._paired import (
     sign_flip_p_value,
 )
 from assay.stats._paired_power import mcnemar_power, sign_flip_power
+from assay.stats._paired_sequence import (
+    PairedDecision,
+    PairedDifferenceSequence,
+    PairedStatus,
+    case_order,
+    decide_paired,
+)
 from assay.stats._passk import DEFAULT_KS, PassAtK, pass_at_k, pass_at_ks, pass_hat_k, pass_hat_ks
 from assay.stats._planning import (
     RegressionPlan,
@@ -197,6 +210,15 @@ __all__ = [
     "SequentialMethod",
     "SuiteInterval",
     "ADJUST_METHODS",
+    "BoundedMeanSequence",
+    "DropSequence",
+    "DropTest",
+    "PairedDecision",
+    "PairedDifferenceSequence",
+    "PairedStatus",
+    "case_order",
+    "decide_paired",
+    "drop_sequence",
     "BEHAVIOUR_KINDS",
     "BernoulliConfidenceSequence",
     "CATEGORIES",

@@ -39,8 +39,9 @@ import numpy.typing as npt
 from assay.choices import RegressionTest
 from assay.errors import ConfigError, InsufficientDataError
 
-TESTS: Final = tuple(RegressionTest)
-"""The exact two-sample tests of pass rates, by CLI name."""
+TESTS: Final = tuple(t for t in RegressionTest if t is not RegressionTest.ANYTIME)
+"""The exact fixed-n two-sample tests of pass rates, by CLI name (the anytime-valid one is
+:class:`~assay.stats.DropSequence`)."""
 
 MAX_TABLES: Final = 5_000_000
 """Largest number of outcome tables (n1 + 1)(n2 + 1) enumerated (memory stays < ~0.5 GB)."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from assay.watch._betting import BoundedMeanSequence
+from assay.stats import BoundedMeanSequence
 from assay.watch._status import MeanStatus
 
 __all__ = ["RunningMean"]

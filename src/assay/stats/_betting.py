@@ -1,0 +1,134 @@
+"""An anytime-valid confidence sequence for the mean of bounded values: betting.
+
+Values with known bounds ``[lower, upper]`` are rescaled to [0, 1]; for each candidate mean
+``m`` (a grid over [0, 1]) two gamblers bet on the values: one that the
+mean lies above ``m``, one below, each with a predictable stake, so that their capital
+
+    K+_t(m) = prod_i (1 + l+_i(m) (x_i - m)),   K-_t(m) = prod_i (1 - l-_i(m) (x_i - m))
+
+is, when the true mean is ``m``, a non-negative martingale with mean 1, and so is the hedged
+capital ``K_t(m) = (K+_t(m) + K-_t(m)) / 2``. By Ville's inequality ``P(K_t(m) >= 1/alpha for
+some t) <= alpha``: the set ``{m : K_t(m) < 1/alpha}`` covers the true mean at every ``t`` at
+once with probability at least ``1 - alpha``. Stakes are the predictable plug-in of
+Waudby-Smith & Ramdas (2024), ``l_t = sqrt(2 log(2/alpha) / (s2_{t-1} t log(1 + t)))`` from the
+running variance estimate ``s2``, truncated at ``c/m`` and ``c/(1 - m)`` (``c = 1/2``) so the
+capital stays positive. Memory is the grid (two numbers per grid point), whatever ``t``.
+
+The values must lie within the bounds given (``[0, 1]`` by default: a score; ``[-1, 1]`` for
+the per-case difference of two pass rates, :mod:`._paired_sequence`); a value outside breaks the
+guarantee, so :meth:`BoundedMeanSequence.add` refuses it. ``assay watch`` (mean scores and cost)
+and the paired comparison of two versions read their sequences here.
+
+Reference:
+    Waudby-Smith & Ramdas (2024), "Estimating means of bounded random variables by betting",
+    J. R. Statist. Soc. B 86(1):1–27, sections 4–5 (hedged capital, predictable plug-in).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from assay.errors import ConfigError, InputError
+
+__all__ = ["BoundedMeanSequence"]
+
+_TRUNCATION = 0.5
+_GRID = 1000
+
+
+@dataclass(slots=True)
+class BoundedMeanSequence:
+    """The betting confidence sequence of a bounded mean, fed value by value."""
+
+    confidence: float = 0.95
+    """``1 - alpha``: the chance the sequence covers the true mean at every ``t`` at once."""
+    lower: float = 0.0
+    """The values' known lower bound."""
+    upper: float = 1.0
+    """The values' known upper bound (above ``lower``)."""
+    n: int = 0
+    """Values so far."""
+    total: float = 0.0
+    """Their sum."""
+    _grid: npt.NDArray[np.float64] = field(default_factory=lambda: (np.arange(_GRID) + 0.5) / _GRID)
+    _log_up: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(_GRID))
+    _log_down: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(_GRID))
+    _squares: float = 0.25
+    _means: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not 0 < self.confidence < 1:
+            raise ConfigError(f"confidence must lie in (0, 1) (got {self.confidence})")
+        if not (math.isfinite(self.lower) and math.isfinite(self.upper)) or (
+            self.upper <= self.lower
+        ):
+            raise ConfigError(f"bounds must be finite with lower < upper (got {self.bounds})")
+
+    @property
+    def bounds(self) -> str:
+        """``[lower, upper]``, as messages show it."""
+        return f"[{self.lower:g}, {self.upper:g}]"
+
+    @property
+    def mean(self) -> float | None:
+        """The observed mean (None before the first value)."""
+        return self.total / self.n if self.n else None
+
+    def add(self, values: npt.ArrayLike) -> None:
+        """Feed values (each within the bounds), oldest first.
+
+        Raises:
+            InputError: A value outside the bounds or not finite (the guarantee needs them).
+        """
+        raw = np.asarray(values, dtype=np.float64).ravel()
+        if raw.size and not (
+            np.isfinite(raw).all() and raw.min() >= self.lower and raw.max() <= self.upper
+        ):
+            raise InputError(
+                f"a value outside {self.bounds}: the bounded-mean sequence needs bounds"
+            )
+        x = np.clip((raw - self.lower) / (self.upper - self.lower), 0.0, 1.0)
+        alpha = 1 - self.confidence
+        m = self._grid
+        for value in x:
+            t = self.n + 1
+            variance = self._squares / t  # s2_{t-1}: from the values before this one
+            stake = math.sqrt(2 * math.log(2 / alpha) / (variance * t * math.log(1 + t)))
+            up = np.minimum(stake, _TRUNCATION / m)
+            down = np.minimum(stake, _TRUNCATION / (1 - m))
+            self._log_up += np.log1p(up * (value - m))
+            self._log_down += np.log1p(-down * (value - m))
+            # the running estimates the next stake reads (Waudby-Smith & Ramdas, eq. 26):
+            # mu_t = (1/2 + sum x) / (t + 1), s2_t = (1/4 + sum (x_i - mu_i)^2) / (t + 1)
+            self._means += value
+            self._squares += (value - self._means / (t + 1)) ** 2
+            self.n = t
+        self.total += float(raw.sum())
+
+    def interval(self) -> tuple[float, float]:
+        """The interval ``{m : K_t(m) < 1/alpha}``, widened to the grid's cells around it.
+
+        Returns:
+            ``(low, high)`` within ``[lower, upper]``; the bounds before the first value.
+        """
+        low, high = self._unit_interval()
+        span = self.upper - self.lower
+        return self.lower + low * span, self.lower + high * span
+
+    def _unit_interval(self) -> tuple[float, float]:
+        if self.n == 0:
+            return 0.0, 1.0
+        hedged = np.logaddexp(self._log_up, self._log_down) - math.log(2)
+        kept = np.nonzero(hedged < -math.log(1 - self.confidence))[0]
+        if kept.size == 0:  # every grid point rejected: the mean lies between two of them
+            mean = (self.total / self.n - self.lower) / (self.upper - self.lower)
+            centre = float(np.clip(mean, 0, 1))
+            return max(0.0, centre - 1 / _GRID), min(1.0, centre + 1 / _GRID)
+        # the set's true ends lie within one cell of the outermost grid points kept
+        low = float(self._grid[kept[0]]) - 1 / _GRID
+        high = float(self._grid[kept[-1]]) + 1 / _GRID
+        return max(0.0, low), min(1.0, high)

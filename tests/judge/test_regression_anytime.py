@@ -1,0 +1,70 @@
+"""A comparison where either version stopped adaptively uses the anytime-valid test, and says so."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import assay
+import assay.instrument as ai
+from assay.cli import run
+from assay.judge import Judgement, SequentialDesign
+from assay.stats import drop_sequence
+
+ADAPTIVE = Judgement(0.8, 0.95, sequential=SequentialDesign.of("confidence-sequence", 0.8, 100))
+
+
+def _record(
+    passes: list[bool], attributes: dict[str, Any] | None = None, runs: int = 1, test: str = "t"
+) -> None:
+    for index, passed in enumerate(passes):
+        run_id = f"r{index % runs}"
+        with ai.trial(test, index=index, run_id=run_id, attributes=attributes or {}) as t:
+            t.check("ok", passed)
+
+
+def test_a_baseline_that_stopped_early_is_compared_anytime(parquet_sink, switch_sink) -> None:
+    # The issue's case: the baseline stopped after 28 passing trials because it looked
+    # perfect; Boschloo on 28/28 against 89/100 says p = 0.04, a FAIL.
+    _record([True] * 28, ADAPTIVE.to_attributes())
+    baseline = parquet_sink.flush()
+    sink = switch_sink("current")
+    _record([True] * 89 + [False] * 11)
+    (test,) = assay.compare(baseline, sink.flush()).result.tests
+    regression = test.regression
+    assert regression.test == "anytime"
+    assert regression.anytime_reason == "the baseline stopped adaptively after 28 of 100 trials"
+    found = drop_sequence(0.8, 0.95, 100).test(28, 28, 89, 100)
+    assert regression.p_value == found.p_value and regression.e_value == found.e_value
+    assert (regression.drop_low, regression.drop_high) == (found.low, found.high)
+    assert regression.verdict.value != "FAIL"
+    assert "so the comparison uses the anytime-valid test" in test.verdict_reason
+
+
+def test_fixed_runs_keep_the_exact_test_and_several_runs_do_not(parquet_sink, switch_sink) -> None:
+    _record([True] * 27 + [False] * 3)
+    baseline = parquet_sink.flush()
+    sink = switch_sink("current")
+    _record([True] * 12 + [False] * 18)
+    (test,) = assay.compare(baseline, sink.flush()).result.tests
+    assert test.regression.test == "boschloo" and test.regression.anytime_reason is None
+    assert test.regression.verdict.value == "FAIL"
+    pooled = switch_sink("pooled")
+    _record([True] * 12 + [False] * 18, runs=3)
+    (test,) = assay.compare(baseline, pooled.flush()).result.tests
+    assert test.regression.test == "anytime"
+    assert test.regression.anytime_reason == "the current trials come from 3 runs"
+    assert test.regression.verdict.value == "FAIL"  # a drop this large shows either way
+
+
+def test_the_anytime_test_can_be_asked_for(parquet_sink, switch_sink, capsys) -> None:
+    _record([True] * 30)
+    baseline = parquet_sink.flush()
+    sink = switch_sink("current")
+    _record([True] * 28 + [False] * 2)
+    current = sink.flush()
+    run(["compare", str(baseline), str(current), "--test", "anytime", "--format", "json"])
+    (test,) = json.loads(capsys.readouterr().out)["tests"]
+    assert test["regression"]["test"] == "anytime"
+    assert test["regression"]["anytime_reason"] == "asked for with --test anytime"
+    assert test["regression"]["drop_low"] < 0 < test["regression"]["drop_high"]
