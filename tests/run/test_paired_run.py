@@ -10,8 +10,16 @@ import pytest
 import assay
 from assay.cli import run as cli
 from assay.judge import Verdict
-from assay.run import RunOptions, Suite, load_agent, load_suite, run_suite
-from assay.run._paired import PairedRunOptions, load_baseline_rates, run_paired
+from assay.run import (
+    PairedRunOptions,
+    RunOptions,
+    Suite,
+    load_agent,
+    load_baseline_rates,
+    load_suite,
+    run_paired,
+    run_suite,
+)
 from assay.stats import PairedDecision, PairedDifferenceSequence, case_order
 
 

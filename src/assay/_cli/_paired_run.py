@@ -15,8 +15,7 @@ from assay.errors import ConfigError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from assay.run import Agent, RunOptions, Suite, TestCase
-    from assay.run._paired import PairedRunResult
+    from assay.run import Agent, PairedRunResult, RunOptions, Suite, TestCase
     from assay.stats import PairedStatus
 
 _PROGRESS_EVERY = 10
@@ -69,8 +68,7 @@ def run_paired_command(
     """Run the comparison, print it (console and/or JSON) and exit with its verdict's code."""
     from rich.console import Console
 
-    from assay.run import load_agent
-    from assay.run._paired import PairedRunOptions, load_baseline_rates, run_paired
+    from assay.run import PairedRunOptions, load_agent, load_baseline_rates, run_paired
 
     if ask.baseline_agent is not None and ask.baseline is not None:
         raise ConfigError("give one baseline: --baseline-agent or --baseline, not both")
