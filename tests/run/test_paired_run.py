@@ -9,6 +9,7 @@ import pytest
 
 import assay
 from assay.cli import run as cli
+from assay.errors import InputError
 from assay.judge import Verdict
 from assay.run import (
     PairedRunOptions,
@@ -141,12 +142,13 @@ def test_a_trial_budget_stops_it_inconclusive(tmp_path: Path) -> None:
 def test_against_a_recorded_baseline_set(tmp_path: Path) -> None:
     suite = _suite(tmp_path, 60)
     recorded = tmp_path / "baseline"
-    # The baseline set lacks the first case: it is named, never paired with nothing.
+    # The baseline set lacks the first case of the order: it is named, never paired with nothing.
+    first = suite.tests[int(case_order(60, 7)[0])]
     run_suite(
         suite,
         load_agent(agent="assay_test_agents:bernoulli"),
         RunOptions(out=str(recorded), seed=3, adaptive=False, agent_version="v1"),
-        tests=suite.tests[1:],
+        tests=[t for t in suite.tests if t is not first],
     )
     rates, version = load_baseline_rates(recorded)
     assert version == "v1" and len(rates) == 59
@@ -160,12 +162,48 @@ def test_against_a_recorded_baseline_set(tmp_path: Path) -> None:
     )
     assert result.verdict is Verdict.FAIL and result.status.high < 0
     assert all(c.baseline == rates[c.case] for c in result.cases)
-    missing = suite.tests[0].id
-    assert missing not in {c.case for c in result.cases}
-    if missing in result.unpaired:
-        assert any("not compared" in w for w in result.warnings)
-    # Only the current version ran: its trials alone are in the run's set.
-    assert len(result.trials) == 2 * (result.status.cases + len(result.unpaired))
+    assert result.unpaired == (first.id,) and first.id not in {c.case for c in result.cases}
+    assert any("1 case(s) not compared" in w and first.id in w for w in result.warnings)
+    assert result.to_json()["baseline_source"] == str(recorded)
+    # Only the current version ran, and not on the case the set lacks.
+    assert len(result.trials) == 2 * result.status.cases
+    assert first.id not in {t.test_id for t in result.trials}
+
+
+def test_a_recorded_set_of_several_versions_needs_one_named(tmp_path: Path) -> None:
+    suite = _suite(tmp_path, 2)
+    recorded = tmp_path / "baseline"
+    for version in ("v1", "v2"):
+        run_suite(
+            suite,
+            load_agent(agent="assay_test_agents:bernoulli"),
+            RunOptions(out=str(recorded), seed=3, adaptive=False, agent_version=version),
+        )
+    with pytest.raises(InputError, match="several assay.agent.version values"):
+        load_baseline_rates(recorded)
+    rates, version = load_baseline_rates(recorded, "v2")
+    assert version == "v2" and set(rates) == {t.id for t in suite.tests}
+
+
+def test_cli_dry_run_says_what_it_would_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(_suite_yaml(5))
+    code = cli(
+        [
+            "run",
+            str(path),
+            "--agent",
+            "assay_test_agents:bernoulli",
+            "--baseline-agent",
+            "assay_test_agents:bernoulli",
+            "--dry-run",
+        ]
+    )
+    out, _ = capsys.readouterr()
+    assert code == 0 and "at most 5 cases, 20 trials" in out
+    assert not (tmp_path / "traces").exists()
 
 
 def test_cli_comparison_json_and_exit_code(
@@ -241,3 +279,15 @@ def test_cli_margin_without_a_baseline_is_refused(
     code = cli(["run", str(path), "--agent", "assay_test_agents:bernoulli", "--margin", "0.02"])
     _, err = capsys.readouterr()
     assert code == 2 and "--margin applies to a comparison" in err
+
+
+def test_a_recorded_set_without_the_suites_cases_is_refused(tmp_path: Path) -> None:
+    suite = _suite(tmp_path, 3)
+    with pytest.raises(InputError, match="none of the suite's 3 case"):
+        run_paired(
+            suite,
+            load_agent(agent="assay_test_agents:bernoulli"),
+            _options(tmp_path),
+            baseline_rates={"another": 0.5},
+            baseline_source="old",
+        )

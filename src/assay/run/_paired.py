@@ -239,6 +239,7 @@ class _PairedRunner(_Runner):
         self.baseline_agent = baseline_agent
         self.baseline_rates = baseline_rates
         self.on_case = on_case
+        self.current_version = current_version
         self.sequence = PairedDifferenceSequence(1 - paired.alpha, paired.delta, paired.margin)
         # one state per case and version, the baseline's beside the current one's
         self.current = {s.test.id: s for s in self.states}
@@ -257,11 +258,15 @@ class _PairedRunner(_Runner):
                     version=paired.baseline_version,
                 )
         self.order = [t.id for t in ordered]
+        self.unpaired: list[str] = []
+        if baseline_rates is not None:
+            # a case the recorded set lacks has nothing to pair with: named, never run
+            self.unpaired = [c for c in self.order if c not in baseline_rates]
+            self.order = [c for c in self.order if c in baseline_rates]
         if paired.max_cases is not None:
             self.order = self.order[: paired.max_cases]
         self.cursor = 0
         self.fed: list[PairedCase] = []
-        self.unpaired: list[str] = []
 
     def _agent_of(self, state: TestState) -> Agent:
         if state.version == self.paired.baseline_version and self.baseline_agent is not None:
@@ -325,19 +330,18 @@ class _PairedRunner(_Runner):
         if self.unpaired:
             shown = ", ".join(self.unpaired[:3]) + (" …" if len(self.unpaired) > 3 else "")
             warnings.append(
-                f"{len(self.unpaired)} case(s) not compared (no baseline pass rate, or no trial "
-                f"counted on a side): {shown}"
+                f"{len(self.unpaired)} case(s) not compared (no baseline pass rate: not run; "
+                f"or no trial counted on a side): {shown}"
             )
         if status.decision is PairedDecision.UNDECIDED and stop_reason is None:
             stop_reason = f"all {len(self.order)} cases ran"
         elif status.decision is not PairedDecision.UNDECIDED:
             stop_reason = None  # the interval settled; a budget reached later changed nothing
-        version = self.current[self.order[0]].version if self.order else None
         return PairedRunResult(
             suite=self.suite.name,
             run_id=self.run_id,
             out=str(Path(self.options.out)),
-            current_version=version or "",
+            current_version=self.current_version,
             baseline_version=self.paired.baseline_version,
             baseline_source=baseline_source,
             suite_cases=suite_cases,
@@ -440,6 +444,11 @@ def run_paired(
     chosen = list(suite.tests if tests is None else tests)
     if not chosen:
         raise ConfigError("no test to run")
+    if baseline_rates is not None and not any(t.id in baseline_rates for t in chosen):
+        raise InputError(
+            f"--baseline {baseline_source}: the recorded set has a pass rate for none of the "
+            f"suite's {len(chosen)} case(s) (matched by test id)"
+        )
     seed = options.seed if options.seed is not None else 0
     ordered = [chosen[i] for i in case_order(len(chosen), seed)]
     fixed = replace(options, adaptive=False)
