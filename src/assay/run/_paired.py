@@ -277,7 +277,9 @@ class _PairedRunner(_Runner):
         """The first state in case order that wants a trial, while the question is open."""
         if self.sequence.decide() is not PairedDecision.UNDECIDED:
             return None
-        for case in self.order:
+        # every case before the cursor has all its trials in: start the search there
+        for i in range(self.cursor, len(self.order)):
+            case = self.order[i]
             for state in (self.current[case], self.baseline.get(case)):
                 if state is not None and state.wants_more():
                     return state
