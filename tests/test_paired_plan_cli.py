@@ -25,12 +25,13 @@ def test_assumed_variances_match_the_library(capsys) -> None:
     assert "design: fixed" in out and f"{expected.options[0].cases:>8,}" in out
 
 
+@pytest.mark.slow
 def test_the_adaptive_design_is_the_library_simulation(capsys) -> None:
-    args = ["plan", "--paired", "--delta", "0.1", "--between-sd", "0.1", "--within-var", "0.3"]
+    args = ["plan", "--paired", "--delta", "0.2", "--between-sd", "0.1", "--within-var", "0.3"]
     assert run([*args, "--trials-per-case", "3", "--design", "adaptive", "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
     expected = plan_adaptive_paired(
-        0.1, between_case_sd=0.1, within_case_var=0.3, trials_per_case=[3]
+        0.2, between_case_sd=0.1, within_case_var=0.3, trials_per_case=[3]
     )
     assert document["design"] == "adaptive"
     assert document["options"][0]["cases"] == expected.options[0].cases
