@@ -9,7 +9,7 @@ import pytest
 
 import assay.instrument as ai
 from assay.cli import run
-from assay.stats import pilot_variances, plan_paired
+from assay.stats import pilot_variances, plan_adaptive_paired, plan_paired
 
 
 def test_assumed_variances_match_the_library(capsys) -> None:
@@ -23,6 +23,22 @@ def test_assumed_variances_match_the_library(capsys) -> None:
     assert run(args) == 0
     out = capsys.readouterr().out
     assert "design: fixed" in out and f"{expected.options[0].cases:>8,}" in out
+
+
+@pytest.mark.slow
+def test_the_adaptive_design_is_the_library_simulation(capsys) -> None:
+    args = ["plan", "--paired", "--delta", "0.2", "--between-sd", "0.1", "--within-var", "0.3"]
+    assert run([*args, "--trials-per-case", "3", "--design", "adaptive", "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    expected = plan_adaptive_paired(
+        0.2, between_case_sd=0.1, within_case_var=0.3, trials_per_case=[3]
+    )
+    assert document["design"] == "adaptive"
+    assert document["options"][0]["cases"] == expected.options[0].cases
+    assert document["options"][0]["mean_cases_at_delta"] == expected.options[0].mean_cases_at_delta
+    assert run([*args, "--trials-per-case", "3", "--design", "adaptive"]) == 0
+    out = capsys.readouterr().out
+    assert "design: adaptive" in out and "mean cases at delta" in out
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ __all__ = [
     "ErrorPolicy",
     "IntervalMethod",
     "OutputFormat",
+    "PairedDesign",
     "PairedTest",
     "RegressionTest",
     "ScoreInterval",
@@ -53,6 +54,15 @@ class PairedTest(StrEnum):
     MCNEMAR_EXACT = "mcnemar-exact"
     SIGN_FLIP_EXACT = "sign-flip-exact"
     SIGN_FLIP_MONTE_CARLO = "sign-flip-monte-carlo"
+
+
+class PairedDesign(StrEnum):
+    """Designs of a paired comparison that ``assay plan --paired`` plans for."""
+
+    FIXED = "fixed"
+    """Every case run K times on each version, then one paired test."""
+    ADAPTIVE = "adaptive"
+    """``assay run --baseline-agent``: cases in a random order until the interval settles."""
 
 
 class RegressionTest(StrEnum):

@@ -117,3 +117,9 @@ def evalview(input: dict[str, Any], mocks: dict[str, Any] | None = None) -> dict
 seen_mocks: list[Any] = []
 seen_results: list[Any] = []
 not_callable = 42
+
+
+def bernoulli_worse(input: dict[str, Any], seed: int | None = None) -> dict[str, Any]:
+    """As :func:`bernoulli`, passing ``input["drop"]`` (default 0.5) less often."""
+    rng = random.Random(seed)
+    return {"answer": "yes" if rng.random() < input["p"] - input.get("drop", 0.5) else "no"}

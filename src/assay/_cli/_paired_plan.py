@@ -7,7 +7,7 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from assay.choices import SummaryFormat
+from assay.choices import PairedDesign, SummaryFormat
 from assay.stats import PairedPlan, PilotVariances
 
 
@@ -22,10 +22,11 @@ def plan_paired_command(
     pilot_baseline_version: str | None,
     trials_per_case: str,
     format: SummaryFormat,
+    design: PairedDesign = PairedDesign.FIXED,
 ) -> None:
     """Plan a paired comparison from assumed variances or a pilot set, and print the plan."""
     from assay.errors import ConfigError
-    from assay.stats import plan_paired
+    from assay.stats import plan_adaptive_paired, plan_paired
 
     if (pilot is None) == (between_sd is None and within_var is None):
         raise ConfigError("a paired plan needs either --pilot SET or --between-sd and --within-var")
@@ -37,7 +38,8 @@ def plan_paired_command(
         if between_sd is None or within_var is None:
             raise ConfigError("a paired plan needs both --between-sd and --within-var")
         between, within = between_sd, within_var
-    plan = plan_paired(
+    planner = plan_adaptive_paired if design is PairedDesign.ADAPTIVE else plan_paired
+    plan = planner(
         delta,
         alpha=alpha,
         power=power,
@@ -106,25 +108,42 @@ def _lines(plan: PairedPlan, measured: PilotVariances | None, pilot: list[str] |
     if measured is not None and pilot is not None:
         versions = "two versions" if measured.versions == 2 else "one version"
         source = f"measured on {', '.join(pilot)} ({measured.cases} cases, {versions})"
+    adaptive = plan.design == PairedDesign.ADAPTIVE
     lines = [
-        f"paired comparison (sign-flip test, one-sided, alpha {plan.alpha:g}): detect a mean "
-        f"drop of {plan.delta:g} over cases with power {plan.power:g}",
-        "design: fixed (every case run K times on each version, then one test); an adaptive "
-        "comparison is planned by simulating its stopping rule, not here",
+        (
+            f"paired comparison (anytime interval, confidence {1 - plan.alpha:g}): FAIL a mean "
+            f"drop of {plan.delta:g} over cases with probability {plan.power:g}"
+            if adaptive
+            else f"paired comparison (sign-flip test, one-sided, alpha {plan.alpha:g}): detect "
+            f"a mean drop of {plan.delta:g} over cases with power {plan.power:g}"
+        ),
+        (
+            "design: adaptive (assay run --baseline-agent: cases in a random order until the "
+            "interval of the mean difference settles; C is the suite size, the cases used are "
+            "fewer)"
+            if adaptive
+            else "design: fixed (every case run K times on each version, then one test; "
+            "--design adaptive plans the adaptive comparison)"
+        ),
         f"variances ({source}): between-case SD of the difference {plan.between_case_sd:.4f}, "
         f"within-case variance of a trial pair's difference {plan.within_case_var:.4f}",
         "Var(mean difference) = (between² + within / K) / C  (Miller 2024, arXiv:2411.00640)",
         "",
-        f"{'trials/case K':>13}  {'cases C':>8}  {'trials, both versions':>21}  {'power':>6}",
+        f"{'trials/case K':>13}  {'cases C':>8}  {'trials, both versions':>21}  {'power':>6}"
+        + (f"  {'mean cases at delta':>19}  {'no change':>9}" if adaptive else ""),
     ]
     for option in plan.options:
         if option.cases is None or option.power is None or option.trials is None:
-            lines.append(f"{option.trials_per_case:>13}  {'none up to 1,000,000 cases':>39}")
+            limit = "the simulation's cap" if adaptive else "1,000,000 cases"
+            lines.append(f"{option.trials_per_case:>13}  {f'none up to {limit}':>39}")
             continue
-        lines.append(
+        line = (
             f"{option.trials_per_case:>13}  {option.cases:>8,}  {option.trials:>21,}  "
             f"{option.power:>6.3f}"
         )
+        if option.mean_cases_at_delta is not None and option.mean_cases_no_change is not None:
+            line += f"  {option.mean_cases_at_delta:>19.0f}  {option.mean_cases_no_change:>9.0f}"
+        lines.append(line)
     lines.append(f"power: {plan.method}")
     if measured is not None and measured.note:
         lines.append(f"note: {measured.note}")

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from assay._cli import _common as o
-from assay.choices import SummaryFormat
+from assay.choices import PairedDesign, SummaryFormat
 
 
 def plan(
@@ -63,6 +63,14 @@ def plan(
     trials_per_case: Annotated[
         str, typer.Option(help="Paired: the trials-per-case options, comma-separated.")
     ] = "1,2,3,5,10",
+    design: Annotated[
+        PairedDesign,
+        typer.Option(
+            "--design",
+            help="Paired: plan the fixed design (all cases, one test) or the adaptive one "
+            "(assay run --baseline-agent, by simulating its stopping rule).",
+        ),
+    ] = PairedDesign.FIXED,
 ) -> None:
     """Power analysis: how many trials a threshold or a regression check needs.
 
@@ -84,6 +92,7 @@ def plan(
             pilot_baseline_version=pilot_baseline_version,
             trials_per_case=trials_per_case,
             format=format,
+            design=design,
         )
         return
     from assay.errors import ConfigError

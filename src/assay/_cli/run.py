@@ -64,15 +64,17 @@ def run_command(
     delta: Annotated[
         float | None,
         typer.Option(
-            help="SPRT only: the smallest difference in pass rate that matters, the "
-            "indifference zone [threshold, threshold + delta] (default 0.1)."
+            help="SPRT: the smallest difference in pass rate that matters, the "
+            "indifference zone [threshold, threshold + delta] (default 0.1). A comparison "
+            "(--baseline-agent, --baseline): the drop that matters, as in compare (default 0.1)."
         ),
     ] = None,
     alpha: Annotated[
         float | None,
         typer.Option(
-            help="SPRT only: the chance of its PASS decision at the threshold (default "
-            "1 - the suite's confidence)."
+            help="SPRT: the chance of its PASS decision at the threshold (default "
+            "1 - the suite's confidence). A comparison: the chance of a wrong verdict against "
+            "the baseline, as in compare (default 0.05)."
         ),
     ] = None,
     beta: Annotated[
@@ -82,6 +84,33 @@ def run_command(
         ),
     ] = None,
     errors: o.Errors = None,
+    baseline_agent: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline-agent",
+            help="Compare with this baseline version (Python callable module:function): both "
+            "run each case, cases in a seeded random order, until the anytime interval of the "
+            "mean paired difference settles (docs/adaptive.md).",
+        ),
+    ] = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            help="Compare with a recorded baseline trace set (its pass rate per case) instead.",
+        ),
+    ] = None,
+    baseline_version: Annotated[
+        str | None,
+        typer.Option(
+            help="A comparison: assay.agent.version of the baseline (default: baseline; with "
+            "--baseline, the set's own, needed when it holds several)."
+        ),
+    ] = None,
+    margin: o.Margin = None,
+    max_cases: Annotated[
+        int | None, typer.Option("--max-cases", help="Budget of a comparison: cases started.")
+    ] = None,
     max_trials: Annotated[
         int | None, typer.Option("--max-trials", help="Budget: trials in the whole run.")
     ] = None,
@@ -140,6 +169,19 @@ def run_command(
     if not tests:
         raise r.filter_error(difficulty, tag or ())
     price_table = r.load_prices(prices) if prices is not None else None
+    comparing = baseline_agent is not None or baseline is not None
+    if comparing:
+        from assay._cli._paired_run import PairedAsk, check_paired_flags
+
+        check_paired_flags(fixed=fixed, sequential=sequential, beta=beta)
+        ask = PairedAsk(baseline_agent, baseline, baseline_version, delta, alpha, margin, max_cases)
+        delta = alpha = None  # the comparison's, not an SPRT's
+    elif margin is not None or max_cases is not None or baseline_version is not None:
+        from assay.errors import ConfigError
+
+        given = "--margin" if margin is not None else "--max-cases"
+        given = "--baseline-version" if baseline_version is not None else given
+        raise ConfigError(f"{given} applies to a comparison (--baseline-agent or --baseline)")
     options = r.RunOptions(
         runs=runs,
         pass_rate=pass_rate,
@@ -165,6 +207,20 @@ def run_command(
         the_agent, per_test = r.agents_for(tests, loaded.agent)
     else:
         the_agent = r.load_agent(agent=agent, command=command, url=url)
+    if comparing:
+        from assay._cli._paired_run import run_paired_command
+
+        run_paired_command(
+            loaded,
+            tests,
+            the_agent,
+            options,
+            ask,
+            targets,
+            quiet=quiet,
+            inconclusive_ok=inconclusive_ok,
+            dry_run=dry_run,
+        )
     if dry_run:
         r.render_plan(rows, options, the_agent.description, Console(), price_table)
         raise SystemExit(0)

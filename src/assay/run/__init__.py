@@ -7,6 +7,13 @@
     suite = load_suite("examples/suite.yaml")
     result = run_suite(suite, load_agent(agent="examples.agent:run"), RunOptions(out="traces"))
     raise SystemExit(result.exit_code())
+
+Comparing two versions over the suite, stopping once the paired difference settles::
+
+    from assay.run import PairedRunOptions, run_paired
+
+    result = run_paired(suite, load_agent(agent="new:run"), RunOptions(out="traces"),
+                        PairedRunOptions(delta=0.05), baseline_agent=load_agent(agent="old:run"))
 """
 
 from assay.analysis import Price, PriceTable, load_prices
@@ -24,6 +31,13 @@ from assay.run._checks import evaluate_checks, output_text
 from assay.run._display import LogProgress, RichProgress, render_plan, render_run_summary
 from assay.run._mocks import MockError, mocked_result
 from assay.run._options import RunOptions
+from assay.run._paired import (
+    PairedCase,
+    PairedRunOptions,
+    PairedRunResult,
+    load_baseline_rates,
+    run_paired,
+)
 from assay.run._plan import PlanRow, plan
 from assay.run._results import RunResult, TrialRecord
 from assay.run._runner import run_suite
@@ -52,6 +66,9 @@ __all__ = [
     "HttpAgent",
     "MockError",
     "OutputExpectation",
+    "PairedCase",
+    "PairedRunOptions",
+    "PairedRunResult",
     "PlanRow",
     "Price",
     "PriceTable",
@@ -72,6 +89,7 @@ __all__ = [
     "evaluate_checks",
     "filter_error",
     "load_agent",
+    "load_baseline_rates",
     "load_prices",
     "load_suite",
     "mocked_result",
@@ -79,5 +97,6 @@ __all__ = [
     "plan",
     "render_plan",
     "render_run_summary",
+    "run_paired",
     "run_suite",
 ]

@@ -118,6 +118,10 @@ class _Runner:
         agent = self.agents.get(test.id, self.agent)
         return isinstance(agent, CallableAgent) and agent.takes_mocks
 
+    def _agent_of(self, state: TestState) -> Agent:
+        """The agent a trial of ``state`` calls (a paired run calls two)."""
+        return self.agents.get(state.test.id, self.agent)
+
     def _deadline(self, started: float) -> float | None:
         """When a trial begun at ``started`` must end: ``--timeout``, and ``--max-time``."""
         ends = [started + self.options.timeout] if self.options.timeout else []
@@ -125,9 +129,9 @@ class _Runner:
             ends.append(self.started + self.options.budget.max_time)
         return min(ends) if ends else None
 
-    def _call_agent(self, input: Any, seed: int | None, test: TestCase, started: float) -> Any:
+    def _call_agent(self, input: Any, seed: int | None, state: TestState, started: float) -> Any:
         box: dict[str, Any] = {}
-        agent = self.agents.get(test.id, self.agent)
+        agent = self._agent_of(state)
         timeout = self.options.timeout
         if timeout is not None:  # the turns of a trial share its timeout
             timeout = max(started + timeout - time.monotonic(), 0.001)
@@ -170,7 +174,7 @@ class _Runner:
             test.id,
             suite=self.suite.name,
             run_id=self.run_id,
-            agent_version=self.options.agent_version,
+            agent_version=state.version or self.options.agent_version,
             index=index,
             difficulty=test.difficulty,
             tags=test.tags or None,
@@ -186,7 +190,7 @@ class _Runner:
             trace_id = t.span.get_span_context().trace_id
             self.collector.watch(trace_id)
             try:
-                exchanges = run_calls(test, lambda x: self._call_agent(x, seed, test, started))
+                exchanges = run_calls(test, lambda x: self._call_agent(x, seed, state, started))
             finally:
                 spans = self.collector.take(trace_id)
                 tokens_in, tokens_out = spans.input_tokens, spans.output_tokens
@@ -237,7 +241,19 @@ class _Runner:
         candidates = [s for s in self.states if s.wants_more()]
         return min(candidates, key=lambda s: s.launched) if candidates else None
 
+    def _fed(self, state: TestState) -> None:
+        """``state`` took a finished trial (a paired run feeds its comparison here)."""
+
     def run(self) -> RunResult:
+        spending, trials, stop_reason, interrupted = self._loop()
+        return self._judge(spending, trials, stop_reason, interrupted)
+
+    def _loop(self) -> tuple[Spending, list[TrialRecord], str | None, bool]:
+        """Start trials while a test wants more and the budget allows; keep every one that ends.
+
+        Returns the spending, the finished trials, why the run stopped early and whether it
+        was interrupted; the tracer is shut down and every trial written.
+        """
         self.started = time.monotonic()
         spending = Spending(self.started)
         try:
@@ -285,6 +301,7 @@ class _Runner:
                 spending.tokens += record.input_tokens + record.output_tokens
                 spending.cost += record.cost
                 state.feed(record)
+                self._fed(state)
                 if self.progress is not None:
                     self.progress.update(state.status())
         except KeyboardInterrupt as exc:
@@ -306,6 +323,16 @@ class _Runner:
                     # After the shutdown, so a trial ended by this is not recorded as an error.
                     stop_commands()  # their process groups: grandchildren too
         self.warnings.extend(summarize(self._notes))
+        return spending, trials, stop_reason, interrupted
+
+    def _judge(
+        self,
+        spending: Spending,
+        trials: list[TrialRecord],
+        stop_reason: str | None,
+        interrupted: bool,
+    ) -> RunResult:
+        """The run's verdicts: its traces read back and judged as ``assay analyze`` judges."""
         if self._unpriced:
             names = ", ".join(sorted(self._unpriced))
             self.warnings.append(f"no price for model(s) {names}: their cost counts as 0")

@@ -96,6 +96,8 @@ class TestState:
     """Error trials among ``records``."""
     window: int = 1_000_000
     """At most this many trials started but not yet fed (bounds the overshoot after a stop)."""
+    version: str | None = None
+    """``assay.agent.version`` of its trials; None: the run's (a paired run has two)."""
 
     def __post_init__(self) -> None:
         design = self.judgement.sequential

@@ -29,6 +29,8 @@ One idea per private module, all re-exported here:
   rule stopped either version), the drop's confidence sequence and the test's exact power.
 * ``_betting`` — the betting confidence sequence of a bounded mean (Waudby-Smith & Ramdas).
 * ``_paired_sequence`` — its use for the mean paired difference over cases, and the decision.
+* ``_paired_simulation`` — that adaptive comparison run over many simulated suites at once;
+  ``_adaptive_planning`` — the suite size it needs, by simulating it.
 * ``_sprt`` — stopping rules for adaptive runs: the confidence sequence, Wald's SPRT.
 * ``_sequential_oc`` — their exact operating characteristics, simulation, fixed-N reference.
 * ``_preload`` — scipy's statistics imported in the background while spans are read.
@@ -45,6 +47,7 @@ from assay.choices import (
     SequentialMethod,
     SuiteInterval,
 )
+from assay.stats._adaptive_planning import plan_adaptive_paired
 from assay.stats._behaviour import (
     BEHAVIOUR_KINDS,
     BehaviourKind,
@@ -136,6 +139,7 @@ from assay.stats._paired_sequence import (
     case_order,
     decide_paired,
 )
+from assay.stats._paired_simulation import PairedStops, simulate_paired_sequence
 from assay.stats._passk import DEFAULT_KS, PassAtK, pass_at_k, pass_at_ks, pass_hat_k, pass_hat_ks
 from assay.stats._planning import (
     RegressionPlan,
@@ -216,8 +220,11 @@ __all__ = [
     "PairedDecision",
     "PairedDifferenceSequence",
     "PairedStatus",
+    "PairedStops",
     "case_order",
     "decide_paired",
+    "simulate_paired_sequence",
+    "plan_adaptive_paired",
     "drop_sequence",
     "BEHAVIOUR_KINDS",
     "BernoulliConfidenceSequence",

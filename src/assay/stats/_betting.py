@@ -38,6 +38,9 @@ __all__ = ["BoundedMeanSequence"]
 
 _TRUNCATION = 0.5
 _GRID = 1000
+GRID = (np.arange(_GRID) + 0.5) / _GRID
+"""The candidate means on [0, 1] (cell centres)."""
+FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(slots=True)
@@ -54,7 +57,6 @@ class BoundedMeanSequence:
     """Values so far."""
     total: float = 0.0
     """Their sum."""
-    _grid: npt.NDArray[np.float64] = field(default_factory=lambda: (np.arange(_GRID) + 0.5) / _GRID)
     _log_up: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(_GRID))
     _log_down: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(_GRID))
     _squares: float = 0.25
@@ -93,20 +95,14 @@ class BoundedMeanSequence:
             )
         x = np.clip((raw - self.lower) / (self.upper - self.lower), 0.0, 1.0)
         alpha = 1 - self.confidence
-        m = self._grid
+        means: FloatArray | np.float64 = np.float64(self._means)
+        squares: FloatArray | np.float64 = np.float64(self._squares)
         for value in x:
-            t = self.n + 1
-            variance = self._squares / t  # s2_{t-1}: from the values before this one
-            stake = math.sqrt(2 * math.log(2 / alpha) / (variance * t * math.log(1 + t)))
-            up = np.minimum(stake, _TRUNCATION / m)
-            down = np.minimum(stake, _TRUNCATION / (1 - m))
-            self._log_up += np.log1p(up * (value - m))
-            self._log_down += np.log1p(-down * (value - m))
-            # the running estimates the next stake reads (Waudby-Smith & Ramdas, eq. 26):
-            # mu_t = (1/2 + sum x) / (t + 1), s2_t = (1/4 + sum (x_i - mu_i)^2) / (t + 1)
-            self._means += value
-            self._squares += (value - self._means / (t + 1)) ** 2
-            self.n = t
+            means, squares = bet(
+                self._log_up, self._log_down, means, squares, self.n + 1, value, alpha
+            )
+            self.n += 1
+        self._means, self._squares = float(means), float(squares)
         self.total += float(raw.sum())
 
     def interval(self) -> tuple[float, float]:
@@ -122,13 +118,61 @@ class BoundedMeanSequence:
     def _unit_interval(self) -> tuple[float, float]:
         if self.n == 0:
             return 0.0, 1.0
-        hedged = np.logaddexp(self._log_up, self._log_down) - math.log(2)
-        kept = np.nonzero(hedged < -math.log(1 - self.confidence))[0]
-        if kept.size == 0:  # every grid point rejected: the mean lies between two of them
-            mean = (self.total / self.n - self.lower) / (self.upper - self.lower)
-            centre = float(np.clip(mean, 0, 1))
-            return max(0.0, centre - 1 / _GRID), min(1.0, centre + 1 / _GRID)
-        # the set's true ends lie within one cell of the outermost grid points kept
-        low = float(self._grid[kept[0]]) - 1 / _GRID
-        high = float(self._grid[kept[-1]]) + 1 / _GRID
-        return max(0.0, low), min(1.0, high)
+        mean = (self.total / self.n - self.lower) / (self.upper - self.lower)
+        low, high = unit_interval(
+            self._log_up, self._log_down, np.float64(mean), 1 - self.confidence
+        )
+        return float(low), float(high)
+
+
+def bet(
+    log_up: FloatArray,
+    log_down: FloatArray,
+    means: FloatArray | np.float64,
+    squares: FloatArray | np.float64,
+    t: int,
+    value: FloatArray | np.float64,
+    alpha: float,
+) -> tuple[FloatArray | np.float64, FloatArray | np.float64]:
+    """The ``t``-th value's bets at every grid point, for one sequence or many side by side.
+
+    ``log_up`` and ``log_down`` (the two gamblers' log capital, last axis the grid) grow in
+    place; ``value`` (in [0, 1]), ``means`` and ``squares`` hold one entry per sequence (or are
+    scalars). Returns the running sums the next stake reads. :class:`BoundedMeanSequence` and
+    the simulation of many sequences at once (:mod:`._paired_simulation`) both step here, so
+    they are one construction.
+    """
+    m = GRID
+    variance = squares / t  # s2_{t-1}: from the values before this one
+    stake = np.sqrt(2 * math.log(2 / alpha) / (variance * t * math.log(1 + t)))[..., None]
+    up = np.minimum(stake, _TRUNCATION / m)
+    down = np.minimum(stake, _TRUNCATION / (1 - m))
+    centred = np.asarray(value)[..., None] - m
+    log_up += np.log1p(up * centred)
+    log_down += np.log1p(-down * centred)
+    # the running estimates the next stake reads (Waudby-Smith & Ramdas, eq. 26):
+    # mu_t = (1/2 + sum x) / (t + 1), s2_t = (1/4 + sum (x_i - mu_i)^2) / (t + 1)
+    means = means + value
+    squares = squares + (value - means / (t + 1)) ** 2
+    return means, squares
+
+
+def unit_interval(
+    log_up: FloatArray, log_down: FloatArray, mean: FloatArray | np.float64, alpha: float
+) -> tuple[FloatArray, FloatArray]:
+    """The interval ``{m : K_t(m) < 1/alpha}`` on [0, 1], widened to the grid cells around it.
+
+    Row-wise for many sequences (last axis the grid); ``mean`` is each one's observed mean on
+    [0, 1], the interval's centre when every grid point is rejected (the mean then lies between
+    two of them).
+    """
+    hedged = np.logaddexp(log_up, log_down) - math.log(2)
+    kept = hedged < -math.log(alpha)
+    any_kept = kept.any(axis=-1)
+    first = np.argmax(kept, axis=-1)
+    last = _GRID - 1 - np.argmax(kept[..., ::-1], axis=-1)
+    centre = np.clip(mean, 0.0, 1.0)
+    # the set's true ends lie within one cell of the outermost grid points kept
+    low = np.where(any_kept, GRID[first] - 1 / _GRID, centre - 1 / _GRID)
+    high = np.where(any_kept, GRID[last] + 1 / _GRID, centre + 1 / _GRID)
+    return np.maximum(low, 0.0), np.minimum(high, 1.0)

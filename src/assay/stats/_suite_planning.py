@@ -36,6 +36,10 @@ class PairedPlanOption:
     """Trials in all, both versions: 2 · C · K."""
     sd_of_difference: float
     """SD of one case's difference of means: √(σ²_between + σ²_within / K)."""
+    mean_cases_at_delta: float | None = None
+    """Adaptive design: mean cases used at a drop of delta with a suite of ``cases``."""
+    mean_cases_no_change: float | None = None
+    """Adaptive design: mean cases used when nothing changed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +59,8 @@ class PairedPlan:
     within_case_var: float
     """Assumed variance of one trial pair's difference within a case (σ²_within)."""
     design: str
-    """The design planned for: ``"fixed"`` (all cases run, then one test)."""
+    """The design planned for: ``"fixed"`` (all cases run, then one test) or ``"adaptive"``
+    (cases in a random order until the paired confidence sequence settles)."""
     method: str
     """How power was computed, in a sentence."""
 
@@ -97,8 +102,8 @@ def plan_paired(
 
     The power of the fixed design is the sign-flip test's (:func:`sign_flip_power`), and the
     smallest C is found by doubling then bisection. The adaptive comparison stops on a
-    confidence sequence; it is planned for by simulation, not here (``design="adaptive"`` is
-    refused).
+    confidence sequence; :func:`plan_adaptive_paired` plans it by simulating that rule
+    (``design="adaptive"`` is refused here).
 
     Args:
         delta: Mean drop over cases to detect, > 0.
@@ -114,8 +119,8 @@ def plan_paired(
     """
     if design != "fixed":
         raise ConfigError(
-            f"design {design!r} is not planned here: only the fixed design is (an adaptive "
-            "comparison's sample size is found by simulating its stopping rule)"
+            f"design {design!r} is not planned here: only the fixed design is (the adaptive "
+            "one by simulating its stopping rule: plan_adaptive_paired)"
         )
     if not delta > 0:
         raise ConfigError(f"delta must be positive (got {delta})")
