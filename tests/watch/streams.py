@@ -69,7 +69,7 @@ def send_trials(
 
 def write_trials(out: Path, outcomes: Sequence[bool], **kwargs: object) -> None:
     """Write one Parquet file of trials into ``out`` (the instrument's exporter)."""
-    exporter = ParquetSpanExporter(out, max_file_age_s=None)
+    exporter = ParquetSpanExporter(out, max_file_age_s=None, idle_flush_s=None)
     send_trials(exporter, outcomes, batch=True, **kwargs)  # type: ignore[arg-type]
 
 
