@@ -2,7 +2,8 @@
 
 Run: ``python benchmarks/bench_visibility.py [--seconds 20] [--interval 2] [--grace 2]``.
 An agent in this process records one trial (a trial span and a tool span) and calls
-``provider.force_flush()`` once a second, under the SDK's ``SimpleSpanProcessor`` and then its ``BatchSpanProcessor``,
+``provider.force_flush()`` once a second, under the SDK's ``SimpleSpanProcessor`` and then its
+``BatchSpanProcessor``,
 with the exporter's defaults; a real ``assay watch DIR --metrics-port P`` process follows the
 folder. For each flush it prints the seconds until the trial's file is visible on disk and until
 ``/metrics`` counts it (which adds watch's own ``--grace`` and ``--interval``), and at the
