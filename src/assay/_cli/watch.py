@@ -44,11 +44,19 @@ def watch(
             "(default 0.05)."
         ),
     ] = None,
-    delta: Annotated[
+    drift_margin: Annotated[
         float | None,
         typer.Option(
             help="The drift alarm's margin: it asks whether the pass rate fell more than this "
             "below its reference (default 0.02 = 2 points)."
+        ),
+    ] = None,
+    delta: Annotated[
+        float | None,
+        typer.Option(
+            help="Deprecated: --drift-margin (--delta is the smallest drop worth detecting in "
+            "analyze, plan and compare).",
+            hidden=True,
         ),
     ] = None,
     baseline_version: Annotated[
@@ -99,7 +107,7 @@ def watch(
     skip_bad_files: o.SkipBadFiles = False,
 ) -> None:
     """Follow a growing trace set (e.g. `assay collect --out`) and judge every test live."""
-    from assay.judge import AnalyzeOptions
+    from assay.judge import AnalyzeOptions, check_range
     from assay.watch import Watcher, WatchOptions
 
     options = WatchOptions(
@@ -121,8 +129,18 @@ def watch(
     # what is not given keeps the library's default (one source: assay.watch.DriftRule)
     if alpha is not None:
         options = replace(options, alpha=alpha)
-    if delta is not None:
-        options = replace(options, delta=delta)
+    if delta is not None:  # the old name, kept working and said (docs/cli.md)
+        if drift_margin is not None:
+            o.fail("--delta is the deprecated name of --drift-margin: give --drift-margin alone")
+        print(
+            "assay watch: --delta is deprecated, use --drift-margin (--delta means the smallest "
+            "drop worth detecting in analyze, plan and compare)",
+            file=sys.stderr,
+        )
+        drift_margin = delta
+    if drift_margin is not None:
+        check_range("drift_margin", drift_margin)  # named as the user spelt it
+        options = replace(options, delta=drift_margin)
     watcher = Watcher(tuple(paths), options)
     if once:
         _once(watcher, inconclusive_ok)
