@@ -166,7 +166,7 @@ def run_command(
     else:
         the_agent = r.load_agent(agent=agent, command=command, url=url)
     if dry_run:
-        r.render_plan(rows, options, the_agent.description, Console(), price_table)
+        r.render_plan(rows, options, the_agent.description, o.stdout_console(), price_table)
         raise SystemExit(0)
     progress: r.RichProgress | r.LogProgress | None = None
     if not quiet:
@@ -197,7 +197,7 @@ def run_command(
     if document_on_stdout:
         summary = stderr
     else:
-        summary = Console() if sys.stdout.isatty() else Console(width=120)
+        summary = o.stdout_console()
     r.render_run_summary(result, summary)
     if result.interrupted:
         raise SystemExit(130)
