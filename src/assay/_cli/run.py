@@ -45,7 +45,12 @@ def run_command(
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds before a trial becomes an error.")
     ] = 300.0,
-    out: Annotated[Path, typer.Option("--out", help="Trace set folder.")] = Path("traces"),
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Trace set folder (default runs/RUN_ID: a folder of its own per run)."
+        ),
+    ] = None,
     seed: Annotated[
         int | None, typer.Option("--seed", help="Base seed; each trial gets a derived seed.")
     ] = None,
@@ -151,7 +156,7 @@ def run_command(
         errors=errors or o.ErrorsPolicy.COUNT,
         concurrency=concurrency,
         timeout=timeout,
-        out=str(out),
+        out=str(out) if out is not None else None,
         seed=seed,
         budget=r.Budget(max_trials, max_tokens, max_cost, max_time),
         prices=price_table,
