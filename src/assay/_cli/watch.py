@@ -198,18 +198,40 @@ def _follow(
     raise SystemExit(0)
 
 
-class _Display:
-    """A live table on a terminal; elsewhere (a log) the table once, then one line per event."""
+LOG_EVERY_S = 60.0
+"""In a log, the table is printed again at most this often while trials keep arriving."""
 
-    def __init__(self, terminal: bool) -> None:
+
+class _Display:
+    """A live table on a terminal; in a log, one line per event and the table when it changed.
+
+    A log (stdout not a terminal: systemd, a container, CI) once got the table at start only,
+    "(no trial yet)", while /metrics counted 80 trials. Now it gets the table at the first look,
+    again as soon as the first trials or a new test arrive, and otherwise at most every
+    ``LOG_EVERY_S`` seconds while the counts change — as a collector logs its throughput
+    periodically rather than per request; each table headed by the time it was taken.
+    """
+
+    def __init__(self, terminal: bool, every: float = LOG_EVERY_S) -> None:
         self.live = None
+        self.every = every
+        self.shown: tuple[tuple[str, int, str], ...] | None = None
+        self.shown_at = 0.0
         if terminal:
             from rich.live import Live
 
             self.live = Live(auto_refresh=False, transient=False)
             self.live.start()
 
-    def update(self, status: WatchStatus, events: list[dict[str, Any]], first: bool) -> None:
+    def update(
+        self,
+        status: WatchStatus,
+        events: list[dict[str, Any]],
+        first: bool,
+        now: float | None = None,
+    ) -> None:
+        import time
+
         from assay.watch import event_line, live_table, notes_text, status_table
 
         if self.live is not None:
@@ -217,12 +239,19 @@ class _Display:
                 self.live.console.print(event_line(event), highlight=False)
             self.live.update(live_table(status), refresh=True)
             return
-        if first:
-            print(status_table(status), flush=True)
-            if status.notes:
-                print(notes_text(status), file=sys.stderr, flush=True)
         for event in events:
             print(event_line(event), flush=True)
+        clock = time.monotonic() if now is None else now
+        counts = tuple((t.test_id, t.trials, t.verdict.value) for t in status.tests)
+        before = self.shown
+        new_test = before is not None and {c[0] for c in counts} - {c[0] for c in before}
+        due = before is not None and counts != before and clock - self.shown_at >= self.every
+        if first or before is None or new_test or due:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+            print(f"assay watch, {stamp}:\n{status_table(status)}", flush=True)
+            if first and status.notes:
+                print(notes_text(status), file=sys.stderr, flush=True)
+            self.shown, self.shown_at = counts, clock
 
     def close(self) -> None:
         if self.live is not None:
