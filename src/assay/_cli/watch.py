@@ -102,6 +102,14 @@ def watch(
             min=0,
         ),
     ] = None,
+    score_range: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A score's range, NAME=LOW:HIGH (or LOW:HIGH for every score), so that its "
+            "mean gets an anytime-valid interval; e.g. quality=0:100 (default 0:1). "
+            "Repeatable.",
+        ),
+    ] = None,
     prices: o.Prices = None,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
@@ -121,6 +129,7 @@ def watch(
             prices=prices,
         ),
         max_cost=max_cost,
+        score_ranges=tuple(_score_range(text) for text in score_range or ()),
         baseline_version=baseline_version,
         grace=grace,
         trace_timeout=trace_timeout,
@@ -147,6 +156,21 @@ def watch(
     if webhook is not None and not webhook.startswith(("http://", "https://")):
         o.fail(f"--webhook must be an http:// or https:// URL (got {webhook!r})")
     _follow(watcher, interval, metrics_port, metrics_host, webhook)
+
+
+def _score_range(text: str) -> tuple[str, float, float]:
+    """``quality=0:100`` as ``("quality", 0.0, 100.0)``; ``0:100`` as ``("*", 0.0, 100.0)``."""
+    import math
+
+    name, _, bounds = text.rpartition("=")
+    low, colon, high = bounds.partition(":")
+    try:
+        values = float(low), float(high)
+    except ValueError:
+        values = (math.nan, math.nan)
+    if not colon or not all(map(math.isfinite, values)) or not values[0] < values[1]:
+        o.fail(f"--score-range {text!r}: give NAME=LOW:HIGH or LOW:HIGH, with LOW < HIGH")
+    return name or "*", values[0], values[1]
 
 
 def _once(watcher: Watcher, inconclusive_ok: bool) -> None:

@@ -54,6 +54,14 @@ class WatchOptions:
     max_cost: float | None = None
     """A known upper bound on a trial's cost in USD: the mean cost gets an anytime-valid
     interval (without one it is shown alone; see :mod:`assay.watch._means`)."""
+    score_ranges: tuple[tuple[str, float, float], ...] = ()
+    """Declared ranges of scores, ``(name, low, high)``; the name ``*`` is every other score.
+    A score with none lies in [0, 1] (``--score-range``; see :mod:`assay.watch._means`)."""
+
+    def score_range(self, name: str) -> tuple[float, float]:
+        """The range of score ``name``: its own, else ``*``'s, else [0, 1]."""
+        ranges = {n: (low, high) for n, low, high in self.score_ranges}
+        return ranges.get(name, ranges.get("*", (0.0, 1.0)))
 
     @property
     def threshold(self) -> float:
@@ -194,7 +202,14 @@ class Watcher:
         for (name,), values in scores.group_by("name", maintain_order=True):
             score = test.scores.get(str(name))
             if score is None:
-                score = test.scores[str(name)] = RunningMean(str(name), self.options.confidence)
+                low, high = self.options.score_range(str(name))
+                score = test.scores[str(name)] = RunningMean(
+                    str(name),
+                    self.options.confidence,
+                    high,
+                    low=low,
+                    range_hint=f" (--score-range {name}=LOW:HIGH declares its range)",
+                )
             if not score.add(values["value"].cast(pl.Float64).to_numpy()):
                 self._note("score_out_of_range", 1, f"{test_id}: score {name}: {score.note}")
         if tc.COST_USD in rows.columns:
