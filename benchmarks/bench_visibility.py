@@ -7,7 +7,8 @@ An agent in this process records one trial (a trial span and a tool span) and ca
 with the exporter's defaults; a real ``assay watch DIR --metrics-port P`` process follows the
 folder. For each flush it prints the seconds until the trial's file is visible on disk and until
 ``/metrics`` counts it (which adds watch's own ``--grace`` and ``--interval``), and at the
-end the number of files written.
+end the number of files written. Then the same agent through the OTLP/HTTP exporter into a real
+``assay collect`` (its ``--idle-flush``, 0.5 s, makes the files visible).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import urllib.request
 from pathlib import Path
 
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 
 from assay import conventions as c
 from assay.instrument import ParquetSpanExporter
@@ -41,7 +42,20 @@ def _free_port() -> int:
 
 
 def _files(out: Path) -> int:
-    return sum(1 for p in out.rglob("*.parquet") if not p.name.startswith("."))
+    """Visible files: not hidden (being written), not in the collector's ``_staging``."""
+    return sum(
+        1
+        for p in out.rglob("*.parquet")
+        if not any(part.startswith((".", "_")) for part in p.relative_to(out).parts)
+    )
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2):
+            return True
+    except OSError:
+        return False
 
 
 def _metrics_trials(port: int) -> int:
@@ -61,12 +75,30 @@ def _until(done: object, limit: float = 120.0) -> float:
 
 
 def measure(processor: str, seconds: int, interval: float, grace: float) -> None:
-    """One run of the agent and a watch process; prints what it saw."""
+    """One run of the agent and a watch process; prints what it saw.
+
+    ``processor``: ``simple`` or ``batch`` (the SDK's processors over the Parquet exporter), or
+    ``collector`` (the SDK's OTLP/HTTP exporter, batched, into a real ``assay collect``).
+    """
     out = Path(tempfile.mkdtemp(prefix="assay-visibility-")) / "traces"
-    exporter = ParquetSpanExporter(out)
     provider = TracerProvider()
-    make = SimpleSpanProcessor if processor == "simple" else BatchSpanProcessor
-    provider.add_span_processor(make(exporter))
+    collector = None
+    if processor == "collector":
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        http = _free_port()
+        collector = subprocess.Popen(
+            [ASSAY, "collect", "--out", str(out), "--http-port", str(http), "--grpc-port", "0"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        _until(lambda: _answers(f"http://127.0.0.1:{http}/health"), 60)
+        exporter: SpanExporter = OTLPSpanExporter(endpoint=f"http://127.0.0.1:{http}/v1/traces")
+        provider.add_span_processor(BatchSpanProcessor(exporter))
+    else:
+        out.mkdir(parents=True)
+        make = SimpleSpanProcessor if processor == "simple" else BatchSpanProcessor
+        provider.add_span_processor(make(ParquetSpanExporter(out)))
     tracer = provider.get_tracer("bench")
     port = _free_port()
     log = out.parent / "watch.log"
@@ -102,6 +134,9 @@ def measure(processor: str, seconds: int, interval: float, grace: float) -> None
         watch.terminate()
         watch.wait(timeout=30)
         provider.shutdown()
+        if collector is not None:
+            collector.terminate()
+            collector.wait(timeout=60)
 
 
 def main() -> None:
@@ -115,7 +150,7 @@ def main() -> None:
         f"assay watch --interval {args.interval} --grace {args.grace}; "
         "one trial and force_flush() a second"
     )
-    for processor in ("simple", "batch"):
+    for processor in ("simple", "batch", "collector"):
         measure(processor, args.seconds, args.interval, args.grace)
 
 
