@@ -27,14 +27,15 @@ def send_trials(
     first_index: int = 0,
     batch: bool = False,
     scores: Sequence[float] | None = None,
+    score_name: str = "quality",
     tokens: int | None = None,
     extra: Mapping[str, AttributeValue] | None = None,
 ) -> None:
     """One trace per trial (a root trial span and a tool span), exported through ``exporter``.
 
     With ``batch``, spans go out in batches as an agent's SDK sends them (else one by one).
-    ``scores`` records a ``quality`` score per trial; ``tokens`` makes the child an LLM call of
-    a priced model using that many input tokens.
+    ``scores`` records a ``score_name`` (``quality``) score per trial; ``tokens`` makes the
+    child an LLM call of a priced model using that many input tokens.
     """
     provider = TracerProvider()
     processor = BatchSpanProcessor(exporter) if batch else SimpleSpanProcessor(exporter)
@@ -51,7 +52,7 @@ def send_trials(
         attributes.update(extra or {})
         with tracer.start_as_current_span("trial", attributes=attributes) as trial:
             if scores is not None:
-                trial.add_event(c.SCORE_EVENT, {c.SCORE_NAME: "quality", c.SCORE_VALUE: scores[i]})
+                trial.add_event(c.SCORE_EVENT, {c.SCORE_NAME: score_name, c.SCORE_VALUE: scores[i]})
             child = {"gen_ai.tool.name": "search"}
             if tokens is not None:
                 child = {

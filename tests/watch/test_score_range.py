@@ -69,3 +69,14 @@ def test_the_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         assert run(["watch", str(tmp_path), "--once", "--score-range", bad]) == 2
         (line,) = capsys.readouterr().err.splitlines()
         assert line.startswith(f"assay: error: --score-range {bad!r}: give NAME=LOW:HIGH")
+
+
+def test_the_evalview_score_assay_run_records_is_known_to_lie_in_0_to_100(tmp_path: Path) -> None:
+    from assay import conventions as c
+
+    values = _scores(60)
+    write_trials(tmp_path, [True] * 60, scores=values, score_name=c.EVALVIEW_SCORE)
+    (test,) = Watcher((str(tmp_path),)).look(final=True).tests
+    (score,) = test.scores
+    assert score.name == c.EVALVIEW_SCORE and score.note is None
+    assert 0 <= score.low <= score.mean <= score.high <= 100

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from assay import conventions as c
 from assay.analysis import columns as tc
 from assay.choices import ErrorPolicy
 
@@ -59,9 +60,14 @@ class WatchOptions:
     A score with none lies in [0, 1] (``--score-range``; see :mod:`assay.watch._means`)."""
 
     def score_range(self, name: str) -> tuple[float, float]:
-        """The range of score ``name``: its own, else ``*``'s, else [0, 1]."""
+        """The range of score ``name``.
+
+        Its own, else the one assay records it in (``assay run``'s EvalView score: 0-100), else
+        ``*``'s, else [0, 1].
+        """
         ranges = {n: (low, high) for n, low, high in self.score_ranges}
-        return ranges.get(name, ranges.get("*", (0.0, 1.0)))
+        known = c.KNOWN_SCORE_RANGES.get(name)
+        return ranges.get(name) or known or ranges.get("*", (0.0, 1.0))
 
     @property
     def threshold(self) -> float:
