@@ -10,13 +10,32 @@ same script runs against otelcol or straight against ``assay collect``.
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import sys
+from collections.abc import Sequence
 
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExportResult
 from opentelemetry.trace import Status, StatusCode
+
+
+class CountingExporter(OTLPSpanExporter):
+    """The OTLP/HTTP exporter, counting the spans the receiver accepted and those it did not."""
+
+    sent = 0
+    failed = 0
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        """Export as the SDK's exporter does; count the spans by its result."""
+        result = super().export(spans)
+        if result is SpanExportResult.SUCCESS:
+            self.sent += len(spans)
+        else:
+            self.failed += len(spans)
+        return result
 
 
 def main() -> None:
@@ -26,7 +45,13 @@ def main() -> None:
     args = parser.parse_args()
     rng = random.Random(args.seed)
     provider = TracerProvider(resource=Resource.create({}))
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    # The endpoint the OTel environment variables name, resolved here to say where spans went.
+    endpoint = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or (
+        os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4318").rstrip("/")
+        + "/v1/traces"
+    )
+    exporter = CountingExporter(endpoint=endpoint)
+    provider.add_span_processor(BatchSpanProcessor(exporter))
     tracer = provider.get_tracer("assay.example_agent")
     for index in range(args.trials):
         with tracer.start_as_current_span(
@@ -47,6 +72,11 @@ def main() -> None:
             if not passed:
                 trial.set_status(Status(StatusCode.ERROR, "wrong refund amount"))
     provider.shutdown()
+    # Say what happened: a run that printed nothing left the user guessing whether it worked.
+    print(f"example_agent: {args.trials} trials, {exporter.sent} spans sent to {endpoint}")
+    if exporter.failed:
+        print(f"example_agent: {exporter.failed} spans not accepted (see above)", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

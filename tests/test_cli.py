@@ -173,7 +173,8 @@ def test_diagnostics_go_to_stderr_and_stdout_holds_only_the_report(
     assert all(
         f"warning: {m}" in " ".join((tmp_path / "c.txt").read_text().split()) for m in messages
     )
-    assert capsys.readouterr() == ("", "\n".join(warnings) + "\n")
+    wrote = f"wrote {tmp_path / 'c.txt'} (4 tests: 2 PASS, 1 FAIL, 1 INCONCLUSIVE)"
+    assert capsys.readouterr() == ("", "\n".join([wrote, *warnings]) + "\n")
 
 
 @pytest.mark.parametrize(

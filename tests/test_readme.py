@@ -40,7 +40,7 @@ def test_the_tour_runs_and_prints_what_the_readme_shows(tmp_path: Path) -> None:
             "intended, run: PYTHONPATH=src .venv/bin/python tests/readme_tour.py --update"
         )
     # the tour wrote what it says, each step in its own folder
-    for written in ("my-traces", "otel-traces", "traces", "v1", "v2", "run-traces"):
+    for written in ("my-traces", "otel-traces", "traces", "v1", "v2", "runs"):
         assert any((folder / written).rglob("*.parquet")), written
     assert (folder / "report.html").read_text().startswith("<!DOCTYPE html>")
 

@@ -9,10 +9,13 @@ and every :class:`~assay.errors.AssayError` into one line on stderr and exit cod
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import typer
+from typer.core import TyperCommand
 from typer.exceptions import TyperException
 
 # First of assay's modules: the package configures Polars' allocator before anything loads it.
@@ -39,6 +42,33 @@ app = typer.Typer(
 )
 
 
+_LIST = re.compile(r"<list\[(\w+)\]>")
+_REQUIRED = re.compile(r"\{(\w+)\}")
+
+
+def _usage(line: str) -> str:
+    """``assay analyze [OPTIONS] {paths}...`` as ``assay analyze [OPTIONS] PATHS...``."""
+    return _REQUIRED.sub(lambda m: m.group(1).upper(), line)
+
+
+class _Command(TyperCommand):
+    """A command whose help reads as click's and POSIX's do: ``assay analyze [OPTIONS] PATHS...``.
+
+    typer writes a required argument ``{paths}`` on the usage line and a repeated value's
+    placeholder ``<list[str]>``; the ``...`` already says it repeats, so ``<str>`` is shown.
+    """
+
+    def get_help(self, ctx: Any) -> str:  # typer's own click Context
+        text = super().get_help(ctx)
+        usage, _, rest = text.partition("\n")
+        # padded to the same width, so the help column stays aligned
+        rest = _LIST.sub(lambda m: f"<{m.group(1).lower()}>".ljust(len(m.group(0))), rest)
+        return f"{_usage(usage)}\n{rest}"
+
+    def get_usage(self, ctx: Any) -> str:
+        return _usage(super().get_usage(ctx))
+
+
 def _print_version(value: bool) -> None:
     if value:
         from assay.version import __version__
@@ -61,15 +91,21 @@ def _root(
     """Statistical verdicts for AI agents, read from OpenTelemetry traces."""
 
 
-app.command()(analyze)
-app.command()(compare)
-app.command()(plan)
-app.command()(report)
-app.command()(collect)
-app.command("import")(import_)
-app.command("run")(run_command)
-app.command()(describe)
-app.command()(watch)
+# `assay -h` lists each command with a whole phrase: click cuts a docstring at its first full
+# stop or at the column limit ("Follow a growing trace set (e.g."), so each says it in short.
+_COMMANDS = (
+    ("analyze", analyze, "Give every test of a trace set a verdict (the CI entry point)."),
+    ("compare", compare, "Did CURRENT get worse than BASELINE, and what changed?"),
+    ("plan", plan, "Power analysis: how many trials a verdict needs."),
+    ("report", report, "Write the HTML report of a trace set."),
+    ("collect", collect, "Receive OTLP (HTTP and gRPC) and write the spans table."),
+    ("import", import_, "Import recorded OTLP files into Parquet."),
+    ("run", run_command, "Run an agent's suite many times and record its traces."),
+    ("describe", describe, "What a trace set holds: names, conventions, test attributes."),
+    ("watch", watch, "Follow a growing trace set and judge every test live."),
+)
+for _name, _function, _short in _COMMANDS:
+    app.command(_name, cls=_Command, short_help=_short)(_function)
 
 
 def run(argv: Sequence[str] | None = None) -> int:

@@ -25,6 +25,10 @@ OUTCOMES: Final = (OUTCOME_PASS, OUTCOME_FAIL, OUTCOME_ERROR)
 SCORE_EVENT: Final = "assay.score"
 SCORE_NAME: Final = "assay.score.name"
 SCORE_VALUE: Final = "assay.score.value"
+EVALVIEW_SCORE: Final = "evalview_score"
+"""The score ``assay run`` records for an EvalView test (``run/_score.py``), always in [0, 100]."""
+KNOWN_SCORE_RANGES: Final = {EVALVIEW_SCORE: (0.0, 100.0)}
+"""Scores whose range assay knows because it records them: ``watch`` bounds them unasked."""
 CHECK_EVENT: Final = "assay.check"
 CHECK_NAME: Final = "assay.check.name"
 CHECK_PASSED: Final = "assay.check.passed"

@@ -34,6 +34,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from collections.abc import Generator
+
+    from _pytest.terminal import TerminalReporter
     from opentelemetry.sdk.trace import ReadableSpan
 
     from assay.instrument import Configured  # noqa: F401 - named in a string annotation
@@ -53,6 +56,10 @@ _CONFIDENCE = 0.95
 _configured = pytest.StashKey["Configured | None"]()
 _run_id = pytest.StashKey[str]()
 _recorder = pytest.StashKey["_Recorder"]()
+_verdicts = pytest.StashKey[list[tuple[str, str]]]()
+"""Each judged test's node id and verdict line, for the ``assay verdicts`` summary section."""
+_allowed = pytest.StashKey[bool]()
+"""On an item whose INCONCLUSIVE verdict was allowed (skipped): report it at the test's place."""
 
 
 class _Recorder:
@@ -122,6 +129,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Register the marker; route trial spans to ``--assay-out`` if given."""
     config.addinivalue_line("markers", _MARKER_HELP)
     config.stash[_run_id] = uuid.uuid4().hex[:16]
+    config.stash[_verdicts] = []
     out = config.getoption("assay_out", None) or config.getini("assay_out")
     if out:
         from assay.instrument import configure
@@ -228,9 +236,9 @@ def _one_trial(
             # An assertion (or pytest.fail) inside the test is a failed trial, not an error.
             t.span.record_exception(exc)
             t.failed()
-            message = f"{type(exc).__name__}: {exc}".rstrip(": ")
+            message = _first_line(exc)
         except Exception as exc:  # any other exception: an error trial, recorded on the span
-            message = f"{type(exc).__name__}: {exc}"
+            message = _first_line(exc)
             raise
     # The outcome the span records (checks and scores recorded in the trial count too).
     span = t.span
@@ -239,6 +247,16 @@ def _one_trial(
     if outcome == c.OUTCOME_FAIL and message is None:
         message = "a recorded check or score failed"
     return outcome, message
+
+
+def _first_line(exc: BaseException) -> str:
+    """``AssertionError: assert '30 days' in '14 days'``: the exception's first line only.
+
+    pytest's rewritten assertions explain themselves over several lines (``+  where ...``);
+    the verdict line is one line, and the span keeps the whole exception.
+    """
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 def _summary(result: TestResult, first_failure: str | None) -> str:
@@ -289,6 +307,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     (result,) = judge_spans(spans.lazy()).tests
     summary = _summary(result, first_failure)
     pyfuncitem.user_properties.append(("assay", summary))
+    pyfuncitem.config.stash[_verdicts].append((pyfuncitem.nodeid, summary))
     inconclusive_ok = (
         s["inconclusive_ok"]
         or pyfuncitem.config.getoption("assay_inconclusive_ok", False)
@@ -299,6 +318,36 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         pytest.fail(summary, pytrace=False)
     if verdict is Verdict.INCONCLUSIVE:
         # Allowed, not settled: shown as SKIPPED with the verdict (as the JUnit report does),
-        # never as a plain PASSED.
+        # never as a plain PASSED; at the test's place, not this line (pytest_runtest_makereport).
+        pyfuncitem.stash[_allowed] = True
         pytest.skip(f"{pyfuncitem.name}: {summary} (allowed by inconclusive_ok)")
     return True
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """An allowed INCONCLUSIVE is reported at the test's file and line, as a skip marker is.
+
+    ``pytest.skip`` called here would name this plugin's file as where the test was skipped.
+    """
+    report = yield
+    if item.stash.get(_allowed, False) and report.skipped and isinstance(report.longrepr, tuple):
+        path, line, _ = item.location
+        report.longrepr = (path, (line or 0) + 1, report.longrepr[2])
+    return report
+
+
+def pytest_terminal_summary(terminalreporter: TerminalReporter) -> None:
+    """An ``assay verdicts`` section: every judged test, its verdict and the trials it used.
+
+    A passing test says nothing in pytest's own lines; this section says on how many trials it
+    passed (pytest-benchmark adds its table the same way).
+    """
+    verdicts = terminalreporter.config.stash.get(_verdicts, [])
+    if not verdicts:
+        return
+    terminalreporter.write_sep("=", "assay verdicts")
+    for nodeid, summary in verdicts:
+        terminalreporter.write_line(f"{nodeid}: {summary}")

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import shlex
 
 from assay import conventions as c
-from assay.analysis import describe_spans
+from assay.analysis import describe_spans, suggest
 from assay.cli import run
 from assay.store import open_trace_set
 
@@ -77,3 +78,47 @@ def test_candidates_are_ranked_by_how_much_they_look_like_test_names(parquet_sin
     assert set(ranked[3:]) == {"ai.model.id", "ai.request.headers.user-agent"}  # constants last
     assert all(k.constant for k in described.candidates[3:])
     assert "session" not in ranked  # on no root: a trial is the top-most span carrying it
+
+
+def _judged(tracer, labels: list[str]) -> None:
+    for i, label in enumerate(labels):
+        with tracer.start_as_current_span(
+            "invoke_agent",
+            attributes={c.GENAI_OPERATION: "invoke_agent", c.GENAI_AGENT_NAME: f"agent-{i % 2}"},
+        ) as span:
+            span.add_event(
+                c.EVALUATION_EVENT, {c.EVALUATION_NAME: "correctness", c.EVALUATION_LABEL: label}
+            )
+
+
+def test_the_suggested_command_reads_the_evaluations_and_gives_no_false_pass(
+    parquet_sink, tracer, capsys
+) -> None:
+    # As the issue's user: 10% of the runs' correctness evaluations say fail. The suggestion
+    # once left out --pass-when, and following it printed PASS 40/40.
+    _judged(tracer, ["fail" if i % 10 == 0 else "pass" for i in range(40)])
+    path = str(parquet_sink.flush())
+    assert run(["describe", path]) == 0
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("try: ")]
+    assert line == (
+        "try: assay analyze PATH --test-attribute gen_ai.agent.name "
+        "--pass-when 'correctness.label == pass'"
+    )
+    command = shlex.split(line.removeprefix("try: assay "))
+    code = run([path if word == "PATH" else word for word in command] + ["--format", "json"])
+    assert code != 2  # a verdict (INCONCLUSIVE on 20 trials a test), not an input error
+    result = json.loads(capsys.readouterr().out)
+    assert sum(t["passed"] for t in result["tests"]) == 36  # not 40: every failed one fails
+    assert not any(f["kind"] == "unused_evaluations" for f in result["data_quality"]["findings"])
+    assert run(["describe", path, "--format", "json"]) == 0
+    suggestion = json.loads(capsys.readouterr().out)["suggestion"]
+    assert suggestion["pass_when"] == "correctness.label == pass"
+    assert suggestion["command"] == line.removeprefix("try: ")
+
+
+def test_without_evaluations_the_suggestion_has_no_rule(parquet_sink, tracer) -> None:
+    _record(tracer)
+    scan = open_trace_set(parquet_sink.flush()).scan()
+    suggestion = suggest(scan, describe_spans(scan).candidates)
+    assert suggestion is not None
+    assert (suggestion.test_attribute, suggestion.pass_when) == (c.GENAI_AGENT_NAME, None)

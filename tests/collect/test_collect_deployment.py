@@ -113,14 +113,33 @@ def test_example_agent_reaches_a_real_collector(
         OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer t0k",
         OTEL_SERVICE_NAME="example-agent",
     )
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, str(ROOT / "collector" / "example_agent.py"), "--trials", "5"],
         env=env,
         check=True,
         timeout=60,
+        capture_output=True,
+        text=True,
     )
+    assert done.stdout == f"example_agent: 5 trials, 10 spans sent to {collector.url}/v1/traces\n"
     assert collector.terminate() == 0
     spans = read_spans(collector.out)
     assert spans.height == 10
     assert set(spans["service_name"].to_list()) == {"example-agent"}
     assert sorted(spans["assay_trial_index"].drop_nulls().to_list()) == [0, 1, 2, 3, 4]
+
+
+def test_example_agent_says_when_nothing_was_accepted() -> None:
+    env = dict(
+        os.environ, OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:9", OTEL_EXPORTER_OTLP_TIMEOUT="2"
+    )
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "collector" / "example_agent.py"), "--trials", "2"],
+        env=env,
+        timeout=120,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1
+    assert done.stdout == "example_agent: 2 trials, 0 spans sent to http://127.0.0.1:9/v1/traces\n"
+    assert done.stderr.endswith("example_agent: 4 spans not accepted (see above)\n")

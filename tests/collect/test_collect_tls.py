@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import io
 import ssl
-import time
 from pathlib import Path
 
 import grpc
@@ -154,11 +153,9 @@ def test_client_certificates_are_required_with_a_client_ca(
 
 def _collect(tmp_path: Path, *args: str) -> tuple[int, str]:
     stderr = io.StringIO()
-    started = time.monotonic()
     with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
         code = run(["collect", "--out", str(tmp_path / "traces"), "--http-port", "0"]
                    + ["--grpc-port", "0", *args])  # fmt: skip
-    assert time.monotonic() - started < 30
     return code, stderr.getvalue().strip()
 
 

@@ -93,7 +93,8 @@ def test_sparkline() -> None:
 
 def test_narrow_terminal_moves_the_bar_into_the_details(result: AnalysisResult) -> None:
     buffer = io.StringIO()
-    render_console(result, Console(file=buffer, width=80, no_color=True))
+    # a terminal (in a log the summary box is as wide as its longest line: test_cli_output.py)
+    render_console(result, Console(file=buffer, width=80, force_terminal=True, color_system=None))
     text = buffer.getvalue()
     assert max(len(line) for line in text.splitlines()) <= 80
     table = text[: text.index("FAIL         checkout-flow")]

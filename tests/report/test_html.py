@@ -76,7 +76,8 @@ def test_charts_and_sections(document: str) -> None:
     to_open = document[document.index("Trials to open") :]
     assert to_open.index(f"{7:032x}") < to_open.index(f"{1:032x}")
     assert "payment API timed out" in to_open
-    assert "search ×2 → pay</code> (V1)" in to_open  # each trial names its variant
+    # each trial names its variant, as "path 1": "V1" read as an agent version ("trial 7 (v2)")
+    assert "search ×2 → pay</code> (path 1)" in to_open and "(V1)" not in document
 
 
 def test_escaping(document: str) -> None:
@@ -241,14 +242,22 @@ def test_a_stable_test_is_not_headed_flaky(result: AnalysisResult) -> None:
 def test_settings_leave_out_what_is_unset(result: AnalysisResult) -> None:
     import dataclasses
 
-    def header(fail_on: tuple[str, ...]) -> str:
+    def header(fail_on: tuple[str, ...]) -> tuple[str, str]:
+        """The settings in words, and as the JSON names them (folded below)."""
         options = {**result.options, "fail_on": fail_on, "seed": None}
         document = render_html(dataclasses.replace(result, options=options, tests=()))
-        return document[document.index('<p class="muted">') :].split("</p>")[0]
+        words = document[document.index("</h1><p class=muted>") :].split("</p>")[0]
+        named = document[document.index("as the JSON names them</summary>") :]
+        return words, named.split("</details>")[0]
 
-    assert header(()).endswith("errors count") and "fail_on" not in header(())
-    given = header(("pass_rate<0.5",))
-    assert given.endswith("errors count, fail_on (&#x27;pass_rate&lt;0.5&#x27;,)")
+    words, named = header(())
+    assert named.endswith("errors count") and "fail_on" not in named + words
+    assert "random seed" not in words and "seed" not in named
+    assert "Wilson intervals for pass rates" in words and "ci_method" not in words
+    assert "error trials: count" in words
+    words, named = header(("pass_rate<0.5",))
+    assert named.endswith("errors count, fail_on (&#x27;pass_rate&lt;0.5&#x27;,)")
+    assert words.endswith("a test also fails on pass_rate&lt;0.5")
 
 
 def test_production_trials_are_named_by_their_trace(parquet_sink, tracer) -> None:

@@ -524,16 +524,12 @@ CATASTROPHIC = (
 def test_a_catastrophic_regex_ends_at_the_trials_deadline(
     tmp_path: Path, limits: dict[str, float]
 ) -> None:
-    import time
-
     from assay.run import Budget
 
     options: dict[str, Any] = {"timeout": limits["timeout"]}
     if "budget_time" in limits:
         options["budget"] = Budget(max_time=limits["budget_time"])
-    started = time.monotonic()
-    result = _one(tmp_path, CATASTROPHIC, **options)
-    assert time.monotonic() - started < 8  # Python's re would take years on this input
+    result = _one(tmp_path, CATASTROPHIC, **options)  # Python's re would take years on it
     (trial,) = result.trials
     assert trial.outcome == "error"
     assert "regex check did not finish within the trial's deadline" in (trial.error or "")

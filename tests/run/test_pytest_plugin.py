@@ -190,3 +190,14 @@ def test_inconclusive_ok_flag_and_fixed_runs(tmp_path: Path) -> None:
     assert "PASSED test_agentic.py::test_flaky_is_inconclusive" not in done.stdout
     assert "1 passed, 2 skipped" in done.stdout
     assert "no tests ran" not in done.stdout
+    # skipped at the test's own place, not at a line of the plugin, with a one-line reason
+    assert re.search(
+        r"^SKIPPED \[1\] test_agentic\.py:\d+: test_flaky_is_inconclusive: assay INCONCLUSIVE",
+        done.stdout,
+        re.MULTILINE,
+    ), done.stdout
+    assert "pytest_plugin.py" not in done.stdout
+    assert "first failure, trial 0: AssertionError: assert (0 % 5) != 0 (allowed" in done.stdout
+    # a passing test says on how many trials it passed
+    section = done.stdout.split(" assay verdicts ", 1)[1].split("\n=", 1)[0]
+    assert "test_agentic.py::test_always_passes: assay PASS: 40/40 trials passed" in section

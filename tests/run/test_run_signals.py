@@ -82,16 +82,16 @@ def test_a_command_timeout_kills_its_grandchildren(tmp_path: Path) -> None:
     script = tmp_path / "hang.py"
     script.write_text(
         "import subprocess, sys, time\n"
-        "child = subprocess.Popen(['sleep', '300'])\n"
+        f"child = subprocess.Popen(['sh', '-c', 'sleep 300; touch {tmp_path / 'slept'}'])\n"
         f"open({str(tmp_path / 'pid')!r}, 'w').write(str(child.pid))\n"
         "time.sleep(300)\n"
     )
     agent = CommandAgent((sys.executable, str(script)))
-    start = time.monotonic()
     with pytest.raises(TimeoutError):
         agent.invoke({}, timeout=1.0, seed=None)
-    assert time.monotonic() - start < 10  # not held by the grandchild's open pipes
     assert _wait_dead([int((tmp_path / "pid").read_text())]) == []
+    # killed, not waited for: held by the grandchild's open pipes, it would have slept it out
+    assert not (tmp_path / "slept").exists()
 
 
 # Prints its answer and exits while a background child keeps its stdout open: a shell's
@@ -115,13 +115,11 @@ def test_a_command_is_done_when_it_exits_not_when_its_stdout_closes(
     script.write_text(LEAVES_STDOUT_OPEN)
     pid_file = tmp_path / "pid"
     agent = CommandAgent((sys.executable, str(script), str(pid_file), child))
-    start = time.monotonic()
+    # Once this waited for the child's stdout to close: "did not finish within 10 s", every trial.
     output = agent.invoke({"question": "q" * 200_000}, timeout=10.0, seed=None)
-    took = time.monotonic() - start
     pid = int(pid_file.read_text())
     try:
         assert output == {"answer": "q" * 200_000}  # more than a pipe holds, both ways
-        assert took < 5, took  # once: "did not finish within 10 s", every trial
         if child == "background":  # in the command's process group: ended with it
             assert _wait_dead([pid]) == []
         else:  # its own session, the user's daemon: neither waited for nor killed

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import socket
-import time
 from pathlib import Path
 from typing import Any
 
@@ -128,11 +127,9 @@ tests:
   - {name: hangs, input: {seconds: 30}, variance: {runs: 2}}
   - {name: quick, input: {seconds: 0}, variance: {runs: 2}}
 """
-    started = time.monotonic()
     result = _run(
         _suite(tmp_path, body), tmp_path, "assay_test_agents:sleeps", timeout=0.5, concurrency=4
     )
-    assert time.monotonic() - started < 10
     hangs, quick = result.tests
     assert hangs.errors == 2 and quick.passed == 2
     assert all("did not finish within 0.5 s" in (r.error or "") for r in result.trials if r.error)

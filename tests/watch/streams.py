@@ -34,8 +34,8 @@ def send_trials(
     """One trace per trial (a root trial span and a tool span), exported through ``exporter``.
 
     With ``batch``, spans go out in batches as an agent's SDK sends them (else one by one).
-    ``scores`` records a score per trial (named ``score_name``); ``tokens`` makes the child an
-    LLM call of a priced model using that many input tokens.
+    ``scores`` records a ``score_name`` (``quality``) score per trial; ``tokens`` makes the
+    child an LLM call of a priced model using that many input tokens.
     """
     provider = TracerProvider()
     processor = BatchSpanProcessor(exporter) if batch else SimpleSpanProcessor(exporter)
@@ -70,7 +70,7 @@ def send_trials(
 
 def write_trials(out: Path, outcomes: Sequence[bool], **kwargs: object) -> None:
     """Write one Parquet file of trials into ``out`` (the instrument's exporter)."""
-    exporter = ParquetSpanExporter(out, max_file_age_s=None)
+    exporter = ParquetSpanExporter(out, max_file_age_s=None, idle_flush_s=None)
     send_trials(exporter, outcomes, batch=True, **kwargs)  # type: ignore[arg-type]
 
 

@@ -13,8 +13,8 @@ from assay.watch import PendingTraces, Watcher, WatchOptions
 
 
 def _split(out: Path, outcomes: list[bool]) -> tuple[ParquetSpanExporter, ParquetSpanExporter]:
-    roots = ParquetSpanExporter(out, max_file_age_s=None)
-    children = ParquetSpanExporter(out, max_file_age_s=None)
+    roots = ParquetSpanExporter(out, max_file_age_s=None, idle_flush_s=None)
+    children = ParquetSpanExporter(out, max_file_age_s=None, idle_flush_s=None)
     send_trials(SplitExporter(roots, children), outcomes)
     return roots, children
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import select
 import subprocess
 import threading
@@ -70,14 +71,19 @@ def _drain(master: int, tail: list[bytes]) -> None:
         pass
 
 
-def test_in_a_log_the_table_is_printed_once_then_the_events(tmp_path: Path) -> None:
+def test_in_a_log_the_table_is_printed_when_it_changed_then_the_events(tmp_path: Path) -> None:
     write_trials(tmp_path, [True] * 50)
-    watch, _ = start_watch([str(tmp_path), "--interval", "0.1"], tmp_path / "watch.log")
+    args = [str(tmp_path), "--interval", "0.1", "--grace", "0"]
+    watch, _ = start_watch(args, tmp_path / "watch.log")
     wait_for_log(tmp_path / "watch.log", "pass rate")
-    time.sleep(1)  # ten more looks
+    time.sleep(1)  # ten more looks, nothing new: the table is not repeated
+    assert (tmp_path / "watch.log").read_text().count("pass rate") == 1
+    write_trials(tmp_path, [True] * 5, test="billing")  # a new test: shown at once
+    wait_for_log(tmp_path / "watch.log", "billing")
     assert stop(watch) == 0
     log = (tmp_path / "watch.log").read_text()
-    assert log.count("pass rate") == 1 and "\x1b[" not in log
+    assert log.count("pass rate") == 2 and "\x1b[" not in log
+    assert log.startswith("assay watch, ") and " UTC:\n" in log  # each table says when
 
 
 def test_a_restart_rebuilds_the_same_state_from_the_data(tmp_path: Path) -> None:
@@ -97,3 +103,25 @@ def test_a_restart_rebuilds_the_same_state_from_the_data(tmp_path: Path) -> None
     assert running.tests[0].drift_alarm and running.tests[0].alarm_since == 200
     assert restarted.tests[0].alarm_since == 400
     assert restarted.files_read == running.files_read == 8
+
+
+def test_a_log_that_began_before_any_trial_shows_them_when_they_come(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from assay._cli.watch import _Display
+
+    watcher = Watcher((str(tmp_path),), WatchOptions(grace=0.0))
+    show = _Display(terminal=False, every=60.0)
+    show.update(watcher.look(now=0.0), [], first=True, now=0.0)
+    assert "(no trial yet)" in capsys.readouterr().out
+    write_trials(tmp_path, [True] * 80)
+    show.update(watcher.look(now=1.0), [], first=False, now=1.0)
+    shown = capsys.readouterr().out  # the first trials: at once, not a minute later
+    assert "(no trial yet)" not in shown and re.search(r"^support +80 ", shown, re.M)
+    write_trials(tmp_path, [True] * 10, first_index=80)
+    show.update(watcher.look(now=30.0), [], first=False, now=30.0)
+    assert capsys.readouterr().out == ""  # more trials: shown at most once a minute
+    show.update(watcher.look(now=61.0), [], first=False, now=61.0)
+    assert re.search(r"^support +90 ", capsys.readouterr().out, re.M)
+    show.update(watcher.look(now=200.0), [], first=False, now=200.0)
+    assert capsys.readouterr().out == ""  # nothing changed: nothing printed

@@ -42,10 +42,10 @@ def test_posting_retries_with_backoff_and_never_blocks() -> None:
     stalled = Receiver(stall=3.0)
     sender = WebhookSender(stalled.url, timeout=10).start()
     try:
-        started = time.monotonic()
         for i in range(20):
             sender.send({"n": i})
-        assert time.monotonic() - started < 0.5  # the watch goes on while the receiver stalls
+        # every send returned before the receiver answered the first: the watch goes on
+        assert stalled.attempts == 0
     finally:
         sender.stop(timeout=0.5)
         stalled.close()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, NamedTuple, NoReturn
+from typing import TYPE_CHECKING, Annotated, NamedTuple, NoReturn
 
 import typer
 
@@ -18,6 +18,9 @@ from assay.choices import (
     SuiteInterval,
 )
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 EXIT_USAGE = 2
 
 
@@ -25,6 +28,18 @@ def fail(message: str) -> NoReturn:
     """Print one line to stderr and exit with the usage/input error code."""
     print(f"assay: error: {message}", file=sys.stderr)
     raise SystemExit(EXIT_USAGE)
+
+
+def stdout_console() -> Console:
+    """The console a command prints its tables to on stdout.
+
+    On a terminal, its width; piped (a CI log, a file) 120 columns rather than rich's 80, so
+    that `analyze`, `run` and its `--dry-run` plan cut a table at the same width. Colour is
+    rich's choice: none when stdout is not a terminal, none under ``NO_COLOR``.
+    """
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=120)
 
 
 def write_text(path: Path, text: str, *, append: bool = False) -> None:

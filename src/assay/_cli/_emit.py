@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assay._cli._common import FormatTarget, write_text
+from assay._cli._common import FormatTarget, stdout_console, write_text
 from assay.choices import OutputFormat
 
 if TYPE_CHECKING:
@@ -198,18 +198,13 @@ def emit(analysis: Analysis, targets: list[FormatTarget], settings: Settings) ->
     """
     import os
 
-    from rich.console import Console
-
     if not settings.trace_url:
         settings = replace(settings, trace_url=os.environ.get("ASSAY_TRACE_URL") or None)
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     for name, path in sorted(targets, key=lambda target: target.path is None):
         if name is OutputFormat.CONSOLE and path is None:
-            # On stdout the table is printed by rich itself: piped output gets a wide table
-            # rather than rich's 80-column default; rich drops colour when stdout is not a
-            # terminal and honours NO_COLOR.
-            console = Console() if sys.stdout.isatty() else Console(width=120)
-            _print_console(analysis, settings, console, on_stdout=True)
+            # On stdout the table is printed by rich itself (o.stdout_console: its width).
+            _print_console(analysis, settings, stdout_console(), on_stdout=True)
             continue
         text = RENDERERS[name](analysis, settings)
         if path is None:
@@ -218,4 +213,10 @@ def emit(analysis: Analysis, targets: list[FormatTarget], settings: Settings) ->
         else:
             append = name is OutputFormat.MARKDOWN and str(path) == summary_file
             write_text(path, text, append=append)
+            from assay.report import counted
+
+            # Where it went, and what it says, on stderr (every command writing a file says so)
+            counts = ", ".join(f"{n} {v}" for v, n in analysis.result.counts.items())
+            tests = counted(len(analysis.result.tests), "test")
+            print(f"wrote {path} ({tests}: {counts})", file=sys.stderr)
     _print_diagnostics(analysis, settings)

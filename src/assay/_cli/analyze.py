@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -268,6 +267,4 @@ def report(
             run_id=run_id,
         )
     emit(analysis, [o.FormatTarget(OutputFormat.HTML, output)], Settings(trace_url=trace_url))
-    counts = ", ".join(f"{n} {v}" for v, n in analysis.result.counts.items())
-    print(f"wrote {output} ({len(analysis.result.tests)} tests: {counts})", file=sys.stderr)
     raise SystemExit(analysis.exit_code(inconclusive_ok))

@@ -13,10 +13,10 @@ from assay._cli import _common as o
 from assay.choices import SummaryFormat
 
 if TYPE_CHECKING:
-    from assay.analysis import Description
+    from assay.analysis import Description, Suggestion
 
 
-def _text(d: Description) -> str:
+def _text(d: Description, s: Suggestion | None) -> str:
     lines = [f"{d.spans} spans in {d.traces} traces", ""]
     for source in d.sources:  # what the format cannot tell is said, never filled in
         lines.append(f"imported from {source.label}: {source.traces} traces")
@@ -48,9 +48,14 @@ def _text(d: Description) -> str:
             f"  {k.attribute}: {k.values} values in {k.traces} traces, on {k.spans} spans "
             f"({k.on_roots} of them roots)"
         )
-    best = next((k for k in d.candidates if k.on_roots), None)
-    if best is not None:
-        lines += ["", f"try: assay analyze PATH --test-attribute {best.attribute}"]
+    if s is not None:
+        lines += ["", f"try: {s.command}"]
+        if s.pass_when is not None:  # a guess from the labels' names: said, to be checked
+            lines.append(
+                "  (without --pass-when a failed evaluation would pass its trial; check the rule)"
+            )
+        if s.unspelt:
+            lines.append(f"  (no --pass-when can spell {', '.join(s.unspelt)}: left out)")
     return "\n".join(lines) + "\n"
 
 
@@ -62,15 +67,20 @@ def describe(
     skip_bad_files: o.SkipBadFiles = False,
 ) -> None:
     """Describe a trace set: span names, conventions, candidate test attributes."""
-    from assay.analysis import describe_spans
+    from assay.analysis import describe_spans, suggest
     from assay.store import READ_ERRORS, open_trace_set, read_failure
 
     trace_set = open_trace_set(paths, skip_bad_files=skip_bad_files)
     try:
-        description = describe_spans(trace_set.scan())
+        scan = trace_set.scan()
+        description = describe_spans(scan)
+        suggestion = suggest(scan, description.candidates)
     except READ_ERRORS as exc:  # a file changed or removed while read: as analyze says it
         raise read_failure(exc, trace_set.names) from exc
     if format is SummaryFormat.JSON:
-        sys.stdout.write(json.dumps(asdict(description), indent=2) + "\n")
+        shown = asdict(description)
+        if suggestion is not None:
+            shown["suggestion"] = {**asdict(suggestion), "command": suggestion.command}
+        sys.stdout.write(json.dumps(shown, indent=2) + "\n")
     else:
-        sys.stdout.write(_text(description))
+        sys.stdout.write(_text(description, suggestion))

@@ -45,7 +45,12 @@ def run_command(
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds before a trial becomes an error.")
     ] = 300.0,
-    out: Annotated[Path, typer.Option("--out", help="Trace set folder.")] = Path("traces"),
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Trace set folder (default runs/RUN_ID: a folder of its own per run)."
+        ),
+    ] = None,
     seed: Annotated[
         int | None, typer.Option("--seed", help="Base seed; each trial gets a derived seed.")
     ] = None,
@@ -193,7 +198,7 @@ def run_command(
         errors=errors or o.ErrorsPolicy.COUNT,
         concurrency=concurrency,
         timeout=timeout,
-        out=str(out),
+        out=str(out) if out is not None else None,
         seed=seed,
         budget=r.Budget(max_trials, max_tokens, max_cost, max_time),
         prices=price_table,
@@ -222,7 +227,7 @@ def run_command(
             dry_run=dry_run,
         )
     if dry_run:
-        r.render_plan(rows, options, the_agent.description, Console(), price_table)
+        r.render_plan(rows, options, the_agent.description, o.stdout_console(), price_table)
         raise SystemExit(0)
     progress: r.RichProgress | r.LogProgress | None = None
     if not quiet:
@@ -253,7 +258,7 @@ def run_command(
     if document_on_stdout:
         summary = stderr
     else:
-        summary = Console() if sys.stdout.isatty() else Console(width=120)
+        summary = o.stdout_console()
     r.render_run_summary(result, summary)
     if result.interrupted:
         raise SystemExit(130)

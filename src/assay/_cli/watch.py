@@ -49,11 +49,19 @@ def watch(
             "(default 0.05)."
         ),
     ] = None,
-    delta: Annotated[
+    drift_margin: Annotated[
         float | None,
         typer.Option(
             help="The drift alarm's margin: it asks whether the pass rate fell more than this "
             "below its reference (default 0.02 = 2 points)."
+        ),
+    ] = None,
+    delta: Annotated[
+        float | None,
+        typer.Option(
+            help="Deprecated: --drift-margin (--delta is the smallest drop worth detecting in "
+            "analyze, plan and compare).",
+            hidden=True,
         ),
     ] = None,
     baseline_version: Annotated[
@@ -116,12 +124,20 @@ def watch(
             min=2,
         ),
     ] = None,
+    score_range: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A score's range, NAME=LOW:HIGH (or LOW:HIGH for every score), so that its "
+            "mean gets an anytime-valid interval; e.g. quality=0:100 (default 0:1). "
+            "Repeatable.",
+        ),
+    ] = None,
     prices: o.Prices = None,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
 ) -> None:
     """Follow a growing trace set (e.g. `assay collect --out`) and judge every test live."""
-    from assay.judge import AnalyzeOptions
+    from assay.judge import AnalyzeOptions, check_range
     from assay.watch import Watcher, WatchOptions
 
     options = WatchOptions(
@@ -135,6 +151,7 @@ def watch(
             prices=prices,
         ),
         max_cost=max_cost,
+        score_ranges=tuple(_score_range(text) for text in score_range or ()),
         baseline_version=baseline_version,
         grace=grace,
         trace_timeout=trace_timeout,
@@ -143,8 +160,18 @@ def watch(
     # what is not given keeps the library's default (one source: assay.watch.DriftRule)
     if alpha is not None:
         options = replace(options, alpha=alpha)
-    if delta is not None:
-        options = replace(options, delta=delta)
+    if delta is not None:  # the old name, kept working and said (docs/cli.md)
+        if drift_margin is not None:
+            o.fail("--delta is the deprecated name of --drift-margin: give --drift-margin alone")
+        print(
+            "assay watch: --delta is deprecated, use --drift-margin (--delta means the smallest "
+            "drop worth detecting in analyze, plan and compare)",
+            file=sys.stderr,
+        )
+        drift_margin = delta
+    if drift_margin is not None:
+        check_range("drift_margin", drift_margin)  # named as the user spelt it
+        options = replace(options, delta=drift_margin)
     if max_seen_spans is not None:
         options = replace(options, max_seen_spans=max_seen_spans)
     watcher = Watcher(tuple(paths), options)
@@ -153,6 +180,21 @@ def watch(
     if webhook is not None and not webhook.startswith(("http://", "https://")):
         o.fail(f"--webhook must be an http:// or https:// URL (got {webhook!r})")
     _follow(watcher, interval, metrics_port, metrics_host, webhook, metrics_max_tests)
+
+
+def _score_range(text: str) -> tuple[str, float, float]:
+    """``quality=0:100`` as ``("quality", 0.0, 100.0)``; ``0:100`` as ``("*", 0.0, 100.0)``."""
+    import math
+
+    name, _, bounds = text.rpartition("=")
+    low, colon, high = bounds.partition(":")
+    try:
+        values = float(low), float(high)
+    except ValueError:
+        values = (math.nan, math.nan)
+    if not colon or not all(map(math.isfinite, values)) or not values[0] < values[1]:
+        o.fail(f"--score-range {text!r}: give NAME=LOW:HIGH or LOW:HIGH, with LOW < HIGH")
+    return name or "*", values[0], values[1]
 
 
 def _once(watcher: Watcher, inconclusive_ok: bool) -> None:
@@ -254,19 +296,41 @@ def _look(watcher: Watcher, stop: StopSignal) -> WatchStatus | None:
     return outcome
 
 
-class _Display:
-    """A live table on a terminal; elsewhere (a log) the table once, then one line per event."""
+LOG_EVERY_S = 60.0
+"""In a log, the table is printed again at most this often while trials keep arriving."""
 
-    def __init__(self, terminal: bool) -> None:
+
+class _Display:
+    """A live table on a terminal; in a log, one line per event and the table when it changed.
+
+    A log (stdout not a terminal: systemd, a container, CI) once got the table at start only,
+    "(no trial yet)", while /metrics counted 80 trials. Now it gets the table at the first look,
+    again as soon as the first trials or a new test arrive, and otherwise at most every
+    ``LOG_EVERY_S`` seconds while the counts change — as a collector logs its throughput
+    periodically rather than per request; each table headed by the time it was taken.
+    """
+
+    def __init__(self, terminal: bool, every: float = LOG_EVERY_S) -> None:
         self.noted: dict[str, int] = {}
         self.live = None
+        self.every = every
+        self.shown: tuple[tuple[str, int, str], ...] | None = None
+        self.shown_at = 0.0
         if terminal:
             from rich.live import Live
 
             self.live = Live(auto_refresh=False, transient=False)
             self.live.start()
 
-    def update(self, status: WatchStatus, events: list[dict[str, Any]], first: bool) -> None:
+    def update(
+        self,
+        status: WatchStatus,
+        events: list[dict[str, Any]],
+        first: bool,
+        now: float | None = None,
+    ) -> None:
+        import time
+
         from assay.watch import event_line, live_table, notes_text, status_table
 
         if self.live is not None:
@@ -274,15 +338,22 @@ class _Display:
                 self.live.console.print(event_line(event), highlight=False, markup=False)
             self.live.update(live_table(status), refresh=True)
             return
-        if first:
-            print(status_table(status), flush=True)
+        for event in events:
+            print(event_line(event), flush=True)
+        clock = time.monotonic() if now is None else now
+        counts = tuple((t.test_id, t.trials, t.verdict.value) for t in status.tests)
+        before = self.shown
+        new_test = before is not None and {c[0] for c in counts} - {c[0] for c in before}
+        due = before is not None and counts != before and clock - self.shown_at >= self.every
+        if first or before is None or new_test or due:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+            print(f"assay watch, {stamp}:\n{status_table(status)}", flush=True)
+            self.shown, self.shown_at = counts, clock
         # every note that is new or grew since the last look (a rejected trace, repeats, ...)
         grown = [n for n in status.notes if self.noted.get(n.kind) != n.count]
         if grown:
             print(notes_text(replace(status, notes=tuple(grown))), file=sys.stderr, flush=True)
         self.noted = {n.kind: n.count for n in status.notes}
-        for event in events:
-            print(event_line(event), flush=True)
 
     def close(self) -> None:
         if self.live is not None:

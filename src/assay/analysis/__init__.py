@@ -25,6 +25,7 @@ from assay.analysis._features import (
 from assay.analysis._ownership import assign_trials
 from assay.analysis._passwhen import PassRule, parse_pass_when
 from assay.analysis._per_bucket import tools_as_strings
+from assay.analysis._suggest import Suggestion, suggest
 from assay.analysis._trials import NoTrialSpans, Trials, read_trials, trials_from_spans
 from assay.analysis._unclaimed import is_work_feature, work_unknown
 from assay.analysis._variants import tool_variants
@@ -37,6 +38,7 @@ __all__ = [
     "SourceSeen",
     "PassRule",
     "SPANS_PER_BUCKET",
+    "Suggestion",
     "Engine",
     "bucket_size",
     "Feature",
@@ -61,6 +63,7 @@ __all__ = [
     "load_prices",
     "parse_pass_when",
     "read_trials",
+    "suggest",
     "tool_variants",
     "trials_from_spans",
     "with_cost",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -32,6 +33,7 @@ __all__ = [
     "EvaluationSeen",
     "UnusedEvaluation",
     "evaluations_seen",
+    "pass_when_text",
     "unused_evaluations",
     "unused_finding",
 ]
@@ -159,25 +161,37 @@ def unused_evaluations(
     return found, carriers.select("trace_id", tc.TEST_ID)
 
 
+def pass_when_text(found: Sequence[UnusedEvaluation], rule: PassRule | None) -> str | None:
+    """The ``--pass-when`` rule that reads ``found`` too (``rule``'s clauses first).
+
+    None when no name of ``found`` can be spelt.
+    """
+    clauses = [u.clause for u in found if u.clause is not None]
+    if not clauses:
+        return None
+    return " and ".join([rule.text, *clauses] if rule is not None else clauses)
+
+
 def unused_finding(
-    table: pl.DataFrame,
-    located: pl.DataFrame,
-    rule: PassRule | None,
-    min_score: float | None,
+    found: Sequence[UnusedEvaluation], carriers: pl.DataFrame, rule: PassRule | None
 ) -> list[Finding]:
-    """The ``unused_evaluations`` warning, or nothing when every record is read by a rule."""
-    found, carriers = unused_evaluations(table, located, rule, min_score)
+    """The ``unused_evaluations`` warning, or nothing when every record is read by a rule.
+
+    Args:
+        found: The names no rule reads (:func:`unused_evaluations`).
+        carriers: The trials carrying one (``trace_id``, ``test_id``).
+        rule: The ``--pass-when`` rule, if any.
+    """
     if not found:
         return []
     named = "; ".join(u.describe() for u in found)
-    clauses = [u.clause for u in found if u.clause is not None]
     n = carriers.height
     message = (
         f"{n} trial{'s' if n != 1 else ''} without a recorded outcome carry evaluations that no "
         f"rule reads, so their pass/fail leaves them out: {named}"
     )
-    if clauses:
-        text = " and ".join([rule.text, *clauses] if rule is not None else clauses)
+    text = pass_when_text(found, rule)
+    if text is not None:
         message += f"; to judge by them: --pass-when {shlex.quote(text)}"
     unspelt = [u.name for u in found if u.clause is None]
     if unspelt:

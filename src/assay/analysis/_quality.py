@@ -12,7 +12,7 @@ import polars as pl
 from assay import conventions as c
 from assay.analysis import _columns as tc
 from assay.analysis._describe import ranked_candidates
-from assay.analysis._evaluations import unused_finding
+from assay.analysis._evaluations import UnusedEvaluation, unused_finding
 from assay.analysis._passwhen import PassRule
 from assay.quality import DataQuality, Finding
 from assay.store import promoted_column
@@ -60,6 +60,7 @@ def findings(
     located: pl.DataFrame,
     rule: PassRule | None,
     min_score: float | None,
+    unused: tuple[list[UnusedEvaluation], pl.DataFrame],
     rootless: pl.Series | None = None,
 ) -> DataQuality:
     """Every finding about one trials table.
@@ -74,6 +75,8 @@ def findings(
         located: Score and check events of the trials.
         rule: The ``--pass-when`` rule, if any.
         min_score: ``--min-score``, if any.
+        unused: The evaluations no rule reads and the trials carrying them
+            (:func:`assay.analysis.unused_evaluations`).
         rootless: Traces whose root was never recorded, each read as one trial.
     """
     out: list[Finding] = []
@@ -85,7 +88,7 @@ def findings(
     out += _nan_scores(located, min_score)
     out += _negative_durations(table)
     out += _outcome_basis(test_attribute, table, located, rule)
-    out += unused_finding(table, located, rule, min_score)
+    out += unused_finding(*unused, rule)
     return DataQuality(tuple(out))
 
 

@@ -10,6 +10,7 @@ from assay import conventions as c
 from assay.analysis import _columns as tc
 from assay.analysis import _quality as quality
 from assay.analysis._calls import settle_calls
+from assay.analysis._evaluations import UnusedEvaluation, unused_evaluations
 from assay.analysis._events import explode_events
 from assay.analysis._outcomes import read_outcomes
 from assay.analysis._ownership import classify_traces, resolve_nested, resolve_topmost
@@ -86,6 +87,9 @@ class Trials:
     unnamed_calls: pl.Series | None = None
     """The traces holding an LLM call that names no model (cost needs them: see
     ``with_cost``); None when not known (a trials table made in Spark)."""
+    unused_evaluations: tuple[UnusedEvaluation, ...] = ()
+    """The evaluations, scores and checks no rule reads, which leave the trials carrying them
+    passing (the ``unused_evaluations`` finding; ``pass_when_text`` spells a rule reading them)."""
 
     @property
     def repeated_spans(self) -> bool:
@@ -263,6 +267,7 @@ def read_trials(
     table = _assemble(trial_spans, work, scored, min_score, rule, keys)
     table = with_exception_messages(table, spans, shapes.simple, owner_spans, contents)
     table, unclaimed = unclaimed_trials(spans, per_trace, table)
+    unused = unused_evaluations(table, located, rule, min_score)
     findings = quality.findings(
         test_attribute=test_attribute,
         table=table,
@@ -272,9 +277,10 @@ def read_trials(
         located=located,
         rule=rule,
         min_score=min_score,
+        unused=unused,
     ).merged(unclaimed)
     table = _finish(table)
-    return Trials(in_trials_order(table) if ordered else table, findings, unnamed)
+    return Trials(in_trials_order(table) if ordered else table, findings, unnamed, tuple(unused[0]))
 
 
 def _evented(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
+import time
 from collections.abc import Iterable, Sequence
 
 import pyarrow as pa
@@ -11,7 +13,10 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import format_span_id, format_trace_id
 
+from assay.errors import ConfigError
 from assay.store import SpanRows, SpanWriter, encode_attributes
+
+_LOG = logging.getLogger("assay")
 
 
 def _append_span(rows: SpanRows, span: ReadableSpan) -> None:
@@ -74,14 +79,22 @@ class ParquetSpanExporter(SpanExporter):
         provider.add_span_processor(BatchSpanProcessor(ParquetSpanExporter("traces")))
 
     Spans are buffered in memory and written as complete files (atomically) when a file fills,
-    on ``force_flush()`` and on ``shutdown()`` — which the SDK calls at interpreter exit — so
-    a process killed with SIGKILL loses its unflushed spans. Use the collector when every span
-    must survive a crash.
+    once nothing has been exported for ``idle_flush_s`` (a pause of the agent, or the end of a
+    ``provider.force_flush()``: the SDK's processors hand the exporter their spans but never call
+    its ``force_flush``), once a file is ``max_file_age_s`` old, on ``force_flush()`` and on
+    ``shutdown()`` — which the SDK calls at interpreter exit. A background thread keeps the two
+    clocks, so spans become visible while the agent is idle too. A process killed with SIGKILL
+    loses its unflushed spans: use the collector when every span must survive a crash.
 
     Args:
         path: Output folder; files go into Hive partitions ``date=YYYY-MM-DD/``.
         max_file_bytes: Roll to a new file past this size.
-        max_file_age_s: Make a file visible once it is this old (at the next export).
+        max_file_age_s: Make a file visible once it is this old, even under steady exports;
+            None: only on the other triggers.
+        idle_flush_s: Make what is buffered visible once no export has come for this long
+            (0.5 s, as the collector's ``--idle-flush``). Each idle flush follows at least this
+            long a pause, so it writes at most one file per partition per ``idle_flush_s``;
+            None: never (files only when full, old, flushed or shut down).
         buckets: Also lay the files out in this many ``bucket=NN`` folders by trace, so that
             large sets are analysed bucket by bucket (see ``docs/scale.md``).
     """
@@ -92,12 +105,19 @@ class ParquetSpanExporter(SpanExporter):
         *,
         max_file_bytes: int = 128 * 1024 * 1024,
         max_file_age_s: float | None = 60.0,
+        idle_flush_s: float | None = 0.5,
         buckets: int | None = None,
     ) -> None:
+        if idle_flush_s is not None and not idle_flush_s > 0:
+            raise ConfigError(f"idle_flush_s must be positive or None, not {idle_flush_s}")
         self._writer = SpanWriter(
             path, max_file_bytes=max_file_bytes, max_file_age_s=max_file_age_s, buckets=buckets
         )
-        self._lock = threading.Lock()
+        self._idle_flush_s = idle_flush_s
+        self._max_file_age_s = max_file_age_s
+        self._lock = threading.Condition()
+        self._last_export = 0.0
+        self._timer: threading.Thread | None = None
         self._shut_down = False
 
     @property
@@ -114,6 +134,9 @@ class ParquetSpanExporter(SpanExporter):
             _append_span(rows, span)
         with self._lock:
             self._writer.write(rows.to_table())
+            self._last_export = time.monotonic()
+            self._start_timer()
+            self._lock.notify()
         return SpanExportResult.SUCCESS
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
@@ -127,3 +150,51 @@ class ParquetSpanExporter(SpanExporter):
         with self._lock:
             self._writer.flush()
             self._shut_down = True
+            self._lock.notify()
+            timer = self._timer
+        if timer is not None and timer is not threading.current_thread():
+            timer.join()
+
+    def _start_timer(self) -> None:
+        """Start the thread that flushes on the clocks, once (again in a forked child)."""
+        if self._idle_flush_s is None and self._max_file_age_s is None:
+            return
+        if self._timer is None or not self._timer.is_alive():
+            self._timer = threading.Thread(
+                target=self._flush_on_time, name="assay-parquet-exporter", daemon=True
+            )
+            self._timer.start()
+
+    def _due(self) -> float | None:
+        """When buffered spans are next due to be made visible; None: nothing is buffered."""
+        opened = self._writer.oldest_open()
+        if opened is None:
+            return None
+        deadlines = []
+        if self._idle_flush_s is not None:
+            deadlines.append(self._last_export + self._idle_flush_s)
+        if self._max_file_age_s is not None:
+            deadlines.append(opened + self._max_file_age_s)
+        return min(deadlines)
+
+    def _flush_on_time(self) -> None:
+        with self._lock:
+            while not self._shut_down:
+                due = self._due()
+                wait = None if due is None else due - time.monotonic()
+                if wait is not None and wait <= 0:
+                    idle = self._idle_flush_s is not None and (
+                        time.monotonic() - self._last_export >= self._idle_flush_s
+                    )
+                    try:
+                        if idle:
+                            self._writer.flush()
+                        else:
+                            self._writer.roll_aged()
+                    except (OSError, pa.ArrowException) as error:
+                        # Said, not raised in a thread nobody joins; the next export starts a
+                        # new timer, and force_flush() or shutdown() raise it to their caller.
+                        _LOG.warning("assay: could not write spans to %s: %s", self.path, error)
+                        return
+                    continue
+                self._lock.wait(wait)

@@ -14,12 +14,13 @@ from assay.report._json import SCHEMA, analysis_to_dict, render_json, test_to_di
 from assay.report._junit import render_junit, test_properties
 from assay.report._markdown import render_annotations, render_markdown
 from assay.report._safe import visible
-from assay.report._text import interval_label
+from assay.report._text import counted, interval_label
 
 __all__ = [
     "SCHEMA",
     "VERDICT_STYLE",
     "analysis_to_dict",
+    "counted",
     "data_text",
     "diagnostics",
     "interval_label",

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from assay.judge import RegressionResult, TestResult
 from assay.report._rows import VariantRow
 from assay.report._safe import visible
-from assay.report._text import passk_points, shown_interval
+from assay.report._text import passk_points, path_label, shown_interval
 from assay.stats import Factor, ScoreSummary
 
 if TYPE_CHECKING:
@@ -81,14 +81,17 @@ def overview_chart(tests: Sequence[TestResult]) -> Figure:
         colour = COLOURS[test.verdict.value]
         shown, rate = shown_interval(test), test.pass_rate
         if shown is not None:
-            ax.plot(list(shown), [row, row], color=colour, linewidth=3, alpha=0.6)
+            ax.plot(list(shown), [row, row], color=colour, linewidth=3, alpha=0.6, clip_on=False)
             for end in shown:
-                ax.plot([end, end], [row - 0.18, row + 0.18], color=colour, linewidth=1.5)
+                ax.plot(
+                    [end, end], [row - 0.18, row + 0.18], color=colour, linewidth=1.5, clip_on=False
+                )
         if rate is not None:
-            ax.plot([rate], [row], "o", color=colour, markersize=8)
+            # not clipped: a dot at 0% or 100% is drawn whole over the axis' edge
+            ax.plot([rate], [row], "o", color=colour, markersize=8, clip_on=False, zorder=3)
             ax.annotate(
                 f"{100 * rate:.1f}%  ({test.passed}/{test.n})",
-                (1.01, row),
+                (1.03, row),
                 xycoords=("axes fraction", "data"),
                 va="center",
                 fontsize=9,
@@ -155,7 +158,7 @@ def variants_chart(variants: Sequence[VariantRow], labels: Sequence[str]) -> Fig
             va="center",
             fontsize=8,
         )
-    ax.set_yticks(list(rows), [f"V{i + 1}" for i in range(len(variants))])
+    ax.set_yticks(list(rows), [path_label(i) for i in range(len(variants))])
     ax.set_xlim(0, max(counts) * 1.45)
     ax.set_xlabel("trials (colour: pass rate, red 0% → green 100%)")
     _style(ax)
@@ -213,6 +216,7 @@ def regression_chart(test: TestResult, regression: RegressionResult) -> Figure:
             xerr=[[current - test.interval.low], [test.interval.high - current]],
             color="#24292f",
             capsize=4,
+            clip_on=False,
         )
     ax.axvline(test.threshold, color="#24292f", linestyle="--")
     ax.set_yticks(

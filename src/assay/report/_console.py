@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from rich.console import Console, Group
+from rich.measure import Measurement
 from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
@@ -277,7 +278,7 @@ def summary_panel(result: AnalysisResult, listing: CaseListing | None = None) ->
     """The summary box: the suites, counts per verdict, the tests needing attention, skips."""
     counts = result.counts
     lines: list[Text] = [data_text(line) for line in summary_lines(shown_suites(result))]
-    line = Text(f"{len(result.tests)} {'test' if len(result.tests) == 1 else 'tests'}: ")
+    line = Text(f"{tx.counted(len(result.tests), 'test')}: ")
     for i, verdict in enumerate(("PASS", "FAIL", "INCONCLUSIVE")):
         if i:
             line.append(" · ")
@@ -376,4 +377,22 @@ def render_console(
     else:
         for line in warnings:
             console.print(line)
-    console.print(summary_panel(result, listing))
+    print_summary(summary_panel(result, listing), console)
+
+
+def print_summary(panel: Panel, console: Console) -> None:
+    """Print the summary box; in a log (not a terminal) as wide as its longest line.
+
+    A CI log has no width to fit: a reason wrapped inside the box there once left a percentage
+    alone on its line. On a terminal the box fits the screen, as everything else does.
+    """
+    if console.is_terminal:
+        console.print(panel)
+        return
+    widest = Measurement.get(console, console.options.update_width(10_000), panel).maximum
+    width = console.width  # print(width=) only narrows: widen the console for the box alone
+    console.width = max(width, widest)
+    try:
+        console.print(panel)
+    finally:
+        console.width = width

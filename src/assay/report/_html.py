@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import html
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from assay.judge import AnalysisResult, TestResult, Verdict
+from assay.choices import Adjustment
+from assay.judge import AnalysisResult, OptionValue, TestResult, Verdict, pct
 from assay.report import _charts as ch
 from assay.report import _text as tx
 from assay.report._behaviour import behaviour_html
@@ -215,7 +216,7 @@ def _variants(variants: Sequence[VariantRow], charts: _Charts | None) -> str:
     shown = list(variants)[:MAX_VARIANTS]
     labels = [tx.sequence_text(v.sequence) for v in shown]
     rows = "".join(
-        f'<tr class="{"fail" if v.pass_rate < 0.5 else ""}"><td>V{i + 1}</td>'
+        f'<tr class="{"fail" if v.pass_rate < 0.5 else ""}"><td>{tx.path_label(i)}</td>'
         f"<td><code>{_e(label)}</code></td><td class=num>{v.count}</td>"
         f"<td class=num>{v.passes}</td><td class=num>{tx.pct(v.pass_rate, 0)}</td></tr>"
         for i, (v, label) in enumerate(zip(shown, labels, strict=True))
@@ -246,7 +247,7 @@ def _trials(
 ) -> str:
     if not trials:
         return ""
-    label = {v.sequence: f" (V{i + 1})" for i, v in enumerate(variants)}
+    label = {v.sequence: f" ({tx.path_label(i)})" for i, v in enumerate(variants)}
     ordered = _ordered_trials(trials)
     to_open = [t for t in ordered if t.status != "pass"][:TRIALS_TO_OPEN]
     out = ""
@@ -336,6 +337,39 @@ def _suites(result: AnalysisResult) -> str:
     return f"<h2>Suites</h2>{''.join(blocks)}" if blocks else ""
 
 
+_WORDS: dict[str, Callable[[OptionValue], str]] = {
+    "threshold": lambda v: f"threshold {v} for every test",
+    "confidence": lambda v: f"{pct(float(v), 0)} confidence",  # type: ignore[arg-type]
+    "ci_method": lambda v: f"{str(v).capitalize()} intervals for pass rates",
+    "test_attribute": lambda v: f"tests named by {v}",
+    "ks": lambda v: "pass@k for k = " + ", ".join(str(k) for k in v),  # type: ignore[union-attr]
+    "score_ci": lambda v: f"score means with {v} intervals",
+    "regression_test": lambda v: f"regressions by a one-sided {str(v).capitalize()} test",
+    "alpha": lambda v: f"at significance {v}",
+    "delta": lambda v: f"sized to detect a {100 * float(v):g}-point drop",  # type: ignore[arg-type]
+    "power": lambda v: f"with {pct(float(v), 0)} power",  # type: ignore[arg-type]
+    "adjust": lambda v: (
+        "no adjustment for judging many tests at once"
+        if v == Adjustment.NONE
+        else f"{v} adjustment for judging many tests at once"
+    ),
+    "seed": lambda v: f"random seed {v}",
+    "errors": lambda v: f"error trials: {v}",
+    "min_score": lambda v: f"a score below {v} fails its trial",
+    "pass_when": lambda v: f"a trial passes when {v}",
+    "fail_on": lambda v: "a test also fails on " + ", ".join(map(str, v)),  # type: ignore[arg-type]
+}
+"""Each analysis option as a reader says it; an option not listed is shown by its name."""
+
+
+def settings_in_words(options: Mapping[str, OptionValue]) -> str:
+    """The header's line: what the verdicts were computed with, in words, not option names."""
+    return " · ".join(
+        _WORDS[name](value) if name in _WORDS else f"{name.replace('_', ' ')} {value}"
+        for name, value in options.items()
+    )
+
+
 def render_html(
     result: AnalysisResult,
     *,
@@ -364,7 +398,8 @@ def render_html(
     trials_by = trials_by_test(trials or ())
     variants_by = variants_by_test(variants or ())
     # An option left unset (None, or no --fail-on rule) is not a setting: not listed.
-    settings = ", ".join(f"{k} {v}" for k, v in result.options.items() if v is not None and v != ())
+    given = {k: v for k, v in result.options.items() if v is not None and v != ()}
+    settings = ", ".join(f"{k} {v}" for k, v in given.items())
     skipped = "".join(
         f"<li>skipped <code>{_e(path)}</code>: {_e(reason)}</li>"
         for path, reason in result.skipped_files
@@ -392,7 +427,9 @@ def render_html(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body><main>"
-        f'<h1>{_e(title)}</h1><p class="muted">{_e(SCHEMA)} · {_e(settings)}</p>'
+        f"<h1>{_e(title)}</h1><p class=muted>{_e(settings_in_words(given))}</p>"
+        f"<details class=muted><summary>options, as the JSON names them</summary>"
+        f"{_e(SCHEMA)} · {_e(settings)}</details>"
         f"{_suites(result)}{_overview(result, tests, charts)}"
         + (f"<h3>Data quality</h3><ul>{warnings}</ul>" if warnings else "")
         + (f"<ul>{skipped}</ul>" if skipped else "")

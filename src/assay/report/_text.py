@@ -27,6 +27,19 @@ def _finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)
 
 
+def counted(n: int, word: str) -> str:
+    """``1 test``, ``2 tests``: a count with its noun (a regular plural)."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def path_label(index: int) -> str:
+    """The name of the ``index``-th tool-sequence variant in a report: ``path 1``, ``path 2``.
+
+    Not ``V1``: an agent version is often ``v1``, and the two were read as one.
+    """
+    return f"path {index + 1}"
+
+
 def num(value: float | None, digits: int = 3) -> str:
     """A number with up to ``digits`` significant digits; ``—`` when missing."""
     if value is None or not math.isfinite(value):

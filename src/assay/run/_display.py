@@ -20,7 +20,7 @@ from rich.table import Table
 from assay.analysis import PriceTable
 from assay.report import VERDICT_STYLE, data_text, visible
 from assay.run._budget import Budget
-from assay.run._options import DEFAULT_DELTA, RunOptions
+from assay.run._options import DEFAULT_DELTA, RunOptions, planned_out
 from assay.run._plan import PlanRow
 from assay.run._results import RunResult
 from assay.run._state import TestStatus
@@ -240,5 +240,8 @@ def render_plan(
         console.print("cost estimate: add `trial_tokens:` to the price table for one")
     timeout = "none" if options.timeout is None else f"{options.timeout:g} s"
     console.print(
-        data_text(f"concurrency {options.concurrency}, timeout {timeout}, traces to {options.out}")
+        data_text(
+            f"concurrency {options.concurrency}, timeout {timeout}, "
+            f"traces to {planned_out(options)}"
+        )
     )

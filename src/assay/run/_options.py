@@ -11,6 +11,23 @@ from assay.judge import Judgement, SequentialDesign, check_choice, check_range
 from assay.run._budget import Budget
 from assay.run._suite import TestCase
 
+RUNS_FOLDER = "runs"
+"""Where ``assay run`` writes when no ``--out`` is given: ``runs/RUN_ID``, one folder per run."""
+
+
+def run_folder(run_id: str) -> str:
+    """The trace set folder of a run given no ``--out``: ``runs/RUN_ID``."""
+    return f"{RUNS_FOLDER}/{run_id}"
+
+
+def planned_out(options: RunOptions) -> str:
+    """Where a run with ``options`` will write, as a plan says it before the run has an id."""
+    if options.out is not None:
+        return options.out
+    if options.run_id is not None:
+        return run_folder(options.run_id)
+    return f"{run_folder('RUN_ID')} (a folder per run)"
+
 
 @dataclass(frozen=True, slots=True)
 class RunOptions:
@@ -38,8 +55,9 @@ class RunOptions:
     """Trials running at once."""
     timeout: float | None = 300.0
     """Seconds before a trial is abandoned as ``error``."""
-    out: str = "traces"
-    """Trace set folder."""
+    out: str | None = None
+    """Trace set folder; None: ``runs/RUN_ID``, a folder of its own for every run (docs/suites.md,
+    "Where the traces go"), so that a later run never adds its trials to an earlier set."""
     seed: int | None = None
     """Base seed: each trial gets a seed derived from it, its test and its index."""
     budget: Budget = field(default_factory=Budget)

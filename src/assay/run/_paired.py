@@ -342,7 +342,7 @@ class _PairedRunner(_Runner):
         return PairedRunResult(
             suite=self.suite.name,
             run_id=self.run_id,
-            out=str(Path(self.options.out)),
+            out=str(Path(self.out)),
             current_version=self.current_version,
             baseline_version=self.paired.baseline_version,
             baseline_source=baseline_source,

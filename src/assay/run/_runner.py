@@ -29,7 +29,7 @@ from assay.instrument import configure, trial
 from assay.run._agents import Agent, CallableAgent, stop_commands
 from assay.run._budget import Budget, Spending
 from assay.run._live import TrialSpanCollector
-from assay.run._options import RunOptions, test_judgement, test_plan
+from assay.run._options import RunOptions, run_folder, test_judgement, test_plan
 from assay.run._results import RunResult, TrialRecord
 from assay.run._score import EVALVIEW_SCORE
 from assay.run._state import Progress, TestState
@@ -96,9 +96,11 @@ class _Runner:
         self.agent = agent
         self.agents = dict(agents or {})
         self.started = time.monotonic()
-        self.options = options
         self.progress = progress
         self.run_id = options.run_id or os.environ.get("ASSAY_RUN_ID") or uuid.uuid4().hex[:16]
+        self.options = options
+        # None: a folder of this run's own, never mixed with another run's trials
+        self.out = options.out if options.out is not None else run_folder(self.run_id)
         self.states: list[TestState] = []
         for test in tests:
             runs, _, _ = test_plan(test, options)
@@ -257,10 +259,10 @@ class _Runner:
         self.started = time.monotonic()
         spending = Spending(self.started)
         try:
-            configured = configure(self.options.out)
+            configured = configure(self.out)
         except OSError as exc:
             raise InputError(
-                f"--out {self.options.out}: cannot write a trace set there: {exc.strerror or exc}"
+                f"--out {self.out}: cannot write a trace set there: {exc.strerror or exc}"
             ) from None
         configured.provider.add_span_processor(self.collector)
         if self.progress is not None:
@@ -338,7 +340,7 @@ class _Runner:
             self.warnings.append(f"no price for model(s) {names}: their cost counts as 0")
         prices = self.options.prices
         analysis, result = judge_run(
-            self.options.out,
+            self.out,
             self.run_id,
             self.states,
             stop_reason,
@@ -350,7 +352,7 @@ class _Runner:
         return RunResult(
             suite=self.suite.name,
             run_id=self.run_id,
-            out=str(Path(self.options.out)),
+            out=str(Path(self.out)),
             result=result,
             max_runs={s.test.id: s.max_runs for s in self.states},
             trials=tuple(trials),

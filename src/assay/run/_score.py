@@ -16,11 +16,12 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from assay import conventions as c
 from assay.run._checks import sequence_progress
 from assay.run._suite import Expected, ScoreWeights
 
-EVALVIEW_SCORE = "evalview_score"
-"""The name of the ``assay.score`` event that records a trial's EvalView score."""
+EVALVIEW_SCORE = c.EVALVIEW_SCORE
+"""The name of the ``assay.score`` event that records a trial's EvalView score (0-100)."""
 QUALITY_SCORE = "output_quality"
 """A recorded score of this name is the output-quality part."""
 

@@ -141,6 +141,10 @@ class SpanWriter:
         for key in [k for k, h in self._open.items() if now - h.opened_at >= self.max_file_age_s]:
             self._finish(key)
 
+    def oldest_open(self) -> float | None:
+        """When (``time.monotonic()``) the oldest file not yet visible was opened; None: none."""
+        return min((h.opened_at for h in self._open.values()), default=None)
+
     def flush(self) -> list[Path]:
         """Write everything buffered and make every open file visible; return their paths."""
         return [p for p in (self._finish(k) for k in list(self._open)) if p is not None]

@@ -1,10 +1,12 @@
 """A test's mean score and mean cost per trial, with anytime-valid intervals where bounded.
 
-A score recorded in [0, 1] gets the betting confidence sequence of
-:class:`BoundedMeanSequence` (Waudby-Smith & Ramdas 2024). A score with a value outside [0, 1]
-has no known range: its mean is shown, with no interval, and the reason. Cost per trial has no
-natural upper bound, and no finite-sample interval is valid for the mean of an unbounded
-quantity without one (a single rare, huge trial can move the mean anywhere): with
+A score recorded in [0, 1] — or in the range declared for it (``--score-range quality=0:100``,
+EvalView's scale) — gets the betting confidence sequence of :class:`BoundedMeanSequence`
+(Waudby-Smith & Ramdas 2024), on the values rescaled to [0, 1] and the interval scaled back. A
+value outside that range voids the interval: its mean is shown, with no interval, and the
+reason (the guarantee needs the bounds; guessing them from the values seen would break it).
+Cost per trial has no natural upper bound, and no finite-sample interval is valid for the mean
+of an unbounded quantity without one (a single rare, huge trial can move the mean anywhere): with
 ``--max-cost USD`` (a bound the operator knows, e.g. a budget the agent enforces) the cost is
 rescaled to [0, 1] and gets the same sequence; a trial above that bound voids it, and says so.
 Without it the mean is shown alone.
@@ -32,9 +34,13 @@ class RunningMean:
     confidence: float
     """The sequence's confidence."""
     bound: float | None = 1.0
-    """Values lie in [0, bound]; None: no known bound, no interval."""
+    """Values lie in [low, bound]; None: no known bound, no interval."""
     unbounded_note: str = "no known range: no anytime-valid interval"
     """Why there is no interval when ``bound`` is None."""
+    low: float = 0.0
+    """The lower end of the values' range."""
+    range_hint: str = ""
+    """Said after a value outside the range: how to declare another (``--score-range``)."""
     n: int = 0
     total: float = 0.0
     note: str | None = None
@@ -53,10 +59,13 @@ class RunningMean:
         self.total += float(finite.sum())
         if self._sequence is None or self.bound is None:
             return True
-        scaled = finite / self.bound
+        scaled = (finite - self.low) / (self.bound - self.low)
         if scaled.size and (scaled.min() < 0 or scaled.max() > 1):
             self._sequence = None
-            self.note = f"a value outside [0, {self.bound:g}]: no anytime-valid interval"
+            self.note = (
+                f"a value outside [{self.low:g}, {self.bound:g}]{self.range_hint}: "
+                "no anytime-valid interval"
+            )
             return False
         self._sequence.add(scaled)
         return True
@@ -67,4 +76,5 @@ class RunningMean:
         if self._sequence is None or self.bound is None:
             return MeanStatus(self.name, self.n, mean, None, None, self.note)
         low, high = self._sequence.interval()
-        return MeanStatus(self.name, self.n, mean, low * self.bound, high * self.bound)
+        width = self.bound - self.low
+        return MeanStatus(self.name, self.n, mean, self.low + low * width, self.low + high * width)

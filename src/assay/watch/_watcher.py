@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from assay import conventions as c
 from assay.analysis import NoTrialSpans
 from assay.analysis import columns as tc
 from assay.choices import ErrorPolicy
@@ -65,6 +66,19 @@ class WatchOptions:
     max_cost: float | None = None
     """A known upper bound on a trial's cost in USD: the mean cost gets an anytime-valid
     interval (without one it is shown alone; see :mod:`assay.watch._means`)."""
+    score_ranges: tuple[tuple[str, float, float], ...] = ()
+    """Declared ranges of scores, ``(name, low, high)``; the name ``*`` is every other score.
+    A score with none lies in [0, 1] (``--score-range``; see :mod:`assay.watch._means`)."""
+
+    def score_range(self, name: str) -> tuple[float, float]:
+        """The range of score ``name``.
+
+        Its own, else the one assay records it in (``assay run``'s EvalView score: 0-100), else
+        ``*``'s, else [0, 1].
+        """
+        ranges = {n: (low, high) for n, low, high in self.score_ranges}
+        known = c.KNOWN_SCORE_RANGES.get(name)
+        return ranges.get(name) or known or ranges.get("*", (0.0, 1.0))
 
     @property
     def threshold(self) -> float:
@@ -337,7 +351,14 @@ class Watcher:
         for name, values in scores.items():
             score = test.scores.get(name)
             if score is None:
-                score = test.scores[name] = RunningMean(name, self.options.confidence)
+                low, high = self.options.score_range(name)
+                score = test.scores[name] = RunningMean(
+                    name,
+                    self.options.confidence,
+                    high,
+                    low=low,
+                    range_hint=f" (--score-range {name}=LOW:HIGH declares its range)",
+                )
             if not score.add(values):
                 self._note("score_out_of_range", 1, f"{test_id}: score {name}: {score.note}")
         costs = costs[~np.isnan(costs)]
