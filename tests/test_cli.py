@@ -89,6 +89,8 @@ def test_every_output_format_has_one_renderer() -> None:
 def test_console_table(mixed: Path, capsys) -> None:
     from statsmodels.stats.proportion import proportion_confint
 
+    from assay.stats import verdict_sides
+
     assert run(["analyze", str(mixed)]) == 1
     out = capsys.readouterr().out
     rows = table_rows(out)
@@ -102,7 +104,12 @@ def test_console_table(mixed: Path, capsys) -> None:
     ]
 
     def row(test: str, verdict: str, passed: int, n: int) -> list[str]:
+        # The verdict interval: statsmodels' Wilson bounds, or its Clopper–Pearson ("beta")
+        # bound on a side where Wilson's exact error at the threshold exceeds 2.5% at this n.
         low, high = proportion_confint(passed, n, alpha=0.05, method="wilson")
+        exact_low, exact_high = proportion_confint(passed, n, alpha=0.05, method="beta")
+        lower_kept, upper_kept = (bool(side) for side in verdict_sides(n, 0.8))
+        low, high = (low if lower_kept else exact_low), (high if upper_kept else exact_high)
         return [test, verdict, f"{passed / n:.1%} ({passed}/{n})", f"[{low:.1%}, {high:.1%}]"]
 
     # FAIL first, then INCONCLUSIVE, then PASS; errors are 0.

@@ -9,7 +9,12 @@ from assay.judge import (
     threshold_test,
     threshold_verdict,
 )
-from assay.stats import min_trials_for_pass, proportion_interval
+from assay.stats import (
+    proportion_interval,
+    verdict_interval,
+    verdict_min_trials_for_pass,
+    verdict_sides,
+)
 
 
 def test_threshold_verdict_keeps_its_signature() -> None:
@@ -22,11 +27,14 @@ def test_threshold_verdict_keeps_its_signature() -> None:
     ("k", "n", "t"), [(28, 30, 0.8), (30, 30, 0.8), (10, 30, 0.8), (1, 1, 0.5)]
 )
 def test_threshold_test_matches_scipy_interval(k: int, n: int, t: float) -> None:
-    ci = binomtest(k, n).proportion_ci(0.95, "wilson")
+    wilson = binomtest(k, n).proportion_ci(0.95, "wilson")
+    exact = binomtest(k, n).proportion_ci(0.95, "exact")
+    lower_kept, upper_kept = (bool(side) for side in verdict_sides(n, t))
+    low = wilson.low if lower_kept else exact.low
+    high = wilson.high if upper_kept else exact.high
     result = threshold_test(k, n, t)
-    expected = (
-        Verdict.PASS if ci.low >= t else Verdict.FAIL if ci.high < t else Verdict.INCONCLUSIVE
-    )
+    assert (result.interval.low, result.interval.high) == pytest.approx((low, high), abs=1e-12)
+    expected = Verdict.PASS if low >= t else Verdict.FAIL if high < t else Verdict.INCONCLUSIVE
     assert result.verdict is expected
 
 
@@ -42,7 +50,7 @@ def test_settle_probability_equals_brute_force() -> None:
     k, n, t, m = 21, 25, 0.75, 40
     expected = 0.0
     for x in range(m + 1):
-        ci = proportion_interval(k + x, n + m)
+        ci = verdict_interval(k + x, n + m, t)
         if ci.low >= t or ci.high < t:
             expected += binom.pmf(x, m, k / n)
     assert settle_probability(k, n, m, t) == pytest.approx(expected, abs=1e-12)
@@ -58,7 +66,7 @@ def test_more_trials_zero_when_settled() -> None:
 
 
 def test_warning_when_pass_is_impossible() -> None:
-    needed = min_trials_for_pass(0.9)
+    needed = verdict_min_trials_for_pass(0.9)
     assert needed is not None
     result = threshold_test(needed - 1, needed - 1, 0.9)
     assert result.verdict is Verdict.INCONCLUSIVE
@@ -76,16 +84,16 @@ def test_following_the_advice_settles_about_half_the_time_or_more() -> None:
     settled = 0
     for _ in range(2000):
         more = int(rng.binomial(extra, k / n))
-        ci = proportion_interval(k + more, n + extra)
+        ci = verdict_interval(k + more, n + extra, t)
         settled += ci.low >= t or ci.high < t
     assert settled / 2000 >= 0.5 - 3 * np.sqrt(0.25 / 2000)
 
 
 def test_settle_probability_with_many_further_trials_equals_the_full_sum() -> None:
-    from assay.stats import proportion_bounds
+    from assay.stats import verdict_bounds
 
     k, n, t, m = 85, 100, 0.83, 3000
     future = np.arange(m + 1)
-    low, high = proportion_bounds(k + future, n + m)
+    low, high = verdict_bounds(k + future, n + m, t)
     full = binom.pmf(future, m, k / n)[(low >= t) | (high < t)].sum()
     assert settle_probability(k, n, m, t) == pytest.approx(full, abs=1e-12)

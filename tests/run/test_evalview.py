@@ -84,13 +84,18 @@ def test_every_shipped_template_runs_unchanged_with_runs_and_pass_rate(
     assert set(tests) == names
     assert all(t["n"] == 3 and t["threshold"] == 0.7 for t in tests.values())
     # The agent answers the query and calls nothing: only the two budget templates ask for
-    # nothing more. 3 of 3 cannot show 70% (Wilson low 43.8%), 0 of 3 rules it out (high 56.2%).
+    # nothing more. 3 of 3 cannot show 70% (Wilson low 43.8%), and 0 of 3 does not rule it out
+    # either: Wilson's upper bound (56.2%) would FAIL a true 70% in 2.7% of runs (0.3³ > 2.5%),
+    # so the verdict reads Clopper–Pearson's (70.8%).
     verdicts = {name: (t["passed"], t["verdict"]) for name, t in tests.items()}
     budgets = {"Cost budget check", "Latency budget check"}
-    assert verdicts == {
-        name: (3, "INCONCLUSIVE") if name in budgets else (0, "FAIL") for name in names
-    }, err
-    assert code == 1, err
+    assert verdicts == {name: (3 if name in budgets else 0, "INCONCLUSIVE") for name in names}, err
+    assert all(
+        t["ci"]["method"] == "wilson, clopper-pearson upper"
+        for name, t in tests.items()
+        if name not in budgets
+    )
+    assert code == 3, err
     # One warning per file that asks for what assay cannot do (the LLM-judged checks) ...
     expected = {}
     for name, text in evalview_wheel.templates.items():

@@ -20,6 +20,8 @@ from assay.stats import (
     plan_threshold,
     regression_p_value,
     regression_power,
+    verdict_min_trials_for_pass,
+    verdict_sides,
 )
 
 DOC = Path(__file__).parents[2] / "docs" / "statistics.md"
@@ -32,12 +34,16 @@ def worked_example() -> str:
     lines: list[str] = []
     out = lines.append
 
-    # 1. Threshold verdict, cross-checked against scipy's Wilson interval.
+    # 1. Threshold verdict, cross-checked against scipy's Wilson and Clopper–Pearson bounds.
     t = threshold_test(28, 30, threshold=0.80)
     ci = sps.binomtest(28, 30).proportion_ci(0.95, "wilson")
-    assert (t.interval.low, t.interval.high) == pytest.approx((ci.low, ci.high), abs=1e-12)
-    out("threshold check: 28 of 30 passed, threshold 0.80, Wilson 95%")
-    out(f"  interval               [{t.interval.low:.4f}, {t.interval.high:.4f}]")
+    exact = sps.binomtest(28, 30).proportion_ci(0.95, "exact")
+    lower_kept, upper_kept = (bool(side) for side in verdict_sides(30, 0.80))
+    expected = (ci.low if lower_kept else exact.low, ci.high if upper_kept else exact.high)
+    assert (t.interval.low, t.interval.high) == pytest.approx(expected, abs=1e-12)
+    out("threshold check: 28 of 30 passed, threshold 0.80, Wilson 95% (verdict rule)")
+    bounds = f"[{t.interval.low:.4f}, {t.interval.high:.4f}]"
+    out(f"  interval               {bounds} ({t.interval.method})")
     out(f"  verdict                {t.verdict}")
     out(f"  more trials needed     {t.more_trials_needed}")
     needed = min_trials_for_pass(0.9)
@@ -45,7 +51,10 @@ def worked_example() -> str:
     low_needed = sps.binomtest(needed, needed).proportion_ci(0.95, "wilson").low
     low_before = sps.binomtest(needed - 1, needed - 1).proportion_ci(0.95, "wilson").low
     assert low_before < 0.9 <= low_needed
-    out(f"  fewest trials for PASS at 0.90: {needed} (all passing)")
+    out(f"  fewest trials for PASS at 0.90: {needed} with Wilson's interval (all passing)")
+    rule = verdict_min_trials_for_pass(0.9)
+    assert rule is not None and sps.binom.pmf(needed, needed, 0.9) > 0.025
+    out(f"  fewest for the verdict rule:    {rule} (0.9^{needed} > 2.5%)")
 
     # 2. pass@k and pass^k.
     out("")
@@ -71,7 +80,7 @@ def worked_example() -> str:
     out("")
     tp = plan_threshold(0.80, 0.90, power=0.80)
     assert tp.power is not None
-    out("plan: threshold 0.80, true rate 0.90, P(PASS) >= 0.80, Wilson 95%")
+    out("plan: threshold 0.80, true rate 0.90, P(PASS) >= 0.80, Wilson 95% (verdict rule)")
     out(f"  n = {tp.n} (P(PASS) = {tp.power:.3f}); stays >= 0.80 from n = {tp.stable_n}")
     rp = plan_regression(0.90, 0.10, 0.05, 0.80, test="fisher")
     assert rp.power is not None

@@ -8,8 +8,8 @@ from assay.stats import (
     pass_probability,
     plan_regression,
     plan_threshold,
-    proportion_interval,
     regression_power,
+    verdict_interval,
 )
 
 
@@ -18,7 +18,7 @@ def brute_pass_probability(n: int, t: float, expected: float, method: str) -> fl
         sum(
             binom.pmf(x, n, expected)
             for x in range(n + 1)
-            if proportion_interval(x, n, 0.95, method).low >= t
+            if verdict_interval(x, n, t, 0.95, method).low >= t
         )
     )
 

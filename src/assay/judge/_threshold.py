@@ -12,10 +12,11 @@ from assay.choices import IntervalMethod
 from assay.errors import ConfigError
 from assay.stats import (
     Interval,
-    min_trials_for_pass,
-    proportion_bounds,
-    proportion_interval,
+    replaced_bounds,
     smallest_passing,
+    verdict_bounds,
+    verdict_interval,
+    verdict_min_trials_for_pass,
 )
 
 
@@ -84,8 +85,8 @@ def settle_probability(
     """P(the verdict is PASS or FAIL after ``additional`` more trials), at the observed rate.
 
     Future passes are Binomial(additional, successes / n); the probability is the exact sum
-    over those outcomes whose interval (of all n + additional trials) lies wholly on one side
-    of the threshold.
+    over those outcomes whose verdict interval (of all n + additional trials, read in one
+    look; :func:`assay.stats.verdict_interval`) lies wholly on one side of the threshold.
 
     Args:
         successes: Passing trials so far.
@@ -112,7 +113,7 @@ def settle_probability(
     first = max(0, int(additional * rate - spread))
     last = min(additional, int(additional * rate + spread) + 1)
     future = np.arange(first, last + 1)
-    low, high = proportion_bounds(successes + future, n + additional, confidence, method)
+    low, high = verdict_bounds(successes + future, n + additional, threshold, confidence, method)
     settled = (low >= threshold) | (high < threshold)
     pmf = sps.binom.pmf(future, additional, rate)
     return float(min(pmf[settled].sum(), 1.0))
@@ -152,7 +153,7 @@ def more_trials_needed(
     _check_threshold(threshold)
     if not 0 < probability < 1:
         raise ConfigError(f"probability must lie strictly between 0 and 1 (got {probability})")
-    current = proportion_interval(successes, n, confidence, method)
+    current = verdict_interval(successes, n, threshold, confidence, method)
     if _decide(current.low, current.high, threshold) is not Verdict.INCONCLUSIVE:
         return 0
 
@@ -160,6 +161,20 @@ def more_trials_needed(
         return settle_probability(successes, n, m, threshold, confidence, method) >= probability
 
     return smallest_passing(settles, max_additional)
+
+
+def _replaced_note(
+    interval: Interval, method: str, n: int, threshold: float, confidence: float
+) -> str | None:
+    """Which bounds of a verdict interval are Clopper–Pearson's and why; None if none is."""
+    if interval.method == method:
+        return None
+    replaced = replaced_bounds(interval.method, method)
+    sides = "both bounds are" if replaced == "both" else f"the {replaced} bound is"
+    return (
+        f"{sides} Clopper–Pearson's: {method}'s would exceed the stated "
+        f"{100 * (1 - confidence) / 2:g}% error at {threshold:g} with {n} trials"
+    )
 
 
 def threshold_test(
@@ -176,10 +191,13 @@ def threshold_test(
         n: Trials (≥ 1).
         threshold: Required pass rate in [0, 1].
         confidence: Two-sided confidence level.
-        method: Interval method (see :func:`assay.stats.proportion_interval`).
+        method: Interval method (see :func:`assay.stats.proportion_interval`); a side whose
+            exact error at the threshold exceeds α/2 at this n is Clopper–Pearson's instead
+            (:func:`assay.stats.verdict_interval`; the interval's ``method`` says so).
 
     Returns:
-        The result; ``note`` warns when n is too small for PASS to be possible at all.
+        The result; ``note`` warns when n is too small for PASS to be possible at all, and
+        says when a side of the interval is Clopper–Pearson's.
     """
     _check_threshold(threshold)
     return _threshold_test(successes, n, threshold, confidence, method)
@@ -191,9 +209,9 @@ def _threshold_test(
 ) -> ThresholdResult:
     # Cached: a set of thousands of tests holds few distinct counts (the settle search alone
     # asks scipy about ten times a test), and the result is immutable.
-    interval = proportion_interval(successes, n, confidence, method)
+    interval = verdict_interval(successes, n, threshold, confidence, method)
     verdict = _decide(interval.low, interval.high, threshold)
-    needed = min_trials_for_pass(threshold, confidence, method)
+    needed = verdict_min_trials_for_pass(threshold, confidence, method)
     more = None
     if verdict is Verdict.INCONCLUSIVE:
         more = more_trials_needed(successes, n, threshold, confidence, method)
@@ -205,4 +223,7 @@ def _threshold_test(
             f"PASS at {threshold:g} is impossible with {n} trials even if all pass; "
             f"it needs at least {needed} ({method}, {confidence:g} confidence)"
         )
+    replaced = _replaced_note(interval, method, n, threshold, confidence)
+    if replaced:
+        note = f"{note}; {replaced}" if note else replaced
     return ThresholdResult(verdict, interval, threshold, more, needed, note)

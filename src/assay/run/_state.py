@@ -16,7 +16,7 @@ from assay.judge import (
 )
 from assay.run._results import TrialRecord
 from assay.run._suite import TestCase
-from assay.stats import SequentialDecision, wilson_interval
+from assay.stats import SequentialDecision, verdict_interval
 
 
 class Progress(Protocol):
@@ -157,7 +157,9 @@ class TestState:
             interval = running_interval(design, confidence, self.tracker.outcomes)
             interval = interval or anytime_interval(self.passed, self.counted, design, confidence)
         elif self.counted:
-            interval = wilson_interval(self.passed, self.counted, confidence)
+            # The fixed-n verdict's own interval (Wilson, a side Clopper–Pearson's at small n).
+            threshold = self.judgement.threshold
+            interval = verdict_interval(self.passed, self.counted, threshold, confidence)
         low, high = (interval.low, interval.high) if interval is not None else (0.0, 1.0)
         settled = None
         if self.tracker is not None and self.decision is not None and interval is not None:

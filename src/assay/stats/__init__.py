@@ -3,6 +3,8 @@
 One idea per private module, all re-exported here:
 
 * ``_intervals`` — pass-rate confidence intervals (five methods), fewest trials for a PASS.
+* ``_verdict_interval`` — the interval a fixed-n threshold verdict reads: each side's exact
+  error at the threshold ≤ α/2 (the method's bound, else Clopper–Pearson's).
 * ``_exact2x2`` — one-sided exact Fisher / Boschloo / Barnard p-values for a drop.
 * ``_power`` — their rejection regions and exact power, cached per group sizes.
 * ``_planning`` — trials needed for a threshold or a regression check.
@@ -183,6 +185,16 @@ from assay.stats._suite_planning import (
     plan_paired,
 )
 from assay.stats._tool_paths import ToolPaths
+from assay.stats._verdict_interval import (
+    replaced_bounds,
+    threshold_errors,
+    verdict_bounds,
+    verdict_interval,
+    verdict_method,
+    verdict_min_trials_for_pass,
+    verdict_pass_counts,
+    verdict_sides,
+)
 
 __all__ = [
     "preload",
@@ -310,5 +322,13 @@ __all__ = [
     "ToolPaths",
     "trials_for_power",
     "tuned_prior_strength",
+    "replaced_bounds",
+    "threshold_errors",
+    "verdict_bounds",
+    "verdict_interval",
+    "verdict_method",
+    "verdict_min_trials_for_pass",
+    "verdict_pass_counts",
+    "verdict_sides",
     "wilson_interval",
 ]

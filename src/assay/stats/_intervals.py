@@ -70,8 +70,10 @@ def proportion_interval(
     Methods and sources:
 
     * ``wilson`` — Wilson (1927), JASA 22:209–212; the score interval. Default: it stays
-      inside [0, 1] and keeps close to nominal coverage for small n and rates near 0 or 1,
-      where the normal (Wald) interval fails (Brown, Cai & DasGupta 2001, Stat. Sci. 16:101).
+      inside [0, 1] and its coverage averaged over rates is close to nominal where the normal
+      (Wald) interval fails (Brown, Cai & DasGupta 2001, Stat. Sci. 16:101); at a given small
+      n and rate one side can miss far more than α/2, which is why a threshold verdict reads
+      :func:`assay.stats.verdict_interval` instead.
     * ``wilson-cc`` — Wilson with continuity correction, Newcombe (1998), Stat. Med. 17:857.
     * ``clopper-pearson`` — the "exact" interval from inverting two one-sided binomial tests,
       Clopper & Pearson (1934), Biometrika 26:404; coverage is never below nominal.

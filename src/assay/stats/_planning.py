@@ -10,8 +10,8 @@ import numpy.typing as npt
 from assay.choices import IntervalMethod, RegressionTest
 from assay.errors import ConfigError
 from assay.stats._exact2x2 import _check_alpha, _check_test
-from assay.stats._intervals import proportion_bounds
 from assay.stats._power import regression_power
+from assay.stats._verdict_interval import verdict_pass_counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,11 +74,12 @@ def pass_probability(
     confidence: float = 0.95,
     method: str = IntervalMethod.WILSON,
 ) -> npt.NDArray[np.float64]:
-    """Exact P(PASS) of a threshold check with n trials when the true pass rate is ``expected``.
+    """Exact P(PASS) of a fixed-n threshold check with n trials when the true rate is ``expected``.
 
-    PASS needs the interval's lower bound ≥ threshold, which happens from some count x_min(n)
-    on; so P(PASS) = P(X ≥ x_min(n)) for X ~ Binomial(n, expected). x_min is found by a
-    vectorised bisection over all n at once.
+    The check is the verdict rule :func:`assay.stats.verdict_interval` (``method``'s bound, or
+    Clopper–Pearson's where ``method``'s exact error at the threshold exceeds α/2). PASS
+    happens from some count x_min(n) on (:func:`assay.stats.verdict_pass_counts`); so
+    P(PASS) = P(X ≥ x_min(n)) for X ~ Binomial(n, expected).
 
     Args:
         n: Numbers of trials (≥ 1), any shape.
@@ -97,17 +98,9 @@ def pass_probability(
     ns = np.asarray(n, dtype=np.int64)
     if ns.size and ns.min() < 1:
         raise ConfigError("n must be at least 1")
-    lo = np.zeros_like(ns)
-    hi = ns + 1  # sentinel: no count passes
-    while np.any(lo < hi):
-        mid = (lo + hi) // 2
-        active = lo < hi
-        low, _ = proportion_bounds(np.minimum(mid, ns), ns, confidence, method)
-        passes = active & (mid <= ns) & (low >= threshold)
-        hi = np.where(passes, mid, hi)
-        lo = np.where(active & ~passes, mid + 1, lo)
+    first = verdict_pass_counts(ns, threshold, confidence, method)
     probability: npt.NDArray[np.float64] = np.where(
-        lo <= ns, sps.binom.sf(lo - 1, ns, expected), 0.0
+        first <= ns, sps.binom.sf(first - 1, ns, expected), 0.0
     )
     return probability
 
