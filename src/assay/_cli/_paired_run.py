@@ -148,7 +148,8 @@ def _progress(console: Console, total: int) -> Callable[[PairedStatus], None]:
 
 def render_paired(result: PairedRunResult, console: Console) -> None:
     """The verdict first, then the design, the cases used and where the traces are."""
-    from assay.run._paired import CONSTRUCTION, DESIGN
+    from assay.run import PAIRED_CONSTRUCTION as CONSTRUCTION
+    from assay.run import PAIRED_DESIGN as DESIGN
 
     s = result.status
 

@@ -31,6 +31,8 @@ from assay.run._checks import evaluate_checks, output_text
 from assay.run._display import LogProgress, RichProgress, render_plan, render_run_summary
 from assay.run._mocks import MockError, mocked_result
 from assay.run._options import RunOptions
+from assay.run._paired import CONSTRUCTION as PAIRED_CONSTRUCTION
+from assay.run._paired import DESIGN as PAIRED_DESIGN
 from assay.run._paired import (
     PairedCase,
     PairedRunOptions,
@@ -56,6 +58,8 @@ from assay.run._suite import (
 from assay.run._suite_load import filter_error, load_suite
 
 __all__ = [
+    "PAIRED_CONSTRUCTION",
+    "PAIRED_DESIGN",
     "Agent",
     "AgentError",
     "AgentSpec",

@@ -21,7 +21,7 @@ from assay.analysis import PriceTable
 from assay.report import VERDICT_STYLE, data_text, visible
 from assay.run._budget import Budget
 from assay.run._options import DEFAULT_DELTA, RunOptions, planned_out
-from assay.run._plan import PlanRow
+from assay.run._plan import FIXED, PlanRow
 from assay.run._results import RunResult
 from assay.run._state import TestStatus
 from assay.run._suite import TestCase
@@ -205,7 +205,7 @@ def render_plan(
             # at it)
             f"{min(r.expected_at_p0, r.expected_at_p1):.1f} - "
             f"{max(r.expected_at_p0, r.expected_at_p1):.1f}"
-            if r.method != "fixed"
+            if r.method != FIXED
             else str(r.max_runs)
         )
         table.add_row(data_text(r.test_id), f"{r.threshold:g}", r.method, str(r.max_runs), expected)
@@ -218,7 +218,7 @@ def render_plan(
     if budget is not None:
         low, high = min(low, budget), min(high, budget)
     console.print(f"maximum trials: {total_max}{capped}")
-    if any(r.method != "fixed" for r in rows):
+    if any(r.method != FIXED for r in rows):
         console.print(
             f"expected trials under adaptive stopping: {low:.0f} to {high:.0f} "
             f"(true pass rate at the threshold .. threshold + {options.delta or DEFAULT_DELTA:g}; "

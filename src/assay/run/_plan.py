@@ -9,6 +9,9 @@ from assay.run._options import DEFAULT_DELTA, RunOptions, build_sequential, test
 from assay.run._suite import TestCase
 from assay.stats import SPRT, operating_characteristics
 
+FIXED = "fixed"
+"""The method of a plan row whose test runs every trial (no stopping rule)."""
+
 
 @dataclass(frozen=True, slots=True)
 class PlanRow:
@@ -35,7 +38,7 @@ def plan(tests: Sequence[TestCase], options: RunOptions) -> list[PlanRow]:
         runs, threshold, _ = test_plan(test, options)
         design = build_sequential(test, options)
         if design is None:
-            rows.append(PlanRow(test.id, runs, threshold, "fixed", runs, runs))
+            rows.append(PlanRow(test.id, runs, threshold, FIXED, runs, runs))
             continue
         seq = design.build(test.variance.confidence_level)
         above = SPRT(threshold, design.delta or DEFAULT_DELTA).p1  # the zone's upper end

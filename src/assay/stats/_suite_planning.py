@@ -10,6 +10,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from assay.choices import PairedDesign
 from assay.errors import ConfigError, InsufficientDataError
 from assay.stats._paired import EXACT_SIGN_FLIP_CASES
 from assay.stats._paired_power import sign_flip_power
@@ -89,7 +90,7 @@ def plan_paired(
     between_case_sd: float,
     within_case_var: float,
     trials_per_case: Sequence[int] = DEFAULT_TRIALS_PER_CASE,
-    design: str = "fixed",
+    design: str = PairedDesign.FIXED,
 ) -> PairedPlan:
     """How many cases a paired comparison needs to detect a mean drop of ``delta``.
 
@@ -117,7 +118,7 @@ def plan_paired(
     Returns:
         The plan.
     """
-    if design != "fixed":
+    if design != PairedDesign.FIXED:
         raise ConfigError(
             f"design {design!r} is not planned here: only the fixed design is (the adaptive "
             "one by simulating its stopping rule: plan_adaptive_paired)"
