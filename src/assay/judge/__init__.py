@@ -65,6 +65,7 @@ from assay.judge._sources import Share, mixed_findings, share_text
 from assay.judge._threshold import (
     ThresholdResult,
     Verdict,
+    follow_up_trials_needed,
     more_trials_needed,
     settle_probability,
     threshold_test,
@@ -116,6 +117,7 @@ __all__ = [
     "exit_code",
     "gate_failures",
     "judge",
+    "follow_up_trials_needed",
     "more_trials_needed",
     "parse_fail_on",
     "parse_ks",

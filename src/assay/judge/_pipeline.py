@@ -40,7 +40,13 @@ from assay.judge._regression import (
 from assay.judge._results import TestResult
 from assay.judge._sequential import SequentialOutcome, anytime_interval, replay
 from assay.judge._sources import Share, shares, shares_by_test
-from assay.judge._threshold import Verdict, threshold_test, threshold_verdict
+from assay.judge._threshold import (
+    Verdict,
+    follow_up_advice,
+    follow_up_trials_needed,
+    threshold_test,
+    threshold_verdict,
+)
 from assay.judge._variance import VarianceCheck, variance_checks
 from assay.stats import Interval, IntervalMethod, false_verdict_risk, simultaneous_confidence
 
@@ -159,6 +165,8 @@ def _judge(
     versions = shares_by_test(trials, tc.AGENT_VERSION)
     chosen: dict[str, tuple[Resolved, Judgement]] = {}
     shared: tuple[Resolved, Judgement] | None = None
+    # Trials from several runs are judged with the anytime-valid interval (resolve), per test.
+    one_run = table[tc.RUN_ID].n_unique() <= 1
     for name, (start, stop) in rows.items():
         if shared is not None:
             chosen[name] = shared  # nothing recorded: every test is judged alike
@@ -166,7 +174,7 @@ def _judge(
         resolved = resolve(table.slice(start, stop - start), recorded or {}, options)
         confidence = _suite_confidence(resolved.judgement.confidence, options, len(rows))
         chosen[name] = resolved, replace(resolved.judgement, confidence=confidence)
-        if not recorded:
+        if not recorded and one_run:
             shared = chosen[name]
     tests = [
         TestRows(start, stop, chosen[name][1].excludes_errors, chosen[name][1].confidence)
@@ -344,6 +352,15 @@ def _judged(
                 passed, n, judgement, options, sequential
             )
             remarks.extend(adaptive_notes)
+            design = judgement.sequential
+            if verdict is Verdict.INCONCLUSIVE and design == design.follow_up(
+                judgement.threshold, judgement.confidence
+            ):
+                more_trials = follow_up_trials_needed(
+                    passed, n, judgement.threshold, judgement.confidence
+                )
+                if more_trials is not None:
+                    remarks.append(follow_up_advice(more_trials, passed / n))
         else:
             if decided.note:
                 remarks.append(decided.note)
@@ -351,10 +368,7 @@ def _judged(
             reason = why.threshold_reason(verdict, passed, n, interval, judgement.threshold)
             more_trials = decided.more_trials_needed
             if verdict is Verdict.INCONCLUSIVE and more_trials is not None:
-                remarks.append(
-                    f"about {more_trials} more trials would likely settle it "
-                    f"(if the true rate is the observed {passed / n:.1%})"
-                )
+                remarks.append(follow_up_advice(more_trials, passed / n))
         checks = _variance(judgement, passed / n, figures)
         for check in checks:
             if not check.passed:

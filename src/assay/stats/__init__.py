@@ -55,6 +55,7 @@ from assay.stats._behaviour_power import (
     trials_for_power,
 )
 from assay.stats._confidence_sequence import (
+    DEFAULT_HORIZON,
     BernoulliConfidenceSequence,
     open_ended_sequence,
     pass_rate_sequence,
@@ -139,6 +140,7 @@ from assay.stats._verdict_interval import (
     replaced_bounds,
     threshold_errors,
     verdict_bounds,
+    verdict_fail_counts,
     verdict_interval,
     verdict_method,
     verdict_min_trials_for_pass,
@@ -147,6 +149,7 @@ from assay.stats._verdict_interval import (
 )
 
 __all__ = [
+    "DEFAULT_HORIZON",
     "preload",
     "Adjustment",
     "IntervalMethod",
@@ -241,6 +244,7 @@ __all__ = [
     "replaced_bounds",
     "threshold_errors",
     "verdict_bounds",
+    "verdict_fail_counts",
     "verdict_interval",
     "verdict_method",
     "verdict_min_trials_for_pass",

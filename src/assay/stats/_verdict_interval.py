@@ -124,9 +124,12 @@ def verdict_sides(
         _check_threshold(threshold)
         keep = np.ones(ns.shape, dtype=np.bool_)
         return keep, keep.copy()
-    false_pass, false_fail = threshold_errors(ns, threshold, confidence, method)
+    # Callers pass many counts of one n (a settle probability): each distinct n once.
+    distinct, where = np.unique(ns, return_inverse=True)
+    false_pass, false_fail = threshold_errors(distinct, threshold, confidence, method)
     half = (1.0 - confidence) / 2
-    return false_pass <= half, false_fail <= half
+    lower, upper = false_pass <= half, false_fail <= half
+    return lower[where].reshape(ns.shape), upper[where].reshape(ns.shape)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -259,6 +262,35 @@ def verdict_pass_counts(
     return np.where(lower_kept, own, exact)
 
 
+def verdict_fail_counts(
+    n: npt.ArrayLike,
+    threshold: float,
+    confidence: float = 0.95,
+    method: str = IntervalMethod.WILSON,
+) -> npt.NDArray[np.int64]:
+    """Per n, the fewest passing trials the verdict rule does not read as FAIL (0 if none is).
+
+    FAIL with n trials at true rate p is then P(X < this count), X ~ Binomial(n, p).
+
+    Args:
+        n: Numbers of trials (≥ 1), any shape.
+        threshold: Required pass rate in [0, 1].
+        confidence: Two-sided confidence level.
+        method: Interval method.
+
+    Returns:
+        The counts, shaped like ``n``.
+    """
+    _check_threshold(threshold)
+    ns = np.asarray(n, dtype=np.int64)
+    own = _first_count(ns, threshold, confidence, method, upper=True)
+    _, upper_kept = verdict_sides(ns, threshold, confidence, method)
+    if upper_kept.all():
+        return own
+    exact = _first_count(ns, threshold, confidence, _EXACT, upper=True)
+    return np.where(upper_kept, own, exact)
+
+
 def verdict_min_trials_for_pass(
     threshold: float,
     confidence: float = 0.95,
@@ -298,6 +330,7 @@ __all__ = [
     "replaced_bounds",
     "threshold_errors",
     "verdict_bounds",
+    "verdict_fail_counts",
     "verdict_interval",
     "verdict_method",
     "verdict_min_trials_for_pass",
