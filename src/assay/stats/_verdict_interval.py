@@ -233,6 +233,20 @@ def verdict_bounds(
     return np.where(lower_kept, low, exact_low), np.where(upper_kept, high, exact_high)
 
 
+def _rule_counts(
+    n: npt.ArrayLike, threshold: float, confidence: float, method: str, *, upper: bool
+) -> npt.NDArray[np.int64]:
+    """Per n, the first count whose verdict bound (lower, or upper) reaches the threshold."""
+    _check_threshold(threshold)
+    ns = np.asarray(n, dtype=np.int64)
+    own = _first_count(ns, threshold, confidence, method, upper=upper)
+    kept = verdict_sides(ns, threshold, confidence, method)[1 if upper else 0]
+    if kept.all():
+        return own
+    exact = _first_count(ns, threshold, confidence, _EXACT, upper=upper)
+    return np.where(kept, own, exact)
+
+
 def verdict_pass_counts(
     n: npt.ArrayLike,
     threshold: float,
@@ -252,14 +266,7 @@ def verdict_pass_counts(
     Returns:
         The counts, shaped like ``n``.
     """
-    _check_threshold(threshold)
-    ns = np.asarray(n, dtype=np.int64)
-    own = _first_count(ns, threshold, confidence, method, upper=False)
-    lower_kept, _ = verdict_sides(ns, threshold, confidence, method)
-    if lower_kept.all():
-        return own
-    exact = _first_count(ns, threshold, confidence, _EXACT, upper=False)
-    return np.where(lower_kept, own, exact)
+    return _rule_counts(n, threshold, confidence, method, upper=False)
 
 
 def verdict_fail_counts(
@@ -281,14 +288,7 @@ def verdict_fail_counts(
     Returns:
         The counts, shaped like ``n``.
     """
-    _check_threshold(threshold)
-    ns = np.asarray(n, dtype=np.int64)
-    own = _first_count(ns, threshold, confidence, method, upper=True)
-    _, upper_kept = verdict_sides(ns, threshold, confidence, method)
-    if upper_kept.all():
-        return own
-    exact = _first_count(ns, threshold, confidence, _EXACT, upper=True)
-    return np.where(upper_kept, own, exact)
+    return _rule_counts(n, threshold, confidence, method, upper=True)
 
 
 def verdict_min_trials_for_pass(
