@@ -110,3 +110,18 @@ def test_four_follow_ups_keep_each_error_within_its_bound(p: float, wrong: int) 
     rate = errors / reps
     # Stated: 2.5% a side; the simulation's own error is about 0.25% (3 SE allowed).
     assert rate <= 0.025 + 3 * np.sqrt(0.025 * 0.975 / reps)
+
+
+@pytest.mark.parametrize(("adjust", "says_fwer"), [("bh", True), ("holm", False)])
+def test_bh_on_threshold_intervals_says_what_it_controls(
+    parquet_sink, adjust: str, says_fwer: bool
+) -> None:
+    for test_id in ("a", "b"):
+        for index in range(20):
+            with ai.trial(test_id, index=index, run_id="r1") as t:
+                t.check("ok", index % 5 != 0)
+    analysis = assay.analyze(parquet_sink.flush(), AnalyzeOptions(adjust=adjust))
+    levels = [t.interval.confidence for t in analysis.result.tests]
+    assert levels == pytest.approx([1 - 0.05 / 2] * 2)  # Bonferroni over the two tests
+    (note,) = [n for n in analysis.result.notes if "Bonferroni" in n]
+    assert ("family-wise error control" in note) is says_fwer

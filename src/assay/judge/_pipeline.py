@@ -119,10 +119,18 @@ def _suite_notes(options: AnalyzeOptions, results: tuple[TestResult, ...]) -> li
     levels = sorted({t.interval.confidence for t in results if t.interval is not None})
     if options.adjust != Adjustment.NONE and tests > 1 and levels:
         shown = ", ".join(f"{level:.4g}" for level in levels)
-        return [
+        note = (
             f"intervals at {shown} confidence each (Bonferroni over {tests} tests), so all hold "
             "together at the confidence asked for"
-        ]
+        )
+        if options.adjust == Adjustment.BH:
+            # BH controls the share of false discoveries among p-values; the intervals do more.
+            note += (
+                ": for the threshold verdicts that is family-wise error control, stricter than "
+                "the false-discovery rate --adjust bh keeps for regression p-values (no "
+                "false-coverage-rate intervals are used)"
+            )
+        return [note]
     if tests >= 10:
         confidence = levels[0] if levels else 0.95
         return [false_verdict_risk(tests, 1 - confidence, Adjustment.NONE).note]
