@@ -103,6 +103,9 @@ def test_plan_matches_the_library(capsys) -> None:
     assert run(["plan", "--threshold", "0.8", "--expected", "0.9", "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["n"] == plan_threshold(0.8, 0.9, 0.8).n
+    assert document["design"] == "fixed"  # the plan says which design its figures hold for
+    assert run(["plan", "--threshold", "0.8", "--expected", "0.9"]) == 0
+    assert "design: a fixed number of trials" in capsys.readouterr().out
     args = [
         "plan",
         "--baseline-rate",

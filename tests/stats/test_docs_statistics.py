@@ -45,7 +45,7 @@ def worked_example() -> str:
     bounds = f"[{t.interval.low:.4f}, {t.interval.high:.4f}]"
     out(f"  interval               {bounds} ({t.interval.method})")
     out(f"  verdict                {t.verdict}")
-    out(f"  more trials needed     {t.more_trials_needed}")
+    out(f"  more trials needed     {t.more_trials_needed} (judged again with the anytime interval)")
     needed = min_trials_for_pass(0.9)
     assert needed is not None
     low_needed = sps.binomtest(needed, needed).proportion_ci(0.95, "wilson").low

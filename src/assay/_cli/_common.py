@@ -122,6 +122,14 @@ Delta = Annotated[
     float, typer.Option(help="The smallest difference in pass rate that matters (0.1 = 10 points).")
 ]
 Power = Annotated[float, typer.Option(help="Power needed to call 'no regression' a PASS.")]
+Anytime = Annotated[
+    bool,
+    typer.Option(
+        "--anytime",
+        help="Judge with anytime-valid intervals and tests, valid however many times the "
+        "trials were looked at (automatic for a test whose trials come from several runs).",
+    ),
+]
 AdjustOpt = Annotated[
     Adjust, typer.Option("--adjust", help="Adjust verdicts for testing many tests at once.")
 ]

@@ -109,9 +109,18 @@ def plan(
         if threshold is None or expected is None:
             raise ConfigError("a threshold plan needs both --threshold and --expected")
         result = plan_threshold(threshold, expected, power, confidence, ci_method.value)
-        document = {"schema": "assay.plan/v1", "kind": "threshold", **asdict(result)}
+        # Which design the figures hold for (docs/adaptive.md: the adaptive default needs more).
+        document = {
+            "schema": "assay.plan/v1",
+            "kind": "threshold",
+            "design": "fixed",
+            **asdict(result),
+        }
         lines = [
             f"threshold check: PASS at {threshold:g} when the true rate is {expected:g}",
+            "design: a fixed number of trials judged once (the verdict interval); `assay run` "
+            "stops adaptively by default and needs more for the same probability "
+            "(docs/adaptive.md)",
             _found(result.n, result.power, power, "trials"),
         ]
         if result.stable_n is not None and result.stable_n != result.n:

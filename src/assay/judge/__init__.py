@@ -75,6 +75,7 @@ from assay.judge._suite_result import (
 from assay.judge._threshold import (
     ThresholdResult,
     Verdict,
+    follow_up_trials_needed,
     more_trials_needed,
     settle_probability,
     threshold_test,
@@ -131,6 +132,7 @@ __all__ = [
     "exit_code",
     "gate_failures",
     "judge",
+    "follow_up_trials_needed",
     "judge_all",
     "more_trials_needed",
     "parse_fail_on",

@@ -41,6 +41,11 @@ class AnalyzeOptions:
     """Two-sided confidence of the pass-rate interval; None: as recorded, else 0.95."""
     ci_method: IntervalMethod = IntervalMethod.WILSON
     """Interval method: wilson, wilson-cc, clopper-pearson, jeffreys, agresti-coull."""
+    anytime: bool = False
+    """Judge with anytime-valid intervals and tests (``--anytime``): valid however often the
+    trials were looked at and however their number was chosen. A pass-rate verdict then reads
+    the confidence sequence (docs/statistics.md, "A second look"); it does so anyway for a
+    test whose trials come from several runs, or that stopped adaptively."""
     errors: ErrorPolicy | None = None
     """``count`` error trials as failures, or ``exclude`` them from n; None: as recorded, else
     ``count``."""

@@ -42,7 +42,13 @@ from assay.judge._sequential import ANYTIME_METHOD, SequentialOutcome, anytime_i
 from assay.judge._sources import Share, shares_by_test
 from assay.judge._suite import excluded_errors, suite_results
 from assay.judge._suite_result import SuiteResult
-from assay.judge._threshold import Verdict, threshold_test, threshold_verdict
+from assay.judge._threshold import (
+    Verdict,
+    follow_up_advice,
+    follow_up_trials_needed,
+    threshold_test,
+    threshold_verdict,
+)
 from assay.judge._variance import VarianceCheck, variance_checks
 from assay.stats import Interval, IntervalMethod, false_verdict_risk, simultaneous_confidence
 
@@ -104,10 +110,18 @@ def _suite_notes(options: AnalyzeOptions, results: tuple[TestResult, ...]) -> li
     levels = sorted({t.interval.confidence for t in results if t.interval is not None})
     if options.adjust != Adjustment.NONE and tests > 1 and levels:
         shown = ", ".join(f"{level:.4g}" for level in levels)
-        return [
+        note = (
             f"intervals at {shown} confidence each (Bonferroni over {tests} tests), so all hold "
             "together at the confidence asked for"
-        ]
+        )
+        if options.adjust == Adjustment.BH:
+            # BH controls the share of false discoveries among p-values; the intervals do more.
+            note += (
+                ": for the threshold verdicts that is family-wise error control, stricter than "
+                "the false-discovery rate --adjust bh keeps for regression p-values (no "
+                "false-coverage-rate intervals are used)"
+            )
+        return [note]
     if tests >= 10:
         confidence = levels[0] if levels else 0.95
         return [false_verdict_risk(tests, 1 - confidence, Adjustment.NONE).note]
@@ -203,6 +217,8 @@ def _judge(
     versions = shares_by_test(trials, tc.AGENT_VERSION)
     chosen: dict[str, tuple[Resolved, Judgement]] = {}
     shared: tuple[Resolved, Judgement] | None = None
+    # Trials from several runs are judged with the anytime-valid interval (resolve), per test.
+    one_run = table[tc.RUN_ID].n_unique() <= 1
     for name, (start, stop) in rows.items():
         if shared is not None:
             chosen[name] = shared  # nothing recorded: every test is judged alike
@@ -210,7 +226,7 @@ def _judge(
         resolved = resolve(table.slice(start, stop - start), recorded or {}, options)
         confidence = _suite_confidence(resolved.judgement.confidence, options, len(rows))
         chosen[name] = resolved, replace(resolved.judgement, confidence=confidence)
-        if not recorded:
+        if not recorded and one_run:
             shared = chosen[name]
     tests = [
         TestRows(start, stop, chosen[name][1].excludes_errors, chosen[name][1].confidence)
@@ -341,6 +357,15 @@ def _judged(
                 passed, n, judgement, options, sequential
             )
             remarks.extend(adaptive_notes)
+            design = judgement.sequential
+            if verdict is Verdict.INCONCLUSIVE and design == design.follow_up(
+                judgement.threshold, judgement.confidence
+            ):
+                more_trials = follow_up_trials_needed(
+                    passed, n, judgement.threshold, judgement.confidence
+                )
+                if more_trials is not None:
+                    remarks.append(follow_up_advice(more_trials, passed / n))
         else:
             if decided.note:
                 remarks.append(decided.note)
@@ -348,10 +373,7 @@ def _judged(
             reason = why.threshold_reason(verdict, passed, n, interval, judgement.threshold)
             more_trials = decided.more_trials_needed
             if verdict is Verdict.INCONCLUSIVE and more_trials is not None:
-                remarks.append(
-                    f"about {more_trials} more trials would likely settle it "
-                    f"(if the true rate is the observed {passed / n:.1%})"
-                )
+                remarks.append(follow_up_advice(more_trials, passed / n))
         checks = _variance(judgement, passed / n, figures)
         for check in checks:
             if not check.passed:

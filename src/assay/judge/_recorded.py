@@ -11,7 +11,7 @@ recorded.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 import polars as pl
@@ -218,7 +218,15 @@ def resolve(
                 notes.append(f"{_flag(name)} {_shown(given)} overrides the recorded {_shown(was)}")
     design = chosen.sequential
     if design is None:
-        return Resolved(chosen, False, tuple(notes))
+        looked = _looked_again(trials, options)
+        if looked is None or not 0 < chosen.threshold < 1:
+            return Resolved(chosen, False, tuple(notes))
+        notes.append(
+            f"judged with the anytime-valid interval ({looked}): a fixed-n interval would not "
+            "keep its stated error when the trials were looked at before"
+        )
+        follow_up = SequentialDesign.follow_up(chosen.threshold, chosen.confidence)
+        return Resolved(replace(chosen, sequential=follow_up), False, tuple(notes))
     why_not = _why_not_replayed(trials, judgement, chosen)
     if why_not is not None:
         notes.append(
@@ -227,6 +235,19 @@ def resolve(
         )
         return Resolved(chosen, False, tuple(notes))
     return Resolved(chosen, True, tuple(notes))
+
+
+def _looked_again(trials: pl.DataFrame, options: AnalyzeOptions) -> str | None:
+    """Why a fixed-n test's trials need the anytime-valid interval; None if they do not.
+
+    Trials from several runs were looked at after each run (a second run is what "more trials
+    would settle it" asks for), so only an interval valid at every n keeps its error;
+    ``--anytime`` asks for it whatever the trials record.
+    """
+    if options.anytime:
+        return "--anytime"
+    runs = trials[tc.RUN_ID].n_unique()
+    return f"its trials come from {runs} runs" if runs > 1 else None
 
 
 def _why_not_replayed(trials: pl.DataFrame, recorded: Judgement, chosen: Judgement) -> str | None:

@@ -19,6 +19,7 @@ import polars as pl
 from assay.analysis import columns as tc
 from assay.choices import SequentialMethod
 from assay.stats import (
+    DEFAULT_HORIZON,
     SPRT,
     BernoulliConfidenceSequence,
     Interval,
@@ -93,6 +94,27 @@ class SequentialDesign:
         sequence = rule.sequence
         alpha = round(sequence.alpha, 12)  # 0.05, not 1 - 0.95 = 0.050000000000000044
         return cls(rule.name, threshold, None, None, alpha, None, runs, sequence.prior_strength)
+
+    @classmethod
+    def follow_up(cls, threshold: float, confidence: float) -> SequentialDesign:
+        """The design of trials looked at more than once: no stopping rule, the sequence only.
+
+        Its prior is :func:`~assay.stats.pass_rate_sequence`'s for the default horizon, fixed
+        before any look (a prior tuned to the n of a later look would depend on the looks),
+        so the interval is valid whenever and however often the trials are judged.
+        """
+        sequence = pass_rate_sequence(threshold, confidence)
+        alpha = round(sequence.alpha, 12)
+        return cls(
+            SequentialMethod.CONFIDENCE_SEQUENCE,
+            threshold,
+            None,
+            None,
+            alpha,
+            None,
+            DEFAULT_HORIZON,
+            sequence.prior_strength,
+        )
 
     @property
     def legacy(self) -> bool:

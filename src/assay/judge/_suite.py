@@ -199,9 +199,10 @@ def _suite(
     stopped = sorted(adaptive & set(ids))
     if stopped:
         notes.append(
-            f"{len(stopped)} case(s) stopped adaptively ({_names(stopped)}): an early stop "
-            "biases a case's observed rate a little, and the suite interval takes each rate as "
-            "a fixed-n estimate, so it may cover somewhat less than its stated level"
+            f"{len(stopped)} case(s) were collected under adaptive stopping or several looks "
+            f"({_names(stopped)}): stopping on what was seen biases a case's observed rate a "
+            "little, and the suite interval takes each rate as a fixed-n estimate, so it may "
+            "cover somewhat less than its stated level"
         )
     if int((~judged).sum()):
         notes.append(f"{int((~judged).sum())} case(s) have no trial left to judge: left out")

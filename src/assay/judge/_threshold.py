@@ -12,11 +12,13 @@ from assay.choices import IntervalMethod
 from assay.errors import ConfigError
 from assay.stats import (
     Interval,
+    pass_rate_sequence,
     replaced_bounds,
     smallest_passing,
-    verdict_bounds,
+    verdict_fail_counts,
     verdict_interval,
     verdict_min_trials_for_pass,
+    verdict_pass_counts,
 )
 
 
@@ -42,8 +44,9 @@ class ThresholdResult:
     threshold: float
     """The required pass rate."""
     more_trials_needed: int | None = None
-    """For INCONCLUSIVE: further trials that would likely settle it at the observed rate (see
-    :func:`more_trials_needed`); None otherwise, or if it would not settle."""
+    """For INCONCLUSIVE: further trials that would likely settle it at the observed rate when
+    all the trials are judged again, as a second look must be, with the anytime-valid interval
+    (:func:`follow_up_trials_needed`); None otherwise, or if it would not settle."""
     min_trials_for_pass: int | None = None
     """Fewest trials with which PASS is possible at all (all passing); None if unknown."""
     note: str | None = None
@@ -107,16 +110,15 @@ def settle_probability(
             f"need n >= 1, 0 <= successes <= n and additional >= 0 "
             f"(got {successes}, {n}, {additional})"
         )
+    # Every bound rises with the count: PASS from one count on, FAIL below another, so the
+    # settle probability is two binomial tails (the same sum over the outcomes, exactly).
+    total = np.array([n + additional])
+    first_pass = int(verdict_pass_counts(total, threshold, confidence, method)[0])
+    first_not_fail = int(verdict_fail_counts(total, threshold, confidence, method)[0])
     rate = successes / n
-    # Outcomes beyond 10 standard deviations carry < 1e-20 of probability: skip them.
-    spread = 10 * np.sqrt(additional * rate * (1 - rate)) + 5
-    first = max(0, int(additional * rate - spread))
-    last = min(additional, int(additional * rate + spread) + 1)
-    future = np.arange(first, last + 1)
-    low, high = verdict_bounds(successes + future, n + additional, threshold, confidence, method)
-    settled = (low >= threshold) | (high < threshold)
-    pmf = sps.binom.pmf(future, additional, rate)
-    return float(min(pmf[settled].sum(), 1.0))
+    passes = sps.binom.sf(first_pass - successes - 1, additional, rate)
+    fails = sps.binom.cdf(first_not_fail - successes - 1, additional, rate)
+    return float(min(passes + fails, 1.0))
 
 
 def more_trials_needed(
@@ -177,6 +179,64 @@ def _replaced_note(
     )
 
 
+def follow_up_trials_needed(
+    successes: int,
+    n: int,
+    threshold: float,
+    confidence: float = 0.95,
+    max_additional: int = 100_000,
+    probability: float = 0.5,
+) -> int | None:
+    """Further trials that would likely settle a verdict judged again on all the trials.
+
+    A second look at a grown set keeps its error only with an interval valid at every n: the
+    confidence sequence :func:`assay.stats.pass_rate_sequence` (its default horizon, fixed
+    before any look). Rule as :func:`more_trials_needed`, with that interval: assuming the true
+    rate is the observed one, the smallest m for which the sequence's interval over all n + m
+    trials lies on one side of the threshold with probability ≥ ``probability`` (an exact
+    binomial sum). Following a fixed-n interval's advice and looking again instead raises its
+    error (docs/statistics.md, "A second look").
+
+    Args:
+        successes: Passing trials so far.
+        n: Trials so far (≥ 1).
+        threshold: Required pass rate, in (0, 1).
+        confidence: Two-sided confidence level.
+        max_additional: Largest number of further trials considered.
+        probability: How likely settling must be, in (0, 1).
+
+    Returns:
+        The number of further trials, 0 if the sequence already settles it, or None.
+    """
+    from scipy import stats as sps
+
+    sequence = pass_rate_sequence(threshold, confidence)
+    if n < 1 or not 0 <= successes <= n:
+        raise ConfigError(f"need n >= 1 and 0 <= successes <= n (got {successes}, {n})")
+    if sequence.side(successes, n, threshold) != 0:
+        return 0
+    rate = successes / n
+
+    def settles(m: int) -> bool:
+        spread = 10 * np.sqrt(m * rate * (1 - rate)) + 5
+        future = np.arange(max(0, int(m * rate - spread)), min(m, int(m * rate + spread) + 1) + 1)
+        settled = sequence.side(successes + future, n + m, threshold) != 0
+        return float(sps.binom.pmf(future[settled], m, rate).sum()) >= probability
+
+    return smallest_passing(settles, max_additional)
+
+
+def follow_up_advice(more: int, rate: float) -> str:
+    """The "more trials" remark, with how to look again without losing the stated error."""
+    return (
+        f"about {more} more trials would likely settle it (if the true rate is the observed "
+        f"{rate:.1%}), judged with the anytime-valid interval: add them (another `assay run` "
+        "into the same set) and analyse all the trials again, which uses that interval for "
+        "trials from several runs (else pass --anytime); a fixed-n interval looked at again "
+        "would not keep its error"
+    )
+
+
 def threshold_test(
     successes: int,
     n: int,
@@ -213,8 +273,9 @@ def _threshold_test(
     verdict = _decide(interval.low, interval.high, threshold)
     needed = verdict_min_trials_for_pass(threshold, confidence, method)
     more = None
-    if verdict is Verdict.INCONCLUSIVE:
-        more = more_trials_needed(successes, n, threshold, confidence, method)
+    if verdict is Verdict.INCONCLUSIVE and 0 < threshold < 1:
+        # Following the advice means a second look, which needs the anytime-valid interval.
+        more = follow_up_trials_needed(successes, n, threshold, confidence)
     note = None
     if needed is None:
         note = f"PASS at {threshold:g} is impossible with a {method} interval at any n"

@@ -79,6 +79,7 @@ from assay.stats._clustered import (
     suite_pass_hat_k,
 )
 from assay.stats._confidence_sequence import (
+    DEFAULT_HORIZON,
     BernoulliConfidenceSequence,
     open_ended_sequence,
     pass_rate_sequence,
@@ -189,6 +190,7 @@ from assay.stats._verdict_interval import (
     replaced_bounds,
     threshold_errors,
     verdict_bounds,
+    verdict_fail_counts,
     verdict_interval,
     verdict_method,
     verdict_min_trials_for_pass,
@@ -197,6 +199,7 @@ from assay.stats._verdict_interval import (
 )
 
 __all__ = [
+    "DEFAULT_HORIZON",
     "preload",
     "CLUSTER_METHODS",
     "ClusteredMean",
@@ -325,6 +328,7 @@ __all__ = [
     "replaced_bounds",
     "threshold_errors",
     "verdict_bounds",
+    "verdict_fail_counts",
     "verdict_interval",
     "verdict_method",
     "verdict_min_trials_for_pass",

@@ -124,9 +124,12 @@ def verdict_sides(
         _check_threshold(threshold)
         keep = np.ones(ns.shape, dtype=np.bool_)
         return keep, keep.copy()
-    false_pass, false_fail = threshold_errors(ns, threshold, confidence, method)
+    # Callers pass many counts of one n (a settle probability): each distinct n once.
+    distinct, where = np.unique(ns, return_inverse=True)
+    false_pass, false_fail = threshold_errors(distinct, threshold, confidence, method)
     half = (1.0 - confidence) / 2
-    return false_pass <= half, false_fail <= half
+    lower, upper = false_pass <= half, false_fail <= half
+    return lower[where].reshape(ns.shape), upper[where].reshape(ns.shape)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -230,6 +233,20 @@ def verdict_bounds(
     return np.where(lower_kept, low, exact_low), np.where(upper_kept, high, exact_high)
 
 
+def _rule_counts(
+    n: npt.ArrayLike, threshold: float, confidence: float, method: str, *, upper: bool
+) -> npt.NDArray[np.int64]:
+    """Per n, the first count whose verdict bound (lower, or upper) reaches the threshold."""
+    _check_threshold(threshold)
+    ns = np.asarray(n, dtype=np.int64)
+    own = _first_count(ns, threshold, confidence, method, upper=upper)
+    kept = verdict_sides(ns, threshold, confidence, method)[1 if upper else 0]
+    if kept.all():
+        return own
+    exact = _first_count(ns, threshold, confidence, _EXACT, upper=upper)
+    return np.where(kept, own, exact)
+
+
 def verdict_pass_counts(
     n: npt.ArrayLike,
     threshold: float,
@@ -249,14 +266,29 @@ def verdict_pass_counts(
     Returns:
         The counts, shaped like ``n``.
     """
-    _check_threshold(threshold)
-    ns = np.asarray(n, dtype=np.int64)
-    own = _first_count(ns, threshold, confidence, method, upper=False)
-    lower_kept, _ = verdict_sides(ns, threshold, confidence, method)
-    if lower_kept.all():
-        return own
-    exact = _first_count(ns, threshold, confidence, _EXACT, upper=False)
-    return np.where(lower_kept, own, exact)
+    return _rule_counts(n, threshold, confidence, method, upper=False)
+
+
+def verdict_fail_counts(
+    n: npt.ArrayLike,
+    threshold: float,
+    confidence: float = 0.95,
+    method: str = IntervalMethod.WILSON,
+) -> npt.NDArray[np.int64]:
+    """Per n, the fewest passing trials the verdict rule does not read as FAIL (0 if none is).
+
+    FAIL with n trials at true rate p is then P(X < this count), X ~ Binomial(n, p).
+
+    Args:
+        n: Numbers of trials (≥ 1), any shape.
+        threshold: Required pass rate in [0, 1].
+        confidence: Two-sided confidence level.
+        method: Interval method.
+
+    Returns:
+        The counts, shaped like ``n``.
+    """
+    return _rule_counts(n, threshold, confidence, method, upper=True)
 
 
 def verdict_min_trials_for_pass(
@@ -298,6 +330,7 @@ __all__ = [
     "replaced_bounds",
     "threshold_errors",
     "verdict_bounds",
+    "verdict_fail_counts",
     "verdict_interval",
     "verdict_method",
     "verdict_min_trials_for_pass",
