@@ -83,7 +83,9 @@ def test_in_a_log_the_table_is_printed_when_it_changed_then_the_events(tmp_path:
     assert stop(watch) == 0
     log = (tmp_path / "watch.log").read_text()
     assert log.count("pass rate") == 2 and "\x1b[" not in log
-    assert log.startswith("assay watch, ") and " UTC:\n" in log  # each table says when
+    # the first look is announced (stderr), then each table says when it was taken
+    assert log.startswith("assay watch: first look: reading the set as it is\nassay watch, ")
+    assert " UTC:\n" in log
 
 
 def test_a_restart_rebuilds_the_same_state_from_the_data(tmp_path: Path) -> None:

@@ -27,6 +27,8 @@ def test_sigterm_during_the_first_look_ends_the_watch_and_names_what_was_not_cou
     assert watch.stderr is not None
     # /metrics is announced before the first look starts; its backlog takes seconds to read
     assert "/metrics on http://127.0.0.1:" in watch.stderr.readline()
+    # the first look has begun (a signal before it would stop the watch with nothing read)
+    assert "first look" in watch.stderr.readline()
     watch.send_signal(signal.SIGTERM)
     out, err = watch.communicate(timeout=120)
     assert watch.returncode == 0

@@ -236,6 +236,8 @@ def _follow(
         interrupted = False
         try:
             while not stop.requested:
+                if before is None:  # a restart's backlog can take a while: say what happens
+                    print("assay watch: first look: reading the set as it is", file=sys.stderr)
                 status = _look(watcher, stop)
                 if status is None:  # stopped during a look
                     interrupted = True
