@@ -121,6 +121,8 @@ def test_plan_matches_the_library(capsys) -> None:
     out = capsys.readouterr().out
     assert "design: adaptive" in out and "docs/adaptive.md" in out
     assert f"{adaptive.max_trials} trials at most" in out
+    assert run(["plan", "--threshold", "0.8", "--expected", "0.9", "--ci-method", "jeffreys"]) == 0
+    assert "--ci-method jeffreys shapes a fixed run only" in capsys.readouterr().out
     # --fixed plans the fixed run, as before.
     args = ["plan", "--threshold", "0.8", "--expected", "0.9", "--fixed", "--format", "json"]
     assert run(args) == 0

@@ -178,6 +178,11 @@ def _threshold_plan(
         f"maximum (the suite's runs, --runs) ({ADAPTIVE_DOC}; --fixed plans a fixed run)",
         _found(plan.max_trials, plan.power, power, "trials at most", "maximum"),
     ]
+    if method != o.CIMethod.WILSON:
+        lines.append(
+            f"--ci-method {method} shapes a fixed run only (--fixed): the adaptive run is judged "
+            "by its anytime-valid interval"
+        )
     if plan.expected_trials is not None:
         lines.append(
             f"at a true rate of {expected:g} it runs {plan.expected_trials:.1f} trials on average"
