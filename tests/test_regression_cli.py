@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Any
 
@@ -10,8 +11,16 @@ from scipy.stats import boschloo_exact
 
 import assay
 import assay.instrument as ai
+from assay.choices import DEFAULT_REGRESSION_TEST
 from assay.cli import run
-from assay.stats import plan_regression, plan_threshold, verdict_interval
+from assay.stats import (
+    plan_adaptive_threshold,
+    plan_regression,
+    plan_threshold,
+    regression_p_value,
+    regression_power,
+    verdict_interval,
+)
 
 
 def _record(version: str, counts: dict[str, tuple[int, int]]) -> None:
@@ -100,12 +109,31 @@ def test_every_figure_is_filled(two_versions) -> None:
 
 
 def test_plan_matches_the_library(capsys) -> None:
+    # By default the threshold plan is for the adaptive run `assay run` does by default.
     assert run(["plan", "--threshold", "0.8", "--expected", "0.9", "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert document["n"] == plan_threshold(0.8, 0.9, 0.8).n
-    assert document["design"] == "fixed"  # the plan says which design its figures hold for
+    adaptive = plan_adaptive_threshold(0.8, 0.9, 0.8)
+    assert document["design"] == "adaptive" and document["docs"] == "docs/adaptive.md"
+    assert document["max_trials"] == adaptive.max_trials
+    assert document["power"] == adaptive.power
+    assert document["fail_at_threshold"] == adaptive.fail_at_threshold
     assert run(["plan", "--threshold", "0.8", "--expected", "0.9"]) == 0
-    assert "design: a fixed number of trials" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "design: adaptive" in out and "docs/adaptive.md" in out
+    assert f"{adaptive.max_trials} trials at most" in out
+    assert run(["plan", "--threshold", "0.8", "--expected", "0.9", "--ci-method", "jeffreys"]) == 0
+    assert "--ci-method jeffreys shapes a fixed run only" in capsys.readouterr().out
+    # --fixed plans the fixed run, as before.
+    args = ["plan", "--threshold", "0.8", "--expected", "0.9", "--fixed", "--format", "json"]
+    assert run(args) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["design"] == "fixed"  # the plan says which design its figures hold for
+    assert document["n"] == plan_threshold(0.8, 0.9, 0.8).n
+    assert run(["plan", "--threshold", "0.8", "--expected", "0.9", "--fixed"]) == 0
+    assert "design: fixed (--fixed)" in capsys.readouterr().out
+    # A threshold of 1 is run fixed by `assay run`, so it is planned fixed, and says why.
+    assert run(["plan", "--threshold", "1", "--expected", "1"]) == 0
+    assert "design: fixed (a threshold of 0 or 1" in capsys.readouterr().out
     args = [
         "plan",
         "--baseline-rate",
@@ -122,6 +150,19 @@ def test_plan_matches_the_library(capsys) -> None:
     assert document["n_per_arm"] == plan_regression(0.9, 0.1, 0.05, 0.8, "fisher").n_per_arm
     assert run(["plan", "--threshold", "0.8"]) == 2
     assert "needs both --threshold and --expected" in capsys.readouterr().err
+    assert run(["plan", "--baseline-rate", "0.9", "--fixed"]) == 2
+    assert "--fixed applies to a threshold plan" in capsys.readouterr().err
+
+
+def test_one_default_regression_test_in_every_command() -> None:
+    from assay._cli.analyze import analyze, compare, report
+    from assay._cli.plan import plan
+
+    for command in (analyze, compare, report, plan):
+        default = inspect.signature(command).parameters["test"].default
+        assert default is DEFAULT_REGRESSION_TEST, command.__name__
+    for function in (plan_regression, regression_power, regression_p_value):
+        assert inspect.signature(function).parameters["test"].default is DEFAULT_REGRESSION_TEST
 
 
 def _exit_code(document: dict[str, Any]) -> int:

@@ -8,6 +8,7 @@ hold them, and the statistics check them; a StrEnum member is also its plain str
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Final
 
 __all__ = [
     "Adjustment",
@@ -77,6 +78,11 @@ class RegressionTest(StrEnum):
     FISHER = "fisher"
     BARNARD = "barnard"
     ANYTIME = "anytime"
+
+
+DEFAULT_REGRESSION_TEST: Final = RegressionTest.BOSCHLOO
+"""The test of a regression every command defaults to (``analyze``, ``compare``, ``plan``):
+Boschloo's, uniformly more powerful than Fisher's at the same level (docs/statistics.md)."""
 
 
 class Adjustment(StrEnum):

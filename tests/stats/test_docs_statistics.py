@@ -16,6 +16,7 @@ from assay.stats import (
     min_trials_for_pass,
     pass_at_k,
     pass_hat_k,
+    plan_adaptive_threshold,
     plan_regression,
     plan_threshold,
     regression_p_value,
@@ -82,9 +83,16 @@ def worked_example() -> str:
     assert tp.power is not None
     out("plan: threshold 0.80, true rate 0.90, P(PASS) >= 0.80, Wilson 95% (verdict rule)")
     out(f"  n = {tp.n} (P(PASS) = {tp.power:.3f}); stays >= 0.80 from n = {tp.stable_n}")
-    rp = plan_regression(0.90, 0.10, 0.05, 0.80, test="fisher")
-    assert rp.power is not None
-    out("plan: baseline 0.90, drop 0.10, alpha 0.05, power 0.80, Fisher")
+    ap = plan_adaptive_threshold(0.80, 0.90, power=0.80)
+    assert ap.power is not None and ap.expected_trials is not None
+    out("plan: the same, adaptive (assay run's default: the 95% confidence sequence)")
+    out(
+        f"  maximum {ap.max_trials} (P(PASS) = {ap.power:.3f}), "
+        f"{ap.expected_trials:.1f} trials on average at 0.90"
+    )
+    rp = plan_regression(0.90, 0.10, 0.05, 0.80)
+    assert rp.power is not None and rp.test == "boschloo"
+    out("plan: baseline 0.90, drop 0.10, alpha 0.05, power 0.80, Boschloo (the default)")
     out(f"  n = {rp.n_per_arm} per version (power {rp.power:.3f})")
     return "\n".join(lines) + "\n"
 

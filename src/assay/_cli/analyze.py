@@ -10,7 +10,7 @@ import typer
 from assay._cli import _common as o
 from assay._cli._emit import Settings, emit, parse_formats
 from assay._cli._progress import described, working
-from assay.choices import OutputFormat
+from assay.choices import DEFAULT_REGRESSION_TEST, OutputFormat
 
 TraceUrl = Annotated[
     str | None,
@@ -48,7 +48,7 @@ def analyze(
         str | None, typer.Option(help="The version under test (when the set holds several).")
     ] = None,
     run_id: o.RunId = None,
-    test: o.Test = o.ExactTest.BOSCHLOO,
+    test: o.Test = DEFAULT_REGRESSION_TEST,
     alpha: o.Alpha = 0.05,
     delta: o.Delta = 0.10,
     power: o.Power = 0.80,
@@ -129,7 +129,7 @@ def analyze(
 def compare(
     baseline: Annotated[str, typer.Argument(help="The baseline trace set.")],
     current: Annotated[str, typer.Argument(help="The trace set under test.")],
-    test: o.Test = o.ExactTest.BOSCHLOO,
+    test: o.Test = DEFAULT_REGRESSION_TEST,
     alpha: o.Alpha = 0.05,
     delta: o.Delta = 0.10,
     power: o.Power = 0.80,
@@ -235,7 +235,7 @@ def report(
     current_version: Annotated[
         str | None, typer.Option(help="The version under test (when the set holds several).")
     ] = None,
-    test: o.Test = o.ExactTest.BOSCHLOO,
+    test: o.Test = DEFAULT_REGRESSION_TEST,
     delta: o.Delta = 0.10,
     fail_on: o.FailOnOpt = None,
     prices: o.Prices = None,

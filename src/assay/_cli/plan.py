@@ -10,7 +10,8 @@ from typing import Annotated, Any
 import typer
 
 from assay._cli import _common as o
-from assay.choices import PairedDesign, SummaryFormat
+from assay.choices import DEFAULT_REGRESSION_TEST, PairedDesign, SummaryFormat
+from assay.errors import ConfigError
 
 
 def plan(
@@ -33,7 +34,15 @@ def plan(
     ci_method: o.CIMethodOpt = o.CIMethod.WILSON,
     test: Annotated[
         o.ExactTest, typer.Option("--test", help="Exact test of the regression check.")
-    ] = o.ExactTest.FISHER,
+    ] = DEFAULT_REGRESSION_TEST,
+    fixed: Annotated[
+        bool,
+        typer.Option(
+            "--fixed",
+            help="Threshold check: plan a fixed number of trials judged once (assay run "
+            "--fixed) instead of the adaptive run assay run does by default.",
+        ),
+    ] = False,
     format: Annotated[SummaryFormat, typer.Option("--format", help="Output format.")] = (
         SummaryFormat.CONSOLE
     ),
@@ -74,11 +83,14 @@ def plan(
 ) -> None:
     """Power analysis: how many trials a threshold or a regression check needs.
 
-    A threshold check takes --threshold and --expected; a regression check --baseline-rate and
-    --delta. Power is exact. A paired comparison of two versions over many cases (--paired,
-    --delta, and --pilot SET or --between-sd and --within-var) lists the cases needed for each
-    number of trials per case.
+    A threshold check takes --threshold and --expected and plans the adaptive run `assay run`
+    does by default (the maximum trials, --runs), or with --fixed a fixed number of trials; a
+    regression check takes --baseline-rate and --delta. Power is exact. A paired comparison of
+    two versions over many cases (--paired, --delta, and --pilot SET or --between-sd and
+    --within-var) lists the cases needed for each number of trials per case.
     """
+    if fixed and (paired or baseline_rate is not None):
+        raise ConfigError("--fixed applies to a threshold plan (--threshold and --expected)")
     if paired:
         from assay._cli._paired_plan import plan_paired_command
 
@@ -95,8 +107,7 @@ def plan(
             design=design,
         )
         return
-    from assay.errors import ConfigError
-    from assay.stats import plan_regression, plan_threshold
+    from assay.stats import plan_regression
 
     wants_threshold = threshold is not None or expected is not None
     if wants_threshold == (baseline_rate is not None):
@@ -108,23 +119,9 @@ def plan(
     if wants_threshold:
         if threshold is None or expected is None:
             raise ConfigError("a threshold plan needs both --threshold and --expected")
-        result = plan_threshold(threshold, expected, power, confidence, ci_method.value)
-        # Which design the figures hold for (docs/adaptive.md: the adaptive default needs more).
-        document = {
-            "schema": "assay.plan/v1",
-            "kind": "threshold",
-            "design": "fixed",
-            **asdict(result),
-        }
-        lines = [
-            f"threshold check: PASS at {threshold:g} when the true rate is {expected:g}",
-            "design: a fixed number of trials judged once (the verdict interval); `assay run` "
-            "stops adaptively by default and needs more for the same probability "
-            "(docs/adaptive.md)",
-            _found(result.n, result.power, power, "trials"),
-        ]
-        if result.stable_n is not None and result.stable_n != result.n:
-            lines.append(f"from {result.stable_n} trials on, the probability stays ≥ {power:g}")
+        document, lines, note = _threshold_plan(
+            threshold, expected, power, confidence, ci_method.value, fixed
+        )
     else:
         assert baseline_rate is not None
         reg = plan_regression(baseline_rate, delta, alpha, power, test.value)
@@ -134,16 +131,76 @@ def plan(
             f"{delta:g} from {baseline_rate:g}",
             _found(reg.n_per_arm, reg.power, power, "trials per version"),
         ]
-        result = reg  # type: ignore[assignment]
-    if result.note:
-        lines.append(f"note: {result.note}")
+        note = reg.note
+    if note:
+        lines.append(f"note: {note}")
     if format is SummaryFormat.JSON:
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
     else:
         print("\n".join(lines))
 
 
-def _found(n: int | None, achieved: float | None, wanted: float, unit: str) -> str:
+ADAPTIVE_DOC = "docs/adaptive.md"
+"""Where the adaptive run, its maximum and its operating characteristics are explained."""
+
+
+def _threshold_plan(
+    threshold: float, expected: float, power: float, confidence: float, method: str, fixed: bool
+) -> tuple[dict[str, Any], list[str], str | None]:
+    """The threshold plan of the design ``assay run`` will use: its JSON, lines and note.
+
+    Adaptive unless ``fixed`` (or a threshold of 0 or 1, which ``assay run`` runs fixed).
+    """
+    from assay.stats import plan_adaptive_threshold, plan_threshold
+
+    head = f"threshold check: PASS at {threshold:g} when the true rate is {expected:g}"
+    edge = not 0 < threshold < 1
+    if fixed or edge:
+        result = plan_threshold(threshold, expected, power, confidence, method)
+        why = "--fixed" if fixed else "a threshold of 0 or 1 runs every trial"
+        lines = [
+            head,
+            f"design: fixed ({why}): a fixed number of trials judged once by the verdict "
+            f"interval, as `assay run --fixed` does; the adaptive default needs more "
+            f"({ADAPTIVE_DOC})",
+            _found(result.n, result.power, power, "trials"),
+        ]
+        if result.stable_n is not None and result.stable_n != result.n:
+            lines.append(f"from {result.stable_n} trials on, the probability stays ≥ {power:g}")
+        document = {"schema": "assay.plan/v1", "kind": "threshold", "design": "fixed"}
+        document |= {**asdict(result), "docs": ADAPTIVE_DOC}
+        return document, lines, result.note
+    plan = plan_adaptive_threshold(threshold, expected, power, confidence)
+    lines = [
+        head,
+        f"design: adaptive, as `assay run` runs by default: it stops once the {confidence:.0%} "
+        "anytime-valid interval lies on one side of the threshold, at the latest after the "
+        f"maximum (the suite's runs, --runs) ({ADAPTIVE_DOC}; --fixed plans a fixed run)",
+        _found(plan.max_trials, plan.power, power, "trials at most", "maximum"),
+    ]
+    if method != o.CIMethod.WILSON:
+        lines.append(
+            f"--ci-method {method} shapes a fixed run only (--fixed): the adaptive run is judged "
+            "by its anytime-valid interval"
+        )
+    if plan.expected_trials is not None:
+        lines.append(
+            f"at a true rate of {expected:g} it runs {plan.expected_trials:.1f} trials on average"
+        )
+    if plan.fail_at_threshold is not None and plan.pass_at_threshold is not None:
+        lines.append(
+            f"at a true rate equal to the threshold: P(FAIL) = {plan.fail_at_threshold:.4f} "
+            f"(wrong), P(PASS) = {plan.pass_at_threshold:.4f} (the most a rate below it gets)"
+        )
+    document = {"schema": "assay.plan/v1", "kind": "threshold", "design": "adaptive"}
+    document |= {**asdict(plan), "docs": ADAPTIVE_DOC}
+    return document, lines, plan.note
+
+
+def _found(
+    n: int | None, achieved: float | None, wanted: float, unit: str, none: str | None = None
+) -> str:
     if n is None or achieved is None:
-        return f"no number of {unit} within the search limit reaches probability {wanted:g}"
+        what = none or f"number of {unit}"
+        return f"no {what} within the search limit reaches probability {wanted:g}"
     return f"{n} {unit} (exact probability {achieved:.3f} ≥ {wanted:g})"

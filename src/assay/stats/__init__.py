@@ -34,7 +34,8 @@ One idea per private module, all re-exported here:
 * ``_paired_simulation`` — that adaptive comparison run over many simulated suites at once;
   ``_adaptive_planning`` — the suite size it needs, by simulating it.
 * ``_sprt`` — stopping rules for adaptive runs: the confidence sequence, Wald's SPRT.
-* ``_sequential_oc`` — their exact operating characteristics, simulation, fixed-N reference.
+* ``_sequential_oc`` — their exact operating characteristics, simulation, fixed-N reference;
+  ``_adaptive_threshold_plan`` — the maximum trials ``assay run``'s adaptive check needs.
 * ``_preload`` — scipy's statistics imported in the background while spans are read.
 
 See docs/statistics.md for the methods, their sources and defaults.
@@ -50,6 +51,11 @@ from assay.choices import (
     SuiteInterval,
 )
 from assay.stats._adaptive_planning import plan_adaptive_paired
+from assay.stats._adaptive_threshold_plan import (
+    AdaptiveThresholdPlan,
+    adaptive_run_characteristics,
+    plan_adaptive_threshold,
+)
 from assay.stats._behaviour import (
     BEHAVIOUR_KINDS,
     BehaviourKind,
@@ -298,10 +304,13 @@ __all__ = [
     "pass_hat_k",
     "pass_hat_ks",
     "pass_probability",
+    "AdaptiveThresholdPlan",
+    "adaptive_run_characteristics",
     "open_ended_sequence",
     "pass_rate_sequence",
     "path_shift",
     "permutations_for",
+    "plan_adaptive_threshold",
     "plan_regression",
     "plan_threshold",
     "proportion_bounds",

@@ -36,7 +36,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from assay.choices import RegressionTest
+from assay.choices import DEFAULT_REGRESSION_TEST, RegressionTest
 from assay.errors import ConfigError, InsufficientDataError
 
 TESTS: Final = tuple(t for t in RegressionTest if t is not RegressionTest.ANYTIME)
@@ -331,7 +331,7 @@ def regression_p_value(
     baseline_n: int,
     current_passed: int,
     current_n: int,
-    test: str = RegressionTest.BOSCHLOO,
+    test: str = DEFAULT_REGRESSION_TEST,
 ) -> float:
     """One-sided exact p-value for "the current pass rate is lower than the baseline's".
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from assay.choices import IntervalMethod, RegressionTest
+from assay.choices import DEFAULT_REGRESSION_TEST, IntervalMethod
 from assay.errors import ConfigError
 from assay.stats._exact2x2 import _check_alpha, _check_test
 from assay.stats._power import regression_power
@@ -179,7 +179,7 @@ def plan_regression(
     delta: float = 0.10,
     alpha: float = 0.05,
     power: float = 0.8,
-    test: str = RegressionTest.FISHER,
+    test: str = DEFAULT_REGRESSION_TEST,
     max_n: int = 2000,
     window: int = 5,
 ) -> RegressionPlan:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from assay.choices import RegressionTest
+from assay.choices import DEFAULT_REGRESSION_TEST, RegressionTest
 from assay.errors import ConfigError
 from assay.stats._exact2x2 import (
     BoolArray,
@@ -78,7 +78,7 @@ def _make_region(n1: int, n2: int, test: str, alpha: float) -> BoolArray:
 
 
 def rejection_region(
-    baseline_n: int, current_n: int, alpha: float = 0.05, test: str = RegressionTest.BOSCHLOO
+    baseline_n: int, current_n: int, alpha: float = 0.05, test: str = DEFAULT_REGRESSION_TEST
 ) -> BoolArray:
     """Which outcomes the test rejects at ``alpha``: a read-only boolean array.
 
@@ -106,7 +106,7 @@ def rejection_probability(
     baseline_rate: float,
     current_rate: float,
     alpha: float = 0.05,
-    test: str = RegressionTest.BOSCHLOO,
+    test: str = DEFAULT_REGRESSION_TEST,
 ) -> float:
     """Exact probability that the test rejects when the true rates are as given.
 
@@ -143,7 +143,7 @@ def regression_power(
     baseline_rate: float,
     delta: float = 0.10,
     alpha: float = 0.05,
-    test: str = RegressionTest.BOSCHLOO,
+    test: str = DEFAULT_REGRESSION_TEST,
 ) -> float:
     """Exact power to detect a drop of ``delta`` from ``baseline_rate`` at these group sizes.
 
