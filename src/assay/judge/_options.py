@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from assay.choices import (
+    DEFAULT_REGRESSION_TEST,
     Adjustment,
     ErrorPolicy,
     IntervalMethod,
@@ -64,7 +65,7 @@ class AnalyzeOptions:
     """Variance check: the mean score must reach this (None: as recorded, else no check)."""
     max_std_dev: float | None = None
     """Variance check: the score std must not exceed this (None: as recorded, else no check)."""
-    regression_test: RegressionTest = RegressionTest.BOSCHLOO
+    regression_test: RegressionTest = DEFAULT_REGRESSION_TEST
     """Test of a regression: boschloo, fisher, barnard (exact, fixed n) or anytime (used anyway
     when either version stopped adaptively or ran in several runs)."""
     alpha: float = 0.05

@@ -12,7 +12,7 @@ import numpy.typing as npt
 import polars as pl
 
 from assay.analysis import columns as tc
-from assay.choices import Adjustment, ErrorPolicy, RegressionTest
+from assay.choices import DEFAULT_REGRESSION_TEST, Adjustment, ErrorPolicy, RegressionTest
 from assay.errors import ConfigError
 from assay.judge._figures import per_trial_scores, primary_score
 from assay.judge._options import DEFAULT_THRESHOLD, AnalyzeOptions
@@ -102,7 +102,7 @@ def regression_test(
     baseline_n: int,
     current_passed: int,
     current_n: int,
-    test: str = RegressionTest.BOSCHLOO,
+    test: str = DEFAULT_REGRESSION_TEST,
     alpha: float = 0.05,
     delta: float = 0.10,
     power: float = 0.80,
