@@ -243,10 +243,15 @@ def _check_against_numpy(rows: pl.DataFrame, test: TestRows, figure: Figures, ks
                 low, high = scipy_stats.t.interval(
                     test.confidence, values.size - 1, values.mean(), scipy_stats.sem(values)
                 )
+                # Values in [0, 1]: the interval is cut to that assumed range.
+                assert summary.range_source == "assumed"
                 assert (summary.ci_low, summary.ci_high) == (
-                    pytest.approx(low),
-                    pytest.approx(high),
+                    pytest.approx(max(low, 0.0)),
+                    pytest.approx(min(high, 1.0)),
                 )
+                assert summary.clipped == (low < 0.0 or high > 1.0)
+            else:
+                assert summary.ci_low is None and summary.note is not None
     if figure.scores:  # the name recorded (with a value) in most counted trials, ties by name
         counts = {
             name: sum(name in t and not math.isnan(t[name]) for t in per_trial) for name in names
@@ -521,3 +526,12 @@ def test_a_name_twice_is_found_wherever_it_is_in_the_trial() -> None:
     assert twice([["b"], ["a", "c", "b", "a"]])
     assert not twice([["a", "b"], ["a", "b"], ["b"]])  # one name in several trials
     assert not twice([["a"], ["a"]])
+
+
+def test_score_range_declared_assumed_or_unknown() -> None:
+    from assay.judge._all_figures import score_range
+
+    assert score_range("evalview_score", np.array([90.0, 100.0])) == ((0.0, 100.0), "declared")
+    assert score_range("quality", np.array([0.2, 1.0])) == ((0.0, 1.0), "assumed")
+    assert score_range("quality", np.array([0.2, 7.0])) is None  # no known scale: no cut
+    assert score_range("evalview_score", np.array([90.0, 101.0])) is None  # range broken

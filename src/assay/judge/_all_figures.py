@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from assay import conventions as c
 from assay.analysis import column_features, is_work_feature, model_features, path_features
 from assay.analysis import columns as tc
 from assay.judge._figures import (
@@ -152,7 +153,9 @@ def _figures(
         drafts.append(read.draft(at, test, tuple(ks), samples, paths, models))
     spreads = sample_moments(samples.spreads, percentiles=False)
     durations = sample_moments(samples.durations, spread=False)
-    summaries = score_summaries(samples.scores, samples.confidences, ci=score_ci, seed=seed)
+    summaries = score_summaries(
+        samples.scores, samples.confidences, ci=score_ci, seed=seed, bounds=samples.ranges
+    )
     figures = [
         d if isinstance(d, Figures) else d.figures(spreads, durations, summaries) for d in drafts
     ]
@@ -172,6 +175,7 @@ class _Samples:
         self.durations: list[FloatArray] = []
         self.scores: list[FloatArray] = []
         self.confidences: list[float] = []
+        self.ranges: list[tuple[tuple[float, float], str] | None] = []
 
     def add_spread(self, values: FloatArray) -> int:
         """Ask for the mean and spread of ``values``; the answer's position."""
@@ -183,11 +187,28 @@ class _Samples:
         self.durations.append(values)
         return len(self.durations) - 1
 
-    def add_score(self, values: FloatArray, confidence: float) -> int:
+    def add_score(self, name: str, values: FloatArray, confidence: float) -> int:
         """Ask for the score summary of ``values``; its position among the summaries."""
         self.scores.append(values)
         self.confidences.append(confidence)
+        self.ranges.append(score_range(name, values))
         return len(self.scores) - 1
+
+
+def score_range(name: str, values: FloatArray) -> tuple[tuple[float, float], str] | None:
+    """The range score ``name`` is known to lie in, and how it is known; None: unknown.
+
+    ``"declared"``: the scale assay records the score on (``evalview_score``: 0-100, as
+    ``assay watch`` knows it). ``"assumed"``: any other score whose values all lie in [0, 1],
+    the default scale of a score (``assay watch`` assumes it too). A value outside the range
+    voids it: the interval is then not cut (docs/statistics.md, "Scores").
+    """
+    known = c.KNOWN_SCORE_RANGES.get(name)
+    bounds, source = (known, "declared") if known is not None else ((0.0, 1.0), "assumed")
+    low, high = bounds
+    if values.size and (float(values.min()) < low or float(values.max()) > high):
+        return None
+    return bounds, source
 
 
 @dataclass(slots=True)  # not frozen: made once a test, its __init__ plain assignments
@@ -556,7 +577,7 @@ class _Read:
         for name, values in counted_scores.items():
             known = values if self.scores.clean[name] else values[~np.isnan(values)]
             if known.size:
-                summaries[name] = samples.add_score(known, test.confidence)
+                summaries[name] = samples.add_score(name, known, test.confidence)
         unknown = sums[tc.WORK_UNKNOWN][at]
         consistency = tool_consistency(paths) if not unknown and size else None
         durations = self.durations[start:stop]

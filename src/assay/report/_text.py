@@ -126,7 +126,10 @@ def score_text(summary: ScoreSummary) -> str:
     """``mean 71.2 (95% CI 68.1–74.3), p50 70, p90 88, range 45–95``."""
     text = f"mean {num(summary.mean)}"
     if summary.ci_low is not None and summary.ci_high is not None:
-        text += f" (CI {num(summary.ci_low)}–{num(summary.ci_high)})"
+        cut = " cut to its range" if summary.clipped else ""
+        text += f" (CI {num(summary.ci_low)}–{num(summary.ci_high)}{cut})"
+    elif summary.note is not None:
+        text += " (all tied: no interval)"
     elif summary.std is not None:
         text += f" ± {num(summary.std)} sd"
     parts = [text, f"p50 {num(summary.p50)}", f"p90 {num(summary.p90)}"]
