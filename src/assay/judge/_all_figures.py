@@ -101,13 +101,28 @@ def figures_by_test(
         alpha: Significance level of the failure explanations.
     """
     figures: list[Figures] = []
+    asking: list[tuple[int, FailureRequest]] = []
     for part in _parts(tests, ROWS_AT_ONCE):
         first = min(t.start for t in part)
         last = max(t.stop for t in part)
         rows = table.slice(first, last - first)
         moved = [replace(t, start=t.start - first, stop=t.stop - first) for t in part]
-        figures += _figures(rows, moved, ks=ks, score_ci=score_ci, seed=seed, alpha=alpha)
+        found, requests = _figures(rows, moved, ks=ks, score_ci=score_ci, seed=seed)
+        asking += [(len(figures) + i, r) for i, r in requests]
+        figures += found
+    if asking:
+        # Adjusted over every comparison of every test: the chance of any explanation when
+        # nothing differs stays at most alpha over the set (docs/statistics.md, "Why did it
+        # fail?").
+        explained = explain_many([r for _, r in asking], alpha=alpha, across_tests=True)
+        for (i, _), factors in zip(asking, explained, strict=True):
+            figures[i] = replace(figures[i], failure_explanations=tuple(factors))
     return figures
+
+
+LATENCY_RESOLUTION_S: Final = 0.001
+"""Latency differences between failing and passing trials below a millisecond are not
+reported as explanations (:data:`assay.stats.RELATIVE_RESOLUTION` applies as well)."""
 
 
 ROWS_AT_ONCE: Final = 1_000_000
@@ -140,9 +155,12 @@ def _figures(
     ks: tuple[int, ...],
     score_ci: str,
     seed: int,
-    alpha: float,
-) -> list[Figures]:
-    """:func:`figures_by_test` of tests whose rows are read at once."""
+) -> tuple[list[Figures], list[tuple[int, FailureRequest]]]:
+    """:func:`figures_by_test` of tests read at once, and their explanations' questions.
+
+    The failure explanations are left out: their questions, by position, are asked of the
+    whole set at once.
+    """
     ranges = [(t.start, t.stop) for t in tests]
     read = _Read.of(table, ranges)
     samples = _Samples()
@@ -160,11 +178,7 @@ def _figures(
         d if isinstance(d, Figures) else d.figures(spreads, durations, summaries) for d in drafts
     ]
     asking = [(i, d.request) for i, d in enumerate(drafts) if isinstance(d, _Draft) and d.request]
-    if asking:
-        found = explain_many([r for _, r in asking if r is not None], alpha=alpha)
-        for (i, _), factors in zip(asking, found, strict=True):
-            figures[i] = replace(figures[i], failure_explanations=tuple(factors))
-    return figures
+    return figures, asking
 
 
 class _Samples:
@@ -700,6 +714,7 @@ class _Read:
             {f.name: f.values for f in columns},
             {f.name: f.kind for f in columns},
             {f.name: f.label for f in columns},
+            resolutions={"latency": LATENCY_RESOLUTION_S},
             tables=tables,
             samples=samples,
         )

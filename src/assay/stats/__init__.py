@@ -95,6 +95,7 @@ from assay.stats._drop_sequence import DropSequence, DropTest, drop_sequence
 from assay.stats._exact2x2 import TESTS, regression_p_value
 from assay.stats._explain import (
     FEATURE_KINDS,
+    RELATIVE_RESOLUTION,
     FailureFactor,
     FailureRequest,
     explain_failures,
@@ -246,6 +247,7 @@ __all__ = [
     "CATEGORIES",
     "DEFAULT_KS",
     "FEATURE_KINDS",
+    "RELATIVE_RESOLUTION",
     "METHODS",
     "MINIMAL_EFFECTS",
     "Moments",
