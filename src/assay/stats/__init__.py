@@ -122,9 +122,11 @@ from assay.stats._moments import Moments, sample_moments
 from assay.stats._multiple import (
     ADJUST_METHODS,
     FalseVerdictRisk,
+    WatchFamilyRisk,
     adjust_p_values,
     false_verdict_risk,
     simultaneous_confidence,
+    watch_family_risk,
 )
 from assay.stats._paired import (
     PAIRED_TESTS,
@@ -323,6 +325,8 @@ __all__ = [
     "simulate_sequential",
     "smallest_passing",
     "simultaneous_confidence",
+    "watch_family_risk",
+    "WatchFamilyRisk",
     "tool_consistency",
     "ToolPaths",
     "trials_for_power",
