@@ -547,3 +547,18 @@ def test_score_range_declared_assumed_or_unknown() -> None:
     assert score_range("quality", np.array([0.2, 1.0])) == ((0.0, 1.0), "assumed")
     assert score_range("quality", np.array([0.2, 7.0])) is None  # no known scale: no cut
     assert score_range("evalview_score", np.array([90.0, 101.0])) is None  # range broken
+
+
+def test_tied_scores_have_no_interval_and_a_note() -> None:
+    tied = [{tc.SCORES: [{"name": "quality", "value": 0.8}]}] * 5
+    figure = _figures_of(_one_test(tied))
+    score = figure.scores["quality"]
+    assert score.std == 0.0 and score.ci_low is None and score.ci_high is None
+    assert any(
+        n.startswith("score quality: all 5 scores equal 0.8: no interval") for n in figure.notes
+    )
+    # An EvalView score near the top of its 0-100 scale: the interval is cut at 100.
+    rows = [{tc.SCORES: [{"name": "evalview_score", "value": v}]} for v in (90.0, 100.0, 100.0)]
+    evalview = _figures_of(_one_test(rows)).scores["evalview_score"]
+    assert evalview.ci_high == 100.0 and evalview.clipped
+    assert evalview.range_source == "declared"

@@ -285,7 +285,8 @@ class _Draft:
             first_error=self.first_error,
             tool_errors=self.tool_errors,
             work_unknown=self.unknown,
-            notes=notes,
+            # A tied score has no interval: the test's notes say so where a reader looks.
+            notes=(*notes, *(f"score {k}: {v.note}" for k, v in scores.items() if v.note)),
         )
 
 
