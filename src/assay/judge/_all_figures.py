@@ -89,8 +89,10 @@ def figures_by_test(
 ) -> list[Figures]:
     """Every figure of every test, in the order of ``tests``.
 
-    A test's figures depend on its own rows only: one test alone is ``tests`` of one range. A
-    null ``passed`` or ``error`` flag reads as False (the trials table holds none).
+    A test's figures depend on its own rows only (one test alone is ``tests`` of one range),
+    but for the failure explanations: their p-values are adjusted over every comparison of
+    every test in ``tests`` (:func:`assay.stats.explain_many` with ``across_tests``). A null
+    ``passed`` or ``error`` flag reads as False (the trials table holds none).
 
     Args:
         table: The trials table; each test is a range of its rows.
