@@ -10,6 +10,7 @@ figures are those of its rows alone, however the table around it is read.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import polars as pl
@@ -165,8 +166,19 @@ def test_a_tests_figures_are_those_of_its_rows_alone(
     table, tests = _tests(table, np.random.default_rng(seed))
     alpha = 0.3  # explanations found often: their words are compared too
     together = figures_by_test(table, tests, ks=(1, 5, 10), score_ci="t", seed=0, alpha=alpha)
-    # repr: every float to the last bit, NaN equal to NaN.
-    assert [repr(f) for f in together] == [repr(_alone(table, t, alpha)) for t in tests]
+    alone = [_alone(table, t, alpha) for t in tests]
+    # repr: every float to the last bit, NaN equal to NaN. The failure explanations are
+    # adjusted over every test of the set, so they are compared apart.
+    assert [repr(replace(f, failure_explanations=())) for f in together] == [
+        repr(replace(f, failure_explanations=())) for f in alone
+    ]
+    # Holm over the whole set is stricter than over one test: each finding of the set is one
+    # of the test's own, with the same p-value and an adjusted p-value at least as large.
+    for set_wide, own in zip(together, alone, strict=True):
+        by_name = {(f.feature, f.level): f for f in own.failure_explanations}
+        for f in set_wide.failure_explanations:
+            mine = by_name[(f.feature, f.level)]
+            assert f.p_value == mine.p_value and f.p_adjusted >= mine.p_adjusted
 
 
 @settings(deadline=None, max_examples=25)
@@ -243,10 +255,15 @@ def _check_against_numpy(rows: pl.DataFrame, test: TestRows, figure: Figures, ks
                 low, high = scipy_stats.t.interval(
                     test.confidence, values.size - 1, values.mean(), scipy_stats.sem(values)
                 )
+                # Values in [0, 1]: the interval is cut to that assumed range.
+                assert summary.range_source == "assumed"
                 assert (summary.ci_low, summary.ci_high) == (
-                    pytest.approx(low),
-                    pytest.approx(high),
+                    pytest.approx(max(low, 0.0)),
+                    pytest.approx(min(high, 1.0)),
                 )
+                assert summary.clipped == (low < 0.0 or high > 1.0)
+            else:
+                assert summary.ci_low is None and summary.note is not None
     if figure.scores:  # the name recorded (with a value) in most counted trials, ties by name
         counts = {
             name: sum(name in t and not math.isnan(t[name]) for t in per_trial) for name in names
@@ -521,3 +538,27 @@ def test_a_name_twice_is_found_wherever_it_is_in_the_trial() -> None:
     assert twice([["b"], ["a", "c", "b", "a"]])
     assert not twice([["a", "b"], ["a", "b"], ["b"]])  # one name in several trials
     assert not twice([["a"], ["a"]])
+
+
+def test_score_range_declared_assumed_or_unknown() -> None:
+    from assay.judge._all_figures import score_range
+
+    assert score_range("evalview_score", np.array([90.0, 100.0])) == ((0.0, 100.0), "declared")
+    assert score_range("quality", np.array([0.2, 1.0])) == ((0.0, 1.0), "assumed")
+    assert score_range("quality", np.array([0.2, 7.0])) is None  # no known scale: no cut
+    assert score_range("evalview_score", np.array([90.0, 101.0])) is None  # range broken
+
+
+def test_tied_scores_have_no_interval_and_a_note() -> None:
+    tied = [{tc.SCORES: [{"name": "quality", "value": 0.8}]}] * 5
+    figure = _figures_of(_one_test(tied))
+    score = figure.scores["quality"]
+    assert score.std == 0.0 and score.ci_low is None and score.ci_high is None
+    assert any(
+        n.startswith("score quality: all 5 scores equal 0.8: no interval") for n in figure.notes
+    )
+    # An EvalView score near the top of its 0-100 scale: the interval is cut at 100.
+    rows = [{tc.SCORES: [{"name": "evalview_score", "value": v}]} for v in (90.0, 100.0, 100.0)]
+    evalview = _figures_of(_one_test(rows)).scores["evalview_score"]
+    assert evalview.ci_high == 100.0 and evalview.clipped
+    assert evalview.range_source == "declared"

@@ -108,3 +108,15 @@ def test_every_format_renders_an_empty_result() -> None:
     buffer = io.StringIO()
     render_console(empty, Console(file=buffer, width=100))
     assert "0 tests" in buffer.getvalue()
+
+
+def test_score_text_says_when_the_interval_was_cut_or_scores_tied() -> None:
+    from assay.report._text import score_text
+    from assay.stats import score_summary
+
+    cut = score_text(score_summary([0.2, 1.0, 1.0], bounds=(0.0, 1.0), bounds_source="assumed"))
+    assert "cut to its assumed range 0–1" in cut
+    tied = score_text(score_summary([0.8] * 5))
+    assert "(all tied: no interval)" in tied and "CI" not in tied
+    plain = score_text(score_summary([0.4, 0.5, 0.6], bounds=(0.0, 1.0)))
+    assert "CI" in plain and "cut" not in plain

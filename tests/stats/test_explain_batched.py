@@ -175,6 +175,13 @@ def _feature_by_feature(request, alpha: float) -> list:
             f.detail.replace("{p}", _p(float(a))),
         )
         for f, a in zip(found, adjusted, strict=True)
-        if a < alpha
+        if a < alpha and not _too_small(f)
     ]
     return sorted(out, key=lambda f: (f.p_adjusted, f.feature, f.level or ""))
+
+
+def _too_small(f) -> bool:
+    """A numeric difference below 10% of the larger value: tested, but not reported."""
+    if f.test != "mannwhitney":
+        return False
+    return abs(f.fail_value - f.pass_value) < 0.1 * max(abs(f.fail_value), abs(f.pass_value))

@@ -60,3 +60,20 @@ def test_simultaneous_confidence_is_bonferroni() -> None:
     assert simultaneous_confidence(0.95, 1) == pytest.approx(0.95)
     with pytest.raises(ConfigError):
         simultaneous_confidence(0.95, 0)
+
+
+def test_watch_family_risk_sums_the_per_test_bounds() -> None:
+    from assay.stats import simultaneous_confidence, watch_family_risk
+
+    risk = watch_family_risk(50, 0.95, 0.05)
+    assert risk.expected_wrong_verdicts == pytest.approx(50 * 0.05)
+    assert risk.expected_false_alarms == pytest.approx(50 * 0.05)
+    assert risk.family_confidence == simultaneous_confidence(0.95, 50)
+    assert risk.family_alpha == pytest.approx(0.001)
+    assert "up to 100%" in risk.note  # Boole's bound, capped at 1
+    assert "2.5 wrong verdict(s) and 2.5 false alarm(s)" in risk.note
+    few = watch_family_risk(4, 0.99, 0.01)
+    assert (few.expected_wrong_verdicts, few.expected_false_alarms) == pytest.approx((0.04, 0.04))
+    assert "up to 4% and 4%" in few.note
+    with pytest.raises(ConfigError):
+        watch_family_risk(0, 0.95, 0.05)

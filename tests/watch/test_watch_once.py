@@ -139,3 +139,28 @@ def test_a_judgement_recorded_by_assay_run_is_not_read_and_that_is_said(tmp_path
         (str(tmp_path),), WatchOptions(AnalyzeOptions(threshold=0.9, confidence=0.99))
     )
     assert all(n.kind != "recorded_judgement_not_read" for n in matching.look(final=True).notes)
+
+
+def test_the_family_wide_statement_is_shown_over_several_tests(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from assay.watch._metrics import _family
+
+    write_trials(tmp_path, _outcomes(58, 60), test="good")
+    alone = Watcher((str(tmp_path),)).look(final=True)
+    assert alone.family is None  # one test: its guarantee is the whole statement
+    for i in range(49):
+        write_trials(tmp_path, _outcomes(50, 60), test=f"t{i:02d}")
+    status = Watcher((str(tmp_path),)).look(final=True)
+    family = status.family
+    assert family is not None and family.n_tests == 50
+    # Per test 95% and alpha 0.05: over 50 tests, 50 x 0.05 = 2.5 of each expected at most.
+    assert family.expected_wrong_verdicts == pytest.approx(2.5)
+    assert family.expected_false_alarms == pytest.approx(2.5)
+    assert family.family_confidence == pytest.approx(1 - 0.05 / 50)
+    run(["watch", str(tmp_path), "--once"])
+    out = capsys.readouterr().out
+    assert "family: 50 tests watched" in out and "--confidence 0.999 --alpha 0.001" in out
+    metrics = {m.name: m for m in _family(status)}
+    assert metrics["assay_watch_expected_wrong_verdicts"].samples[0].value == pytest.approx(2.5)
+    assert "per test only" in metrics["assay_watch_expected_false_alarms"].documentation

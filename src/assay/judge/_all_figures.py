@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from assay import conventions as c
 from assay.analysis import column_features, is_work_feature, model_features, path_features
 from assay.analysis import columns as tc
 from assay.judge._figures import (
@@ -88,8 +89,10 @@ def figures_by_test(
 ) -> list[Figures]:
     """Every figure of every test, in the order of ``tests``.
 
-    A test's figures depend on its own rows only: one test alone is ``tests`` of one range. A
-    null ``passed`` or ``error`` flag reads as False (the trials table holds none).
+    A test's figures depend on its own rows only (one test alone is ``tests`` of one range),
+    but for the failure explanations: their p-values are adjusted over every comparison of
+    every test in ``tests`` (:func:`assay.stats.explain_many` with ``across_tests``). A null
+    ``passed`` or ``error`` flag reads as False (the trials table holds none).
 
     Args:
         table: The trials table; each test is a range of its rows.
@@ -100,13 +103,28 @@ def figures_by_test(
         alpha: Significance level of the failure explanations.
     """
     figures: list[Figures] = []
+    asking: list[tuple[int, FailureRequest]] = []
     for part in _parts(tests, ROWS_AT_ONCE):
         first = min(t.start for t in part)
         last = max(t.stop for t in part)
         rows = table.slice(first, last - first)
         moved = [replace(t, start=t.start - first, stop=t.stop - first) for t in part]
-        figures += _figures(rows, moved, ks=ks, score_ci=score_ci, seed=seed, alpha=alpha)
+        found, requests = _figures(rows, moved, ks=ks, score_ci=score_ci, seed=seed)
+        asking += [(len(figures) + i, r) for i, r in requests]
+        figures += found
+    if asking:
+        # Adjusted over every comparison of every test: the chance of any explanation when
+        # nothing differs stays at most alpha over the set (docs/statistics.md, "Why did it
+        # fail?").
+        explained = explain_many([r for _, r in asking], alpha=alpha, across_tests=True)
+        for (i, _), factors in zip(asking, explained, strict=True):
+            figures[i] = replace(figures[i], failure_explanations=tuple(factors))
     return figures
+
+
+LATENCY_RESOLUTION_S: Final = 0.001
+"""Latency differences between failing and passing trials below a millisecond are not
+reported as explanations (:data:`assay.stats.RELATIVE_RESOLUTION` applies as well)."""
 
 
 ROWS_AT_ONCE: Final = 1_000_000
@@ -139,9 +157,12 @@ def _figures(
     ks: tuple[int, ...],
     score_ci: str,
     seed: int,
-    alpha: float,
-) -> list[Figures]:
-    """:func:`figures_by_test` of tests whose rows are read at once."""
+) -> tuple[list[Figures], list[tuple[int, FailureRequest]]]:
+    """:func:`figures_by_test` of tests read at once, and their explanations' questions.
+
+    The failure explanations are left out: their questions, by position, are asked of the
+    whole set at once.
+    """
     ranges = [(t.start, t.stop) for t in tests]
     read = _Read.of(table, ranges)
     samples = _Samples()
@@ -152,16 +173,14 @@ def _figures(
         drafts.append(read.draft(at, test, tuple(ks), samples, paths, models))
     spreads = sample_moments(samples.spreads, percentiles=False)
     durations = sample_moments(samples.durations, spread=False)
-    summaries = score_summaries(samples.scores, samples.confidences, ci=score_ci, seed=seed)
+    summaries = score_summaries(
+        samples.scores, samples.confidences, ci=score_ci, seed=seed, bounds=samples.ranges
+    )
     figures = [
         d if isinstance(d, Figures) else d.figures(spreads, durations, summaries) for d in drafts
     ]
     asking = [(i, d.request) for i, d in enumerate(drafts) if isinstance(d, _Draft) and d.request]
-    if asking:
-        found = explain_many([r for _, r in asking if r is not None], alpha=alpha)
-        for (i, _), factors in zip(asking, found, strict=True):
-            figures[i] = replace(figures[i], failure_explanations=tuple(factors))
-    return figures
+    return figures, asking
 
 
 class _Samples:
@@ -172,6 +191,7 @@ class _Samples:
         self.durations: list[FloatArray] = []
         self.scores: list[FloatArray] = []
         self.confidences: list[float] = []
+        self.ranges: list[tuple[tuple[float, float], str] | None] = []
 
     def add_spread(self, values: FloatArray) -> int:
         """Ask for the mean and spread of ``values``; the answer's position."""
@@ -183,11 +203,28 @@ class _Samples:
         self.durations.append(values)
         return len(self.durations) - 1
 
-    def add_score(self, values: FloatArray, confidence: float) -> int:
+    def add_score(self, name: str, values: FloatArray, confidence: float) -> int:
         """Ask for the score summary of ``values``; its position among the summaries."""
         self.scores.append(values)
         self.confidences.append(confidence)
+        self.ranges.append(score_range(name, values))
         return len(self.scores) - 1
+
+
+def score_range(name: str, values: FloatArray) -> tuple[tuple[float, float], str] | None:
+    """The range score ``name`` is known to lie in, and how it is known; None: unknown.
+
+    ``"declared"``: the scale assay records the score on (``evalview_score``: 0-100, as
+    ``assay watch`` knows it). ``"assumed"``: any other score whose values all lie in [0, 1],
+    the default scale of a score (``assay watch`` assumes it too). A value outside the range
+    voids it: the interval is then not cut (docs/statistics.md, "Scores").
+    """
+    known = c.KNOWN_SCORE_RANGES.get(name)
+    bounds, source = (known, "declared") if known is not None else ((0.0, 1.0), "assumed")
+    low, high = bounds
+    if values.size and (float(values.min()) < low or float(values.max()) > high):
+        return None
+    return bounds, source
 
 
 @dataclass(slots=True)  # not frozen: made once a test, its __init__ plain assignments
@@ -250,7 +287,8 @@ class _Draft:
             first_error=self.first_error,
             tool_errors=self.tool_errors,
             work_unknown=self.unknown,
-            notes=notes,
+            # A tied score has no interval: the test's notes say so where a reader looks.
+            notes=(*notes, *(f"score {k}: {v.note}" for k, v in scores.items() if v.note)),
         )
 
 
@@ -556,7 +594,7 @@ class _Read:
         for name, values in counted_scores.items():
             known = values if self.scores.clean[name] else values[~np.isnan(values)]
             if known.size:
-                summaries[name] = samples.add_score(known, test.confidence)
+                summaries[name] = samples.add_score(name, known, test.confidence)
         unknown = sums[tc.WORK_UNKNOWN][at]
         consistency = tool_consistency(paths) if not unknown and size else None
         durations = self.durations[start:stop]
@@ -679,6 +717,7 @@ class _Read:
             {f.name: f.values for f in columns},
             {f.name: f.kind for f in columns},
             {f.name: f.label for f in columns},
+            resolutions={"latency": LATENCY_RESOLUTION_S},
             tables=tables,
             samples=samples,
         )

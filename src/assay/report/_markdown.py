@@ -51,8 +51,9 @@ def _score_cell(test: TestResult) -> str:
     parts = []
     for name, summary in test.scores.items():
         mean = tx.num(summary.mean)
-        if summary.ci_low is not None and summary.ci_high is not None:
-            mean += f" ({tx.num(summary.ci_low)}–{tx.num(summary.ci_high)})"
+        shown = tx.score_interval_text(summary)
+        if shown is not None:
+            mean += f" ({shown})"
         parts.append(f"{name} {mean}")
     return "; ".join(parts) or "—"
 

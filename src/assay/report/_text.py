@@ -125,13 +125,27 @@ def passk_text(values: Mapping[str, float | None] | None, symbol: str) -> str | 
 def score_text(summary: ScoreSummary) -> str:
     """``mean 71.2 (95% CI 68.1–74.3), p50 70, p90 88, range 45–95``."""
     text = f"mean {num(summary.mean)}"
-    if summary.ci_low is not None and summary.ci_high is not None:
-        text += f" (CI {num(summary.ci_low)}–{num(summary.ci_high)})"
+    shown = score_interval_text(summary)
+    if shown is not None:
+        text += f" ({'' if summary.note else 'CI '}{shown})"
     elif summary.std is not None:
         text += f" ± {num(summary.std)} sd"
     parts = [text, f"p50 {num(summary.p50)}", f"p90 {num(summary.p90)}"]
     parts.append(f"range {num(summary.min)}–{num(summary.max)}")
     return ", ".join(parts)
+
+
+def score_interval_text(summary: ScoreSummary) -> str | None:
+    """``68.1–74.3``, ``0.41–1 cut to its assumed range 0–1`` or ``all tied: no interval``."""
+    if summary.ci_low is not None and summary.ci_high is not None:
+        text = f"{num(summary.ci_low)}–{num(summary.ci_high)}"
+        if summary.clipped and summary.range_low is not None and summary.range_high is not None:
+            span = f"{num(summary.range_low)}–{num(summary.range_high)}"
+            text += f" cut to its {summary.range_source} range {span}"
+        return text
+    if summary.note is not None:
+        return "all tied: no interval"
+    return None
 
 
 def tool_consistency_text(value: ToolConsistency | None) -> str | None:

@@ -101,6 +101,7 @@ from assay.stats._drop_sequence import DropSequence, DropTest, drop_sequence
 from assay.stats._exact2x2 import TESTS, regression_p_value
 from assay.stats._explain import (
     FEATURE_KINDS,
+    RELATIVE_RESOLUTION,
     FailureFactor,
     FailureRequest,
     explain_failures,
@@ -127,9 +128,11 @@ from assay.stats._moments import Moments, sample_moments
 from assay.stats._multiple import (
     ADJUST_METHODS,
     FalseVerdictRisk,
+    WatchFamilyRisk,
     adjust_p_values,
     false_verdict_risk,
     simultaneous_confidence,
+    watch_family_risk,
 )
 from assay.stats._paired import (
     PAIRED_TESTS,
@@ -252,6 +255,7 @@ __all__ = [
     "CATEGORIES",
     "DEFAULT_KS",
     "FEATURE_KINDS",
+    "RELATIVE_RESOLUTION",
     "METHODS",
     "MINIMAL_EFFECTS",
     "Moments",
@@ -330,6 +334,8 @@ __all__ = [
     "simulate_sequential",
     "smallest_passing",
     "simultaneous_confidence",
+    "watch_family_risk",
+    "WatchFamilyRisk",
     "tool_consistency",
     "ToolPaths",
     "trials_for_power",

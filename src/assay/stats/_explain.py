@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
@@ -44,9 +44,16 @@ class FailureFactor:
     p_value: float
     """Unadjusted two-sided p-value."""
     p_adjusted: float
-    """p-value adjusted over every feature (and level) tested for this test case."""
+    """p-value adjusted over every feature (and level) tested for this test case, or over
+    every comparison of every test of the set (:func:`explain_many` ``across_tests``)."""
     detail: str
     """The finding in a sentence, e.g. "failing trials call `search` 3.1× as often"."""
+
+
+RELATIVE_RESOLUTION: Final = 0.10
+"""A numeric difference smaller than this share of the larger value (the medians of a
+continuous feature, the means of a count) is not reported, however small its p-value: many
+trials make microsecond noise significant, and it explains nothing."""
 
 
 def _kind(values: npt.NDArray[np.generic]) -> str:
@@ -386,6 +393,9 @@ class FailureRequest:
     """Name → one of :data:`FEATURE_KINDS` (else taken from the dtype)."""
     labels: Mapping[str, str]
     """Name → words for a person."""
+    resolutions: Mapping[str, float] = field(default_factory=dict)
+    """Name → the smallest absolute difference worth reporting (latency in seconds: 0.001);
+    smaller differences are tested and adjusted for, but not reported."""
     tables: Sequence[ShareTable] = ()
     """Binary features the caller counted already: tested before the binary ``features``."""
     samples: Sequence[NumericSample] = ()
@@ -407,10 +417,16 @@ class _Plan:
     shares: list[_Share]
     numeric: list[tuple[str, str, str | None, npt.NDArray[np.float64], npt.NDArray[np.float64]]]
     """Name, kind, label, the failing and the passing trials' values."""
+    resolutions: Mapping[str, float]
+    """Name → the smallest absolute difference worth reporting."""
 
 
 def explain_many(
-    requests: Sequence[FailureRequest], alpha: float = 0.05, adjust: str = Adjustment.HOLM
+    requests: Sequence[FailureRequest],
+    alpha: float = 0.05,
+    adjust: str = Adjustment.HOLM,
+    *,
+    across_tests: bool = False,
 ) -> list[list[FailureFactor]]:
     """:func:`explain_failures` of many test cases, their statistical tests run together.
 
@@ -419,6 +435,14 @@ def explain_many(
     case are tested in one vectorised pass and the U tests in another (a set of thousands of
     tests would otherwise pay scipy's overhead per test). A finding is put in words only once
     its adjusted p-value is known to lie below ``alpha``.
+
+    With ``across_tests`` the p-values of every comparison of every case are adjusted
+    together (Holm 1979 by default): the chance of reporting any explanation when no feature
+    of any test differs is then at most ``alpha`` over the whole set, not per test (50 tests
+    at alpha = 0.05 each would report a chance finding about nine times in ten). Either way,
+    a numeric difference below :data:`RELATIVE_RESOLUTION` of the larger value, or below the
+    feature's ``resolutions`` entry, is not reported; it is still counted in the adjustment,
+    so dropping it can only lower the error rate.
     """
     if not 0 < alpha < 1:
         raise ConfigError(f"alpha must lie strictly between 0 and 1 (got {alpha})")
@@ -428,16 +452,22 @@ def explain_many(
     share_p = fisher_two_sided(tables).tolist() if shares else []
     samples = [(f, p) for plan in plans if plan is not None for _, _, _, f, p in plan.numeric]
     rank_p = _rank_sum_p_values(samples)
-    out: list[list[FailureFactor]] = []
+    per_plan: list[list[float]] = []
     at_share = at_rank = 0
     for plan in plans:
-        if plan is None:
-            out.append([])
-            continue
-        k, m = len(plan.shares), len(plan.numeric)
-        p_values = share_p[at_share : at_share + k] + rank_p[at_rank : at_rank + m]
+        k, m = (0, 0) if plan is None else (len(plan.shares), len(plan.numeric))
+        per_plan.append(share_p[at_share : at_share + k] + rank_p[at_rank : at_rank + m])
         at_share, at_rank = at_share + k, at_rank + m
-        out.append(_significant(plan, p_values, alpha, adjust))
+    if across_tests:
+        flat = [p for p_values in per_plan for p in p_values]
+        every = adjust_p_values(flat, adjust).tolist() if flat else []
+        bounds = np.cumsum([0] + [len(p_values) for p_values in per_plan]).tolist()
+        adjusted = [every[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    else:
+        adjusted = [adjust_p_values(p, adjust).tolist() if p else [] for p in per_plan]
+    out: list[list[FailureFactor]] = []
+    for plan, p_values, p_adjusted in zip(plans, per_plan, adjusted, strict=True):
+        out.append([] if plan is None else _significant(plan, p_values, p_adjusted, alpha))
     return out
 
 
@@ -487,7 +517,7 @@ def _plan(request: FailureRequest) -> _Plan | None:
         for (name, kind, label), sample in zip(numeric, samples, strict=True)
         if sample is not None
     ]
-    return _Plan(planned, tested)
+    return _Plan(planned, tested, request.resolutions)
 
 
 def _tables(
@@ -525,6 +555,13 @@ def _samples(
     ]
 
 
+def _below_resolution(factor: FailureFactor, absolute: float) -> bool:
+    """Whether a numeric finding's difference is too small to matter to anyone."""
+    gap = abs(factor.fail_value - factor.pass_value)
+    larger = max(abs(factor.fail_value), abs(factor.pass_value))
+    return gap < absolute or gap < RELATIVE_RESOLUTION * larger
+
+
 def _levels(
     name: str, values: npt.NDArray[np.generic], failed: npt.NDArray[np.bool_], label: str | None
 ) -> list[_Share]:
@@ -551,21 +588,20 @@ def _levels(
 
 
 def _significant(
-    plan: _Plan, p_values: list[float], alpha: float, adjust: str
+    plan: _Plan, p_values: list[float], adjusted: list[float], alpha: float
 ) -> list[FailureFactor]:
-    """The findings whose p-value, adjusted over all of them, lies below ``alpha``."""
-    if not p_values:
-        return []
-    adjusted = adjust_p_values(p_values, adjust)
+    """The findings whose adjusted p-value lies below ``alpha``, above the resolution."""
     out = []
     k = len(plan.shares)
-    for i in np.flatnonzero(adjusted < alpha).tolist():
+    for i in np.flatnonzero(np.asarray(adjusted) < alpha).tolist():
         p, p_adj = p_values[i], float(adjusted[i])
         if i < k:
             factor = plan.shares[i].factor(p)
         else:
             name, kind, label, fail_x, pass_x = plan.numeric[i - k]
             factor = _numeric_factor(name, kind, fail_x, pass_x, p, label)
+            if _below_resolution(factor, plan.resolutions.get(name, 0.0)):
+                continue
         out.append(
             FailureFactor(
                 factor.feature,

@@ -116,6 +116,74 @@ def false_verdict_risk(
     return FalseVerdictRisk(n_tests, alpha, method, float(expected), float(chance), note)
 
 
+@dataclass(frozen=True, slots=True)
+class WatchFamilyRisk:
+    """What the per-test guarantees of ``assay watch`` mean over all the tests watched."""
+
+    n_tests: int
+    """Number of tests watched."""
+    confidence: float
+    """Each test's confidence sequence level."""
+    alpha: float
+    """Each test's bound on P(a false drift alarm, ever)."""
+    expected_wrong_verdicts: float
+    """Upper bound on the expected number of tests whose verdict is ever wrong: m(1 − c)."""
+    expected_false_alarms: float
+    """Upper bound on the expected number of tests with a false drift alarm: m·alpha."""
+    family_confidence: float
+    """The per-test confidence at which every test's verdict holds at once with ``confidence``
+    (Bonferroni, :func:`simultaneous_confidence`)."""
+    family_alpha: float
+    """The per-test alpha at which the chance of any false alarm is at most ``alpha``."""
+    note: str
+    """The same in one sentence, for the console and ``/metrics``."""
+
+
+def watch_family_risk(n_tests: int, confidence: float, alpha: float) -> WatchFamilyRisk:
+    """The family-wide statement of ``assay watch``: per-test guarantees summed over tests.
+
+    Each test's verdict is wrong at any look with probability at most 1 − confidence (its
+    confidence sequence), and its drift alarm false with probability at most alpha. Over m
+    tests, by linearity of expectation and with no assumption about how tests depend on each
+    other, at most m(1 − confidence) wrong verdicts and m·alpha false alarms are expected, and
+    the chance of any is at most the smaller of 1 and those sums (Boole's inequality). To hold
+    the whole family at the per-test levels asked, each test needs Bonferroni's levels
+    1 − (1 − confidence)/m and alpha/m (Dunn 1961); a stream does not know m in advance, so
+    that is offered as advice for the tests seen, not applied.
+
+    Args:
+        n_tests: Number of tests watched (≥ 1).
+        confidence: Each sequence's confidence, in (0, 1).
+        alpha: Each drift alarm's bound, in (0, 1).
+
+    Returns:
+        The figures and a sentence.
+    """
+    if n_tests < 1:
+        raise ConfigError(f"n_tests must be >= 1 (got {n_tests})")
+    if not 0 < alpha < 1:
+        raise ConfigError(f"alpha must lie strictly between 0 and 1 (got {alpha})")
+    family_confidence = simultaneous_confidence(confidence, n_tests)
+    wrong, alarms = n_tests * (1 - confidence), n_tests * alpha
+    note = (
+        f"{n_tests} tests watched, each at {confidence:.0%} (drift alpha {alpha:g}): over all of "
+        f"them up to {wrong:.2g} wrong verdict(s) and {alarms:.2g} false alarm(s) expected by "
+        f"chance (any at all: up to {min(1.0, wrong):.0%} and {min(1.0, alarms):.0%}); for "
+        f"{confidence:.0%} over the family use --confidence {family_confidence:.6g} --alpha "
+        f"{alpha / n_tests:.3g}"
+    )
+    return WatchFamilyRisk(
+        n_tests,
+        confidence,
+        alpha,
+        float(wrong),
+        float(alarms),
+        family_confidence,
+        alpha / n_tests,
+        note,
+    )
+
+
 def simultaneous_confidence(confidence: float, n_tests: int) -> float:
     """Per-test confidence level so that all ``n_tests`` intervals hold at once (Bonferroni).
 

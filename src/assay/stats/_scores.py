@@ -6,7 +6,7 @@ import functools
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -45,6 +45,17 @@ class ScoreSummary:
     """``"t"`` (Student t) or ``"bootstrap"`` (BCa)."""
     confidence: float
     """Two-sided confidence level of the interval."""
+    range_low: float | None = None
+    """Lower end of the range the score is known to lie in (the interval is cut there)."""
+    range_high: float | None = None
+    """Upper end of that range; both None when no range is known (no cut)."""
+    range_source: str | None = None
+    """``"declared"`` (a range assay records the score in, or one the user gave) or
+    ``"assumed"`` (every value in [0, 1], the default scale of a score); None: no range."""
+    clipped: bool = False
+    """Whether the interval reached past the range and was cut at its end."""
+    note: str | None = None
+    """Why there is no interval though there are two or more values (every score tied)."""
 
 
 def _values(values: npt.ArrayLike, what: str = "scores") -> npt.NDArray[np.float64]:
@@ -75,14 +86,21 @@ def score_summary(
     ci: str = ScoreInterval.T,
     seed: int | None = 0,
     n_resamples: int = 9999,
+    bounds: tuple[float, float] | None = None,
+    bounds_source: str = "declared",
 ) -> ScoreSummary:
     """Mean, spread, percentiles and a confidence interval for the mean of ``values``.
 
     The ``t`` interval is mean ± t_{n−1, (1+confidence)/2} · s/√n (Student 1908; via
     ``scipy.stats.t``). The ``bootstrap`` interval is scipy's bias-corrected and accelerated
     (BCa) bootstrap of the mean (Efron 1987, JASA 82:171; ``scipy.stats.bootstrap``), seeded
-    so that a report is reproducible. When all values are equal, both intervals collapse to the
-    value itself.
+    so that a report is reproducible.
+
+    A mean of values in [a, b] lies in [a, b], so cutting the interval at a known range keeps
+    its coverage (the true mean is inside the cut interval whenever it is inside the uncut
+    one) while never showing impossible values. When all values are equal there is no
+    interval: a zero-width one would claim certainty that a handful of trials cannot give; the
+    ``note`` says so.
 
     Args:
         values: The score of each trial.
@@ -90,14 +108,18 @@ def score_summary(
         ci: ``"t"`` or ``"bootstrap"``.
         seed: Seed of the bootstrap's random numbers.
         n_resamples: Bootstrap resamples.
+        bounds: The range ``(low, high)`` the score is known to lie in; the interval is cut
+            to it. None: no cut.
+        bounds_source: How the range is known, recorded as ``range_source``.
 
     Returns:
-        The summary; with one value, ``std`` and the interval are None.
+        The summary; with one value, or all values tied, ``std`` or the interval are None.
 
     Raises:
         InsufficientDataError: For no values.
-        ConfigError: For a bad ``ci``, ``confidence`` or a non-finite value.
+        ConfigError: For a bad ``ci``, ``confidence``, ``bounds`` or a non-finite value.
     """
+    _check_bounds(bounds)
     if ci not in SCORE_CI_METHODS:
         raise ConfigError(
             f"unknown score interval {ci!r}; choose one of {', '.join(SCORE_CI_METHODS)}"
@@ -114,7 +136,7 @@ def score_summary(
     if n >= 2:
         std = float(x.std(ddof=1))
         if std == 0.0:
-            low = high = mean
+            pass  # tied: no interval (see _finish)
         elif ci == ScoreInterval.T:
             sem = std / math.sqrt(n)
             # sps.t.interval(confidence, n - 1, loc=mean, scale=sem), its quantiles cached.
@@ -122,8 +144,43 @@ def score_summary(
             low, high = t_low * sem + mean, t_high * sem + mean
         else:
             low, high = _bootstrap(x, confidence, seed, n_resamples)
-    return ScoreSummary(
+    summary = ScoreSummary(
         n, mean, std, float(x.min()), float(x.max()), p50, p90, low, high, ci, confidence
+    )
+    return _finish(summary, bounds, bounds_source)
+
+
+def _check_bounds(bounds: tuple[float, float] | None) -> None:
+    if bounds is not None and not (
+        math.isfinite(bounds[0]) and math.isfinite(bounds[1]) and bounds[0] < bounds[1]
+    ):
+        raise ConfigError(f"a score's range must be finite with low < high (got {bounds})")
+
+
+def _finish(summary: ScoreSummary, bounds: tuple[float, float] | None, source: str) -> ScoreSummary:
+    """``summary`` with its interval cut to ``bounds`` and a note when every value is tied."""
+    note = None
+    if summary.n >= 2 and summary.std == 0.0:
+        note = (
+            f"all {summary.n} scores equal {summary.mean:g}: no interval (a zero-width one "
+            "would claim a certainty that tied trials do not give)"
+        )
+    if bounds is None:
+        return summary if note is None else replace(summary, note=note)
+    low, high = summary.ci_low, summary.ci_high
+    clipped = False
+    if low is not None and high is not None:
+        clipped = low < bounds[0] or high > bounds[1]
+        low, high = min(max(low, bounds[0]), bounds[1]), max(min(high, bounds[1]), bounds[0])
+    return replace(
+        summary,
+        ci_low=low,
+        ci_high=high,
+        range_low=bounds[0],
+        range_high=bounds[1],
+        range_source=source,
+        clipped=clipped,
+        note=note,
     )
 
 
@@ -132,8 +189,12 @@ def score_summaries(
     confidences: Sequence[float],
     ci: str = ScoreInterval.T,
     seed: int | None = 0,
+    bounds: Sequence[tuple[tuple[float, float], str] | None] | None = None,
 ) -> list[ScoreSummary]:
     """:func:`score_summary` of many samples (each at its own confidence), the same figures.
+
+    ``bounds`` gives each sample's range and how it is known (``(range, source)``, or None for
+    no range), as ``bounds`` and ``bounds_source`` of :func:`score_summary`.
 
     The ``t`` summaries of samples of one size are computed together
     (:func:`~assay.stats._moments.sample_moments`: each figure is the lone sample's, bit for
@@ -141,6 +202,9 @@ def score_summaries(
     :func:`score_summary` would refuse, go through it one by one.
     """
     arrays = [np.asarray(v, dtype=np.float64).ravel() for v in samples]
+    ranges = list(bounds) if bounds is not None else [None] * len(arrays)
+    for given in ranges:
+        _check_bounds(None if given is None else given[0])
     if (
         ci != ScoreInterval.T
         or not arrays
@@ -149,7 +213,15 @@ def score_summaries(
         or not all(0 < c < 1 for c in confidences)
     ):
         return [
-            score_summary(a, c, ci=ci, seed=seed) for a, c in zip(arrays, confidences, strict=True)
+            score_summary(
+                a,
+                c,
+                ci=ci,
+                seed=seed,
+                bounds=None if r is None else r[0],
+                bounds_source="declared" if r is None else r[1],
+            )
+            for a, c, r in zip(arrays, confidences, ranges, strict=True)
         ]
     m = sample_moments(arrays)
     out = []
@@ -161,12 +233,11 @@ def score_summaries(
         ci_high: float | None = None
         if n >= 2:
             std = spread
-            if std == 0.0:
-                ci_low = ci_high = mean
-            else:
+            if std != 0.0:  # tied: no interval (see _finish)
                 sem = std / math.sqrt(n)
                 t_low, t_high = _t_quantiles(confidences[i], n - 1)
                 ci_low, ci_high = t_low * sem + mean, t_high * sem + mean
+        given = ranges[i]
         summary = ScoreSummary(
             n,
             mean,
@@ -180,7 +251,10 @@ def score_summaries(
             ci,
             confidences[i],
         )
-        out.append(summary)
+        if given is None:
+            out.append(_finish(summary, None, "declared"))
+        else:
+            out.append(_finish(summary, given[0], given[1]))
     return out
 
 

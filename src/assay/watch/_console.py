@@ -38,6 +38,8 @@ def status_table(status: WatchStatus) -> str:
         f"{status.files_read} file(s), {status.spans_read} span(s) read; "
         f"{status.pending_traces} trace(s) waiting for their spans"
     )
+    if status.family is not None:
+        lines.append(f"family: {status.family.note}")
     return "\n".join(lines)
 
 
@@ -68,6 +70,7 @@ def live_table(status: WatchStatus) -> Table:
             f"{status.files_read} file(s), {status.spans_read} span(s) read; "
             f"{status.pending_traces} trace(s) waiting for their spans"
             + "".join(f"\n{n.kind} ({n.count}): {visible(n.message)}" for n in status.notes)
+            + (f"\nfamily: {status.family.note}" if status.family is not None else "")
         ),
         caption_justify="left",
     )

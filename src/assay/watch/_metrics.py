@@ -4,6 +4,8 @@ One series per test, labelled ``test``: ``assay_test_trials_total`` (a counter),
 ``assay_test_pass_rate`` and its anytime-valid interval ``assay_test_pass_rate_lower`` /
 ``_upper``, ``assay_test_verdict{verdict=...}`` (1 for the current verdict, 0 for the other
 two) and ``assay_test_drift_alarm`` (0/1). A scrape reads the status of the latest look.
+``assay_watch_expected_wrong_verdicts`` and ``assay_watch_expected_false_alarms`` bound the
+chance errors over all tests watched (the per-test guarantees summed; from two tests).
 
 The series are capped, as the OpenTelemetry SDK caps a metric's attribute sets (its
 cardinality limit, 2,000 by default) and as Prometheus' ``sample_limit`` guards a scrape: a
@@ -90,6 +92,7 @@ class _StatusCollector(Collector):
         for note in status.notes if status is not None else ():
             notes.add_metric([note.kind], note.count)
         yield notes
+        yield from _family(status)
         yield from _means(tests)
         for test in tests:
             trials.add_metric([test.test_id], test.trials)
@@ -101,6 +104,29 @@ class _StatusCollector(Collector):
                 verdict.add_metric([test.test_id, value.value], float(test.verdict == value))
             alarm.add_metric([test.test_id], float(test.drift_alarm))
         yield from (trials, rate, lower, upper, verdict, alarm)
+
+
+def _family(status: WatchStatus | None) -> Iterator[Metric]:
+    """The family-wide bounds: each test's guarantee is per test, not over the set."""
+    from prometheus_client.core import GaugeMetricFamily
+
+    family = status.family if status is not None else None
+    wrong = GaugeMetricFamily(
+        "assay_watch_expected_wrong_verdicts",
+        "Upper bound on the expected number of tests whose verdict is ever wrong by chance, "
+        "over all tests watched: tests x (1 - confidence). Each verdict holds per test only; "
+        "for the whole set, lower --confidence's error by the number of tests (Bonferroni).",
+    )
+    alarms = GaugeMetricFamily(
+        "assay_watch_expected_false_alarms",
+        "Upper bound on the expected number of tests with a false drift alarm, over all tests "
+        "watched: tests x alpha. Each alarm's bound is per test only; for the whole set, "
+        "divide --alpha by the number of tests (Bonferroni).",
+    )
+    if family is not None:
+        wrong.add_metric([], family.expected_wrong_verdicts)
+        alarms.add_metric([], family.expected_false_alarms)
+    yield from (wrong, alarms)
 
 
 def _means(tests: tuple[TestStatus, ...]) -> Iterator[Metric]:

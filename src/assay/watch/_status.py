@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from assay.judge import Verdict, exit_code
+from assay.stats import WatchFamilyRisk
 
 __all__ = ["InputNote", "MeanStatus", "TestStatus", "WatchStatus"]
 
@@ -97,6 +98,8 @@ class WatchStatus:
     """Traces waiting for their root span or their grace."""
     notes: tuple[InputNote, ...] = ()
     """What the input showed that the user must know (incomplete traces, skipped files, ...)."""
+    family: WatchFamilyRisk | None = None
+    """What the per-test guarantees mean over every test watched; None for fewer than two."""
 
     def exit_code(self, inconclusive_ok: bool = False) -> int:
         """0 all PASS, 1 any FAIL, 3 INCONCLUSIVE but no FAIL (0 with ``inconclusive_ok``)."""

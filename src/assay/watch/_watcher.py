@@ -23,7 +23,7 @@ from assay.errors import SchemaError
 
 # The defaults of every command (docs/cli.md), defined once in assay.judge.
 from assay.judge import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, AnalyzeOptions, check_range
-from assay.stats import BernoulliConfidenceSequence
+from assay.stats import BernoulliConfidenceSequence, watch_family_risk
 from assay.store import DUPLICATE_SPANS, open_trace_set
 from assay.watch._drift import DriftDetector, DriftRule, sequence_intervals
 from assay.watch._follow import FileFollower
@@ -37,6 +37,9 @@ from assay.watch._trials import trials_of
 
 __all__ = ["WatchOptions", "Watcher"]
 
+FAMILY_FROM = 2
+"""Tests watched from which the family-wide statement is shown: with two, a per-test
+guarantee is already not a guarantee about the set (docs/monitoring.md)."""
 _WITHOUT_ROOT = "trace(s) judged without their root span (it never arrived in time)"
 
 
@@ -434,4 +437,9 @@ class Watcher:
             spans_read=self._spans,
             pending_traces=self._pending.traces,
             notes=tuple(self._notes.values()),
+            family=(
+                watch_family_risk(len(tests), self.options.confidence, self.options.alpha)
+                if len(tests) >= FAMILY_FROM
+                else None
+            ),
         )
