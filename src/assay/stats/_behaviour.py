@@ -21,6 +21,7 @@ power to see a minimal effect per kind — in :mod:`assay.stats._behaviour_power
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -29,6 +30,7 @@ import numpy.typing as npt
 
 from assay.errors import ConfigError, InsufficientDataError
 from assay.stats._intervals import wilson_interval
+from assay.stats._mann_whitney import mann_whitney_p_values
 
 BehaviourKind = Literal["path", "binary", "count", "continuous"]
 """The kinds of behavioural feature, each with its own test."""
@@ -312,13 +314,28 @@ def continuous_shift(
     Returns:
         The shift, ``measure="ratio"``, ``method="mann-whitney"``.
     """
-    from scipy import stats as sps
+    return continuous_shifts([(baseline, current)], confidence)[0]
 
+
+def continuous_shifts(
+    pairs: Sequence[tuple[npt.ArrayLike, npt.ArrayLike]], confidence: float = 0.95
+) -> list[Shift]:
+    """:func:`continuous_shift` of many features at once (one Mann–Whitney pass), in order.
+
+    Args:
+        pairs: ``(baseline, current)`` values of each feature.
+        confidence: Two-sided confidence level.
+
+    Returns:
+        One shift per pair, each equal to :func:`continuous_shift`'s.
+    """
     check_confidence(confidence)
-    x, y = _sample(baseline, "baseline"), _sample(current, "current")
-    shift = _ratio_shift("continuous", x, y, confidence, "mann-whitney")
-    if np.ptp(np.concatenate([x, y])) == 0:
-        p = 1.0
-    else:
-        p = float(sps.mannwhitneyu(y, x, alternative="two-sided").pvalue)
-    return replace(shift, p_value=p)
+    samples = [(_sample(b, "baseline"), _sample(c, "current")) for b, c in pairs]
+    shifts = [_ratio_shift("continuous", x, y, confidence, "mann-whitney") for x, y in samples]
+    # Every value the same on both sides: no rank order to test (scipy would divide by zero).
+    varied = [i for i, (x, y) in enumerate(samples) if np.ptp(np.concatenate([x, y])) > 0]
+    tested = mann_whitney_p_values([(samples[i][1], samples[i][0]) for i in varied])
+    p = [1.0] * len(samples)
+    for i, value in zip(varied, tested, strict=True):
+        p[i] = value
+    return [replace(shift, p_value=value) for shift, value in zip(shifts, p, strict=True)]
