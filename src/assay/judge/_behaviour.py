@@ -19,6 +19,7 @@ effect (:data:`assay.stats.MINIMAL_EFFECTS`) at the level a change would have ha
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, replace
 from functools import partial
@@ -40,6 +41,7 @@ from assay.judge._options import DEFAULT_CONFIDENCE, AnalyzeOptions
 from assay.stats import (
     ADJUST_METHODS,
     MINIMAL_EFFECTS,
+    BehaviourKind,
     BehaviourSample,
     FeaturePair,
     Shift,
@@ -105,10 +107,14 @@ def _spread(pair: FeaturePair, shift: Shift) -> float:
 
 
 def _power(row: _Tested, alpha: float, n: tuple[int, int]) -> float:
-    minimal = MINIMAL_EFFECTS[row.pair.kind]
-    if row.pair.kind in ("path", "binary"):
-        return share_power(row.spread, n[0], n[1], minimal, alpha)
-    return ratio_power(row.spread, n[0], n[1], minimal, alpha)
+    return _kind_power(row.pair.kind, row.spread, alpha, n)
+
+
+def _kind_power(kind: BehaviourKind, spread: float, alpha: float, n: tuple[int, int]) -> float:
+    minimal = MINIMAL_EFFECTS[kind]
+    if kind in ("path", "binary"):
+        return share_power(spread, n[0], n[1], minimal, alpha)
+    return ratio_power(spread, n[0], n[1], minimal, alpha)
 
 
 def _typical(
@@ -327,14 +333,21 @@ def _decide(
     )
 
 
-def _power_at(row: _Tested, level: float, n: int) -> float:
-    return _power(row, level, (n, n))
+def _power_at(kind: BehaviourKind, spread: float, level: float, n: int) -> float:
+    return _kind_power(kind, spread, level, (n, n))
+
+
+@functools.lru_cache(maxsize=8192)
+def _needed(kind: BehaviourKind, spread: float, level: float, required: float) -> int | None:
+    # The power depends on the kind and the spread alone; across many cases of a few trials
+    # the same shares (and count spreads) recur, and each search runs once.
+    return trials_for_power(partial(_power_at, kind, spread, level), required)
 
 
 def _trials_needed(rows: Sequence[_Tested], level: float, required: float) -> int | None:
     worst = 0
     for row in rows:
-        need = trials_for_power(partial(_power_at, row, level), required)
+        need = _needed(row.pair.kind, row.spread, level, required)
         if need is None:
             return None
         worst = max(worst, need)

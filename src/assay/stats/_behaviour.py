@@ -20,6 +20,7 @@ power to see a minimal effect per kind — in :mod:`assay.stats._behaviour_power
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -134,6 +135,15 @@ def difference_interval(
     Returns:
         ``(low, high)``.
     """
+    return _difference_interval(k_baseline, n_baseline, k_current, n_current, confidence)
+
+
+@functools.lru_cache(maxsize=4096)
+def _difference_interval(
+    k_baseline: int, n_baseline: int, k_current: int, n_current: int, confidence: float
+) -> tuple[float, float]:
+    # Many cases of a few trials each repeat the same few tables; scipy's Wilson interval costs
+    # a binomial test a call, so each table is computed once.
     p_b, p_c = k_baseline / n_baseline, k_current / n_current
     wb = wilson_interval(k_baseline, n_baseline, confidence)
     wc = wilson_interval(k_current, n_current, confidence)
@@ -167,14 +177,11 @@ def binary_shift(
     Returns:
         The shift, ``measure="difference"``.
     """
-    from scipy import stats as sps
-
     check_confidence(confidence)
     require_trials(n_baseline, n_current)
     if not (0 <= k_baseline <= n_baseline and 0 <= k_current <= n_current):
         raise ConfigError("counts must lie between 0 and the number of trials")
-    table = [[k_current, n_current - k_current], [k_baseline, n_baseline - k_baseline]]
-    p = float(sps.fisher_exact(table, alternative="two-sided").pvalue)
+    p = _fisher(k_current, n_current - k_current, k_baseline, n_baseline - k_baseline)
     low, high = difference_interval(k_baseline, n_baseline, k_current, n_current, confidence)
     p_b, p_c = k_baseline / n_baseline, k_current / n_current
     return Shift(
@@ -191,6 +198,14 @@ def binary_shift(
         n_baseline,
         n_current,
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _fisher(a: int, b: int, c: int, d: int) -> float:
+    """Two-sided Fisher p of ``[[a, b], [c, d]]``, once per table (the same few recur)."""
+    from scipy import stats as sps
+
+    return float(sps.fisher_exact([[a, b], [c, d]], alternative="two-sided").pvalue)
 
 
 def _sample(values: npt.ArrayLike, what: str) -> npt.NDArray[np.float64]:
