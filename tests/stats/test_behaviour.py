@@ -13,6 +13,7 @@ from assay.stats import (
     continuous_shift,
     count_shift,
     difference_interval,
+    equal_trials_guess,
     log_ratio_se,
     path_shift,
     ratio_power,
@@ -213,3 +214,31 @@ def test_permutations_grow_with_the_family_and_work_in_blocks() -> None:
     cur = [("b",)] * 30
     result = path_shift(base, cur, n_resamples=4500, seed=3)
     assert result.shift.p_value == pytest.approx(1 / 4501)
+
+
+@given(
+    share=st.booleans(),
+    spread=st.one_of(st.just(0.0), st.floats(1e-6, 3.0)),
+    alpha=st.sampled_from([0.05, 0.01, 0.05 / 7, 0.001]),
+    target=st.sampled_from([0.5, 0.8, 0.9]),
+    wrong=st.integers(-40, 40),
+)
+def test_a_guess_never_changes_the_trials_for_power(
+    share: bool, spread: float, alpha: float, target: float, wrong: int
+) -> None:
+    """The closed-form guess is checked, not trusted: a good or a wrong one, the same answer."""
+    spread = min(spread, 1.0) if share else spread
+    effect = MINIMAL_EFFECTS["binary" if share else "continuous"]
+
+    def power_at(n: int) -> float:
+        if share:
+            return share_power(spread, n, n, effect, alpha)
+        return ratio_power(spread, n, n, effect, alpha)
+
+    searched = trials_for_power(power_at, target)
+    guess = equal_trials_guess(share, spread, effect, alpha, target)
+    assert trials_for_power(power_at, target, guess=guess) == searched
+    assert trials_for_power(power_at, target, guess=max(1, guess + wrong)) == searched
+    if searched is not None:
+        # The normal approximations invert in closed form: the guess is (all but) the answer.
+        assert abs(guess - searched) <= 1

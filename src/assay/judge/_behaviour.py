@@ -50,6 +50,7 @@ from assay.stats import (
     continuous_shift,
     continuous_shifts,
     count_shift,
+    equal_trials_guess,
     path_shift,
     permutations_for,
     ratio_power,
@@ -341,7 +342,9 @@ def _power_at(kind: BehaviourKind, spread: float, level: float, n: int) -> float
 def _needed(kind: BehaviourKind, spread: float, level: float, required: float) -> int | None:
     # The power depends on the kind and the spread alone; across many cases of a few trials
     # the same shares (and count spreads) recur, and each search runs once.
-    return trials_for_power(partial(_power_at, kind, spread, level), required)
+    minimal = MINIMAL_EFFECTS[kind]
+    guess = equal_trials_guess(kind in ("path", "binary"), spread, minimal, level, required)
+    return trials_for_power(partial(_power_at, kind, spread, level), required, guess=guess)
 
 
 def _trials_needed(rows: Sequence[_Tested], level: float, required: float) -> int | None:

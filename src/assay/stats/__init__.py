@@ -59,6 +59,7 @@ from assay.stats._behaviour import (
 from assay.stats._behaviour_paths import PathShift, path_shift, permutations_for
 from assay.stats._behaviour_power import (
     MINIMAL_EFFECTS,
+    equal_trials_guess,
     ratio_power,
     share_power,
     trials_for_power,
@@ -244,6 +245,7 @@ __all__ = [
     "continuous_shifts",
     "count_shift",
     "difference_interval",
+    "equal_trials_guess",
     "explain_failures",
     "explain_many",
     "false_verdict_risk",
