@@ -47,9 +47,8 @@ from assay.stats import (
     Shift,
     adjust_p_values,
     binary_shift,
-    continuous_shift,
     continuous_shifts,
-    count_shift,
+    count_shifts,
     equal_trials_guess,
     path_shift,
     permutations_for,
@@ -68,23 +67,18 @@ EXAMPLES = 3
 def _shift(
     pair: FeaturePair, confidence: float, seed: int, resamples: int
 ) -> tuple[Shift, tuple[str, ...] | None]:
+    """A path or binary feature's test (counts and continuous features are tested in batches)."""
     if pair.kind == "path":
         result = path_shift(pair.baseline_paths, pair.current_paths, confidence, resamples, seed)
         return result.shift, result.path
-    if pair.kind == "binary":
-        return (
-            binary_shift(
-                int(pair.baseline.sum()),
-                pair.baseline.size,
-                int(pair.current.sum()),
-                pair.current.size,
-                confidence,
-            ),
-            None,
-        )
-    if pair.kind == "count":
-        return count_shift(pair.baseline, pair.current, confidence), None
-    return continuous_shift(pair.baseline, pair.current, confidence), None
+    shift = binary_shift(
+        int(pair.baseline.sum()),
+        pair.baseline.size,
+        int(pair.current.sum()),
+        pair.current.size,
+        confidence,
+    )
+    return shift, None
 
 
 def _informative(pair: FeaturePair) -> bool:
@@ -194,13 +188,16 @@ def behaviour_diffs(
     pooled_size = sum(len(pairs) for pairs in chosen.values())
 
     # Every continuous feature of every test in one Mann–Whitney pass (a call a feature costs
-    # milliseconds of scipy's argument handling); keyed by the pair object, which lives on.
-    continuous = [p for pairs in chosen.values() for p in pairs if p.kind == "continuous"]
-    batch = continuous_shifts([(p.baseline, p.current) for p in continuous], confidence)
-    ready = {id(p): s for p, s in zip(continuous, batch, strict=True)}
+    # milliseconds of scipy's argument handling), and the moments of every count and continuous
+    # feature in one numpy pass per size; keyed by the pair object, which lives on.
+    ready: dict[int, Shift] = {}
+    for kind, batched in (("continuous", continuous_shifts), ("count", count_shifts)):
+        same = [p for pairs in chosen.values() for p in pairs if p.kind == kind]
+        shifts = batched([(p.baseline, p.current) for p in same], confidence)
+        ready.update((id(p), s) for p, s in zip(same, shifts, strict=True))
 
     def tested_row(pair: FeaturePair, family: int) -> _Tested:
-        if pair.kind == "continuous":
+        if pair.kind in ("continuous", "count"):
             shift, path = ready[id(pair)], None
         else:
             shift, path = _shift(pair, confidence, seed, permutations_for(family, alpha))

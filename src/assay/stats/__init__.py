@@ -53,6 +53,7 @@ from assay.stats._behaviour import (
     continuous_shift,
     continuous_shifts,
     count_shift,
+    count_shifts,
     difference_interval,
     log_ratio_se,
 )
@@ -244,6 +245,7 @@ __all__ = [
     "continuous_shift",
     "continuous_shifts",
     "count_shift",
+    "count_shifts",
     "difference_interval",
     "equal_trials_guess",
     "explain_failures",
