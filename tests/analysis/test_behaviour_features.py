@@ -111,3 +111,18 @@ def test_many_tests_at_once_are_each_tests_own_sample(parquet_sink) -> None:
         assert ("cost" in by_name) == (name != "beta")
     assert {f.name for f in together["beta"].features} >= {"uses:verify", "model:o3"}
     assert "uses:search" not in {f.name for f in together["beta"].features}
+
+
+def test_trials_without_tools_or_models_have_empty_paths(parquet_sink) -> None:
+    for version in ("v1", "v2"):
+        for index in range(3):
+            with ai.trial("bare", agent_version=version, index=index):
+                pass
+    trials = assay.analyze(parquet_sink.flush()).trials
+    sample = behaviour_sample(
+        trials.filter(pl.col(tc.AGENT_VERSION) == "v1"),
+        trials.filter(pl.col(tc.AGENT_VERSION) == "v2"),
+    )
+    by_name = {f.name: f for f in sample.features}
+    assert by_name["path"].baseline_paths == by_name["path"].current_paths == ((),) * 3
+    assert not any(name.startswith(("uses:", "tool_calls:", "model:")) for name in by_name)

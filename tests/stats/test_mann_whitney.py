@@ -70,3 +70,15 @@ def test_continuous_shifts_are_each_features_shift() -> None:
 def test_no_pairs_no_p_values() -> None:
     assert mann_whitney_p_values([]) == []
     assert continuous_shifts([]) == []
+
+
+def test_a_bad_value_is_named_whichever_pair_holds_it() -> None:
+    from assay.errors import ConfigError, InsufficientDataError
+
+    good = (np.ones(3), np.arange(3.0))
+    with pytest.raises(ConfigError, match="current values must be finite"):
+        continuous_shifts([good, (np.ones(3), np.array([1.0, np.nan]))])
+    with pytest.raises(ConfigError, match="baseline values must not be negative"):
+        continuous_shifts([good, good, (np.array([-1.0]), np.ones(2))])
+    with pytest.raises(InsufficientDataError, match="no current values"):
+        continuous_shifts([(np.ones(2), np.array([]))])

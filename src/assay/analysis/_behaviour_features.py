@@ -69,11 +69,18 @@ def _side(frames: Sequence[pl.DataFrame]) -> _Side:
     return _Side(
         numbers,
         table[tc.COST_USD].is_null().to_numpy() if tc.COST_USD in table.columns else None,
-        [tuple(s or ()) for s in table[tc.TOOL_SEQUENCE].to_list()],
-        [set(m or ()) for m in table[tc.MODELS].to_list()],
+        [tuple(s or ()) for s in _lists(table[tc.TOOL_SEQUENCE])],
+        [set(m or ()) for m in _lists(table[tc.MODELS])],
         [str(i) for i in table[tc.TRACE_ID].to_list()],
         starts,
     )
+
+
+def _lists(column: pl.Series) -> list[list[str] | None]:
+    """A list column's values; when every list is empty or null, Nones (no Python lists made)."""
+    if isinstance(column.dtype, pl.List) and int(column.list.len().sum()) == 0:
+        return [None] * column.len()
+    return column.to_list()
 
 
 def behaviour_samples(

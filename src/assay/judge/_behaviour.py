@@ -90,7 +90,8 @@ def _informative(pair: FeaturePair) -> bool:
         # Calls to a tool that one side never makes: its ``uses:`` feature says so exactly,
         # and a ratio with a zero mean has no interval.
         return False
-    return bool(np.ptp(both) > 0) if both.size else False
+    # max > min is ptp > 0 (NaN and infinities alike), without np.ptp's wrapper.
+    return bool(both.max() > both.min()) if both.size else False
 
 
 def _spread(pair: FeaturePair, shift: Shift) -> float:
@@ -214,8 +215,11 @@ def behaviour_diffs(
     if adjust == Adjustment.NONE:
         family = {t: max(1, len(rows)) for t, rows in tested.items()}
         for test_id, rows in tested.items():
-            adjusted[test_id] = list(
-                adjust_p_values([r.shift.p_value for r in rows], Adjustment.HOLM)
+            # Holm over a family of one leaves its p-value as it is (1 · p, exactly).
+            adjusted[test_id] = (
+                [r.shift.p_value for r in rows]
+                if len(rows) < 2
+                else list(adjust_p_values([r.shift.p_value for r in rows], Adjustment.HOLM))
             )
     else:
         flat = [r.shift.p_value for rows in tested.values() for r in rows]

@@ -219,6 +219,22 @@ def _sample(values: npt.ArrayLike, what: str) -> npt.NDArray[np.float64]:
     return x
 
 
+def _samples(
+    pairs: Sequence[tuple[npt.ArrayLike, npt.ArrayLike]], what: tuple[str, str]
+) -> list[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]]:
+    """:func:`_sample` of every pair, checked in one pass (one by one only to name a fault)."""
+    out = [
+        (np.asarray(b, dtype=np.float64).ravel(), np.asarray(c, dtype=np.float64).ravel())
+        for b, c in pairs
+    ]
+    flat = [x for pair in out for x in pair]
+    if flat:
+        values = np.concatenate(flat)
+        if min(x.size for x in flat) > 0 and np.all(np.isfinite(values)) and values.min() >= 0:
+            return out
+    return [(_sample(b, what[0]), _sample(c, what[1])) for b, c in out]
+
+
 def log_ratio_se(
     baseline: npt.NDArray[np.float64], current: npt.NDArray[np.float64], ddof: int = 1
 ) -> tuple[float, float]:
@@ -349,7 +365,7 @@ def count_shifts(
         One shift per pair, each equal to :func:`count_shift`'s.
     """
     check_confidence(confidence)
-    samples = [(_sample(b, "count"), _sample(c, "count")) for b, c in pairs]
+    samples = _samples(pairs, ("count", "count"))
     return _ratio_shifts("count", samples, confidence, "robust-poisson")
 
 
@@ -402,7 +418,7 @@ def continuous_shifts(
         One shift per pair, each equal to :func:`continuous_shift`'s.
     """
     check_confidence(confidence)
-    samples = [(_sample(b, "baseline"), _sample(c, "current")) for b, c in pairs]
+    samples = _samples(pairs, ("baseline", "current"))
     shifts = _ratio_shifts("continuous", samples, confidence, "mann-whitney")
     # Every value the same on both sides: no rank order to test (scipy would divide by zero).
     varied = [i for i, (x, y) in enumerate(samples) if np.ptp(np.concatenate([x, y])) > 0]
