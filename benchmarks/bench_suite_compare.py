@@ -8,8 +8,8 @@ to a file), alternating, a few rounds each, and prints the median CPU seconds (u
 of the child: the robust figure on a shared machine), the median wall time, and the ratio
 compare / analyze. The target (issue 39) is a ratio of at most 1.5 at 2,000 cases × 5 trials.
 
-``--tools`` adds a shape whose trials call tools and models (``synthetic.py``: 8 spans a trial,
-6 tool-path variants), where every case also gets a behaviour diff over a dozen features.
+``--tools`` adds a shape whose trials make tool and LLM calls (``synthetic.py``: 8 spans a
+trial, 6 tool-path variants), where every case's behaviour diff tests about ten features.
 
     python benchmarks/bench_suite_compare.py [--shapes 2000x5,300x3,100x30] [--rounds 3]
 """
