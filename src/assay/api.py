@@ -24,7 +24,6 @@ from assay.judge import (
     AnalyzeOptions,
     Judgement,
     OptionValue,
-    by_test,
     judge_all,
     mixed_findings,
     price_table,
@@ -215,9 +214,7 @@ def _analysis(
         notes=tuple(notes),
         data_quality=_quality(trace_set, *also_read).merged(
             findings,
-            mixed_findings(
-                tests, by_test(baseline_trials) if baseline_trials is not None else None
-            ),
+            mixed_findings(tests, baseline_trials),
         ),
     )
     return Analysis(trials, result, trace_set, baseline_trials)

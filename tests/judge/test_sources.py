@@ -10,7 +10,7 @@ from assay import conventions as c
 from assay.analysis import columns as tc
 from assay.cli import run
 from assay.judge._pipeline import by_test
-from assay.judge._sources import shares, shares_by_test
+from assay.judge._sources import mixed_findings, shares, shares_by_test
 
 
 def _trials(tracer, run_id: str, n: int, *, passed: int, version: str | None = None) -> None:
@@ -150,3 +150,19 @@ def test_shares_of_every_test_at_once_are_each_tests_shares() -> None:
     per_test = shares_by_test(trials, tc.RUN_ID)
     assert per_test == {name: shares(frame, tc.RUN_ID) for name, frame in by_test(trials).items()}
     assert [s.id for s in per_test["b"]] == ["r1", "r2", None]  # ties: by id, none last
+
+
+def test_the_baselines_mixed_tests_are_named_in_test_order() -> None:
+    baseline = pl.DataFrame(
+        {
+            tc.TEST_ID: ["d", "b", "d", "a", "b", "c", "a"],
+            tc.RUN_ID: ["r2", "r1", "r1", "r1", "r3", "r1", "r1"],
+            tc.AGENT_VERSION: ["v1"] * 6 + [None],
+        }
+    )
+    runs, versions = mixed_findings([], baseline)
+    assert runs.kind == "mixed_runs" and runs.tests == ("b", "d")
+    assert runs.message.startswith("in the baseline, 2 tests pool")
+    assert "b: r1 1, r3 1; d: r1 1, r2 1" in runs.message
+    assert versions.kind == "mixed_versions" and versions.tests == ("a",)
+    assert mixed_findings([], None) == [] == mixed_findings([], baseline.head(1))

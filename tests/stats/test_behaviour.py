@@ -12,7 +12,9 @@ from assay.stats import (
     binary_shift,
     continuous_shift,
     count_shift,
+    count_shifts,
     difference_interval,
+    equal_trials_guess,
     log_ratio_se,
     path_shift,
     ratio_power,
@@ -213,3 +215,60 @@ def test_permutations_grow_with_the_family_and_work_in_blocks() -> None:
     cur = [("b",)] * 30
     result = path_shift(base, cur, n_resamples=4500, seed=3)
     assert result.shift.p_value == pytest.approx(1 / 4501)
+
+
+@given(
+    share=st.booleans(),
+    spread=st.one_of(st.just(0.0), st.floats(1e-6, 3.0)),
+    alpha=st.sampled_from([0.05, 0.01, 0.05 / 7, 0.001]),
+    target=st.sampled_from([0.5, 0.8, 0.9]),
+    wrong=st.integers(-40, 40),
+)
+def test_a_guess_never_changes_the_trials_for_power(
+    share: bool, spread: float, alpha: float, target: float, wrong: int
+) -> None:
+    """The closed-form guess is checked, not trusted: a good or a wrong one, the same answer."""
+    spread = min(spread, 1.0) if share else spread
+    effect = MINIMAL_EFFECTS["binary" if share else "continuous"]
+
+    def power_at(n: int) -> float:
+        if share:
+            return share_power(spread, n, n, effect, alpha)
+        return ratio_power(spread, n, n, effect, alpha)
+
+    searched = trials_for_power(power_at, target)
+    guess = equal_trials_guess(share, spread, effect, alpha, target)
+    assert trials_for_power(power_at, target, guess=guess) == searched
+    assert trials_for_power(power_at, target, guess=max(1, guess + wrong)) == searched
+    if searched is not None:
+        # The normal approximations invert in closed form: the guess is (all but) the answer.
+        assert abs(guess - searched) <= 1
+
+
+def test_moments_of_many_samples_are_each_samples_own_bit_for_bit() -> None:
+    """Row-wise numpy reductions of a stacked array equal each row's own mean and variance."""
+    from assay.stats._behaviour import _moments
+
+    rng = np.random.default_rng(3)
+    samples = [rng.lognormal(0, 2, int(n)) for n in rng.integers(1, 60, 600)]
+    samples += [rng.integers(0, 4, int(n)).astype(float) for n in rng.integers(1, 12, 200)]
+    for x, (mean, variance, size) in zip(samples, _moments(samples), strict=True):
+        assert size == x.size and mean == float(x.mean())
+        assert variance == (float(x.var(ddof=1)) if x.size > 1 else 0.0)
+
+
+def test_count_shifts_of_many_features_are_each_features_shift() -> None:
+    rng = np.random.default_rng(5)
+    pairs = [
+        (rng.poisson(2, int(a)).astype(float), rng.poisson(2.5, int(b)).astype(float))
+        for a, b in rng.integers(1, 15, (300, 2))
+    ]
+    shifts = count_shifts(pairs, 0.9)
+    assert [s.method for s in shifts] == ["robust-poisson"] * len(pairs)
+    for (b, c), shift in zip(pairs, shifts, strict=True):
+        assert shift == count_shift(b, c, 0.9)
+        if b.mean() > 0 and c.mean() > 0 and (b.size > 1 or c.size > 1):
+            se, df = log_ratio_se(b, c)  # each sample's own numpy mean and variance
+            if se > 0:
+                q = sps.t.ppf(0.95, df) if math.isfinite(df) else sps.norm.ppf(0.95)
+                assert shift.ci_high == pytest.approx(shift.effect * math.exp(float(q) * se))

@@ -2,7 +2,7 @@
 
 from assay.analysis import _columns as columns
 from assay.analysis import _conventions as conventions
-from assay.analysis._behaviour_features import behaviour_sample
+from assay.analysis._behaviour_features import behaviour_sample, behaviour_samples
 from assay.analysis._cost import (
     DEFAULT_PRICES,
     DEFAULT_PRICES_AS_OF,
@@ -54,6 +54,7 @@ __all__ = [
     "Trials",
     "assign_trials",
     "behaviour_sample",
+    "behaviour_samples",
     "columns",
     "conventions",
     "describe_spans",

@@ -19,6 +19,7 @@ effect (:data:`assay.stats.MINIMAL_EFFECTS`) at the level a change would have ha
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, replace
 from functools import partial
@@ -26,7 +27,7 @@ from functools import partial
 import numpy as np
 import polars as pl
 
-from assay.analysis import behaviour_sample, is_work_feature, work_unknown
+from assay.analysis import behaviour_samples, is_work_feature, work_unknown
 from assay.analysis import columns as tc
 from assay.choices import Adjustment
 from assay.errors import ConfigError
@@ -40,13 +41,15 @@ from assay.judge._options import DEFAULT_CONFIDENCE, AnalyzeOptions
 from assay.stats import (
     ADJUST_METHODS,
     MINIMAL_EFFECTS,
+    BehaviourKind,
     BehaviourSample,
     FeaturePair,
     Shift,
     adjust_p_values,
     binary_shift,
-    continuous_shift,
-    count_shift,
+    continuous_shifts,
+    count_shifts,
+    equal_trials_guess,
     path_shift,
     permutations_for,
     ratio_power,
@@ -64,23 +67,18 @@ EXAMPLES = 3
 def _shift(
     pair: FeaturePair, confidence: float, seed: int, resamples: int
 ) -> tuple[Shift, tuple[str, ...] | None]:
+    """A path or binary feature's test (counts and continuous features are tested in batches)."""
     if pair.kind == "path":
         result = path_shift(pair.baseline_paths, pair.current_paths, confidence, resamples, seed)
         return result.shift, result.path
-    if pair.kind == "binary":
-        return (
-            binary_shift(
-                int(pair.baseline.sum()),
-                pair.baseline.size,
-                int(pair.current.sum()),
-                pair.current.size,
-                confidence,
-            ),
-            None,
-        )
-    if pair.kind == "count":
-        return count_shift(pair.baseline, pair.current, confidence), None
-    return continuous_shift(pair.baseline, pair.current, confidence), None
+    shift = binary_shift(
+        int(pair.baseline.sum()),
+        pair.baseline.size,
+        int(pair.current.sum()),
+        pair.current.size,
+        confidence,
+    )
+    return shift, None
 
 
 def _informative(pair: FeaturePair) -> bool:
@@ -92,7 +90,8 @@ def _informative(pair: FeaturePair) -> bool:
         # Calls to a tool that one side never makes: its ``uses:`` feature says so exactly,
         # and a ratio with a zero mean has no interval.
         return False
-    return bool(np.ptp(both) > 0) if both.size else False
+    # max > min is ptp > 0 (NaN and infinities alike), without np.ptp's wrapper.
+    return bool(both.max() > both.min()) if both.size else False
 
 
 def _spread(pair: FeaturePair, shift: Shift) -> float:
@@ -104,10 +103,14 @@ def _spread(pair: FeaturePair, shift: Shift) -> float:
 
 
 def _power(row: _Tested, alpha: float, n: tuple[int, int]) -> float:
-    minimal = MINIMAL_EFFECTS[row.pair.kind]
-    if row.pair.kind in ("path", "binary"):
-        return share_power(row.spread, n[0], n[1], minimal, alpha)
-    return ratio_power(row.spread, n[0], n[1], minimal, alpha)
+    return _kind_power(row.pair.kind, row.spread, alpha, n)
+
+
+def _kind_power(kind: BehaviourKind, spread: float, alpha: float, n: tuple[int, int]) -> float:
+    minimal = MINIMAL_EFFECTS[kind]
+    if kind in ("path", "binary"):
+        return share_power(spread, n[0], n[1], minimal, alpha)
+    return ratio_power(spread, n[0], n[1], minimal, alpha)
 
 
 def _typical(
@@ -185,8 +188,20 @@ def behaviour_diffs(
     }
     pooled_size = sum(len(pairs) for pairs in chosen.values())
 
+    # Every continuous feature of every test in one Mann–Whitney pass (a call a feature costs
+    # milliseconds of scipy's argument handling), and the moments of every count and continuous
+    # feature in one numpy pass per size; keyed by the pair object, which lives on.
+    ready: dict[int, Shift] = {}
+    for kind, batched in (("continuous", continuous_shifts), ("count", count_shifts)):
+        same = [p for pairs in chosen.values() for p in pairs if p.kind == kind]
+        shifts = batched([(p.baseline, p.current) for p in same], confidence)
+        ready.update((id(p), s) for p, s in zip(same, shifts, strict=True))
+
     def tested_row(pair: FeaturePair, family: int) -> _Tested:
-        shift, path = _shift(pair, confidence, seed, permutations_for(family, alpha))
+        if pair.kind in ("continuous", "count"):
+            shift, path = ready[id(pair)], None
+        else:
+            shift, path = _shift(pair, confidence, seed, permutations_for(family, alpha))
         return _Tested(pair, shift, path, _spread(pair, shift))
 
     tested = {
@@ -200,8 +215,11 @@ def behaviour_diffs(
     if adjust == Adjustment.NONE:
         family = {t: max(1, len(rows)) for t, rows in tested.items()}
         for test_id, rows in tested.items():
-            adjusted[test_id] = list(
-                adjust_p_values([r.shift.p_value for r in rows], Adjustment.HOLM)
+            # Holm over a family of one leaves its p-value as it is (1 · p, exactly).
+            adjusted[test_id] = (
+                [r.shift.p_value for r in rows]
+                if len(rows) < 2
+                else list(adjust_p_values([r.shift.p_value for r in rows], Adjustment.HOLM))
             )
     else:
         flat = [r.shift.p_value for rows in tested.values() for r in rows]
@@ -317,14 +335,23 @@ def _decide(
     )
 
 
-def _power_at(row: _Tested, level: float, n: int) -> float:
-    return _power(row, level, (n, n))
+def _power_at(kind: BehaviourKind, spread: float, level: float, n: int) -> float:
+    return _kind_power(kind, spread, level, (n, n))
+
+
+@functools.lru_cache(maxsize=8192)
+def _needed(kind: BehaviourKind, spread: float, level: float, required: float) -> int | None:
+    # The power depends on the kind and the spread alone; across many cases of a few trials
+    # the same shares (and count spreads) recur, and each search runs once.
+    minimal = MINIMAL_EFFECTS[kind]
+    guess = equal_trials_guess(kind in ("path", "binary"), spread, minimal, level, required)
+    return trials_for_power(partial(_power_at, kind, spread, level), required, guess=guess)
 
 
 def _trials_needed(rows: Sequence[_Tested], level: float, required: float) -> int | None:
     worst = 0
     for row in rows:
-        need = trials_for_power(partial(_power_at, row, level), required)
+        need = _needed(row.pair.kind, row.spread, level, required)
         if need is None:
             return None
         worst = max(worst, need)
@@ -358,13 +385,15 @@ def test_behaviours(
     def kept(name: str, frame: pl.DataFrame) -> pl.DataFrame:
         return frame.filter(~pl.col(tc.ERROR)) if name in without_errors else frame
 
+    both = [name for name in current if name in baseline]
+    read = behaviour_samples(
+        {name: (kept(name, baseline[name]), kept(name, current[name])) for name in both}
+    )
     samples = {
         name: _known_work(
-            behaviour_sample(kept(name, baseline[name]), kept(name, frame)),
-            work_unknown(baseline[name]) + work_unknown(frame) > 0,
+            read[name], work_unknown(baseline[name]) + work_unknown(current[name]) > 0
         )
-        for name, frame in current.items()
-        if name in baseline
+        for name in both
     }
     return behaviour_diffs(
         samples,

@@ -109,13 +109,14 @@ class _Sourced(Protocol):
 
 
 def mixed_findings(
-    tests: Iterable[_Sourced], baseline: Mapping[str, pl.DataFrame] | None = None
+    tests: Iterable[_Sourced], baseline: pl.DataFrame | None = None
 ) -> list[Finding]:
     """Both warnings (runs, then agent versions) for a set of results, and for the baseline.
 
     Args:
         tests: The test results (their ``runs`` and ``agent_versions``).
-        baseline: The baseline's trials per test, when comparing.
+        baseline: The baseline's trials table, when comparing (its tests named in test-id
+            order).
     """
     held = list(tests)
     found = [
@@ -123,6 +124,6 @@ def mixed_findings(
         *mixed_finding("mixed_versions", {t.test_id: t.agent_versions for t in held}),
     ]
     for kind, column in (("mixed_runs", tc.RUN_ID), ("mixed_versions", tc.AGENT_VERSION)):
-        per_test = {name: shares(frame, column) for name, frame in (baseline or {}).items()}
-        found += mixed_finding(kind, per_test, baseline=True)
+        per_test = shares_by_test(baseline, column) if baseline is not None else {}
+        found += mixed_finding(kind, dict(sorted(per_test.items())), baseline=True)
     return found

@@ -23,6 +23,8 @@ One idea per private module, all re-exported here:
 * ``_behaviour`` — behaviour diff between two versions: a test, effect and interval per feature
   kind (tool paths, binary, counts, continuous); ``_behaviour_paths`` — the tool-path test;
   ``_behaviour_power`` — the power to see a minimal change.
+* ``_mann_whitney`` — Mann–Whitney U p-values of many pairs of samples in one pass, each
+  equal to scipy's.
 * ``_moments`` — sum, mean, spread and percentiles of many samples at once.
 * ``_multiple`` — p-value adjustment and false-verdict risk across a suite.
 * ``_confidence_sequence`` — an anytime-valid confidence sequence for a pass rate, and the
@@ -64,13 +66,16 @@ from assay.stats._behaviour import (
     Shift,
     binary_shift,
     continuous_shift,
+    continuous_shifts,
     count_shift,
+    count_shifts,
     difference_interval,
     log_ratio_se,
 )
 from assay.stats._behaviour_paths import PathShift, path_shift, permutations_for
 from assay.stats._behaviour_power import (
     MINIMAL_EFFECTS,
+    equal_trials_guess,
     ratio_power,
     share_power,
     trials_for_power,
@@ -124,6 +129,7 @@ from assay.stats._intervals import (
     proportion_interval,
     wilson_interval,
 )
+from assay.stats._mann_whitney import mann_whitney_p_values
 from assay.stats._moments import Moments, sample_moments
 from assay.stats._multiple import (
     ADJUST_METHODS,
@@ -291,8 +297,11 @@ __all__ = [
     "binary_shift",
     "category",
     "continuous_shift",
+    "continuous_shifts",
     "count_shift",
+    "count_shifts",
     "difference_interval",
+    "equal_trials_guess",
     "explain_failures",
     "explain_many",
     "false_verdict_risk",
@@ -301,6 +310,7 @@ __all__ = [
     "flakiness_of",
     "levenshtein",
     "log_ratio_se",
+    "mann_whitney_p_values",
     "min_trials_for_pass",
     "operating_characteristics",
     "pass_at_k",

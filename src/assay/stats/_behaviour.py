@@ -20,7 +20,9 @@ power to see a minimal effect per kind — in :mod:`assay.stats._behaviour_power
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -29,6 +31,7 @@ import numpy.typing as npt
 
 from assay.errors import ConfigError, InsufficientDataError
 from assay.stats._intervals import wilson_interval
+from assay.stats._mann_whitney import mann_whitney_p_values
 
 BehaviourKind = Literal["path", "binary", "count", "continuous"]
 """The kinds of behavioural feature, each with its own test."""
@@ -132,6 +135,15 @@ def difference_interval(
     Returns:
         ``(low, high)``.
     """
+    return _difference_interval(k_baseline, n_baseline, k_current, n_current, confidence)
+
+
+@functools.lru_cache(maxsize=4096)
+def _difference_interval(
+    k_baseline: int, n_baseline: int, k_current: int, n_current: int, confidence: float
+) -> tuple[float, float]:
+    # Many cases of a few trials each repeat the same few tables; scipy's Wilson interval costs
+    # a binomial test a call, so each table is computed once.
     p_b, p_c = k_baseline / n_baseline, k_current / n_current
     wb = wilson_interval(k_baseline, n_baseline, confidence)
     wc = wilson_interval(k_current, n_current, confidence)
@@ -165,14 +177,11 @@ def binary_shift(
     Returns:
         The shift, ``measure="difference"``.
     """
-    from scipy import stats as sps
-
     check_confidence(confidence)
     require_trials(n_baseline, n_current)
     if not (0 <= k_baseline <= n_baseline and 0 <= k_current <= n_current):
         raise ConfigError("counts must lie between 0 and the number of trials")
-    table = [[k_current, n_current - k_current], [k_baseline, n_baseline - k_baseline]]
-    p = float(sps.fisher_exact(table, alternative="two-sided").pvalue)
+    p = _fisher(k_current, n_current - k_current, k_baseline, n_baseline - k_baseline)
     low, high = difference_interval(k_baseline, n_baseline, k_current, n_current, confidence)
     p_b, p_c = k_baseline / n_baseline, k_current / n_current
     return Shift(
@@ -191,6 +200,14 @@ def binary_shift(
     )
 
 
+@functools.lru_cache(maxsize=4096)
+def _fisher(a: int, b: int, c: int, d: int) -> float:
+    """Two-sided Fisher p of ``[[a, b], [c, d]]``, once per table (the same few recur)."""
+    from scipy import stats as sps
+
+    return float(sps.fisher_exact([[a, b], [c, d]], alternative="two-sided").pvalue)
+
+
 def _sample(values: npt.ArrayLike, what: str) -> npt.NDArray[np.float64]:
     x = np.asarray(values, dtype=np.float64).ravel()
     if x.size == 0:
@@ -200,6 +217,22 @@ def _sample(values: npt.ArrayLike, what: str) -> npt.NDArray[np.float64]:
     if np.any(x < 0):
         raise ConfigError(f"{what} values must not be negative (a ratio of means needs ≥ 0)")
     return x
+
+
+def _samples(
+    pairs: Sequence[tuple[npt.ArrayLike, npt.ArrayLike]], what: tuple[str, str]
+) -> list[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]]:
+    """:func:`_sample` of every pair, checked in one pass (one by one only to name a fault)."""
+    out = [
+        (np.asarray(b, dtype=np.float64).ravel(), np.asarray(c, dtype=np.float64).ravel())
+        for b, c in pairs
+    ]
+    flat = [x for pair in out for x in pair]
+    if flat:
+        values = np.concatenate(flat)
+        if min(x.size for x in flat) > 0 and np.all(np.isfinite(values)) and values.min() >= 0:
+            return out
+    return [(_sample(b, what[0]), _sample(c, what[1])) for b, c in out]
 
 
 def log_ratio_se(
@@ -221,10 +254,40 @@ def log_ratio_se(
     Returns:
         ``(se, df)``; ``df`` is infinite when a group has one value or both variances are 0.
     """
-    parts = []
-    for x in (baseline, current):
-        var = float(x.var(ddof=ddof)) if x.size > ddof else 0.0
-        parts.append((var / (x.size * float(x.mean()) ** 2), x.size))
+    moments = [
+        (float(x.mean()), float(x.var(ddof=ddof)) if x.size > ddof else 0.0, int(x.size))
+        for x in (baseline, current)
+    ]
+    return _log_ratio_se(moments[0], moments[1])
+
+
+_Moments = tuple[float, float, int]
+"""A sample's mean, unbiased variance (0 with one value) and size."""
+
+
+def _moments(samples: Sequence[npt.NDArray[np.float64]]) -> list[_Moments]:
+    """Mean and unbiased variance of each sample, one numpy pass per sample size.
+
+    numpy reduces each contiguous row of a stacked array exactly as it reduces that row alone
+    (checked in ``tests/stats/test_behaviour.py``), so these are each sample's own ``mean()``
+    and ``var(ddof=1)``, bit for bit, at a fraction of the calls.
+    """
+    by_size: dict[int, list[int]] = {}
+    for index, x in enumerate(samples):
+        by_size.setdefault(int(x.size), []).append(index)
+    out: list[_Moments] = [(0.0, 0.0, 0)] * len(samples)
+    for size, rows in by_size.items():
+        stacked = np.stack([samples[i] for i in rows])
+        means = stacked.mean(axis=1).tolist()
+        variances = stacked.var(axis=1, ddof=1).tolist() if size > 1 else [0.0] * len(rows)
+        for index, mean, variance in zip(rows, means, variances, strict=True):
+            out[index] = (mean, variance, size)
+    return out
+
+
+def _log_ratio_se(baseline: _Moments, current: _Moments) -> tuple[float, float]:
+    """:func:`log_ratio_se` from the two samples' moments."""
+    parts = [(var / (n * mean**2), n) for mean, var, n in (baseline, current)]
     total = sum(v for v, _ in parts)
     se = math.sqrt(total)
     denominator = sum(v**2 / (n - 1) for v, n in parts if n > 1 and v > 0)
@@ -234,17 +297,17 @@ def log_ratio_se(
 
 def _ratio_shift(
     kind: BehaviourKind,
-    baseline: npt.NDArray[np.float64],
-    current: npt.NDArray[np.float64],
+    baseline: _Moments,
+    current: _Moments,
     confidence: float,
     method: str,
 ) -> Shift:
     """The ratio of means with its robust interval and the Wald p-value on the log scale."""
     from scipy import special
 
-    m_b, m_c = float(baseline.mean()), float(current.mean())
+    m_b, m_c = baseline[0], current[0]
     common = (kind, m_b, m_c)
-    sizes = (int(baseline.size), int(current.size))
+    sizes = (baseline[2], current[2])
     if m_b == 0 or m_c == 0:
         # A ratio with a zero mean is 0 or infinite and has no log-scale interval; whether the
         # quantity appears at all is a binary question, asked by the caller.
@@ -252,7 +315,7 @@ def _ratio_shift(
         effect = None if m_b == 0 else 0.0
         return Shift(*common, effect, "ratio", None, None, confidence, p, method, *sizes)
     ratio = m_c / m_b
-    se, df = log_ratio_se(baseline, current)
+    se, df = _log_ratio_se(baseline, current)
     if se == 0:
         p = 1.0 if ratio == 1 else 0.0
         return Shift(*common, ratio, "ratio", ratio, ratio, confidence, p, method, *sizes)
@@ -286,10 +349,37 @@ def count_shift(baseline: npt.ArrayLike, current: npt.ArrayLike, confidence: flo
     Returns:
         The shift, ``measure="ratio"``, ``method="robust-poisson"``.
     """
+    return count_shifts([(baseline, current)], confidence)[0]
+
+
+def count_shifts(
+    pairs: Sequence[tuple[npt.ArrayLike, npt.ArrayLike]], confidence: float = 0.95
+) -> list[Shift]:
+    """:func:`count_shift` of many features at once (their moments in one pass), in order.
+
+    Args:
+        pairs: ``(baseline, current)`` counts of each feature.
+        confidence: Two-sided confidence level.
+
+    Returns:
+        One shift per pair, each equal to :func:`count_shift`'s.
+    """
     check_confidence(confidence)
-    return _ratio_shift(
-        "count", _sample(baseline, "count"), _sample(current, "count"), confidence, "robust-poisson"
-    )
+    samples = _samples(pairs, ("count", "count"))
+    return _ratio_shifts("count", samples, confidence, "robust-poisson")
+
+
+def _ratio_shifts(
+    kind: BehaviourKind,
+    samples: Sequence[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]],
+    confidence: float,
+    method: str,
+) -> list[Shift]:
+    moments = _moments([x for pair in samples for x in pair])
+    return [
+        _ratio_shift(kind, moments[2 * i], moments[2 * i + 1], confidence, method)
+        for i in range(len(samples))
+    ]
 
 
 def continuous_shift(
@@ -312,13 +402,28 @@ def continuous_shift(
     Returns:
         The shift, ``measure="ratio"``, ``method="mann-whitney"``.
     """
-    from scipy import stats as sps
+    return continuous_shifts([(baseline, current)], confidence)[0]
 
+
+def continuous_shifts(
+    pairs: Sequence[tuple[npt.ArrayLike, npt.ArrayLike]], confidence: float = 0.95
+) -> list[Shift]:
+    """:func:`continuous_shift` of many features at once (one Mann–Whitney pass), in order.
+
+    Args:
+        pairs: ``(baseline, current)`` values of each feature.
+        confidence: Two-sided confidence level.
+
+    Returns:
+        One shift per pair, each equal to :func:`continuous_shift`'s.
+    """
     check_confidence(confidence)
-    x, y = _sample(baseline, "baseline"), _sample(current, "current")
-    shift = _ratio_shift("continuous", x, y, confidence, "mann-whitney")
-    if np.ptp(np.concatenate([x, y])) == 0:
-        p = 1.0
-    else:
-        p = float(sps.mannwhitneyu(y, x, alternative="two-sided").pvalue)
-    return replace(shift, p_value=p)
+    samples = _samples(pairs, ("baseline", "current"))
+    shifts = _ratio_shifts("continuous", samples, confidence, "mann-whitney")
+    # Every value the same on both sides: no rank order to test (scipy would divide by zero).
+    varied = [i for i, (x, y) in enumerate(samples) if np.ptp(np.concatenate([x, y])) > 0]
+    tested = mann_whitney_p_values([(samples[i][1], samples[i][0]) for i in varied])
+    p = [1.0] * len(samples)
+    for i, value in zip(varied, tested, strict=True):
+        p[i] = value
+    return [replace(shift, p_value=value) for shift, value in zip(shifts, p, strict=True)]

@@ -8,6 +8,8 @@ difference.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from assay.choices import DEFAULT_REGRESSION_TEST, RegressionTest
@@ -164,9 +166,14 @@ def regression_power(
     """
     if not 0 < delta <= 1:
         raise ConfigError(f"delta must lie in (0, 1] (got {delta})")
-    return rejection_probability(
-        baseline_n, current_n, baseline_rate, max(baseline_rate - delta, 0.0), alpha, test
-    )
+    return _power(baseline_n, current_n, baseline_rate, delta, alpha, test)
+
+
+@functools.lru_cache(maxsize=4096)
+def _power(n1: int, n2: int, rate: float, delta: float, alpha: float, test: str) -> float:
+    # A suite of many cases with a few trials each repeats the same few (sizes, rate): each
+    # is computed once, not once a case (scipy's binomial pmf costs far more than the sum).
+    return rejection_probability(n1, n2, rate, max(rate - delta, 0.0), alpha, test)
 
 
 __all__ = [
