@@ -21,7 +21,7 @@ from streams import write_trials
 
 from assay import conventions as c
 from assay.report import visible
-from assay.watch import Watcher
+from assay.watch import Watcher, WatchOptions
 
 HOSTILE = "evil\x1b[2J\x07\r\n::error file=x.py::pwned"
 
@@ -131,3 +131,17 @@ def test_a_live_watch_names_a_malformed_trial_on_stderr_and_in_metrics(tmp_path:
         assert 'assay_watch_input_notes_total{kind="rejected_traces"} 1.0' in metrics
     finally:
         assert stop(watch) == 0
+
+
+def test_a_look_whose_only_trace_is_malformed_names_it_and_counts_nothing(tmp_path: Path) -> None:
+    # The bad trial can arrive alone in a look (its file written between two looks): the look
+    # then has nothing to count, and must still name it and go on.
+    watcher = Watcher((str(tmp_path),), WatchOptions(grace=0.0))
+    write_trials(tmp_path, [True] * 5, test="T")
+    assert [t.trials for t in watcher.look(now=0.0).tests] == [5]
+    write_trials(tmp_path, [True], test="U", extra={c.TRIAL_OUTCOME: False})
+    status = watcher.look(now=1.0)
+    assert [(t.test_id, t.trials) for t in status.tests] == [("T", 5)]
+    assert "rejected_traces" in [n.kind for n in status.notes]
+    write_trials(tmp_path, [True] * 3, test="T")
+    assert [t.trials for t in watcher.look(now=2.0).tests] == [8]

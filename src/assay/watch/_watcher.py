@@ -289,7 +289,8 @@ class Watcher:
             self._note("spans_without_trial", spans.height, batch.refused)
             return
         self._note_recorded(batch.recorded or {})
-        self._count(batch.trials)
+        if batch.trials.height:  # every trace of the look rejected: nothing to count
+            self._count(batch.trials)
 
     def _count(self, trials: pl.DataFrame) -> None:
         """Add trials (in the order they started) to their tests' counts and alarms."""
