@@ -11,8 +11,8 @@ from streams import write_trials
 
 from assay.cli import run
 from assay.errors import InputError
+from assay.stats import BoundedMeanSequence
 from assay.watch import Watcher, WatchOptions
-from assay.watch._betting import BoundedMeanSequence
 
 
 def test_the_betting_sequence_covers_the_mean_at_every_step() -> None:
