@@ -265,3 +265,11 @@ def test_case_table_reads_the_main_score(tmp_path: Path) -> None:
     assert table["_score"].to_list()[0] == pytest.approx(2.0)
     assert table["_score"].to_list()[1] is None
     assert table["suite"].to_list() == ["s", None]
+
+
+def test_a_suite_pass_from_few_cases_says_its_measured_error(tmp_path: Path) -> None:
+    rng = np.random.default_rng(9)
+    record(tmp_path, rng.random((40, 5)) < 0.97, "v1")
+    (suite,) = assay.analyze(tmp_path).result.suites
+    assert suite.verdict is Verdict.PASS
+    assert any("suite PASS can be wrong up to about 4%" in note for note in suite.notes)
