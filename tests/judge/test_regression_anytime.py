@@ -68,3 +68,18 @@ def test_the_anytime_test_can_be_asked_for(parquet_sink, switch_sink, capsys) ->
     assert test["regression"]["test"] == "anytime"
     assert test["regression"]["anytime_reason"] == "asked for with --test anytime"
     assert test["regression"]["drop_low"] < 0 < test["regression"]["drop_high"]
+
+
+def test_the_one_anytime_flag_also_asks_for_the_anytime_test(
+    parquet_sink, switch_sink, capsys
+) -> None:
+    _record([True] * 30)
+    baseline = parquet_sink.flush()
+    sink = switch_sink("current")
+    _record([True] * 28 + [False] * 2)
+    current = sink.flush()
+    run(["compare", str(baseline), str(current), "--anytime", "--format", "json"])
+    (test,) = json.loads(capsys.readouterr().out)["tests"]
+    assert test["regression"]["test"] == "anytime"
+    assert test["regression"]["anytime_reason"] == "asked for with --anytime"
+    assert test["ci"]["method"] == "confidence-sequence"

@@ -283,7 +283,7 @@ def regression_result(
 
     Where either side's trials record an adaptive stopping rule, or come from several runs (a
     number of trials nobody fixed in advance), the pass-rate test is the anytime-valid one and
-    its result says why; ``--test anytime`` asks for it always.
+    its result says why; ``--test anytime`` or ``--anytime`` asks for it always.
     """
 
     def counts(trials: pl.DataFrame) -> tuple[int, int]:
@@ -299,6 +299,8 @@ def regression_result(
         )
         why_now, thresholds_c, maxima_c = _adaptive("current", current, current_n, recorded or {})
         reasons = [why for why in (why_base, why_now) if why is not None]
+        if options.anytime:  # one flag for every anytime-valid judgement: intervals and tests
+            reasons.append("asked for with --anytime")
         # The anytime test's prior is fixed before the trials: the threshold and the most trials
         # the recorded designs allow (never the counts observed).
         threshold = options.threshold
