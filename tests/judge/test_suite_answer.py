@@ -273,3 +273,12 @@ def test_a_suite_pass_from_few_cases_says_its_measured_error(tmp_path: Path) -> 
     (suite,) = assay.analyze(tmp_path).result.suites
     assert suite.verdict is Verdict.PASS
     assert any("suite PASS can be wrong up to about 4%" in note for note in suite.notes)
+
+
+def test_a_suite_attribute_no_trial_carries_is_said(tmp_path: Path) -> None:
+    rng = np.random.default_rng(10)
+    record(tmp_path, rng.random((3, 3)) < 0.8, "v1")
+    options = AnalyzeOptions(suite_attribute="nothing.here")
+    (suite,) = assay.analyze(tmp_path, options).result.suites
+    assert suite.suite is None
+    assert "no trial carries nothing.here" in suite.notes[0]

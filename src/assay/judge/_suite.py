@@ -22,6 +22,7 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 
+from assay import conventions as c
 from assay.analysis import columns as tc
 from assay.choices import ErrorPolicy, SuiteInterval
 from assay.judge._options import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, AnalyzeOptions
@@ -149,6 +150,10 @@ def suite_results(
                 pl.col(tc.SUITE).is_null() if name is None else pl.col(tc.SUITE) == name
             )
         out.append(_suite(name, rows, base_rows, results, options, thresholds, score, adaptive))
+    if names == [None] and options.suite_attribute != c.SUITE:
+        # Asked to group by an attribute no trial carries: said, never a silent single suite.
+        missing = f"no trial carries {options.suite_attribute}: every case is in the set's suite"
+        out[-1] = replace(out[-1], notes=(missing, *out[-1].notes))
     return tuple(out)
 
 
