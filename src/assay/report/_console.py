@@ -26,9 +26,9 @@ from assay.report._suites import (
     CaseListing,
     comparison_lines,
     figure_lines,
-    headline,
     listed_cases,
     shown_suites,
+    suite_name,
     summary_lines,
 )
 
@@ -255,10 +255,12 @@ def suite_block(result: AnalysisResult) -> list[Text]:
     """Each suite's answer, first in the report: its verdict and reason, figures, comparison."""
     out: list[Text] = []
     for suite in shown_suites(result):
-        head = Text()
-        head.append("suite ", style="bold")
-        head.append(visible(headline(suite).removeprefix("suite ")))
-        head.stylize(VERDICT_STYLE[suite.verdict.value], 0, 0)
+        # ``suite NAME — VERDICT: reason``: the name bold, the verdict in its colour.
+        head = Text("suite ", style="bold")
+        head.append(visible(suite_name(suite)), style="bold")
+        head.append(" — ")
+        head.append(suite.verdict.value, style=VERDICT_STYLE[suite.verdict.value])
+        head.append(visible(f": {suite.reason}"))
         out.append(head)
         if suite.interval is not None:
             bar = pass_rate_bar(

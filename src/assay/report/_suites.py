@@ -90,11 +90,6 @@ def comparison_lines(suite: SuiteResult) -> list[str]:
     return lines
 
 
-def headline(suite: SuiteResult) -> str:
-    """``suite support — INCONCLUSIVE: mean pass rate …``."""
-    return f"suite {suite_name(suite)} — {suite.verdict.value}: {suite.reason}"
-
-
 @dataclass(frozen=True, slots=True)
 class CaseListing:
     """The cases a report lists, and what it leaves unlisted."""
