@@ -30,8 +30,9 @@ def test_the_tour_runs_and_prints_what_the_readme_shows(tmp_path: Path) -> None:
     assert [s.kind for s in steps].count("sh") >= 5
     assert sum(s.shown is not None for s in steps) >= 6
     folder = tour.tour_folder(tmp_path)
+    said: list[str] = []
     for step in steps:
-        printed = tour.shown_as(tour.run(step, folder), folder)
+        printed = tour.shown_as(tour.run(step, folder, said), folder)
         if step.shown is None:
             continue
         shown, actual = tour.compared(step.shown, printed)
@@ -39,6 +40,14 @@ def test_the_tour_runs_and_prints_what_the_readme_shows(tmp_path: Path) -> None:
             f"README output of\n{step.code}\ndiffers from what it prints; if the change is "
             "intended, run: PYTHONPATH=src .venv/bin/python tests/readme_tour.py --update"
         )
+    # the tour causes no warning: the example's models cost what it records, its score says
+    # its range (a warning the reader did not cause teaches them to ignore warnings)
+    warned = [
+        line
+        for line in "".join(said).splitlines()
+        if "warning" in line.lower() or line.startswith("note:")
+    ]
+    assert warned == []
     # the tour wrote what it says, each step in its own folder
     for written in ("my-traces", "otel-traces", "traces", "v1", "v2", "runs"):
         assert any((folder / written).rglob("*.parquet")), written

@@ -25,6 +25,8 @@ OUTCOMES: Final = (OUTCOME_PASS, OUTCOME_FAIL, OUTCOME_ERROR)
 SCORE_EVENT: Final = "assay.score"
 SCORE_NAME: Final = "assay.score.name"
 SCORE_VALUE: Final = "assay.score.value"
+SCORE_RANGE: Final = "assay.score.range"
+"""The scale a score lies on, ``[low, high]`` (double array): ``watch`` bounds its mean by it."""
 EVALVIEW_SCORE: Final = "evalview_score"
 """The score ``assay run`` records for an EvalView test (``run/_score.py``), always in [0, 100]."""
 KNOWN_SCORE_RANGES: Final = {EVALVIEW_SCORE: (0.0, 100.0)}
@@ -63,6 +65,9 @@ EVALUATION_EVENT: Final = "gen_ai.evaluation.result"
 EVALUATION_NAME: Final = "gen_ai.evaluation.name"
 EVALUATION_SCORE: Final = "gen_ai.evaluation.score.value"
 EVALUATION_LABEL: Final = "gen_ai.evaluation.score.label"
+EVALUATION_SCORE_RANGE: Final = "gen_ai.evaluation.score.range"
+"""An evaluation score's scale (an open proposal, semantic-conventions-genai#39): read as a
+``[low, high]`` number array or a string such as ``"[0, 100]"`` / ``"0-100"``."""
 
 # --- OpenInference ----------------------------------------------------------------------------
 OPENINFERENCE_KIND: Final = "openinference.span.kind"

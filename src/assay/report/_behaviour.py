@@ -82,6 +82,8 @@ def cost_text(cost: CostSummary | None) -> str | None:
         if cost.unpriced:
             return f"cost unknown: no price for the models of {cost.unpriced} trials"
         return None
+    if cost.total_usd == 0 and not cost.unpriced:
+        return None  # nothing spent (no LLM call, or no cost recorded): "$0.0000" says nothing
     text = f"cost {_usd(cost.total_usd)} ({_usd(cost.mean_usd)} per trial"
     if cost.unpriced:
         text += f"; {cost.unpriced} trials unpriced"
