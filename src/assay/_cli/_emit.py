@@ -159,7 +159,9 @@ def _junit(analysis: Analysis, settings: Settings) -> str:
 def _markdown(analysis: Analysis, settings: Settings) -> str:
     from assay.report import render_markdown
 
-    return render_markdown(analysis.result, all_cases=settings.all_cases)
+    return render_markdown(
+        analysis.result, all_cases=settings.all_cases, trace_url=settings.trace_url
+    )
 
 
 def _annotations(analysis: Analysis, settings: Settings) -> str:
