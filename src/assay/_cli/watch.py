@@ -254,7 +254,7 @@ def _follow(
                 before = status
                 stop.wait(interval)
         finally:
-            show.close()
+            show.close(before)
             if sender is not None:
                 sender.stop()
             if server is not None:
@@ -298,8 +298,10 @@ def _look(watcher: Watcher, stop: StopSignal) -> WatchStatus | None:
     return outcome
 
 
-LOG_EVERY_S = 60.0
-"""In a log, the table is printed again at most this often while trials keep arriving."""
+LOG_EVERY_S = 15.0
+"""In a log, the table is printed again at most this often while trials keep arriving: the
+staleness of a Prometheus scrape at its default interval, so a log lags /metrics no more than a
+dashboard does."""
 
 
 class _Display:
@@ -309,7 +311,9 @@ class _Display:
     "(no trial yet)", while /metrics counted 80 trials. Now it gets the table at the first look,
     again as soon as the first trials or a new test arrive, and otherwise at most every
     ``LOG_EVERY_S`` seconds while the counts change — as a collector logs its throughput
-    periodically rather than per request; each table headed by the time it was taken.
+    periodically rather than per request; each table headed by the time it was taken. At
+    shutdown the last look's table is printed once more, so a log ends with the counts /metrics
+    served last (as pytest ends with its summary).
     """
 
     def __init__(self, terminal: bool, every: float = LOG_EVERY_S) -> None:
@@ -357,6 +361,15 @@ class _Display:
             print(notes_text(replace(status, notes=tuple(grown))), file=sys.stderr, flush=True)
         self.noted = {n.kind: n.count for n in status.notes}
 
-    def close(self) -> None:
+    def close(self, last: WatchStatus | None = None) -> None:
+        """Stop the live display; in a log, end with ``last``'s table (the final counts)."""
         if self.live is not None:
             self.live.stop()
+            return
+        if last is not None:
+            import time
+
+            from assay.watch import status_table
+
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+            print(f"assay watch, stopped {stamp}:\n{status_table(last)}", flush=True)

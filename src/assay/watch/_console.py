@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from assay.analysis import columns as tc
 from assay.judge import pct
@@ -127,10 +127,23 @@ def live_table(status: WatchStatus) -> Table:
 
 
 def event_line(event: dict[str, object]) -> str:
-    """One line for an event (:func:`assay.watch.events_between`)."""
+    """One line for an event (:func:`assay.watch.events_between`), with the counts behind it.
+
+    ``… greeting: INCONCLUSIVE → PASS: 24 trials, pass rate 100.0%, sequence [80.1%, 100.0%]``:
+    a log read later says what the verdict rested on, not only that it changed.
+    """
     test, kind = visible(event["test"]), event["event"]
     if kind == "verdict_changed":
-        return f"{event['time']} {test}: {event['previous_verdict']} → {event['verdict']}"
-    if kind == "drift_alarm_raised":
-        return f"{event['time']} {test}: drift alarm raised (since trial {event['since_trial']})"
-    return f"{event['time']} {test}: drift alarm cleared"
+        what = f"{event['previous_verdict']} → {event['verdict']}"
+    elif kind == "drift_alarm_raised":
+        what = f"drift alarm raised (since trial {event['since_trial']})"
+    else:
+        what = "drift alarm cleared"
+    return f"{event['time']} {test}: {what}: {_event_counts(event)}"
+
+
+def _event_counts(event: dict[str, object]) -> str:
+    rate = event.get("pass_rate")
+    low, high = cast("list[float]", event.get("interval") or [0.0, 1.0])
+    shown = pct(rate) if isinstance(rate, float) else "-"
+    return f"{event.get('trials')} trials, pass rate {shown}, sequence [{pct(low)}, {pct(high)}]"
