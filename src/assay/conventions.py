@@ -53,6 +53,13 @@ GENAI_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
 GENAI_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 GENAI_EXECUTE_TOOL: Final = "execute_tool"
 GENAI_INVOKE_AGENT: Final = "invoke_agent"
+GENAI_INVOKE_WORKFLOW: Final = "invoke_workflow"
+"""A workflow run: its own span up to semantic-conventions v1.41 (named by
+``gen_ai.workflow.name``), an internal ``invoke_agent`` span from semantic-conventions-genai v0.1.0
+that keeps this operation name and names the workflow by ``gen_ai.agent.name``."""
+GENAI_AGENT_VERSION: Final = "gen_ai.agent.version"
+"""The agent's version (v1.40): read as the version under test where ``assay.agent.version`` is
+absent from the trial span."""
 GENAI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
 GENAI_LLM_OPERATIONS: Final = ("chat", "text_completion", "generate_content")
 GENAI_WORKFLOW_NAME: Final = "gen_ai.workflow.name"
