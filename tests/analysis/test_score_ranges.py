@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 import pytest
@@ -11,6 +11,9 @@ import assay.instrument as ai
 from assay.analysis import parse_score_range, recorded_score_ranges
 from assay.errors import ConfigError
 from assay.store import read_spans
+
+if TYPE_CHECKING:
+    from conftest import ParquetSink
 
 
 @pytest.mark.parametrize(
@@ -33,16 +36,14 @@ def test_the_forms_a_range_is_read_in(text: str | None, expected: object) -> Non
     assert parse_score_range(text) == expected
 
 
-def test_the_instrument_records_a_range_that_is_read_back(tmp_path: Path) -> None:
-    handle = ai.configure(tmp_path / "set")
+def test_the_instrument_records_a_range_that_is_read_back(parquet_sink: ParquetSink) -> None:
     for value in (10.0, 90.0):
         with ai.trial("t") as trial:
             trial.score("quality", value, range=(0, 100))
             trial.score("unranged", 0.5)
     with ai.trial("u"):
         ai.score("quality", 3.0, range=(1, 5))  # another range for the name: both hold
-    handle.flush()
-    spans = read_spans(tmp_path / "set")
+    spans = read_spans(parquet_sink.flush())
     assert recorded_score_ranges(spans) == {"quality": (0.0, 100.0)}
     assert recorded_score_ranges(spans.lazy()) == recorded_score_ranges(spans)
     assert recorded_score_ranges(spans.drop("events")) == {}

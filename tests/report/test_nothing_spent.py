@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,8 +13,8 @@ from assay.cli import run
 from assay.errors import ConfigError
 
 
-def _record(folder: Path, version: str, *, cost: float | None) -> None:
-    handle = ai.configure(folder)
+def _record(switch_sink: Any, version: str, *, cost: float | None) -> None:
+    sink = switch_sink(version)  # the version's trials go to tmp_path / version
     for case in ("a", "b", "c"):
         for index in range(8):
             with ai.trial(case, suite="s", agent_version=version, index=index) as trial:
@@ -24,14 +25,14 @@ def _record(folder: Path, version: str, *, cost: float | None) -> None:
                         call.usage(100, 10)
                         call.cost(cost)
                 trial.check("ok", index % 4 != 0)
-    handle.flush()
+    sink.flush()
 
 
 def test_an_agent_without_llm_calls_shows_no_cost(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, switch_sink: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _record(tmp_path / "v1", "v1", cost=None)
-    _record(tmp_path / "v2", "v2", cost=None)
+    _record(switch_sink, "v1", cost=None)
+    _record(switch_sink, "v2", cost=None)
     html = tmp_path / "report.html"
     run(["compare", str(tmp_path / "v1"), str(tmp_path / "v2"), "--format", "json"])
     comparison = json.loads(capsys.readouterr().out)["suites"][0]["comparison"]
@@ -45,11 +46,11 @@ def test_an_agent_without_llm_calls_shows_no_cost(
 
 
 def test_a_recorded_cost_is_read_and_compared(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, switch_sink: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # a model no price table knows, with the cost its SDK reported: no "unpriced" warning
-    _record(tmp_path / "v1", "v1", cost=0.002)
-    _record(tmp_path / "v2", "v2", cost=0.003)
+    _record(switch_sink, "v1", cost=0.002)
+    _record(switch_sink, "v2", cost=0.003)
     run(["compare", str(tmp_path / "v1"), str(tmp_path / "v2"), "--format", "json"])
     captured = capsys.readouterr()
     document = json.loads(captured.out)

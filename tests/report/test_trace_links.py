@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -103,25 +104,30 @@ def test_the_markdown_links_the_trace_of_each_failing_tool(traces: Path) -> None
     assert all(f"trace <code>{t}</code>" in plain for t in _first_tool_errors())
 
 
-def _versions(folder: Path) -> None:
+def _versions() -> None:
     """Two versions of one case; v2 calls its tool twice in half its trials (a behaviour change)."""
     import assay.instrument as ai
 
-    handle = ai.configure(folder)
     for version in ("v1", "v2"):
         for index in range(40):
             with ai.trial("case", agent_version=version, index=index):
                 for _ in range(2 if version == "v2" and index % 2 else 1):
                     with ai.tool("search"):
                         pass
-    handle.flush()
 
 
-def test_every_trace_id_the_markdown_names_is_a_link(tmp_path: Path) -> None:
+def test_every_trace_id_the_markdown_names_is_a_link(parquet_sink: Any) -> None:
     import re
 
-    _versions(tmp_path / "set")
-    args = ["analyze", str(tmp_path / "set"), "--baseline-version", "v1", "--format", "markdown"]
+    _versions()
+    args = [
+        "analyze",
+        str(parquet_sink.flush()),
+        "--baseline-version",
+        "v1",
+        "--format",
+        "markdown",
+    ]
     # a template holding what would end a Markdown link: it cannot break out of the link
     template = "http://viewer/x)[pwned](javascript:alert(1)) <b>/{trace_id}"
     _, summary = _cli(*args, "--trace-url", template)
