@@ -58,7 +58,10 @@ def test_a_recorded_cost_is_read_and_compared(
     comparison = document["suites"][0]["comparison"]
     assert comparison["cost_usd_reason"] is None
     assert comparison["cost_usd"]["difference"] == pytest.approx(0.001)
-    assert document["tests"][0]["cost"]["mean_usd"] == pytest.approx(0.003)
+    cost = document["tests"][0]["cost"]
+    assert cost["mean_usd"] == pytest.approx(0.003)
+    # no price table priced it, and the report does not say one did
+    assert cost["prices"] == "as recorded by the instrumentation"
 
 
 def test_a_cost_must_be_a_finite_amount() -> None:
