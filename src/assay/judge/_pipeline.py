@@ -499,6 +499,8 @@ def with_regression(
     if regression is None:
         return result
     notes = list(result.notes)
+    if regression.test_reason is not None:
+        notes.append(regression.test_reason)
     scores_dropped = score_regression is not None and score_regression.verdict is Verdict.FAIL
     if score_regression is not None and scores_dropped:
         notes.append(
