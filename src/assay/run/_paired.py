@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from assay import conventions as c
 from assay.errors import ConfigError, InputError
 from assay.judge import Verdict
 from assay.run._agents import Agent
@@ -92,6 +93,28 @@ class PairedCase:
 
 
 @dataclass(frozen=True, slots=True)
+class VersionTally:
+    """One version's trials in a comparison run, and how many were errors."""
+
+    role: str
+    """``current`` or ``baseline``."""
+    version: str
+    """Its ``assay.agent.version``."""
+    trials: int
+    """Trials finished."""
+    errors: int
+    """Error trials among them (an exception, a timeout, no trial span): the harness or the
+    version broke, so nothing was learned about its pass rate."""
+    first_error: str | None = None
+    """The first error's message."""
+
+    @property
+    def label(self) -> str:
+        """``baseline v1``, or the role alone when the version is named after it."""
+        return self.role if self.version == self.role else f"{self.role} {self.version}"
+
+
+@dataclass(frozen=True, slots=True)
 class PairedRunResult:
     """An adaptive comparison of two versions over a suite: the interval and its verdict."""
 
@@ -133,6 +156,18 @@ class PairedRunResult:
     """True if stopped by Ctrl-C or SIGTERM."""
     warnings: tuple[str, ...] = ()
     """Things the user should know."""
+    versions: tuple[VersionTally, ...] = ()
+    """Each version's trials and error trials (the current version first)."""
+    one_version_only: tuple[str, ...] = ()
+    """Every case that ended with trials of one version only (the run stopped before the
+    other's): a re-read cannot pair it."""
+    never_answered: tuple[str, ...] = ()
+    """Cases not compared because one version's trials on them were all errors."""
+
+    @property
+    def silent(self) -> VersionTally | None:
+        """A version that ran trials and answered none (every one an error), if any."""
+        return next((v for v in self.versions if v.trials and v.errors == v.trials), None)
 
     @property
     def verdict(self) -> Verdict:
@@ -146,6 +181,15 @@ class PairedRunResult:
     def reason(self) -> str:
         """One sentence: the decision, the interval, the cases used and why it stopped."""
         s = self.status
+        silent = self.silent
+        if silent is not None and s.decision is PairedDecision.UNDECIDED:
+            # No evidence: a version that never answered is not a version that failed.
+            return (
+                f"no evidence: the {silent.label} answered none of its "
+                f"{silent.trials} trials, every one an error"
+                + (f" (first: {silent.first_error})" if silent.first_error else "")
+                + f"; nothing to compare ({DESIGN})"
+            )
         level = f"{s.confidence:.0%} anytime interval [{_pt(s.low)}, {_pt(s.high)}] points"
         mean = "no case yet" if s.mean is None else f"mean difference {_pt(s.mean)} points"
         used = f"after {s.cases} of {self.suite_cases} cases"
@@ -169,10 +213,14 @@ class PairedRunResult:
         return f"{what} ({mean}, {level}, {used}; {DESIGN})"
 
     def exit_code(self, inconclusive_ok: bool = False) -> int:
-        """0 PASS, 1 FAIL, 3 INCONCLUSIVE (0 if ``inconclusive_ok``)."""
+        """0 PASS, 1 FAIL, 3 INCONCLUSIVE (0 if ``inconclusive_ok``).
+
+        A version that answered none of its trials exits 3 even with ``inconclusive_ok``: the
+        run broke, it did not merely lack trials (docs/cli.md).
+        """
         if self.verdict is Verdict.FAIL:
             return 1
-        if self.verdict is Verdict.INCONCLUSIVE and not inconclusive_ok:
+        if self.verdict is Verdict.INCONCLUSIVE and (not inconclusive_ok or self.silent):
             return 3
         return 0
 
@@ -207,6 +255,18 @@ class PairedRunResult:
             "cost": self.cost,
             "stop_reason": self.stop_reason,
             "warnings": list(self.warnings),
+            "versions": [
+                {
+                    "role": v.role,
+                    "version": v.version,
+                    "trials": v.trials,
+                    "errors": v.errors,
+                    "first_error": v.first_error,
+                }
+                for v in self.versions
+            ],
+            "one_version_only": list(self.one_version_only),
+            "never_answered": list(self.never_answered),
             "per_case": [
                 {"case": c.case, "current": c.current, "baseline": c.baseline} for c in self.cases
             ],
@@ -267,6 +327,7 @@ class _PairedRunner(_Runner):
             self.order = self.order[: paired.max_cases]
         self.cursor = 0
         self.fed: list[PairedCase] = []
+        self.never_answered: list[str] = []
 
     def _agent_of(self, state: TestState) -> Agent:
         if state.version == self.paired.baseline_version and self.baseline_agent is not None:
@@ -295,6 +356,10 @@ class _PairedRunner(_Runner):
             rate = _rate(current)
             base = _rate(baseline) if baseline is not None else self._recorded(case)
             self.cursor += 1
+            if _silent(current) or (baseline is not None and _silent(baseline)):
+                # Every trial of a side was an error: that version never answered this case.
+                self.never_answered.append(case)
+                continue
             if rate is None or base is None:
                 self.unpaired.append(case)
                 continue
@@ -335,6 +400,27 @@ class _PairedRunner(_Runner):
                 f"{len(self.unpaired)} case(s) not compared (no baseline pass rate: not run; "
                 f"or no trial counted on a side): {shown}"
             )
+        versions = self._tallies()
+        if self.never_answered:
+            warnings.append(
+                f"{len(self.never_answered)} case(s) not compared: one version's trials on "
+                f"them were all errors: {_listed(self.never_answered)}"
+            )
+        for tally in versions:
+            if tally.errors and tally.errors < tally.trials:
+                excluded = all(state.judgement.excludes_errors for state in self.states)
+                counted = "left out" if excluded else "counted as failures"
+                favours = " (they favour the current version)" if tally.role == "baseline" else ""
+                warnings.append(
+                    f"{tally.errors} of the {tally.role}'s {tally.trials} trials were errors, "
+                    f"{counted}{favours}; first: {tally.first_error}"
+                )
+        one_side = self._one_version_only()
+        if one_side:
+            warnings.append(
+                f"{len(one_side)} case(s) ended with one version's trials only (the run "
+                f"stopped before the other's; a re-read leaves them unpaired): {_listed(one_side)}"
+            )
         if status.decision is PairedDecision.UNDECIDED and stop_reason is None:
             stop_reason = f"all {len(self.order)} cases ran"
         elif status.decision is not PairedDecision.UNDECIDED:
@@ -359,7 +445,43 @@ class _PairedRunner(_Runner):
             stop_reason=stop_reason,
             interrupted=interrupted,
             warnings=tuple(warnings),
+            versions=versions,
+            one_version_only=tuple(one_side),
+            never_answered=tuple(self.never_answered),
         )
+
+    def _tallies(self) -> tuple[VersionTally, ...]:
+        """Each version's trials and errors, the current version first."""
+        sides = [("current", self.current_version, list(self.current.values()))]
+        if self.baseline_agent is not None:
+            sides.append(("baseline", self.paired.baseline_version, list(self.baseline.values())))
+        out = []
+        for role, version, states in sides:
+            records = [r for state in states for r in state.records]
+            errors = [r for r in records if r.outcome == c.OUTCOME_ERROR]
+            first = next((r.error for r in errors if r.error), None)
+            out.append(VersionTally(role, version, len(records), len(errors), first))
+        return tuple(out)
+
+    def _one_version_only(self) -> list[str]:
+        """The cases, in run order, where one version finished trials and the other none."""
+        if self.baseline_agent is None:
+            return []
+        return [
+            case
+            for case in self.order
+            if (len(self.current[case].records) > 0) != (len(self.baseline[case].records) > 0)
+        ]
+
+
+def _listed(cases: Sequence[str]) -> str:
+    """Every case named (the JSON lists them too)."""
+    return ", ".join(cases)
+
+
+def _silent(state: TestState) -> bool:
+    """True when the state ran trials and every one was an error."""
+    return bool(state.records) and state.errors == len(state.records)
 
 
 def _complete(state: TestState) -> bool:
