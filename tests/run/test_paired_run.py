@@ -329,3 +329,12 @@ def test_cli_a_crashing_baseline_exits_3_and_counts_the_errors(
     assert code == 3 and out.startswith("INCONCLUSIVE")
     assert "no evidence: the baseline answered none of its 24 trials" in out
     assert "trials by version: current 24 (0 errors) · baseline 24 (24 errors)" in out
+
+
+def test_a_recorded_baseline_of_errors_only_is_refused(tmp_path: Path) -> None:
+    suite = _suite(tmp_path, 3)
+    recorded = tmp_path / "baseline"
+    agent = load_agent(agent="assay_test_agents:raises")
+    run_suite(suite, agent, RunOptions(out=str(recorded), adaptive=False, agent_version="v1"))
+    with pytest.raises(InputError, match="every trial of the recorded set is an error"):
+        load_baseline_rates(recorded)

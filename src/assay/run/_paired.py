@@ -498,10 +498,12 @@ def load_baseline_rates(
     """Each case's pass rate in a recorded trace set, judged as ``assay analyze`` judges it.
 
     Returns the rates by test id and the set's version. A set holding several
-    ``assay.agent.version`` values needs ``version`` (its trials would otherwise be pooled).
+    ``assay.agent.version`` values needs ``version`` (its trials would otherwise be pooled). A
+    case whose trials are all errors gets no rate (it is then named as not compared).
 
     Raises:
-        InputError: The set cannot be read, or holds several versions and none was named.
+        InputError: The set cannot be read, holds several versions and none was named, or
+            every trial in it is an error.
     """
     from assay.analysis import columns
     from assay.api import analyze
@@ -516,7 +518,18 @@ def load_baseline_rates(
             )
         version = str(versions[0]) if len(versions) else None
     analysis = analyze(str(path), current_version=version)
-    rates = {t.test_id: t.pass_rate for t in analysis.result.tests if t.pass_rate is not None}
+    tests = analysis.result.tests
+    # A case whose recorded trials are all errors has no pass rate: that version never
+    # answered it (errors counted as failures would read as a rate of 0).
+    rates = {
+        t.test_id: t.pass_rate for t in tests if t.pass_rate is not None and t.errors < t.trials
+    }
+    if tests and not rates:
+        raise InputError(
+            f"--baseline {path}: every trial of the recorded set is an error (first: "
+            f"{next((t.first_error for t in tests if t.first_error), 'none recorded')}): "
+            "a version that never answered is nothing to compare against"
+        )
     return rates, version or "baseline"
 
 
