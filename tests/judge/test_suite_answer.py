@@ -19,6 +19,7 @@ from assay.api import compare
 from assay.cli import run as assay_cli
 from assay.instrument import ParquetSpanExporter
 from assay.judge import AnalyzeOptions, Verdict, case_table
+from assay.report import render_markdown
 from assay.stats import clustered_mean, paired_comparison
 
 
@@ -381,3 +382,19 @@ def test_one_test_id_in_two_suites_is_kept_apart_and_named(tmp_path: Path) -> No
             ["compare", str(tmp_path / "v1"), str(tmp_path / "v2"), "--format", f"{fmt}:{out}"]
         )
         assert code in (0, 1, 3) and "alpha, beta" in out.read_text(), fmt
+
+
+def test_a_suite_only_the_baseline_ran_is_answered_not_dropped(tmp_path: Path) -> None:
+    rng = np.random.default_rng(14)
+    record(tmp_path / "v1", rng.random((4, 3)) < 0.9, "v1", suite="alpha")
+    record(tmp_path / "v1", np.ones((5, 3), dtype=bool), "v1", suite="beta", names=list("pqrst"))
+    record(tmp_path / "v2", rng.random((4, 3)) < 0.9, "v2", suite="alpha")
+    analysis = compare(tmp_path / "v1", tmp_path / "v2")
+    beta = {s.suite: s for s in analysis.result.suites}["beta"]
+    assert beta.cases == 0 and beta.verdict is Verdict.INCONCLUSIVE
+    comparison = beta.comparison
+    assert comparison is not None and comparison.verdict is Verdict.INCONCLUSIVE
+    assert comparison.missing_current == tuple("pqrst") and comparison.baseline_cases == 5
+    assert comparison.worst_case is not None and comparison.worst_case.difference == -1.0
+    assert analysis.exit_code() != 0
+    assert "suite <code>beta</code>: INCONCLUSIVE" in render_markdown(analysis.result)

@@ -143,6 +143,10 @@ def suite_results(
     thresholds = {r.threshold for r in results}
     out = []
     names = current[tc.SUITE].unique().to_list()
+    if base is not None:
+        # A suite the baseline ran and the current version did not is answered too: its
+        # comparison cannot PASS (every case missing), never dropped in silence.
+        names += [n for n in base[tc.SUITE].unique().to_list() if n not in names]
     for name in sorted((n for n in names if n is not None), key=str) + (
         [None] if None in names else []
     ):
@@ -229,6 +233,8 @@ def _suite(
         )
         rate, interval = estimate.mean, estimate.interval if judged.sum() >= 2 else None
     verdict, reason = _verdict(rate, interval, threshold, int(judged.sum()), int(n.sum()))
+    if not ids:  # a suite only the baseline ran
+        reason = "the current version ran no case of this suite"
     if verdict is Verdict.PASS and int(judged.sum()) < MEASURED_CASES:
         # Measured, not assumed: the cluster interval's lower end is too high a little too
         # often with few, skewed cases (docs/statistics.md, "The suite verdict at the true mean").
@@ -402,7 +408,17 @@ def _comparison(
     if silent is not None:
         return replace(empty, reason=silent)
     if both.height == 0:
-        return empty
+        if not missing:
+            return empty
+        worst, worst_verdict, _, coverage = _coverage(
+            both, base_rows, missing, Verdict.INCONCLUSIVE, options, confidence
+        )
+        return replace(
+            empty,
+            reason=f"no case was answered by both versions: {coverage}",
+            worst_case=worst,
+            worst_case_verdict=worst_verdict,
+        )
     paired = _paired_rates(both, options, confidence)
     verdict, reason = _comparison_verdict(paired, options, both.height)
     if only_current:  # the cases the current version lacks are said with the coverage below
@@ -418,7 +434,7 @@ def _comparison(
     worst, worst_verdict = None, None
     if missing:
         worst, worst_verdict, verdict, coverage = _coverage(
-            both, base_rows, missing, paired, verdict, options, confidence
+            both, base_rows, missing, verdict, options, confidence
         )
         reason += f"; {coverage}"
     moved = (
@@ -484,7 +500,6 @@ def _coverage(
     both: pl.DataFrame,
     base_rows: pl.DataFrame,
     missing: tuple[str, ...],
-    paired: PairedComparison,
     verdict: Verdict,
     options: AnalyzeOptions,
     confidence: float,
