@@ -172,14 +172,22 @@ def suite_conflicts(*tables: pl.DataFrame | None) -> dict[str, tuple[str, ...]]:
     Each suite's answer counts only its own trials of such an id (:func:`case_table`), but the
     per-case results are keyed by test id and pool them: a conflict every report names.
     """
-    found: dict[str, set[str]] = {}
-    for table in tables:
-        if table is None or table.height == 0:
-            continue
-        pairs = table.select(tc.TEST_ID, tc.SUITE).unique()
-        for test_id, suite in pairs.iter_rows():
-            found.setdefault(str(test_id), set()).add("(none)" if suite is None else str(suite))
-    return {t: tuple(sorted(v)) for t, v in sorted(found.items()) if len(v) > 1}
+    frames = [
+        t.select(pl.col(tc.TEST_ID).cast(pl.Utf8), pl.col(tc.SUITE).cast(pl.Utf8))
+        for t in tables
+        if t is not None and t.height
+    ]
+    if not frames:
+        return {}
+    several = (
+        pl.concat(frames)
+        .unique()
+        .group_by(tc.TEST_ID)
+        .agg(pl.col(tc.SUITE).fill_null("(none)").sort())
+        .filter(pl.col(tc.SUITE).list.len() > 1)
+        .sort(tc.TEST_ID)
+    )
+    return {str(t): tuple(s) for t, s in several.iter_rows()}
 
 
 def conflict_note(conflicts: Mapping[str, tuple[str, ...]]) -> str:
