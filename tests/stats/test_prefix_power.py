@@ -7,6 +7,8 @@ and a seeded simulation check the level.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import stats as sps
@@ -107,3 +109,18 @@ def test_a_million_trials_per_version_gets_a_verdict() -> None:
 def test_the_anytime_test_above_the_limit() -> None:
     found = regression_test(8_000, 10_000, 7_700, 10_000, test="anytime")
     assert found.test == "anytime" and found.verdict is Verdict.FAIL and found.power > 0.99
+
+
+@pytest.mark.slow
+def test_the_figures_docs_statistics_states_are_recomputed() -> None:
+    # docs/statistics.md, "Regression at any size": every figure there, computed again.
+    doc = (Path(__file__).parents[2] / "docs" / "statistics.md").read_text()
+    for rate, drop in ((0.9, 0.02), (0.5, 0.03), (0.99, 0.005)):
+        boschloo = rejection_probability(2_000, 2_000, rate, rate - drop, 0.05, "boschloo")
+        fisher = rejection_probability(2_000, 2_000, rate, rate - drop, 0.05, "fisher")
+        assert f"{boschloo:.3f} (Boschloo)" in doc or f"{boschloo:.3f} against" in doc
+        assert f"against {fisher:.3f}" in doc and fisher < boschloo
+    rates = (0.001, 0.01, 0.1, 0.5, 0.9, 0.99, 0.999)
+    for n in (2_500, 10_000):
+        sizes = [rejection_probability(n, n, p, p, 0.05, "fisher") for p in rates]
+        assert f"{min(sizes):.3f}–{max(sizes):.3f} at {n:,}" in doc
