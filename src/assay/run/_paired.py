@@ -43,6 +43,10 @@ DESIGN = "adaptive paired sequence"
 CONSTRUCTION = "betting confidence sequence (Waudby-Smith & Ramdas 2024)"
 """What the interval is, as the output cites it."""
 
+SILENT_STOP = 10
+"""A comparison run starts no further case once a version's first this many trials (or more,
+all finished so far) were all errors: it has answered nothing, so nothing can be compared."""
+
 _VERDICTS = {
     PairedDecision.DROP: Verdict.FAIL,
     PairedDecision.BEYOND_MARGIN: Verdict.FAIL,
@@ -163,6 +167,9 @@ class PairedRunResult:
     other's): a re-read cannot pair it."""
     never_answered: tuple[str, ...] = ()
     """Cases not compared because one version's trials on them were all errors."""
+    silent_stop: bool = False
+    """The run stopped starting cases because a version's first :data:`SILENT_STOP` trials
+    were all errors."""
 
     @property
     def silent(self) -> VersionTally | None:
@@ -188,7 +195,9 @@ class PairedRunResult:
                 f"no evidence: the {silent.label} answered none of its "
                 f"{silent.trials} trials, every one an error"
                 + (f" (first: {silent.first_error})" if silent.first_error else "")
-                + f"; nothing to compare ({DESIGN})"
+                + "; nothing to compare"
+                + (", so no further case was started" if self.silent_stop else "")
+                + f" ({DESIGN})"
             )
         level = f"{s.confidence:.0%} anytime interval [{_pt(s.low)}, {_pt(s.high)}] points"
         mean = "no case yet" if s.mean is None else f"mean difference {_pt(s.mean)} points"
@@ -267,6 +276,7 @@ class PairedRunResult:
             ],
             "one_version_only": list(self.one_version_only),
             "never_answered": list(self.never_answered),
+            "silent_stop": self.silent_stop,
             "per_case": [
                 {"case": c.case, "current": c.current, "baseline": c.baseline} for c in self.cases
             ],
@@ -338,6 +348,8 @@ class _PairedRunner(_Runner):
         """The first state in case order that wants a trial, while the question is open."""
         if self.sequence.decide() is not PairedDecision.UNDECIDED:
             return None
+        if self._silent_side() is not None:
+            return None  # a version that has answered nothing yet: no further case starts
         # every case before the cursor has all its trials in: start the search there
         for i in range(self.cursor, len(self.order)):
             case = self.order[i]
@@ -421,6 +433,11 @@ class _PairedRunner(_Runner):
                 f"{len(one_side)} case(s) ended with one version's trials only (the run "
                 f"stopped before the other's; a re-read leaves them unpaired): {_listed(one_side)}"
             )
+        silent = self._silent_side()
+        silent_stop = status.decision is PairedDecision.UNDECIDED and stop_reason is None
+        silent_stop = silent_stop and silent is not None
+        if silent_stop:
+            stop_reason = f"the {silent} answered none of its first {SILENT_STOP} trials"
         if status.decision is PairedDecision.UNDECIDED and stop_reason is None:
             stop_reason = f"all {len(self.order)} cases ran"
         elif status.decision is not PairedDecision.UNDECIDED:
@@ -448,7 +465,24 @@ class _PairedRunner(_Runner):
             versions=versions,
             one_version_only=tuple(one_side),
             never_answered=tuple(self.never_answered),
+            silent_stop=silent_stop,
         )
+
+    def _silent_side(self) -> str | None:
+        """The role whose first :data:`SILENT_STOP` trials (or more) were all errors, if any.
+
+        Every later trial would cost time (and the other version's calls) for a comparison
+        that cannot be made; the run stops starting cases and says so.
+        """
+        sides = [("current version", self.current.values()), ("baseline", self.baseline.values())]
+        for role, states in sides:
+            finished = errors = 0
+            for state in states:
+                finished += len(state.records)
+                errors += state.errors
+            if finished >= SILENT_STOP and errors == finished:
+                return role
+        return None
 
     def _tallies(self) -> tuple[VersionTally, ...]:
         """Each version's trials and errors, the current version first."""
