@@ -9,7 +9,7 @@ import assay
 import assay.instrument as ai
 from assay.cli import run
 from assay.judge import Judgement, SequentialDesign
-from assay.stats import drop_sequence
+from assay.stats import DropSequence
 
 ADAPTIVE = Judgement(0.8, 0.95, sequential=SequentialDesign.of("confidence-sequence", 0.8, 100))
 
@@ -34,11 +34,16 @@ def test_a_baseline_that_stopped_early_is_compared_anytime(parquet_sink, switch_
     regression = test.regression
     assert regression.test == "anytime"
     assert regression.anytime_reason == "the baseline stopped adaptively after 28 of 100 trials"
-    found = drop_sequence(0.8, 0.95, 100).test(28, 28, 89, 100)
+    # It pairs the trials in run order: the baseline's 28 with the current's first 28.
+    found = DropSequence(0.95).test([True] * 28, [True] * 89 + [False] * 11)
     assert regression.p_value == found.p_value and regression.e_value == found.e_value
     assert (regression.drop_low, regression.drop_high) == (found.low, found.high)
+    assert regression.pairs == found.pairs == 28
     assert regression.verdict.value != "FAIL"
-    assert "so the comparison uses the anytime-valid test" in test.verdict_reason
+    assert (
+        "so the comparison uses the anytime-valid test on the first 28 trials of each version"
+        in test.verdict_reason
+    )
 
 
 def test_fixed_runs_keep_the_exact_test_and_several_runs_do_not(parquet_sink, switch_sink) -> None:

@@ -29,8 +29,9 @@ One idea per private module, all re-exported here:
 * ``_multiple`` — p-value adjustment and false-verdict risk across a suite.
 * ``_confidence_sequence`` — an anytime-valid confidence sequence for a pass rate, and the
   one factory of the sequence every adaptive verdict reads (``pass_rate_sequence``).
-* ``_drop_sequence`` — an anytime-valid test of a drop between two pass rates (valid whatever
-  rule stopped either version), the drop's confidence sequence and the test's exact power.
+* ``_drop_sequence`` — an anytime-valid test of a drop between two pass rates (betting on the
+  versions' trials paired in run order: valid whatever rule stopped either version), the
+  drop's confidence sequence and the test's exact power.
 * ``_betting`` — the betting confidence sequence of a bounded mean (Waudby-Smith & Ramdas).
 * ``_paired_sequence`` — its use for the mean paired difference over cases, and the decision.
 * ``_paired_simulation`` — that adaptive comparison run over many simulated suites at once;
@@ -102,7 +103,7 @@ from assay.stats._consistency import (
     sequence_similarity,
     tool_consistency,
 )
-from assay.stats._drop_sequence import DropSequence, DropTest, drop_sequence
+from assay.stats._drop_sequence import DropSequence, DropTest
 from assay.stats._exact2x2 import TESTS, regression_p_value
 from assay.stats._explain import (
     FEATURE_KINDS,
@@ -255,7 +256,6 @@ __all__ = [
     "decide_paired",
     "simulate_paired_sequence",
     "plan_adaptive_paired",
-    "drop_sequence",
     "BEHAVIOUR_KINDS",
     "BernoulliConfidenceSequence",
     "CATEGORIES",
