@@ -46,6 +46,40 @@ def test_a_baseline_that_stopped_early_is_compared_anytime(parquet_sink, switch_
     )
 
 
+def test_the_anytime_test_pairs_the_trials_in_run_order(parquet_sink, switch_sink) -> None:
+    # Two baseline runs recorded alternately: run r0 (started first) holds the even indices.
+    outcomes = [index % 2 == 0 or index % 3 == 0 for index in range(30)]
+    _record(outcomes, runs=2)
+    baseline = parquet_sink.flush()
+    sink = switch_sink("current")
+    current = [index % 4 != 1 for index in range(24)]
+    _record(current)
+    (test,) = assay.compare(baseline, sink.flush()).result.tests
+    in_order = outcomes[0::2] + outcomes[1::2]  # r0's trials by index, then r1's
+    found = DropSequence(0.95).test(in_order, current)
+    assert found.e_value != DropSequence(0.95).test(outcomes, current).e_value  # order matters
+    regression = test.regression
+    assert regression.anytime_reason == "the baseline trials come from 2 runs"
+    assert (regression.e_value, regression.drop_low, regression.pairs) == (
+        found.e_value,
+        found.low,
+        24,
+    )
+
+
+def test_a_drop_that_reverses_says_no_single_drop_fits(parquet_sink, switch_sink) -> None:
+    # Baseline passes then fails, current the other way round: equal rates, but no one drop
+    # fits both halves of the pairs — the verdict says so.
+    _record([True] * 30 + [False] * 30, ADAPTIVE.to_attributes())
+    baseline = parquet_sink.flush()
+    sink = switch_sink("current")
+    _record([False] * 30 + [True] * 30)
+    (test,) = assay.compare(baseline, sink.flush()).result.tests
+    regression = test.regression
+    assert regression.drop_low > regression.drop_high
+    assert "no single drop fits all the pairs" in test.verdict_reason
+
+
 def test_fixed_runs_keep_the_exact_test_and_several_runs_do_not(parquet_sink, switch_sink) -> None:
     _record([True] * 27 + [False] * 3)
     baseline = parquet_sink.flush()
