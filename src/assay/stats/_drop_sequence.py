@@ -81,7 +81,8 @@ _GRID = 200
 _FRACTIONS = (np.arange(_GRID) + 0.5) / _GRID
 """The fractions of capital the crowd of gamblers bets, one gambler each (the prior)."""
 _EDGE = 1e-9
-_BISECTIONS = 40  # 2^-40 of the drop's range: finer than any count can move it
+_NEGLIGIBLE = 60.0  # e^-60 of the richest gambler: below a double's precision of the sum
+_XTOL = 1e-12  # the ends' precision: finer than any count can move them
 MAX_POWER_PAIRS = 20_000
 """The most pairs the exact power enumerates (its cost grows with the square)."""
 _TAIL = 1e-15  # binomial mass of discordant counts left out of the exact power
@@ -212,23 +213,33 @@ class DropSequence:
 
     def _lower_end(self, plus: IntArray, zero: IntArray, minus: IntArray) -> float:
         """The smallest drop whose capital stayed below ``1/alpha`` after every pair so far."""
+        from scipy import optimize
+
         level = self._level
         counts = np.stack([plus, zero, minus], axis=-1).astype(np.float64)
 
-        def excluded(drop: float) -> bool:
-            return float(np.max(_log_mean_exp(counts @ _bet_logs(drop)))) >= level
+        def excess(drop: float) -> float:
+            # Falls as the drop grows: each gambler's factor does.
+            each = _linear(counts, drop)
+            richest = np.max(each, axis=-1)
+            # A crowd's log-capital is at most its richest gambler's: after the pair with the
+            # richest gambler of all, only pairs whose richest beats that crowd can hold the
+            # maximum (usually a handful).
+            first = float(_log_mean_exp(each[int(np.argmax(richest))]))
+            rows = richest > first
+            rest = float(np.max(_log_mean_exp(each[rows]))) if rows.any() else first
+            return max(first, rest) - level
 
-        # The capital falls as d grows: at d near 1 no factor exceeds 1, so it is never out.
-        inner, outer = 1 - _EDGE, -1 + _EDGE
-        if not excluded(outer):
+        # At d near 1 no factor exceeds 1, so the top is never out; at d near -1 it may be in.
+        if excess(-1 + _EDGE) < 0:
             return -1.0
-        for _ in range(_BISECTIONS):
-            mid = (inner + outer) / 2
-            if excluded(mid):
-                outer = mid
-            else:
-                inner = mid
-        return inner  # a point inside: 0 comes out as ≤ 0 exactly when the test does not reject
+        # Which side of 0 the end lies on is the test's own decision, read at 0 exactly.
+        shown = excess(0.0) >= 0
+        low, high = (0.0, 1 - _EDGE) if shown else (-1 + _EDGE, 0.0)
+        end = float(optimize.brentq(excess, low, high, xtol=_XTOL))
+        while excess(end) >= 0 and end < high:  # step inside: an end never claims more
+            end = min(end + _XTOL, high)
+        return end if shown else min(end, 0.0)
 
     def boundary(self, signs: int) -> IntArray:
         """Where the test rejects, by the count ``0..signs`` of current-only passes.
@@ -298,10 +309,25 @@ def _bet_logs(drop: float) -> FloatArray:
     )
 
 
+def _linear(counts: FloatArray, drop: float) -> FloatArray:
+    """Each gambler's log-capital, ``(..., 3)`` counts of ``D = +1, 0, -1`` → ``(..., grid)``.
+
+    ``einsum``, not ``@``: with three terms a product is cheaper than a call into BLAS.
+    """
+    return np.asarray(np.einsum("...j,jg->...g", counts, _bet_logs(drop)), dtype=np.float64)
+
+
 def _log_mean_exp(each: FloatArray) -> FloatArray:
-    """The log of the mean of ``exp`` over the last axis (the crowd's capital), stably."""
+    """The log of the mean of ``exp`` over the last axis (the crowd's capital), stably.
+
+    Gamblers below ``e^-_NEGLIGIBLE`` of the richest are left out rather than computed as
+    subnormal numbers (slow): the capital comes out smaller by at most ``e^-_NEGLIGIBLE``
+    of itself, never larger.
+    """
     top = np.max(each, axis=-1, keepdims=True)
-    return np.asarray(np.log(np.mean(np.exp(each - top), axis=-1)) + top[..., 0])
+    shifted = each - top
+    kept = np.exp(shifted, out=np.zeros_like(shifted), where=shifted > -_NEGLIGIBLE)
+    return np.asarray(np.log(np.mean(kept, axis=-1)) + top[..., 0])
 
 
 def _log_capital(
@@ -312,7 +338,7 @@ def _log_capital(
     Each gambler's log-capital is linear in the counts; the crowd's is their log-mean.
     """
     counts = np.stack(np.broadcast_arrays(plus, zero, minus), axis=-1).astype(np.float64)
-    return _log_mean_exp(counts @ _bet_logs(drop))
+    return _log_mean_exp(_linear(counts, drop))
 
 
 def _pair_counts(
