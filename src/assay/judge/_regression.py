@@ -290,7 +290,7 @@ def _adaptive(
     return None
 
 
-def in_run_order(trials: pl.DataFrame, errors: str) -> list[bool]:
+def _in_run_order(trials: pl.DataFrame, errors: str) -> list[bool]:
     """Pass or fail of the counted trials in run order.
 
     Runs by their first start, each run's trials by trial index (then start time). Every key
@@ -348,14 +348,14 @@ def regression_result(
             power=options.power,
             anytime_reason="; ".join(reasons) if reasons else None,
             # Only the anytime-valid test reads the order (it pairs the trials in it).
-            baseline_outcomes=in_run_order(baseline, errors) if anytime else None,
-            current_outcomes=in_run_order(current, errors) if anytime else None,
+            baseline_outcomes=_in_run_order(baseline, errors) if anytime else None,
+            current_outcomes=_in_run_order(current, errors) if anytime else None,
         )
     scores = None
-    before, after = per_trial_scores(baseline), per_trial_scores(current)
-    name = primary_score(after)
-    if name is not None and name in before:
-        a, b = before[name][~np.isnan(before[name])], after[name][~np.isnan(after[name])]
+    old, new = per_trial_scores(baseline), per_trial_scores(current)
+    name = primary_score(new)
+    if name is not None and name in old:
+        a, b = old[name][~np.isnan(old[name])], new[name][~np.isnan(new[name])]
         if a.size and b.size:
             scores = score_regression_test(a, b, alpha=options.alpha)
     return rate, scores
