@@ -68,6 +68,7 @@ def analyze(
     suite_threshold: o.SuiteThreshold = None,
     suite_ci: o.SuiteCIOpt = o.SuiteCI.T,
     margin: o.Margin = None,
+    allow_missing_cases: o.AllowMissingCases = False,
     all_cases: o.AllCases = False,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
@@ -110,6 +111,7 @@ def analyze(
         suite_threshold=suite_threshold,
         suite_ci=suite_ci,
         margin=margin,
+        allow_missing_cases=allow_missing_cases,
     )
     targets = parse_formats(format, output)
     with working(f"analysing {described(paths)}", quiet=quiet):
@@ -164,6 +166,7 @@ def compare(
     suite_threshold: o.SuiteThreshold = None,
     suite_ci: o.SuiteCIOpt = o.SuiteCI.T,
     margin: o.Margin = None,
+    allow_missing_cases: o.AllowMissingCases = False,
     all_cases: o.AllCases = False,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
@@ -203,6 +206,7 @@ def compare(
         suite_threshold=suite_threshold,
         suite_ci=suite_ci,
         margin=margin,
+        allow_missing_cases=allow_missing_cases,
     )
     targets = parse_formats(format, output)
     with working(f"comparing {described(current)} with {described(baseline)}", quiet=quiet):
