@@ -229,8 +229,9 @@ def export_otlp(result: AnalysisResult, endpoint: str, *, timeout_s: float = 10.
     provider.shutdown()
     meters.shutdown()
     if failed:
+        hint = "; `assay collect` takes traces, not metrics" if failed == ["metrics"] else ""
         return (
             f"{' and '.join(failed)} not accepted by {endpoint} (the exporter's log above says "
-            "why; `assay collect` takes traces, not metrics)"
+            f"why{hint})"
         )
     return None
