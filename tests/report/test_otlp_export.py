@@ -229,3 +229,9 @@ def test_the_url_of_each_signal() -> None:
     assert otlp_url("http://h:4318", "metrics") == "http://h:4318/v1/metrics"
     assert otlp_url("http://h:4318/v1/traces", "metrics") == "http://h:4318/v1/metrics"
     assert otlp_url("http://h:4318/", "traces") == "http://h:4318/v1/traces"
+
+
+def test_an_endpoint_that_does_not_answer_is_named(example: assay.Analysis) -> None:
+    problem = export_otlp(example.result, "http://127.0.0.1:9", timeout_s=0.5)  # nothing listens
+    assert problem is not None and problem.startswith("spans and metrics not accepted")
+    assert "assay collect" not in problem
