@@ -25,6 +25,7 @@ from assay.analysis._features import (
 from assay.analysis._ownership import assign_trials
 from assay.analysis._passwhen import PassRule, parse_pass_when
 from assay.analysis._per_bucket import tools_as_strings
+from assay.analysis._score_ranges import parse_score_range, recorded_score_ranges
 from assay.analysis._suggest import Suggestion, suggest
 from assay.analysis._trials import NoTrialSpans, Trials, read_trials, trials_from_spans
 from assay.analysis._unclaimed import is_work_feature, work_unknown
@@ -63,7 +64,9 @@ __all__ = [
     "is_work_feature",
     "load_prices",
     "parse_pass_when",
+    "parse_score_range",
     "read_trials",
+    "recorded_score_ranges",
     "suggest",
     "tool_variants",
     "trials_from_spans",

@@ -194,6 +194,7 @@ def _comparison(comparison: SuiteComparison | None) -> dict[str, Any] | None:
         "reason": comparison.reason,
         "score": shift(comparison.score),
         "cost_usd": shift(comparison.cost_usd),
+        "cost_usd_reason": comparison.cost_usd_reason,
         "duration_s": shift(comparison.duration_s),
         "moved": [{"test_id": t, "difference": d} for t, d in comparison.moved],
         "missing_current": list(comparison.missing_current),
