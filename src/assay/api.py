@@ -11,8 +11,12 @@ import polars as pl
 
 from assay.analysis import (
     Engine,
+    LabelledTrials,
     bucket_size,
     engine_trials,
+    labelled_trials,
+    parse_pass_when,
+    read_labels,
     read_trials,
     tools_as_strings,
     with_cost,
@@ -24,10 +28,13 @@ from assay.judge import (
     AnalyzeOptions,
     Judgement,
     OptionValue,
+    agreement_text,
     judge_all,
+    judge_report,
     mixed_findings,
     price_table,
     read_judgements,
+    with_judge_error,
 )
 from assay.quality import DataQuality, Finding
 from assay.stats import preload
@@ -111,6 +118,8 @@ class _Read:
     findings: tuple[Finding, ...]
     """What reading the trials noticed (a nesting mapping, incomplete traces, ...) and what
     pricing them noticed (unpriced models, ...)."""
+    spans: pl.LazyFrame | None = None
+    """The spans the trials were read from (each span once)."""
 
 
 def _read_trials(
@@ -151,7 +160,52 @@ def _read_trials(
         findings = (*read.data_quality.findings, *priced)
     except READ_ERRORS as exc:
         raise read_failure(exc, trace_set.names) from exc
-    return _Read(trace_set, trials, recorded, findings)
+    return _Read(trace_set, trials, recorded, findings, spans)
+
+
+def _labelled(
+    reads: Sequence[_Read], labels: str | os.PathLike[str], options: AnalyzeOptions
+) -> LabelledTrials:
+    """People's labels matched to the trials of ``reads``, each with both outcomes."""
+    table = read_labels(labels)
+    rule = parse_pass_when(options.pass_when) if options.pass_when else None
+
+    def again(spans: pl.LazyFrame) -> pl.DataFrame:
+        return read_trials(
+            spans,
+            min_score=options.min_score,
+            test_attribute=options.test_attribute,
+            suite_attribute=options.suite_attribute,
+            pass_when=rule,
+        ).table
+
+    parts = []
+    for read in reads:
+        assert read.spans is not None
+        try:
+            parts.append(labelled_trials(read.spans, read.trials, table, rule=rule, read=again))
+        except READ_ERRORS as exc:
+            raise read_failure(exc, read.trace_set.names) from exc
+    if len(parts) == 1:
+        return parts[0]
+    # Labels on the other set's trials are not unmatched: only those no set holds are named.
+    matched = pl.concat([p.table for p in parts])
+    unmatched = [f for f in parts[-1].findings if f.kind != "labels_without_trial"] + [
+        f for p in parts[:-1] for f in p.findings if f.kind != "labels_without_trial"
+    ]
+    held = set(matched["trace_id"].to_list())
+    nowhere = [t for t in table["trace_id"].unique(maintain_order=True).to_list() if t not in held]
+    if nowhere:
+        unmatched.append(
+            Finding(
+                "labels_without_trial",
+                f"{len(nowhere)} labelled trace(s) hold no trial of either set: not used",
+                len(nowhere),
+                tuple(nowhere[:3]),
+            )
+        )
+    notes = tuple(dict.fromkeys(n for p in parts for n in p.notes))
+    return LabelledTrials(matched, tuple(unmatched), notes, table.height)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,9 +256,22 @@ def _analysis(
     extra_options: dict[str, OptionValue] | None = None,
     also_read: Sequence[TraceSet] = (),
     findings: Sequence[Finding] = (),
+    labelled: LabelledTrials | None = None,
 ) -> Analysis:
     judged = judge_all(trials, options, recorded=recorded, baseline=baseline_trials)
-    tests, notes = judged.tests, judged.notes
+    tests, notes = judged.tests, list(judged.notes)
+    report = None
+    if labelled is not None:
+        confidence = next((t.interval.confidence for t in tests if t.interval), 0.95)
+        report = judge_report(labelled.table, labelled.labels, confidence)
+        tests = with_judge_error(tests, labelled.table, report.overall.agreement)
+        findings = (*findings, *labelled.findings)
+        notes += [agreement_text(report), *labelled.notes]
+        if judged.suites:
+            notes.append(
+                "suites' figures are the judge's own, not corrected for its error (only each "
+                "case's verdict reads the corrected rate)"
+            )
     skipped = [(f.path, f.reason) for t in (*also_read, trace_set) for f in t.skipped]
     result = AnalysisResult(
         tests=tests,
@@ -216,6 +283,7 @@ def _analysis(
             findings,
             mixed_findings(tests, baseline_trials),
         ),
+        judge=report,
     )
     return Analysis(trials, result, trace_set, baseline_trials)
 
@@ -236,6 +304,7 @@ def analyze(
     run_id: str | None = None,
     engine: Engine | str = Engine.LOCAL,
     spark_master: str | None = None,
+    labels: str | os.PathLike[str] | None = None,
 ) -> Analysis:
     """Read a trace set and give every test its verdict.
 
@@ -252,6 +321,10 @@ def analyze(
         engine: Where spans become trials: ``local`` (here, bucket by bucket) or ``spark``
             (see ``docs/scale.md``); the statistics are the same either way.
         spark_master: The Spark master URL for ``engine="spark"``.
+        labels: People's labels of some trials (CSV or JSON Lines, see
+            :func:`assay.analysis.read_labels`): each verdict then reads the pass rate
+            corrected for the judge's measured error (docs/statistics.md, "When the judge is
+            wrong").
 
     Returns:
         An :class:`Analysis` with the trials and per-test tables and the results.
@@ -264,12 +337,22 @@ def analyze(
     settings = _options(options)
     read = _read_trials(paths, settings, skip_bad_files, engine, spark_master)
     trace_set, trials, recorded = read.trace_set, read.trials, read.recorded
+    labelled = _labelled([read], labels, settings) if labels is not None else None
+    extra: dict[str, OptionValue] = {"labels": os.fspath(labels)} if labels is not None else {}
     if run_id is not None:
         trials = _run(trials, run_id)
     if baseline_version is None:
         if current_version is not None:
             trials = _version(trials, current_version)
-        return _analysis(trace_set, trials, settings, recorded, findings=read.findings)
+        return _analysis(
+            trace_set,
+            trials,
+            settings,
+            recorded,
+            extra_options=extra,
+            findings=read.findings,
+            labelled=labelled,
+        )
     baseline = _version(trials, baseline_version)
     if current_version is None:
         # Trials without a version belong to neither side: they are named, never compared.
@@ -305,8 +388,9 @@ def analyze(
         settings,
         recorded,
         baseline,
-        {"baseline_version": baseline_version, "current_version": current_version},
+        {"baseline_version": baseline_version, "current_version": current_version, **extra},
         findings=findings,
+        labelled=labelled,
     )
 
 
@@ -318,6 +402,7 @@ def compare(
     skip_bad_files: bool = False,
     run_id: str | None = None,
     baseline_run_id: str | None = None,
+    labels: str | os.PathLike[str] | None = None,
 ) -> Analysis:
     """Regression verdicts between two trace sets: did the current one get worse?
 
@@ -333,6 +418,8 @@ def compare(
         skip_bad_files: Skip unreadable files instead of failing.
         run_id: Only the current set's trials of this ``assay.run.id``.
         baseline_run_id: Only the baseline's trials of this ``assay.run.id``.
+        labels: People's labels of trials of either set: one judge graded both, so one
+            agreement, pooled over both, corrects the current set's pass rates.
     """
     settings = _options(options)
     base = _read_trials(baseline, settings, skip_bad_files)
@@ -342,6 +429,7 @@ def compare(
         base_trials = _run(base_trials, baseline_run_id, "--baseline-run-id")
     if run_id is not None:
         trials = _run(trials, run_id)
+    labelled = _labelled([base, read], labels, settings) if labels is not None else None
     return _analysis(
         read.trace_set,
         trials,
@@ -349,8 +437,10 @@ def compare(
         # The baseline's recorded designs tell the regression test how its trials stopped.
         {**base.recorded, **read.recorded},
         base_trials,
+        {"labels": os.fspath(labels)} if labels is not None else None,
         also_read=(base.trace_set,),
         findings=(*base.findings, *read.findings),
+        labelled=labelled,
     )
 
 

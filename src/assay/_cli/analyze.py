@@ -71,6 +71,7 @@ def analyze(
         typer.Option(help="Spark master URL for --engine spark, e.g. local[4], spark://h:7077."),
     ] = None,
     trace_url: TraceUrl = None,
+    labels: o.Labels = None,
 ) -> None:
     """Read a trace set and give every test a verdict (the CI entry point)."""
     from assay.api import analyze as run_analysis
@@ -112,6 +113,7 @@ def analyze(
             run_id=run_id,
             engine=engine,
             spark_master=spark_master,
+            labels=labels,
         )
     emit(
         analysis,
@@ -164,6 +166,7 @@ def compare(
         typer.Option("--baseline-run-id", help="Only BASELINE's trials of this assay.run.id."),
     ] = None,
     trace_url: TraceUrl = None,
+    labels: o.Labels = None,
 ) -> None:
     """Regression and behaviour verdicts: did CURRENT get worse than BASELINE, what changed?"""
     from assay.api import compare as run_compare
@@ -201,6 +204,7 @@ def compare(
             skip_bad_files=skip_bad_files,
             run_id=run_id,
             baseline_run_id=baseline_run_id,
+            labels=labels,
         )
     emit(
         analysis,
@@ -243,6 +247,7 @@ def report(
     skip_bad_files: o.SkipBadFiles = False,
     trace_url: TraceUrl = None,
     run_id: o.RunId = None,
+    labels: o.Labels = None,
 ) -> None:
     """Write the HTML report of a trace set (exit code as for analyze)."""
     from assay.api import analyze as run_analysis
@@ -271,6 +276,7 @@ def report(
             baseline_version=baseline_version,
             current_version=current_version,
             run_id=run_id,
+            labels=labels,
         )
     emit(analysis, [o.FormatTarget(OutputFormat.HTML, output)], Settings(trace_url=trace_url))
     raise SystemExit(analysis.exit_code(inconclusive_ok))

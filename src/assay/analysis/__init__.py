@@ -22,6 +22,8 @@ from assay.analysis._features import (
     tool_paths,
     trial_features,
 )
+from assay.analysis._human_outcomes import LabelledTrials, labelled_trials
+from assay.analysis._labels import read_labels
 from assay.analysis._ownership import assign_trials
 from assay.analysis._passwhen import PassRule, parse_pass_when
 from assay.analysis._per_bucket import tools_as_strings
@@ -51,6 +53,9 @@ __all__ = [
     "Price",
     "PriceTable",
     "NoTrialSpans",
+    "LabelledTrials",
+    "labelled_trials",
+    "read_labels",
     "Trials",
     "assign_trials",
     "behaviour_sample",

@@ -1,0 +1,412 @@
+"""Each labelled trial's outcome twice: as the judge decided it, and as people's labels decide it.
+
+A trial whose outcome a ``--pass-when`` rule reads from an evaluation is judged again with
+people's label in the judge's place: its spans are read once more with the judge's records of
+the labelled evaluations replaced by one record of the person's label, by the same
+:func:`read_trials` (so a rule with other clauses, a failed check or an error decides exactly as
+for the judge). A trial whose outcome is recorded (``assay.trial.outcome``, set by a harness
+from its judge) or that no rule reads the evaluation for takes the label itself as its outcome:
+``pass``/``true`` pass, ``fail``/``false`` fail. A label on a trial no trace holds, for an
+evaluation none of the labelled trials carries, or ambiguous, is named in a finding, never
+dropped in silence (docs/analysis.md, "Human labels").
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import polars as pl
+
+from assay import conventions as c
+from assay.analysis import _columns as tc
+from assay.analysis._events import explode_events
+from assay.analysis._passwhen import PassRule
+from assay.quality import Finding
+from assay.store import promoted_column
+
+PASSING: Final = frozenset({"pass", "passed", "true", "yes", "correct", "1"})
+"""Labels read as a pass where a label decides the outcome itself."""
+FAILING: Final = frozenset({"fail", "failed", "false", "no", "incorrect", "0"})
+"""Labels read as a fail."""
+
+_EXAMPLES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class LabelledTrials:
+    """The labelled trials with both outcomes, and what matching the labels noticed."""
+
+    table: pl.DataFrame
+    """One row per labelled trial: ``test_id``, ``trace_id``, ``span_id``, ``evaluation``
+    (the labelled evaluations, joined by ``,``), ``judge_passed``, ``human_passed``, ``error``
+    and ``labellers`` (people who labelled it)."""
+    findings: tuple[Finding, ...]
+    """Labels that name no trial or no evaluation, ambiguous ones, ties, unreadable labels."""
+    notes: tuple[str, ...]
+    """How labels were read (a ``true`` read as the judge's ``pass``, ...)."""
+    labels: int
+    """Labels read from the file."""
+
+
+_OUT_SCHEMA: Final = {
+    tc.TEST_ID: pl.String,
+    "trace_id": pl.String,
+    "span_id": pl.String,
+    "evaluation": pl.String,
+    "judge_passed": pl.Boolean,
+    "human_passed": pl.Boolean,
+    "error": pl.Boolean,
+    "labellers": pl.Int64,
+}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _one_label(labels: pl.DataFrame) -> tuple[pl.DataFrame, list[Finding]]:
+    """One label per trace, span and evaluation: the majority of its labellers'."""
+    keys = ["trace_id", "span_id", "evaluation"]
+    grouped = labels.group_by(keys, maintain_order=True).agg(
+        pl.col("label"), pl.col("labeller").n_unique().alias("labellers")
+    )
+    rows, ties = [], []
+    for row in grouped.iter_rows(named=True):
+        counted = Counter(row["label"]).most_common()
+        if len(counted) > 1 and counted[0][1] == counted[1][1]:
+            ties.append(row["trace_id"])
+            continue
+        rows.append(
+            {**{k: row[k] for k in keys}, "label": counted[0][0], "labellers": row["labellers"]}
+        )
+    findings = []
+    if ties:
+        findings.append(
+            Finding(
+                "labels_tied",
+                f"{_plural(len(ties), 'trial')} left unlabelled: their labellers disagree with no "
+                "majority",
+                len(ties),
+                tuple(ties[:_EXAMPLES]),
+            )
+        )
+    schema = {k: labels.schema[k] for k in keys} | {"label": pl.String, "labellers": pl.Int64}
+    return pl.DataFrame(rows, schema=schema, orient="row"), findings
+
+
+def _matched(labels: pl.DataFrame, trials: pl.DataFrame) -> tuple[pl.DataFrame, list[Finding]]:
+    """Each label with its trial (``_trial`` span id, ``test_id``); unmatched ones named."""
+    per_trace = trials.group_by("trace_id").agg(
+        pl.len().alias("_trials"), pl.col(tc.SPAN_ID).first().alias("_only")
+    )
+    spans = trials.select("trace_id", pl.col(tc.SPAN_ID).alias("_span_hit"))
+    joined = (
+        labels.join(per_trace, on="trace_id", how="left")
+        .join(
+            spans,
+            left_on=["trace_id", "span_id"],
+            right_on=["trace_id", "_span_hit"],
+            how="left",
+            coalesce=False,
+        )
+        .with_columns(
+            pl.when(pl.col("_span_hit").is_not_null())
+            .then(pl.col("_span_hit"))
+            .when(pl.col("_trials") == 1)
+            .then(pl.col("_only"))
+            .alias("_trial")
+        )
+    )
+    findings = []
+    nowhere = joined.filter(pl.col("_trials").is_null())
+    if nowhere.height:
+        ids = nowhere["trace_id"].unique(maintain_order=True)
+        findings.append(
+            Finding(
+                "labels_without_trial",
+                f"{_plural(nowhere.height, 'label')} name{'s' if nowhere.height == 1 else ''} "
+                f"{_plural(ids.len(), 'trace')} the trace set holds no trial of: not used",
+                nowhere.height,
+                tuple(ids.head(_EXAMPLES).to_list()),
+            )
+        )
+    ambiguous = joined.filter(pl.col("_trials").is_not_null() & pl.col("_trial").is_null())
+    if ambiguous.height:
+        findings.append(
+            Finding(
+                "labels_ambiguous",
+                f"{_plural(ambiguous.height, 'label')} name a trace holding several trials "
+                "without the span_id of one: not used (give the trial's span_id)",
+                ambiguous.height,
+                tuple(ambiguous["trace_id"].unique(maintain_order=True).head(_EXAMPLES).to_list()),
+            )
+        )
+    found = joined.filter(pl.col("_trial").is_not_null()).join(
+        trials.select(
+            "trace_id", pl.col(tc.SPAN_ID).alias("_trial"), tc.TEST_ID, tc.PASSED, tc.ERROR
+        ),
+        on=["trace_id", "_trial"],
+        how="left",
+    )
+    return found, findings
+
+
+def _vocabulary(rule: PassRule | None, records: pl.DataFrame, name: str) -> set[str]:
+    """The judge's words for an evaluation: its labels in the labelled traces, the rule's."""
+    seen = set(records.filter(pl.col("name") == name)["label"].drop_nulls().to_list())
+    if rule is not None:
+        seen |= {str(cl.value) for cl in rule.clauses if cl.name == name and cl.field == "label"}
+    return seen
+
+
+def _in_vocabulary(label: str, words: set[str]) -> str:
+    """The label in the judge's words: a synonym of pass or fail becomes the judge's one word."""
+    if label in words or not words:
+        return label
+    lowered = label.lower()
+    for side in (PASSING, FAILING):
+        if lowered in side:
+            same = [w for w in words if w.lower() in side]
+            if len(same) == 1:
+                return same[0]
+    return label
+
+
+def _human_event(kind: str, name: str, label: str, time: int) -> dict[str, Any] | None:
+    """The record of a person's label, of the kind the judge recorded (None: unreadable)."""
+
+    def attribute(key: str, value: object) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "key": key,
+            "type": "string",
+            "string_value": None,
+            "bool_value": None,
+            "int_value": None,
+            "double_value": None,
+            "bytes_value": None,
+            "json_value": None,
+        }
+        if isinstance(value, bool):
+            out.update(type="bool", bool_value=value)
+        elif isinstance(value, float):
+            out.update(type="double", double_value=value)
+        else:
+            out.update(string_value=str(value))
+        return out
+
+    if kind == "check":
+        lowered = label.lower()
+        if lowered not in PASSING | FAILING:
+            return None
+        attributes = [attribute(c.CHECK_NAME, name), attribute(c.CHECK_PASSED, lowered in PASSING)]
+        return {"time_unix_nano": time, "name": c.CHECK_EVENT, "attributes": attributes}
+    if kind == "value":
+        try:
+            value = float(label)
+        except ValueError:
+            return None
+        attributes = [attribute(c.EVALUATION_NAME, name), attribute(c.EVALUATION_SCORE, value)]
+        return {"time_unix_nano": time, "name": c.EVALUATION_EVENT, "attributes": attributes}
+    attributes = [attribute(c.EVALUATION_NAME, name), attribute(c.EVALUATION_LABEL, label)]
+    return {"time_unix_nano": time, "name": c.EVALUATION_EVENT, "attributes": attributes}
+
+
+def _record_name(event: dict[str, Any]) -> str | None:
+    keys = {
+        c.EVALUATION_EVENT: c.EVALUATION_NAME,
+        c.SCORE_EVENT: c.SCORE_NAME,
+        c.CHECK_EVENT: c.CHECK_NAME,
+    }
+    key = keys.get(event.get("name") or "")
+    if key is None:
+        return None
+    for a in event.get("attributes") or []:
+        if a["key"] == key:
+            return str(a["string_value"]) if a["string_value"] is not None else None
+    return None
+
+
+def _kind(records: pl.DataFrame, name: str) -> str:
+    """How the judge recorded an evaluation: ``check``, ``label`` or ``value`` (a number)."""
+    mine = records.filter(pl.col("name") == name)
+    if mine.height and (mine["kind"] == "check").all():
+        return "check"
+    if mine.height and mine["label"].null_count() == mine.height:
+        return "value"
+    return "label"
+
+
+def _rejudged(
+    spans: pl.DataFrame,
+    labels: pl.DataFrame,
+    records: pl.DataFrame,
+    read: Any,
+) -> tuple[pl.DataFrame, list[str]]:
+    """The trials of ``spans`` judged again with people's labels in place of the judge's."""
+    wanted: dict[str, dict[str, str]] = {}
+    unreadable: list[str] = []
+    by_span: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    ends = dict(
+        zip(
+            zip(spans["trace_id"], spans["span_id"], strict=True),
+            spans["end_time_unix_nano"],
+            strict=True,
+        )
+    )
+    for row in labels.iter_rows(named=True):
+        wanted.setdefault(row["trace_id"], {})[row["evaluation"]] = row["label"]
+        kind = _kind(records.filter(pl.col("trace_id") == row["trace_id"]), row["evaluation"])
+        end = ends.get((row["trace_id"], row["_trial"])) or 0
+        event = _human_event(kind, row["evaluation"], row["label"], int(end))
+        if event is None:
+            unreadable.append(row["trace_id"])
+            continue
+        by_span.setdefault((row["trace_id"], row["_trial"]), []).append(event)
+    rows = []
+    for span in spans.iter_rows(named=True):
+        names = wanted.get(span["trace_id"], {})
+        kept = [e for e in span["events"] or [] if _record_name(e) not in names]
+        span["events"] = kept + by_span.get((span["trace_id"], span["span_id"]), [])
+        rows.append(span)
+    rebuilt = pl.DataFrame(rows, schema=spans.schema, orient="row")
+    table = read(rebuilt.lazy())
+    return table.select(
+        "trace_id", pl.col(tc.SPAN_ID).alias("_trial"), pl.col(tc.PASSED).alias("human_passed")
+    ), unreadable
+
+
+def labelled_trials(
+    spans: pl.LazyFrame,
+    trials: pl.DataFrame,
+    labels: pl.DataFrame,
+    *,
+    rule: PassRule | None,
+    read: Any,
+) -> LabelledTrials:
+    """Match people's labels to trials and give each labelled trial both outcomes.
+
+    Args:
+        spans: The trace set's spans (only the labelled traces are read).
+        trials: Its trials table (``trace_id``, ``span_id``, ``test_id``, ``passed``, ``error``).
+        labels: People's labels (:func:`assay.analysis.read_labels`).
+        rule: The ``--pass-when`` rule the judge's outcomes were read by, if any.
+        read: Spans (lazy) → trials table, with the options the set was read by.
+
+    Returns:
+        The labelled trials with the judge's and people's outcomes, and the findings.
+    """
+    chosen, findings = _one_label(labels)
+    found, unmatched = _matched(chosen, trials)
+    findings += unmatched
+    notes: list[str] = []
+    empty = pl.DataFrame(schema=_OUT_SCHEMA)
+    if found.height == 0:
+        return LabelledTrials(empty, tuple(findings), (), labels.height)
+    traces = found["trace_id"].unique()
+    held = spans.filter(pl.col("trace_id").is_in(traces.implode())).collect()
+    evented = held.filter(pl.col("events").list.len() > 0).select("trace_id", "span_id", "events")
+    records = explode_events(evented)
+    names = sorted(set(found["evaluation"].to_list()))
+    unknown = [n for n in names if n not in set(records["name"].to_list())]
+    if unknown:
+        count = found.filter(pl.col("evaluation").is_in(unknown)).height
+        findings.append(
+            Finding(
+                "labels_unknown_evaluation",
+                f"{_plural(count, 'label')} name{'s' if count == 1 else ''} "
+                f"{', '.join(unknown)}, which none of the labelled trials carries: the judge "
+                "never graded it there (is the evaluation name spelt as the judge records it?)",
+                count,
+                tuple(unknown[:_EXAMPLES]),
+            )
+        )
+    # People's labels in the judge's words.
+    translated = []
+    for row in found.iter_rows(named=True):
+        words = _vocabulary(rule, records, row["evaluation"])
+        word = _in_vocabulary(row["label"], words)
+        if word != row["label"]:
+            notes.append(
+                f"labels {row['label']!r} of {row['evaluation']} read as the judge's {word!r}"
+            )
+        translated.append(word)
+    found = found.with_columns(pl.Series("label", translated, dtype=pl.String))
+    outcome_column = promoted_column(c.TRIAL_OUTCOME)
+    explicit = set(
+        held.filter(pl.col(outcome_column).is_not_null())
+        .select(pl.concat_str("trace_id", "span_id", separator="/"))
+        .to_series()
+        .to_list()
+    )
+    read_names = {cl.name for cl in rule.clauses} if rule is not None else set()
+    by_rule = found.with_columns(
+        (
+            pl.col("evaluation").is_in(sorted(read_names))
+            & ~pl.concat_str("trace_id", "_trial", separator="/").is_in(sorted(explicit))
+        ).alias("_by_rule")
+    )
+    ruled = by_rule.filter(pl.col("_by_rule"))
+    direct = by_rule.filter(~pl.col("_by_rule"))
+    human_parts = []
+    unreadable: list[str] = []
+    if ruled.height:
+        again, unread = _rejudged(
+            held.filter(pl.col("trace_id").is_in(ruled["trace_id"].implode())), ruled, records, read
+        )
+        unreadable += unread
+        human_parts.append(ruled.join(again, on=["trace_id", "_trial"], how="inner"))
+    if direct.height:
+        lowered = pl.col("label").str.to_lowercase()
+        readable = lowered.is_in(sorted(PASSING | FAILING))
+        unreadable += direct.filter(~readable)["trace_id"].to_list()
+        human_parts.append(
+            direct.filter(readable).with_columns(
+                (lowered.is_in(sorted(PASSING)) & ~pl.col(tc.ERROR)).alias("human_passed")
+            )
+        )
+    if unreadable:
+        findings.append(
+            Finding(
+                "labels_unreadable",
+                f"{_plural(len(unreadable), 'label')} cannot be read as the judge's outcome "
+                "(a recorded outcome or an evaluation no --pass-when reads takes pass/fail or "
+                "true/false; a check true/false; a score a number): not used",
+                len(unreadable),
+                tuple(unreadable[:_EXAMPLES]),
+            )
+        )
+    if not human_parts:
+        return LabelledTrials(empty, tuple(findings), tuple(dict.fromkeys(notes)), labels.height)
+    combined = pl.concat([p.select(_columns()) for p in human_parts], how="vertical_relaxed")
+    table = (
+        combined.group_by(["trace_id", "_trial"], maintain_order=True)
+        .agg(
+            pl.col(tc.TEST_ID).first(),
+            pl.col("evaluation").sort().str.join(","),
+            pl.col(tc.PASSED).first().alias("judge_passed"),
+            # A trial labelled for several evaluations is judged again with all of them.
+            pl.col("human_passed").all(),
+            pl.col(tc.ERROR).first().alias("error"),
+            pl.col("labellers").max(),
+        )
+        .rename({"_trial": "span_id"})
+        .select(list(_OUT_SCHEMA))
+        .cast(_OUT_SCHEMA)  # type: ignore[arg-type]
+    )
+    return LabelledTrials(table, tuple(findings), tuple(dict.fromkeys(notes)), labels.height)
+
+
+def _columns() -> Sequence[str]:
+    return [
+        "trace_id",
+        "_trial",
+        tc.TEST_ID,
+        "evaluation",
+        tc.PASSED,
+        "human_passed",
+        tc.ERROR,
+        "labellers",
+    ]

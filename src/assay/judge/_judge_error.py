@@ -1,0 +1,186 @@
+"""Verdicts that carry the judge's error: each test's pass rate corrected by people's labels.
+
+With ``--labels``, the judge (the ``--pass-when`` rule over an LLM's evaluations, or the harness
+that recorded outcomes from one) is measured against people on the labelled trials: its
+sensitivity and specificity, pooled over every labelled trial of the analysis — one judge, one
+agreement, the same correction for every test and every version it graded. Each test's pass
+rate is then the Rogan–Gladen rate with the interval that carries the sampling of both its
+trials and the labels (:func:`assay.stats.judges.corrected_rate`); the verdict reads that
+interval with the one meaning of PASS / FAIL / INCONCLUSIVE; the judge's own figure stays beside
+it, labelled (``judge_error``). Error trials are not graded by the judge: the correction is of
+the rate among the other trials, scaled by their observed share when errors count as failures
+(docs/statistics.md, "When the judge is wrong").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import polars as pl
+
+from assay.judge import _reasons as why
+from assay.judge._judge_error_result import JudgeAgreement, JudgeError, JudgeReport
+from assay.judge._results import TestResult
+from assay.judge._threshold import Verdict, threshold_verdict
+from assay.stats import Interval
+from assay.stats.judges import Agreement, CorrectedRate, corrected_rate
+
+
+def agreement_of(labelled: pl.DataFrame, confidence: float) -> Agreement:
+    """The 2×2 table of the judge's and people's outcomes of labelled trials (errors apart)."""
+    graded = labelled.filter(~pl.col("error"))
+    judge, human = graded["judge_passed"], graded["human_passed"]
+    return Agreement(
+        true_pass=int((judge & human).sum()),
+        false_fail=int((~judge & human).sum()),
+        false_pass=int((judge & ~human).sum()),
+        true_fail=int((~judge & ~human).sum()),
+        confidence=confidence,
+    )
+
+
+def judge_report(labelled: pl.DataFrame, labels: int, confidence: float) -> JudgeReport:
+    """The judge's agreement overall and per evaluation."""
+    names = sorted({n for joined in labelled["evaluation"].to_list() for n in joined.split(",")})
+    by_evaluation = {
+        name: agreement_of(
+            labelled.filter(pl.col("evaluation").str.split(",").list.contains(name)), confidence
+        )
+        for name in names
+    }
+    overall = JudgeAgreement(agreement_of(labelled, confidence), tuple(names))
+    return JudgeReport(overall, by_evaluation, labels, labelled.height)
+
+
+def _graded(result: TestResult) -> int:
+    """Trials of ``n`` the judge graded: error trials counted in n were not."""
+    counted_errors = result.errors if result.n == result.trials else 0
+    return result.n - counted_errors
+
+
+def corrected_result(
+    result: TestResult, used: Agreement, test_agreement: Agreement | None
+) -> TestResult:
+    """The test's result with its verdict read on the corrected rate.
+
+    The judge's rate, interval and verdict move to ``judge_error``; ``pass_rate``, ``interval``
+    and ``verdict`` become the corrected ones. With a baseline, the verdict is the worse of the
+    corrected threshold verdict and the verdict against the baseline, as without labels.
+    """
+    if result.interval is None or result.n == 0:
+        return result
+    graded = _graded(result)
+    confidence = result.interval.confidence
+    judged_verdict = result.threshold_verdict or result.verdict
+    if graded == 0:
+        return result
+    corrected = corrected_rate(result.passed, graded, used, confidence)
+    share = graded / result.n
+    low, high = corrected.interval.low * share, corrected.interval.high * share
+    if not corrected.identifiable:
+        low, high = 0.0, 1.0
+    interval = Interval(low, high, confidence, corrected.interval.method)
+    threshold = threshold_verdict(interval, result.threshold).verdict
+    estimate = corrected.estimate * share if corrected.estimate is not None else None
+    judge = JudgeError(
+        corrected=corrected,
+        judge_rate=result.pass_rate,
+        judge_interval=result.interval,
+        judge_verdict=judged_verdict,
+        used=used,
+        test_agreement=test_agreement,
+        graded_share=share,
+    )
+    reason = _reason(threshold, estimate, interval, result, corrected, used)
+    verdict = threshold
+    if result.threshold_verdict is not None:
+        # With a baseline: the worse of the threshold's and the comparison's verdicts.
+        against = result.regression.verdict if result.regression is not None else threshold
+        if result.score_regression is not None and result.score_regression.verdict is Verdict.FAIL:
+            against = Verdict.FAIL
+        verdict = max(threshold, against, key=_SEVERITY.__getitem__)
+        if result.regression is not None:
+            reason += f"; against the baseline: {result.regression.verdict}"
+    notes = [
+        f"judge only (uncorrected): {why.rate_text(result.passed, result.n)}, "
+        f"{why.ci_text(result.interval)} → {judged_verdict}",
+        *(n for n in result.notes if "more trials would likely settle" not in n),
+    ]
+    return replace(
+        result,
+        pass_rate=estimate,
+        interval=interval,
+        verdict=verdict,
+        threshold_verdict=threshold if result.threshold_verdict is not None else None,
+        verdict_reason=why.with_errors(reason, result.errors),
+        more_trials_needed=None,
+        min_trials_for_pass=None,
+        notes=tuple(notes),
+        judge_error=judge,
+    )
+
+
+_SEVERITY = {Verdict.PASS: 0, Verdict.INCONCLUSIVE: 1, Verdict.FAIL: 2}
+
+
+def _reason(
+    verdict: Verdict,
+    estimate: float | None,
+    interval: Interval,
+    result: TestResult,
+    corrected: CorrectedRate,
+    used: Agreement,
+) -> str:
+    labels = corrected_labels(corrected, used)
+    if not corrected.identifiable:
+        return f"the true rate cannot be recovered from the judge's: {corrected.reason} ({labels})"
+    where = {
+        Verdict.FAIL: "lies wholly below",
+        Verdict.PASS: "lies at or above",
+        Verdict.INCONCLUSIVE: "straddles",
+    }[verdict]
+    return (
+        f"corrected for the judge's error ({labels}): {why.pct(estimate)}, "
+        f"{why.ci_text(interval)} {where} the threshold {why.pct(result.threshold, 0)}"
+    )
+
+
+def corrected_labels(corrected: CorrectedRate, used: Agreement) -> str:
+    """``200 labels: sensitivity 95.0%, specificity 70.0%``: what backs a corrected figure."""
+    return (
+        f"{used.labelled} labelled trial{'s' if used.labelled != 1 else ''}: sensitivity "
+        f"{why.pct(used.sensitivity)}, specificity {why.pct(used.specificity)}"
+    )
+
+
+def agreement_text(report: JudgeReport) -> str:
+    """One line on the judge against people, for the analysis's notes."""
+    a = report.overall.agreement
+    kappa = a.kappa
+
+    def ci(interval: Interval | None) -> str:
+        return f" [{why.pct(interval.low)}, {why.pct(interval.high)}]" if interval else ""
+
+    k = "—" if kappa.interval is None else f"{kappa.estimate:.2f}"
+    k_ci = f" [{kappa.interval.low:.2f}, {kappa.interval.high:.2f}]" if kappa.interval else ""
+    names = ", ".join(report.overall.evaluations) or "no evaluation"
+    return (
+        f"the judge against people ({names}; {a.labelled} labelled trials of "
+        f"{report.labels} labels): sensitivity {why.pct(a.sensitivity)}"
+        f"{ci(a.sensitivity_interval)}, specificity {why.pct(a.specificity)}"
+        f"{ci(a.specificity_interval)}, kappa {k}{k_ci} ({100 * a.confidence:g}% CIs)"
+    )
+
+
+def with_judge_error(
+    tests: Sequence[TestResult], labelled: pl.DataFrame, used: Agreement
+) -> tuple[TestResult, ...]:
+    """Every test's result corrected with the pooled agreement ``used``."""
+    out = []
+    for result in tests:
+        own = labelled.filter(pl.col("test_id") == result.test_id)
+        confidence = result.interval.confidence if result.interval is not None else 0.95
+        mine = agreement_of(own, confidence) if own.height else None
+        out.append(corrected_result(result, replace(used, confidence=confidence), mine))
+    return tuple(out)
