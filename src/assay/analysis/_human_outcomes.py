@@ -256,9 +256,13 @@ def _rejudged(
             strict=True,
         )
     )
+    by_trace = {
+        str(key[0]): frame for key, frame in records.group_by("trace_id", maintain_order=True)
+    }
     for row in labels.iter_rows(named=True):
         wanted.setdefault(row["trace_id"], {})[row["evaluation"]] = row["label"]
-        kind = _kind(records.filter(pl.col("trace_id") == row["trace_id"]), row["evaluation"])
+        mine = by_trace.get(row["trace_id"], records.clear())
+        kind = _kind(mine, row["evaluation"])
         end = ends.get((row["trace_id"], row["_trial"])) or 0
         event = _human_event(kind, row["evaluation"], row["label"], int(end))
         if event is None:
@@ -318,11 +322,13 @@ def labelled_trials(
                 "labels_unknown_evaluation",
                 f"{_plural(count, 'label')} name{'s' if count == 1 else ''} "
                 f"{', '.join(unknown)}, which none of the labelled trials carries: the judge "
-                "never graded it there (is the evaluation name spelt as the judge records it?)",
+                "never graded it there, so they are not used (is the evaluation name spelt as "
+                "the judge records it?)",
                 count,
                 tuple(unknown[:_EXAMPLES]),
             )
         )
+        found = found.filter(~pl.col("evaluation").is_in(unknown))
     # People's labels in the judge's words.
     translated = []
     for row in found.iter_rows(named=True):

@@ -1,0 +1,184 @@
+"""``--labels``: people's labels measure the judge, and each verdict reads the corrected rate."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from assay import conventions as c
+from assay.cli import run
+
+RULE = ["--pass-when", "correctness.label == pass"]
+EXAMPLE = Path(__file__).parents[2] / "examples" / "judge_labels.py"
+
+
+@pytest.fixture(scope="module")
+def flattered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The worked example: 3,000 trials of a 70% agent, a judge showing 75.5%, 200 labels."""
+    spec = importlib.util.spec_from_file_location("judge_labels", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    where = tmp_path_factory.mktemp("flattered")
+    module.main(str(where / "traces"), str(where / "labels.jsonl"))
+    return where / "traces", where / "labels.jsonl"
+
+
+def _json(capsys, *argv: str) -> tuple[int, dict]:
+    code = run([*argv, "--format", "json"])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out)
+
+
+@pytest.mark.slow  # two analyses of 3,000 trials, the first paying for every import
+def test_the_issues_command_is_not_a_pass_and_reports_the_judge(flattered, capsys) -> None:
+    traces, labels = flattered
+    code, alone = _json(capsys, "analyze", str(traces), *RULE, "--threshold", "0.72")
+    assert alone["tests"][0]["verdict"] == "PASS" and code == 0  # exactly, and wrongly
+    code, document = _json(
+        capsys, "analyze", str(traces), *RULE, "--threshold", "0.72", "--labels", str(labels)
+    )
+    (test,) = document["tests"]
+    assert test["verdict"] != "PASS" and code == 3
+    assert test["ci"]["method"] == "rogan-gladen-mover"
+    assert test["ci"]["low"] <= 0.70 <= test["ci"]["high"]
+    judge = test["judge_error"]
+    assert judge["judge_only"]["verdict"] == "PASS"
+    assert judge["judge_only"]["pass_rate"] == alone["tests"][0]["pass_rate"]
+    agreement = document["judge"]["agreement"]
+    assert agreement["labelled"] == 200 == document["judge"]["labelled_trials"]
+    table = agreement["table"]
+    assert sum(table.values()) == 200
+    se = table["true_pass"] / (table["true_pass"] + table["false_fail"])
+    assert agreement["sensitivity"]["estimate"] == pytest.approx(se)
+    assert agreement["kappa"]["ci"]["low"] < agreement["kappa"]["estimate"]
+    assert document["options"]["labels"] == str(labels)
+
+
+def _trials(tracer, outcomes: list[tuple[str, str | None]], test: str = "t") -> list[str]:
+    """One trial per (judge label, recorded outcome); their trace ids."""
+    ids = []
+    for i, (label, outcome) in enumerate(outcomes):
+        attributes: dict[str, str | int] = {c.TEST_ID: test, c.TRIAL_INDEX: i}
+        if outcome is not None:
+            attributes[c.TRIAL_OUTCOME] = outcome
+        with tracer.start_as_current_span("trial", attributes=attributes) as span:
+            span.add_event(
+                c.EVALUATION_EVENT, {c.EVALUATION_NAME: "correctness", c.EVALUATION_LABEL: label}
+            )
+            ids.append(f"{span.get_span_context().trace_id:032x}")
+    return ids
+
+
+def _write(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_labels_no_trial_or_evaluation_carries_are_named(
+    parquet_sink, tracer, tmp_path, capsys
+) -> None:
+    ids = _trials(tracer, [("pass", None)] * 6 + [("fail", None)] * 4)
+    traces = parquet_sink.flush()
+    rows = [{"trace_id": t, "evaluation": "correctness", "label": "pass"} for t in ids[:5]]
+    rows += [{"trace_id": ids[6], "evaluation": "correctness", "label": "FAIL".lower()}]
+    rows += [{"trace_id": "ab" * 16, "evaluation": "correctness", "label": "pass"}]
+    rows += [{"trace_id": ids[7], "evaluation": "corectness", "label": "fail"}]
+    labels = _write(tmp_path / "labels.jsonl", rows)
+    _, document = _json(capsys, "analyze", str(traces), *RULE, "--labels", str(labels))
+    kinds = {f["kind"]: f for f in document["data_quality"]["findings"]}
+    assert kinds["labels_without_trial"]["examples"] == ["ab" * 16]
+    assert "corectness" in kinds["labels_unknown_evaluation"]["message"]
+    assert document["judge"]["labelled_trials"] == 6  # the misspelt one is not used
+
+
+def test_true_and_false_are_read_in_the_judges_words(parquet_sink, tracer, tmp_path, capsys):
+    ids = _trials(tracer, [("pass", None)] * 6 + [("fail", None)] * 4)
+    traces = parquet_sink.flush()
+    rows = [{"trace_id": t, "evaluation": "correctness", "label": "true"} for t in ids[:6]]
+    rows += [{"trace_id": t, "evaluation": "correctness", "label": "false"} for t in ids[6:]]
+    labels = _write(tmp_path / "labels.jsonl", rows)
+    _, document = _json(capsys, "analyze", str(traces), *RULE, "--labels", str(labels))
+    table = document["judge"]["agreement"]["table"]
+    assert table == {"true_pass": 6, "false_fail": 0, "false_pass": 0, "true_fail": 4}
+    assert any("'true' of correctness read as the judge's 'pass'" in n for n in document["notes"])
+
+
+def test_a_recorded_outcome_is_compared_with_the_label_itself(
+    parquet_sink, tracer, tmp_path, capsys
+) -> None:
+    # A harness recorded the outcome from its judge; people disagree on two passes.
+    ids = _trials(tracer, [("pass", "pass")] * 6 + [("fail", "fail")] * 4)
+    traces = parquet_sink.flush()
+    rows = [
+        {"trace_id": t, "evaluation": "correctness", "label": "fail" if i < 2 else "pass"}
+        for i, t in enumerate(ids[:6])
+    ]
+    rows += [{"trace_id": t, "evaluation": "correctness", "label": "fail"} for t in ids[6:]]
+    labels = _write(tmp_path / "labels.jsonl", rows)
+    _, document = _json(capsys, "analyze", str(traces), "--labels", str(labels))
+    table = document["judge"]["agreement"]["table"]
+    assert table == {"true_pass": 4, "false_fail": 0, "false_pass": 2, "true_fail": 4}
+
+
+def test_a_judge_no_better_than_chance_is_inconclusive_with_the_reason(
+    parquet_sink, tracer, tmp_path, capsys
+) -> None:
+    ids = _trials(tracer, [("pass", None)] * 40)
+    traces = parquet_sink.flush()
+    rows = [
+        {"trace_id": t, "evaluation": "correctness", "label": "pass" if i % 2 else "fail"}
+        for i, t in enumerate(ids[:20])
+    ]
+    labels = _write(tmp_path / "labels.jsonl", rows)
+    code, document = _json(
+        capsys, "analyze", str(traces), *RULE, "--threshold", "0.5", "--labels", str(labels)
+    )
+    (test,) = document["tests"]
+    assert test["verdict"] == "INCONCLUSIVE" and code == 3
+    assert "cannot be recovered" in test["verdict_reason"]
+    assert (test["ci"]["low"], test["ci"]["high"]) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "said"),
+    [
+        ("l.csv", "trace_id,label\nab,pass\n", "l.csv:1: the header lacks evaluation"),
+        ("l.jsonl", '{"trace_id": "ab", "evaluation": "c"}\n', "l.jsonl:1: no label"),
+        ("l.jsonl", '{"trace_id": "ab", "evaluation": "c", "label": "pass"}\n{oops\n', "l.jsonl:2"),
+        ("l.jsonl", "", "no labels in the file"),
+    ],
+)
+def test_a_bad_labels_file_is_one_line_and_exit_2(
+    flattered, tmp_path, capsys, name: str, text: str, said: str
+) -> None:
+    traces, _ = flattered
+    bad = tmp_path / name
+    bad.write_text(text)
+    code = run(["analyze", str(traces), *RULE, "--labels", str(bad)])
+    err = capsys.readouterr().err
+    assert code == 2 and said in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_missing_labels_file_is_exit_2(flattered, tmp_path, capsys) -> None:
+    traces, _ = flattered
+    code = run(["analyze", str(traces), *RULE, "--labels", str(tmp_path / "none.csv")])
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot read the labels" in err
+
+
+def test_csv_labels_read_as_jsonl_do(flattered, tmp_path, capsys) -> None:
+    traces, labels = flattered
+    rows = [json.loads(line) for line in labels.read_text().splitlines()]
+    csv = tmp_path / "labels.csv"
+    csv.write_text(
+        "trace_id,evaluation,label,labeller\n"
+        + "".join(f"{r['trace_id'].upper()},{r['evaluation']},{r['label']},x\n" for r in rows)
+    )
+    _, a = _json(capsys, "analyze", str(traces), *RULE, "--labels", str(labels))
+    _, b = _json(capsys, "analyze", str(traces), *RULE, "--labels", str(csv))
+    assert a["judge"]["agreement"] == b["judge"]["agreement"]
+    assert a["tests"][0]["ci"] == b["tests"][0]["ci"]
