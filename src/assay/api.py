@@ -18,6 +18,7 @@ from assay.analysis import (
     parse_pass_when,
     read_labels,
     read_trials,
+    recorded_labels,
     tools_as_strings,
     with_cost,
 )
@@ -41,6 +42,9 @@ from assay.stats import preload
 from assay.store import READ_ERRORS, TraceSet, open_trace_set, read_failure
 
 Paths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+RECORDED_LABELS = "traces"
+"""``labels="traces"``: only the human labels the trace sets record, no file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,8 +170,12 @@ def _read_trials(
 def _labelled(
     reads: Sequence[_Read], labels: str | os.PathLike[str], options: AnalyzeOptions
 ) -> LabelledTrials:
-    """People's labels matched to the trials of ``reads``, each with both outcomes."""
-    table = read_labels(labels)
+    """People's labels matched to the trials of ``reads``, each with both outcomes.
+
+    ``labels`` is a file, whose labels join those the traces record, or ``traces``: only those.
+    """
+    from_file = os.fspath(labels) != RECORDED_LABELS
+    table = read_labels(labels) if from_file else None
     rule = parse_pass_when(options.pass_when) if options.pass_when else None
 
     def again(spans: pl.LazyFrame) -> pl.DataFrame:
@@ -180,12 +188,21 @@ def _labelled(
         ).table
 
     parts = []
+    tables = []
     for read in reads:
         assert read.spans is not None
         try:
-            parts.append(labelled_trials(read.spans, read.trials, table, rule=rule, read=again))
+            recorded = recorded_labels(read.spans)
+            both = pl.concat([table, recorded]) if table is not None else recorded
+            tables.append(both)
+            parts.append(labelled_trials(read.spans, read.trials, both, rule=rule, read=again))
         except READ_ERRORS as exc:
             raise read_failure(exc, read.trace_set.names) from exc
+    if not any(t.height for t in tables):
+        raise InputError(
+            f"--labels {RECORDED_LABELS}: the trace set records no human label (an evaluation "
+            "with assay.evaluation.source = human)"
+        )
     if len(parts) == 1:
         return parts[0]
     # Labels on the other set's trials are not unmatched: only those no set holds are named.
@@ -194,7 +211,8 @@ def _labelled(
         f for p in parts[:-1] for f in p.findings if f.kind != "labels_without_trial"
     ]
     held = set(matched["trace_id"].to_list())
-    nowhere = [t for t in table["trace_id"].unique(maintain_order=True).to_list() if t not in held]
+    every = pl.concat(tables).unique(maintain_order=True)  # the file's labels are in each
+    nowhere = [t for t in every["trace_id"].unique(maintain_order=True).to_list() if t not in held]
     if nowhere:
         unmatched.append(
             Finding(
@@ -205,7 +223,7 @@ def _labelled(
             )
         )
     notes = tuple(dict.fromkeys(n for p in parts for n in p.notes))
-    return LabelledTrials(matched, tuple(unmatched), notes, table.height)
+    return LabelledTrials(matched, tuple(unmatched), notes, every.height)
 
 
 @dataclass(frozen=True, slots=True)

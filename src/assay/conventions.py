@@ -63,6 +63,12 @@ EVALUATION_EVENT: Final = "gen_ai.evaluation.result"
 EVALUATION_NAME: Final = "gen_ai.evaluation.name"
 EVALUATION_SCORE: Final = "gen_ai.evaluation.score.value"
 EVALUATION_LABEL: Final = "gen_ai.evaluation.score.label"
+EVALUATION_SOURCE: Final = "assay.evaluation.source"
+"""Who graded, on a ``gen_ai.evaluation.result`` event: ``human`` marks a person's label (read
+as a label of the judge, never as the judge's own record); absent or anything else, the judge."""
+EVALUATION_SOURCE_HUMAN: Final = "human"
+EVALUATION_LABELLER: Final = "assay.evaluation.labeller"
+"""Who the person was, on a human evaluation event (optional)."""
 
 # --- OpenInference ----------------------------------------------------------------------------
 OPENINFERENCE_KIND: Final = "openinference.span.kind"

@@ -22,7 +22,7 @@ from assay.analysis._features import (
     tool_paths,
     trial_features,
 )
-from assay.analysis._human_outcomes import LabelledTrials, labelled_trials
+from assay.analysis._human_outcomes import LabelledTrials, labelled_trials, recorded_labels
 from assay.analysis._labels import read_labels
 from assay.analysis._ownership import assign_trials
 from assay.analysis._passwhen import PassRule, parse_pass_when
@@ -56,6 +56,7 @@ __all__ = [
     "LabelledTrials",
     "labelled_trials",
     "read_labels",
+    "recorded_labels",
     "Trials",
     "assign_trials",
     "behaviour_sample",

@@ -405,6 +405,43 @@ def labelled_trials(
     return LabelledTrials(table, tuple(findings), tuple(dict.fromkeys(notes)), labels.height)
 
 
+def recorded_labels(spans: pl.LazyFrame) -> pl.DataFrame:
+    """People's labels recorded in the traces: evaluations whose source is ``human``.
+
+    ``gen_ai.evaluation.result`` events with ``assay.evaluation.source = human`` (importers set
+    it for Langfuse scores of source ``ANNOTATION``, Phoenix annotations of annotator kind
+    ``HUMAN`` and MLflow assessments of source type ``HUMAN``). The label is the event's label,
+    else its score as a number.
+
+    Returns:
+        The labels table (:data:`assay.analysis._labels.SCHEMA`; ``line`` null).
+    """
+    from assay.analysis._labels import SCHEMA
+
+    holds = (
+        pl.col("events")
+        .list.eval(pl.element().struct.field("name") == c.EVALUATION_EVENT)
+        .list.any()
+    )
+    evented = spans.filter(holds).select("trace_id", "span_id", "events").collect()
+    records = explode_events(evented, human=True)
+    label = pl.coalesce(
+        pl.col("label"), pl.col("value").cast(pl.String), pl.col("passed").cast(pl.String)
+    )
+    return (
+        records.select(
+            pl.col("trace_id").cast(pl.String),
+            "span_id",
+            pl.col("name").alias("evaluation"),
+            label.alias("label"),
+            "labeller",
+            pl.lit(None, dtype=pl.Int64).alias("line"),
+        )
+        .filter(pl.col("label").is_not_null())
+        .cast(SCHEMA)
+    )
+
+
 def _columns() -> Sequence[str]:
     return [
         "trace_id",

@@ -24,14 +24,16 @@ REQUIRED: Final = ("trace_id", "evaluation", "label")
 """The columns every label has."""
 OPTIONAL: Final = ("span_id", "labeller")
 """The columns a label may have."""
-SCHEMA: Final = {
-    "trace_id": pl.String,
-    "span_id": pl.String,
-    "evaluation": pl.String,
-    "label": pl.String,
-    "labeller": pl.String,
-    "line": pl.Int64,
-}
+SCHEMA: Final = pl.Schema(
+    {
+        "trace_id": pl.String,
+        "span_id": pl.String,
+        "evaluation": pl.String,
+        "label": pl.String,
+        "labeller": pl.String,
+        "line": pl.Int64,
+    }
+)
 """The labels table: one row per label, ``line`` its line in the file."""
 
 

@@ -36,10 +36,10 @@ from assay.stats.judges._agreement import Agreement
 METHOD: Final = "rogan-gladen-mover"
 """The interval's method name (JSON ``ci.method``)."""
 
-_GRID: Final = 2001
-"""Rates tried on [0, 1] before each end is refined by bisection."""
+_GRID: Final = 401
+"""Rates tried on [0, 1] (steps of 0.0025) before each end is refined by bisection."""
 _REFINE: Final = 40
-"""Bisection steps at each end: 2001 points then 2⁻⁴⁰ of a step, far below any figure shown."""
+"""Bisection steps at each end: 2⁻⁴⁰ of a grid step, far below any figure shown."""
 
 Floats = npt.NDArray[np.float64]
 
@@ -155,7 +155,7 @@ def corrected_bounds(
 ) -> tuple[Floats, Floats, npt.NDArray[np.bool_]]:
     """Vectorised :func:`corrected_rate` bounds for many cases at once (simulations).
 
-    Arrays broadcast. Each case's bounds are the first and last of 2,001 rates kept, each end
+    Arrays broadcast. Each case's bounds are the first and last of 401 rates kept, each end
     then refined by bisection to the boundary between a kept and a rejected rate.
 
     Returns:
