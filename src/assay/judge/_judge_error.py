@@ -105,7 +105,11 @@ def corrected_result(
     notes = [
         f"judge only (uncorrected): {why.rate_text(result.passed, result.n)}, "
         f"{why.ci_text(result.interval)} → {judged_verdict}",
-        *(n for n in result.notes if "more trials would likely settle" not in n),
+        *(
+            f"judge-only interval: {n}" if _about_interval(n) else n
+            for n in result.notes
+            if "more trials would likely settle" not in n
+        ),
     ]
     return replace(
         result,
@@ -122,6 +126,11 @@ def corrected_result(
 
 
 _SEVERITY = {Verdict.PASS: 0, Verdict.INCONCLUSIVE: 1, Verdict.FAIL: 2}
+
+
+def _about_interval(note: str) -> bool:
+    """A remark on the judge's own interval (its method, a PASS it cannot reach)."""
+    return "Clopper–Pearson's" in note or "is impossible" in note
 
 
 def _reason(
