@@ -32,17 +32,19 @@ LABELLED = 200
 TRUE_RATE, SENSITIVITY, SPECIFICITY = 0.70, 0.95, 0.70
 
 
-def main(traces: str, labels: str, seed: int = 51) -> None:
+def main(
+    traces: str, labels: str, seed: int = 51, trials: int = TRIALS, labelled: int = LABELLED
+) -> None:
     rng = np.random.default_rng(seed)
-    truly = rng.random(TRIALS) < TRUE_RATE
-    says_pass = np.where(truly, rng.random(TRIALS) < SENSITIVITY, rng.random(TRIALS) >= SPECIFICITY)
+    truly = rng.random(trials) < TRUE_RATE
+    says_pass = np.where(truly, rng.random(trials) < SENSITIVITY, rng.random(trials) >= SPECIFICITY)
     provider = TracerProvider(resource=Resource.create({"service.name": "support-bot"}))
     provider.add_span_processor(
-        BatchSpanProcessor(ParquetSpanExporter(traces), max_queue_size=TRIALS)
+        BatchSpanProcessor(ParquetSpanExporter(traces), max_queue_size=max(trials, 2048))
     )
     tracer = provider.get_tracer("judge-labels-example")
     trace_ids = []
-    for i in range(TRIALS):
+    for i in range(trials):
         attributes = {"assay.test.id": "answers-refund-question", "assay.trial.index": i}
         with tracer.start_as_current_span("trial", attributes=attributes) as span:
             span.add_event(
@@ -54,7 +56,7 @@ def main(traces: str, labels: str, seed: int = 51) -> None:
             )
             trace_ids.append(f"{span.get_span_context().trace_id:032x}")
     provider.shutdown()
-    chosen = rng.choice(TRIALS, size=LABELLED, replace=False)
+    chosen = rng.choice(trials, size=labelled, replace=False)
     with Path(labels).open("w", encoding="utf-8") as out:
         for i in sorted(chosen):
             row = {

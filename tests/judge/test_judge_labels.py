@@ -15,13 +15,18 @@ RULE = ["--pass-when", "correctness.label == pass"]
 EXAMPLE = Path(__file__).parents[2] / "examples" / "judge_labels.py"
 
 
-@pytest.fixture(scope="module")
-def flattered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """The worked example: 3,000 trials of a 70% agent, a judge showing 75.5%, 200 labels."""
+def _example():  # type: ignore[no-untyped-def]
     spec = importlib.util.spec_from_file_location("judge_labels", EXAMPLE)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def flattered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The worked example: 3,000 trials of a 70% agent, a judge showing 75.5%, 200 labels."""
+    module = _example()
     where = tmp_path_factory.mktemp("flattered")
     module.main(str(where / "traces"), str(where / "labels.jsonl"))
     return where / "traces", where / "labels.jsonl"
@@ -182,3 +187,23 @@ def test_csv_labels_read_as_jsonl_do(flattered, tmp_path, capsys) -> None:
     _, b = _json(capsys, "analyze", str(traces), *RULE, "--labels", str(csv))
     assert a["judge"]["agreement"] == b["judge"]["agreement"]
     assert a["tests"][0]["ci"] == b["tests"][0]["ci"]
+
+
+def test_compare_corrects_with_one_agreement_and_a_drop_shrunk_by_the_judge(tmp_path, capsys):
+    example = _example()
+    example.main(str(tmp_path / "base"), str(tmp_path / "b.jsonl"), seed=1, trials=400, labelled=60)
+    example.main(str(tmp_path / "cur"), str(tmp_path / "c.jsonl"), seed=2, trials=400, labelled=60)
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text((tmp_path / "b.jsonl").read_text() + (tmp_path / "c.jsonl").read_text())
+    argv = ["compare", str(tmp_path / "base"), str(tmp_path / "cur"), *RULE, "--threshold", "0.6"]
+    _, alone = _json(capsys, *argv)
+    _, document = _json(capsys, *argv, "--labels", str(labels))
+    assert document["judge"]["labelled_trials"] == 120  # labels of both versions, one judge
+    (test,) = document["tests"]
+    assert test["judge_error"]["agreement_used"]["labelled"] == 120
+    # The judge shows a true drop of 10 points as about half of it: its power at 10 points
+    # on the judge's scale overstated the power to see a true one.
+    assert alone["tests"][0]["regression"]["verdict"] == "PASS"
+    assert test["regression"]["power"] < alone["tests"][0]["regression"]["power"]
+    assert test["regression"]["verdict"] == "INCONCLUSIVE" == test["verdict"]
+    assert any("shows in the judge's rates as at least" in n for n in test["notes"])

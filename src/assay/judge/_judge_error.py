@@ -19,12 +19,14 @@ from dataclasses import replace
 
 import polars as pl
 
+from assay.choices import RegressionTest
 from assay.judge import _reasons as why
 from assay.judge._judge_error_result import JudgeAgreement, JudgeError, JudgeReport
+from assay.judge._regression import RegressionResult, regression_test
 from assay.judge._results import TestResult
 from assay.judge._threshold import Verdict, threshold_verdict
 from assay.stats import Interval
-from assay.stats.judges import Agreement, CorrectedRate, corrected_rate
+from assay.stats.judges import Agreement, CorrectedRate, corrected_rate, youden_lower
 
 
 def agreement_of(labelled: pl.DataFrame, confidence: float) -> Agreement:
@@ -94,14 +96,18 @@ def corrected_result(
     )
     reason = _reason(threshold, estimate, interval, result, corrected, used)
     verdict = threshold
+    regression = result.regression
+    notes_regression: list[str] = []
+    if regression is not None:
+        regression, notes_regression = _attenuated(regression, used)
     if result.threshold_verdict is not None:
         # With a baseline: the worse of the threshold's and the comparison's verdicts.
-        against = result.regression.verdict if result.regression is not None else threshold
+        against = regression.verdict if regression is not None else threshold
         if result.score_regression is not None and result.score_regression.verdict is Verdict.FAIL:
             against = Verdict.FAIL
         verdict = max(threshold, against, key=_SEVERITY.__getitem__)
-        if result.regression is not None:
-            reason += f"; against the baseline: {result.regression.verdict}"
+        if regression is not None:
+            reason += f"; against the baseline: {regression.verdict}"
     notes = [
         f"judge only (uncorrected): {why.rate_text(result.passed, result.n)}, "
         f"{why.ci_text(result.interval)} → {judged_verdict}",
@@ -110,6 +116,7 @@ def corrected_result(
             for n in result.notes
             if "more trials would likely settle" not in n
         ),
+        *notes_regression,
     ]
     return replace(
         result,
@@ -122,10 +129,56 @@ def corrected_result(
         min_trials_for_pass=None,
         notes=tuple(notes),
         judge_error=judge,
+        regression=regression,
     )
 
 
 _SEVERITY = {Verdict.PASS: 0, Verdict.INCONCLUSIVE: 1, Verdict.FAIL: 2}
+
+
+def _attenuated(
+    regression: RegressionResult, used: Agreement
+) -> tuple[RegressionResult, list[str]]:
+    """The regression verdict when a judge graded both versions.
+
+    The judge shows a true drop d as d·(Se + Sp − 1): a drop it finds is a true drop (FAIL
+    stands, one judge, Se + Sp > 1), but "no drop, and power to see delta" must hold for the
+    true delta, so the power is taken again at delta times the Youden index's lower bound.
+    """
+    youden = youden_lower(used, 1 - regression.alpha)
+    if regression.verdict is not Verdict.PASS:
+        return regression, []
+    if youden is None or youden <= 0:
+        note = (
+            "against the baseline: PASS needs power to see a true drop of "
+            f"{why.pct(regression.delta, 0)}, which the judge may not show at all (its "
+            "sensitivity + specificity is not shown to exceed 1): INCONCLUSIVE"
+        )
+        return replace(regression, verdict=Verdict.INCONCLUSIVE), [note]
+    if regression.anytime_reason is not None or regression.test not in tuple(RegressionTest):
+        return regression, [
+            "against the baseline: the judge shows a true drop shrunk by its sensitivity + "
+            f"specificity − 1 (at least {youden:.2f}); the anytime test's power was not taken "
+            "again at that smaller drop"
+        ]
+    shrunk = regression.delta * youden
+    again = regression_test(
+        regression.baseline_passed,
+        regression.baseline_n,
+        regression.current_passed,
+        regression.current_n,
+        regression.test,
+        regression.alpha,
+        shrunk,
+        regression.required_power,
+    )
+    verdict = Verdict.PASS if again.power >= regression.required_power else Verdict.INCONCLUSIVE
+    note = (
+        f"against the baseline: a true drop of {why.pct(regression.delta, 0)} shows in the "
+        f"judge's rates as at least {why.pct(shrunk)} (sensitivity + specificity − 1 ≥ "
+        f"{youden:.2f}); power to see that: {why.pct(again.power, 0)} → {verdict}"
+    )
+    return replace(regression, verdict=verdict, power=again.power), [note]
 
 
 def _about_interval(note: str) -> bool:

@@ -17,6 +17,7 @@ from assay.stats.judges._correction import (
     corrected_bounds,
     corrected_rate,
     rogan_gladen,
+    youden_lower,
 )
 from assay.stats.judges._ppi import PredictionPoweredMean, ppi_mean
 
@@ -31,4 +32,5 @@ __all__ = [
     "corrected_rate",
     "ppi_mean",
     "rogan_gladen",
+    "youden_lower",
 ]

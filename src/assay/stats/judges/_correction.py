@@ -199,6 +199,26 @@ def _refine(pieces: _Pieces, grid: Floats, index: npt.NDArray[np.intp], towards:
     return np.where(open_end, grid[index], inside)
 
 
+def youden_lower(agreement: Agreement, confidence: float | None = None) -> float | None:
+    """The lower confidence limit of the judge's Youden index Se + Sp − 1 (MOVER, exact pieces).
+
+    A true difference d between two pass rates shows in the judge's rates as d·(Se + Sp − 1):
+    this bound is how much of it, at least, the judge passes on. None without labels on both
+    sides.
+    """
+    if not agreement.human_passed or not agreement.human_failed:
+        return None
+    level = agreement.confidence if confidence is None else confidence
+    se, se_low, _ = _exact_limits(
+        np.array([float(agreement.true_pass)]), np.array([float(agreement.human_passed)]), level
+    )
+    f, _, f_high = _exact_limits(
+        np.array([float(agreement.false_pass)]), np.array([float(agreement.human_failed)]), level
+    )
+    lower = (se - f) - np.sqrt((se - se_low) ** 2 + (f_high - f) ** 2)
+    return float(lower[0])
+
+
 def rogan_gladen(apparent: float, sensitivity: float, specificity: float) -> float:
     """The Rogan–Gladen estimate ``(p + Sp − 1) / (Se + Sp − 1)``, clipped to [0, 1].
 
