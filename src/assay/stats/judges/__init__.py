@@ -4,6 +4,7 @@
   intervals), Cohen's kappa with its interval.
 * :mod:`._correction` — the true pass rate behind the judge's: the Rogan–Gladen estimate and
   the interval carrying the error of both the trials and the labels (MOVER test inversion).
+* :mod:`._planning` — how many human labels a corrected verdict needs (``assay plan``).
 * :mod:`._ppi` — a mean score corrected by human scores of some trials: prediction-powered
   inference with power tuning (PPI++).
 
@@ -19,6 +20,7 @@ from assay.stats.judges._correction import (
     rogan_gladen,
     youden_lower,
 )
+from assay.stats.judges._planning import LabelPlan, plan_labels, right_verdict_probability
 from assay.stats.judges._ppi import PredictionPoweredMean, ppi_mean
 
 __all__ = [
@@ -26,11 +28,14 @@ __all__ = [
     "Agreement",
     "CorrectedRate",
     "Kappa",
+    "LabelPlan",
     "PredictionPoweredMean",
     "cohen_kappa",
     "corrected_bounds",
     "corrected_rate",
+    "plan_labels",
     "ppi_mean",
+    "right_verdict_probability",
     "rogan_gladen",
     "youden_lower",
 ]
