@@ -12,8 +12,10 @@ import polars as pl
 from assay.analysis import (
     Engine,
     LabelledTrials,
+    Repeats,
     bucket_size,
     engine_trials,
+    judge_repeats,
     labelled_trials,
     parse_pass_when,
     read_labels,
@@ -29,6 +31,7 @@ from assay.judge import (
     AnalyzeOptions,
     Judgement,
     OptionValue,
+    agreement_findings,
     agreement_text,
     judge_all,
     judge_report,
@@ -203,8 +206,22 @@ def _labelled(
             f"--labels {RECORDED_LABELS}: the trace set records no human label (an evaluation "
             "with assay.evaluation.source = human)"
         )
+    names = sorted(
+        {n for p in parts for e in p.table["evaluation"].to_list() for n in e.split(",")}
+    )
+    counted: dict[str, list[int]] = {}
+    for read in reads:
+        assert read.spans is not None
+        try:
+            for repeat in judge_repeats(read.spans, names):
+                seen = counted.setdefault(repeat.evaluation, [0, 0])
+                seen[0] += repeat.trials
+                seen[1] += repeat.flipped
+        except READ_ERRORS as exc:
+            raise read_failure(exc, read.trace_set.names) from exc
+    repeats = tuple(Repeats(name, t, f) for name, (t, f) in counted.items())
     if len(parts) == 1:
-        return parts[0]
+        return replace(parts[0], repeats=repeats)
     # Labels on the other set's trials are not unmatched: only those no set holds are named.
     matched = pl.concat([p.table for p in parts])
     unmatched = [f for f in parts[-1].findings if f.kind != "labels_without_trial"] + [
@@ -223,7 +240,7 @@ def _labelled(
             )
         )
     notes = tuple(dict.fromkeys(n for p in parts for n in p.notes))
-    return LabelledTrials(matched, tuple(unmatched), notes, every.height)
+    return LabelledTrials(matched, tuple(unmatched), notes, every.height, repeats)
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,15 +292,17 @@ def _analysis(
     also_read: Sequence[TraceSet] = (),
     findings: Sequence[Finding] = (),
     labelled: LabelledTrials | None = None,
+    min_agreement: float | None = None,
 ) -> Analysis:
     judged = judge_all(trials, options, recorded=recorded, baseline=baseline_trials)
     tests, notes = judged.tests, list(judged.notes)
     report = None
     if labelled is not None:
         confidence = next((t.interval.confidence for t in tests if t.interval), 0.95)
-        report = judge_report(labelled.table, labelled.labels, confidence)
+        repeats = [(r.evaluation, r.trials, r.flipped) for r in labelled.repeats]
+        report = judge_report(labelled.table, labelled.labels, confidence, repeats, min_agreement)
         tests = with_judge_error(tests, labelled.table, report.overall.agreement)
-        findings = (*findings, *labelled.findings)
+        findings = (*findings, *labelled.findings, *agreement_findings(report))
         notes += [agreement_text(report), *labelled.notes]
         if judged.suites:
             notes.append(
@@ -323,6 +342,7 @@ def analyze(
     engine: Engine | str = Engine.LOCAL,
     spark_master: str | None = None,
     labels: str | os.PathLike[str] | None = None,
+    min_agreement: float | None = None,
 ) -> Analysis:
     """Read a trace set and give every test its verdict.
 
@@ -342,7 +362,9 @@ def analyze(
         labels: People's labels of some trials (CSV or JSON Lines, see
             :func:`assay.analysis.read_labels`): each verdict then reads the pass rate
             corrected for the judge's measured error (docs/statistics.md, "When the judge is
-            wrong").
+            wrong"); ``"traces"``: the labels the trace set records.
+        min_agreement: With labels, the Cohen's kappa the judge must reach: below it, the
+            ``judge_below_agreement`` finding.
 
     Returns:
         An :class:`Analysis` with the trials and per-test tables and the results.
@@ -370,6 +392,7 @@ def analyze(
             extra_options=extra,
             findings=read.findings,
             labelled=labelled,
+            min_agreement=min_agreement,
         )
     baseline = _version(trials, baseline_version)
     if current_version is None:
@@ -409,6 +432,7 @@ def analyze(
         {"baseline_version": baseline_version, "current_version": current_version, **extra},
         findings=findings,
         labelled=labelled,
+        min_agreement=min_agreement,
     )
 
 
@@ -421,6 +445,7 @@ def compare(
     run_id: str | None = None,
     baseline_run_id: str | None = None,
     labels: str | os.PathLike[str] | None = None,
+    min_agreement: float | None = None,
 ) -> Analysis:
     """Regression verdicts between two trace sets: did the current one get worse?
 
@@ -438,6 +463,7 @@ def compare(
         baseline_run_id: Only the baseline's trials of this ``assay.run.id``.
         labels: People's labels of trials of either set: one judge graded both, so one
             agreement, pooled over both, corrects the current set's pass rates.
+        min_agreement: As for :func:`analyze`.
     """
     settings = _options(options)
     base = _read_trials(baseline, settings, skip_bad_files)
@@ -459,6 +485,7 @@ def compare(
         also_read=(base.trace_set,),
         findings=(*base.findings, *read.findings),
         labelled=labelled,
+        min_agreement=min_agreement,
     )
 
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from scipy import stats as sps
 
 from assay import conventions as c
 from assay.cli import run
@@ -207,3 +208,37 @@ def test_compare_corrects_with_one_agreement_and_a_drop_shrunk_by_the_judge(tmp_
     assert test["regression"]["power"] < alone["tests"][0]["regression"]["power"]
     assert test["regression"]["verdict"] == "INCONCLUSIVE" == test["verdict"]
     assert any("shows in the judge's rates as at least" in n for n in test["notes"])
+
+
+def test_the_judges_flips_on_trials_it_graded_twice_and_a_stated_agreement(
+    parquet_sink, tracer, tmp_path, capsys
+) -> None:
+    ids = []
+    for i in range(20):
+        with tracer.start_as_current_span("trial", attributes={c.TEST_ID: "t"}) as span:
+            first = "pass" if i % 2 else "fail"
+            span.add_event(
+                c.EVALUATION_EVENT, {c.EVALUATION_NAME: "correctness", c.EVALUATION_LABEL: first}
+            )
+            if i < 10:  # graded again; it changes its mind on 3 of the 10
+                again = ("fail" if first == "pass" else "pass") if i < 3 else first
+                span.add_event(
+                    c.EVALUATION_EVENT,
+                    {c.EVALUATION_NAME: "correctness", c.EVALUATION_LABEL: again},
+                )
+            ids.append(f"{span.get_span_context().trace_id:032x}")
+    traces = parquet_sink.flush()
+    rows = [
+        {"trace_id": t, "evaluation": "correctness", "label": "pass" if i % 3 else "fail"}
+        for i, t in enumerate(ids)
+    ]
+    labels = _write(tmp_path / "labels.jsonl", rows)
+    argv = ["analyze", str(traces), *RULE, "--labels", str(labels), "--min-agreement", "0.9"]
+    _, document = _json(capsys, *argv)
+    (own,) = document["judge"]["self_agreement"]
+    assert (own["evaluation"], own["trials"], own["flipped"]) == ("correctness", 10, 3)
+    exact = sps.binomtest(3, 10).proportion_ci(0.95, "exact")
+    assert own["ci"]["low"] == pytest.approx(exact.low)
+    kinds = {f["kind"]: f for f in document["data_quality"]["findings"]}
+    assert "below --min-agreement 0.9" in kinds["judge_below_agreement"]["message"]
+    assert document["judge"]["min_agreement"] == 0.9

@@ -253,3 +253,11 @@ Labels = Annotated[
         "the pass rate corrected for its error (docs/statistics.md).",
     ),
 ]
+MinAgreement = Annotated[
+    float | None,
+    typer.Option(
+        "--min-agreement",
+        help="With --labels: the Cohen's kappa the judge must reach with people; below it, a "
+        "judge_below_agreement finding (default: none asked).",
+    ),
+]

@@ -72,6 +72,7 @@ def analyze(
     ] = None,
     trace_url: TraceUrl = None,
     labels: o.Labels = None,
+    min_agreement: o.MinAgreement = None,
 ) -> None:
     """Read a trace set and give every test a verdict (the CI entry point)."""
     from assay.api import analyze as run_analysis
@@ -114,6 +115,7 @@ def analyze(
             engine=engine,
             spark_master=spark_master,
             labels=labels,
+            min_agreement=min_agreement,
         )
     emit(
         analysis,
@@ -167,6 +169,7 @@ def compare(
     ] = None,
     trace_url: TraceUrl = None,
     labels: o.Labels = None,
+    min_agreement: o.MinAgreement = None,
 ) -> None:
     """Regression and behaviour verdicts: did CURRENT get worse than BASELINE, what changed?"""
     from assay.api import compare as run_compare
@@ -205,6 +208,7 @@ def compare(
             run_id=run_id,
             baseline_run_id=baseline_run_id,
             labels=labels,
+            min_agreement=min_agreement,
         )
     emit(
         analysis,
@@ -248,6 +252,7 @@ def report(
     trace_url: TraceUrl = None,
     run_id: o.RunId = None,
     labels: o.Labels = None,
+    min_agreement: o.MinAgreement = None,
 ) -> None:
     """Write the HTML report of a trace set (exit code as for analyze)."""
     from assay.api import analyze as run_analysis
@@ -277,6 +282,7 @@ def report(
             current_version=current_version,
             run_id=run_id,
             labels=labels,
+            min_agreement=min_agreement,
         )
     emit(analysis, [o.FormatTarget(OutputFormat.HTML, output)], Settings(trace_url=trace_url))
     raise SystemExit(analysis.exit_code(inconclusive_ok))

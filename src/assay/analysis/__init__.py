@@ -22,7 +22,13 @@ from assay.analysis._features import (
     tool_paths,
     trial_features,
 )
-from assay.analysis._human_outcomes import LabelledTrials, labelled_trials, recorded_labels
+from assay.analysis._human_outcomes import (
+    LabelledTrials,
+    Repeats,
+    judge_repeats,
+    labelled_trials,
+    recorded_labels,
+)
 from assay.analysis._labels import read_labels
 from assay.analysis._ownership import assign_trials
 from assay.analysis._passwhen import PassRule, parse_pass_when
@@ -54,6 +60,8 @@ __all__ = [
     "PriceTable",
     "NoTrialSpans",
     "LabelledTrials",
+    "Repeats",
+    "judge_repeats",
     "labelled_trials",
     "read_labels",
     "recorded_labels",

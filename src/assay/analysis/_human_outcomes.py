@@ -49,6 +49,8 @@ class LabelledTrials:
     """How labels were read (a ``true`` read as the judge's ``pass``, ...)."""
     labels: int
     """Labels read from the file."""
+    repeats: tuple[Repeats, ...] = ()
+    """Per labelled evaluation, the trials the judge graded more than once (its flips)."""
 
 
 _OUT_SCHEMA: Final = {
@@ -453,3 +455,44 @@ def _columns() -> Sequence[str]:
         tc.ERROR,
         "labellers",
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class Repeats:
+    """The judge grading the same trial more than once: how often it changed its mind."""
+
+    evaluation: str
+    """The evaluation."""
+    trials: int
+    """Trials the judge graded more than once for it."""
+    flipped: int
+    """Of those, trials whose records disagree (different labels, or scores)."""
+
+
+def judge_repeats(spans: pl.LazyFrame, names: Sequence[str]) -> tuple[Repeats, ...]:
+    """Per evaluation of ``names``: trials the judge graded more than once, and flips.
+
+    A trial is a trace here (its records anywhere in it); people's records are left out.
+    """
+    if not names:
+        return ()
+    holds = (
+        pl.col("events")
+        .list.eval(pl.element().struct.field("name") == c.EVALUATION_EVENT)
+        .list.any()
+    )
+    evented = spans.filter(holds).select("trace_id", "span_id", "events").collect()
+    records = explode_events(evented).filter(pl.col("name").is_in(list(names)))
+    verdict = pl.coalesce(pl.col("label"), pl.col("value").cast(pl.String))
+    per_trial = (
+        records.with_columns(verdict.alias("_said"))
+        .group_by("trace_id", "name")
+        .agg(pl.len().alias("_n"), pl.col("_said").n_unique().alias("_kinds"))
+        .filter(pl.col("_n") > 1)
+    )
+    out = []
+    for name in names:
+        mine = per_trial.filter(pl.col("name") == name)
+        if mine.height:
+            out.append(Repeats(name, mine.height, int((mine["_kinds"] > 1).sum())))
+    return tuple(out)

@@ -38,8 +38,18 @@ from assay.judge._collector import collector_paused
 from assay.judge._cost import CostSummary, price_table, prices_label
 from assay.judge._figures import DurationSummary, Usage
 from assay.judge._gate import FailOn, gate_failures, parse_fail_on
-from assay.judge._judge_error import agreement_text, judge_report, with_judge_error
-from assay.judge._judge_error_result import JudgeAgreement, JudgeError, JudgeReport
+from assay.judge._judge_error import (
+    agreement_findings,
+    agreement_text,
+    judge_report,
+    with_judge_error,
+)
+from assay.judge._judge_error_result import (
+    JudgeAgreement,
+    JudgeError,
+    JudgeReport,
+    SelfAgreement,
+)
 from assay.judge._options import (
     DEFAULT_CONFIDENCE,
     DEFAULT_THRESHOLD,
@@ -109,6 +119,7 @@ __all__ = [
     "OptionValue",
     "RegressionResult",
     "ScoreRegressionResult",
+    "SelfAgreement",
     "Share",
     "SequentialDesign",
     "SequentialOutcome",
@@ -123,6 +134,7 @@ __all__ = [
     "VarianceCheck",
     "Verdict",
     "adjust_regressions",
+    "agreement_findings",
     "agreement_text",
     "anytime_interval",
     "behaviour_diff",

@@ -19,13 +19,19 @@ from dataclasses import replace
 
 import polars as pl
 
-from assay.choices import RegressionTest
+from assay.choices import IntervalMethod, RegressionTest
 from assay.judge import _reasons as why
-from assay.judge._judge_error_result import JudgeAgreement, JudgeError, JudgeReport
+from assay.judge._judge_error_result import (
+    JudgeAgreement,
+    JudgeError,
+    JudgeReport,
+    SelfAgreement,
+)
 from assay.judge._regression import RegressionResult, regression_test
 from assay.judge._results import TestResult
 from assay.judge._threshold import Verdict, threshold_verdict
-from assay.stats import Interval
+from assay.quality import Finding
+from assay.stats import Interval, proportion_interval
 from assay.stats.judges import Agreement, CorrectedRate, corrected_rate, youden_lower
 
 
@@ -42,8 +48,22 @@ def agreement_of(labelled: pl.DataFrame, confidence: float) -> Agreement:
     )
 
 
-def judge_report(labelled: pl.DataFrame, labels: int, confidence: float) -> JudgeReport:
-    """The judge's agreement overall and per evaluation."""
+def judge_report(
+    labelled: pl.DataFrame,
+    labels: int,
+    confidence: float,
+    repeats: Sequence[tuple[str, int, int]] = (),
+    min_agreement: float | None = None,
+) -> JudgeReport:
+    """The judge's agreement overall and per evaluation, and with itself.
+
+    Args:
+        labelled: The labelled trials with both outcomes.
+        labels: Labels read.
+        confidence: Two-sided confidence of the intervals.
+        repeats: Per evaluation ``(name, trials graded more than once, trials flipped)``.
+        min_agreement: The kappa the judge must reach (``--min-agreement``), if asked.
+    """
     names = sorted({n for joined in labelled["evaluation"].to_list() for n in joined.split(",")})
     by_evaluation = {
         name: agreement_of(
@@ -52,7 +72,42 @@ def judge_report(labelled: pl.DataFrame, labels: int, confidence: float) -> Judg
         for name in names
     }
     overall = JudgeAgreement(agreement_of(labelled, confidence), tuple(names))
-    return JudgeReport(overall, by_evaluation, labels, labelled.height)
+    own = tuple(
+        SelfAgreement(
+            name,
+            trials,
+            flipped,
+            flipped / trials,
+            proportion_interval(flipped, trials, confidence, IntervalMethod.CLOPPER_PEARSON),
+        )
+        for name, trials, flipped in repeats
+        if trials
+    )
+    return JudgeReport(overall, by_evaluation, labels, labelled.height, own, min_agreement)
+
+
+def agreement_findings(report: JudgeReport) -> list[Finding]:
+    """A judge below ``--min-agreement`` (its kappa), as a finding; none when not asked."""
+    floor = report.min_agreement
+    kappa = report.overall.agreement.kappa
+    if floor is None or not kappa.estimate < floor:
+        return []
+    shown = kappa.interval is not None and kappa.interval.high < floor
+    where = (
+        "its whole interval lies below it"
+        if shown
+        else "its interval reaches it, so it may still meet it"
+    )
+    bounds = f" [{kappa.interval.low:.2f}, {kappa.interval.high:.2f}]" if kappa.interval else ""
+    return [
+        Finding(
+            "judge_below_agreement",
+            f"the judge agrees with people below --min-agreement {floor:g}: kappa "
+            f"{kappa.estimate:.2f}{bounds} over {report.overall.agreement.labelled} labelled "
+            f"trials; {where}",
+            report.overall.agreement.labelled,
+        )
+    ]
 
 
 def _graded(result: TestResult) -> int:
@@ -232,6 +287,11 @@ def agreement_text(report: JudgeReport) -> str:
         f"{report.labels} labels): sensitivity {why.pct(a.sensitivity)}"
         f"{ci(a.sensitivity_interval)}, specificity {why.pct(a.specificity)}"
         f"{ci(a.specificity_interval)}, kappa {k}{k_ci} ({100 * a.confidence:g}% CIs)"
+        + "".join(
+            f"; graded {own.trials} trials of {own.evaluation} more than once, flipped on "
+            f"{why.pct(own.flip_rate)}{ci(own.interval)}"
+            for own in report.self_agreement
+        )
     )
 
 

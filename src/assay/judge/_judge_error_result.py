@@ -42,6 +42,22 @@ class JudgeError:
 
 
 @dataclass(frozen=True, slots=True)
+class SelfAgreement:
+    """The judge against itself: trials it graded more than once, and how often it flipped."""
+
+    evaluation: str
+    """The evaluation."""
+    trials: int
+    """Trials graded more than once."""
+    flipped: int
+    """Of those, trials whose grades disagree."""
+    flip_rate: float
+    """flipped / trials."""
+    interval: Interval
+    """Clopper–Pearson interval of the flip rate."""
+
+
+@dataclass(frozen=True, slots=True)
 class JudgeReport:
     """The judge's agreement with people, for the whole analysis."""
 
@@ -53,3 +69,7 @@ class JudgeReport:
     """Labels read from the file."""
     labelled_trials: int
     """Trials they matched."""
+    self_agreement: tuple[SelfAgreement, ...] = ()
+    """Per labelled evaluation the judge graded some trial of more than once: its flip rate."""
+    min_agreement: float | None = None
+    """The kappa the judge must reach (``--min-agreement``); None: not asked."""

@@ -84,4 +84,15 @@ def judge_report_to_dict(report: JudgeReport | None) -> dict[str, Any] | None:
         "evaluations": list(report.overall.evaluations),
         "agreement": agreement_to_dict(report.overall.agreement),
         "by_evaluation": {name: agreement_to_dict(a) for name, a in report.by_evaluation.items()},
+        "self_agreement": [
+            {
+                "evaluation": own.evaluation,
+                "trials": own.trials,
+                "flipped": own.flipped,
+                "flip_rate": own.flip_rate,
+                "ci": _ci(own.interval),
+            }
+            for own in report.self_agreement
+        ],
+        "min_agreement": report.min_agreement,
     }
