@@ -222,6 +222,7 @@ def _labelled(
     repeats = tuple(Repeats(name, t, f) for name, (t, f) in counted.items())
     if len(parts) == 1:
         return replace(parts[0], repeats=repeats)
+    who = tuple(g for p in parts for g in p.graders)
     # Labels on the other set's trials are not unmatched: only those no set holds are named.
     matched = pl.concat([p.table for p in parts])
     unmatched = [f for f in parts[-1].findings if f.kind != "labels_without_trial"] + [
@@ -240,7 +241,7 @@ def _labelled(
             )
         )
     notes = tuple(dict.fromkeys(n for p in parts for n in p.notes))
-    return LabelledTrials(matched, tuple(unmatched), notes, every.height, repeats)
+    return LabelledTrials(matched, tuple(unmatched), notes, every.height, repeats, who)
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,7 +301,9 @@ def _analysis(
     if labelled is not None:
         confidence = next((t.interval.confidence for t in tests if t.interval), 0.95)
         repeats = [(r.evaluation, r.trials, r.flipped) for r in labelled.repeats]
-        report = judge_report(labelled.table, labelled.labels, confidence, repeats, min_agreement)
+        report = judge_report(
+            labelled.table, labelled.labels, confidence, repeats, min_agreement, labelled.graders
+        )
         tests = with_judge_error(tests, labelled.table, report.overall.agreement)
         findings = (*findings, *labelled.findings, *agreement_findings(report))
         notes += [agreement_text(report), *labelled.notes]

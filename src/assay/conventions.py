@@ -69,6 +69,11 @@ as a label of the judge, never as the judge's own record); absent or anything el
 EVALUATION_SOURCE_HUMAN: Final = "human"
 EVALUATION_LABELLER: Final = "assay.evaluation.labeller"
 """Who the person was, on a human evaluation event (optional)."""
+EVALUATION_JUDGE_MODEL: Final = "assay.evaluation.judge.model"
+"""The model that graded, on a judge's evaluation event (optional; ``gen_ai.response.model`` and
+``gen_ai.request.model`` on the event are read too)."""
+EVALUATION_JUDGE_PROMPT: Final = "assay.evaluation.judge.prompt_version"
+"""The version of the judge's prompt, on a judge's evaluation event (optional)."""
 
 # --- OpenInference ----------------------------------------------------------------------------
 OPENINFERENCE_KIND: Final = "openinference.span.kind"

@@ -242,3 +242,32 @@ def test_the_judges_flips_on_trials_it_graded_twice_and_a_stated_agreement(
     kinds = {f["kind"]: f for f in document["data_quality"]["findings"]}
     assert "below --min-agreement 0.9" in kinds["judge_below_agreement"]["message"]
     assert document["judge"]["min_agreement"] == 0.9
+
+
+def test_reports_say_which_judge_graded(parquet_sink, tracer, tmp_path, capsys) -> None:
+    ids = []
+    for i in range(8):
+        with tracer.start_as_current_span("trial", attributes={c.TEST_ID: "t"}) as span:
+            record = {
+                c.EVALUATION_NAME: "correctness",
+                c.EVALUATION_LABEL: "pass" if i < 5 else "fail",
+                c.EVALUATION_JUDGE_MODEL: "gpt-4o",
+                c.EVALUATION_JUDGE_PROMPT: "v3",
+            }
+            span.add_event(c.EVALUATION_EVENT, record)
+            ids.append(f"{span.get_span_context().trace_id:032x}")
+    traces = parquet_sink.flush()
+    rows = [
+        {"trace_id": t, "evaluation": "correctness", "label": "pass" if i < 5 else "fail"}
+        for i, t in enumerate(ids)
+    ]
+    labels = _write(tmp_path / "labels.jsonl", rows)
+    _, document = _json(capsys, "analyze", str(traces), *RULE, "--labels", str(labels))
+    (grader,) = document["judge"]["graders"]
+    assert grader == {
+        "evaluation": "correctness",
+        "model": "gpt-4o",
+        "prompt_version": "v3",
+        "records": 8,
+    }
+    assert any("graded correctness by gpt-4o (prompt v3)" in n for n in document["notes"])

@@ -23,6 +23,7 @@ from assay.analysis._features import (
     trial_features,
 )
 from assay.analysis._human_outcomes import (
+    Grader,
     LabelledTrials,
     Repeats,
     judge_repeats,
@@ -59,6 +60,7 @@ __all__ = [
     "Price",
     "PriceTable",
     "NoTrialSpans",
+    "Grader",
     "LabelledTrials",
     "Repeats",
     "judge_repeats",

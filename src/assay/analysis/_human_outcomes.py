@@ -36,6 +36,54 @@ _EXAMPLES = 3
 
 
 @dataclass(frozen=True, slots=True)
+class Grader:
+    """One judge of an evaluation, as its records name it, and how many records it made."""
+
+    evaluation: str
+    """The evaluation graded."""
+    model: str | None
+    """The model (``assay.evaluation.judge.model``, else ``gen_ai.response.model`` or
+    ``gen_ai.request.model`` on the record, else an MLflow LLM judge's ``source_id``)."""
+    prompt_version: str | None
+    """``assay.evaluation.judge.prompt_version``, when recorded."""
+    records: int
+    """Records of the labelled trials it made."""
+
+
+_MODEL_KEYS: Final = (
+    c.EVALUATION_JUDGE_MODEL,
+    "gen_ai.response.model",
+    "gen_ai.request.model",
+    "mlflow.assessment.source_id",
+)
+
+
+def graders(spans: pl.DataFrame, names: Sequence[str]) -> tuple[Grader, ...]:
+    """Who graded ``names`` in ``spans`` (a few labelled traces), from the judge's records."""
+    counted: Counter[tuple[str, str | None, str | None]] = Counter()
+    wanted = set(names)
+    for events in spans["events"].to_list():
+        for event in events or []:
+            if event.get("name") != c.EVALUATION_EVENT:
+                continue
+            values = {a["key"]: a["string_value"] or "" for a in event.get("attributes") or []}
+            if values.get(c.EVALUATION_SOURCE, "").lower() == c.EVALUATION_SOURCE_HUMAN:
+                continue
+            name = values.get(c.EVALUATION_NAME)
+            if name not in wanted:
+                continue
+            judged_by_code = values.get("mlflow.assessment.source_type", "").upper() == "CODE"
+            model = next((values[k] for k in _MODEL_KEYS if values.get(k)), None)
+            if judged_by_code and model == values.get("mlflow.assessment.source_id"):
+                model = None
+            counted[(str(name), model, values.get(c.EVALUATION_JUDGE_PROMPT) or None)] += 1
+    return tuple(
+        Grader(name, model, prompt, n)
+        for (name, model, prompt), n in sorted(counted.items(), key=lambda kv: -kv[1])
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class LabelledTrials:
     """The labelled trials with both outcomes, and what matching the labels noticed."""
 
@@ -51,6 +99,8 @@ class LabelledTrials:
     """Labels read from the file."""
     repeats: tuple[Repeats, ...] = ()
     """Per labelled evaluation, the trials the judge graded more than once (its flips)."""
+    graders: tuple[Grader, ...] = ()
+    """Which judge graded the labelled trials, as its records say."""
 
 
 _OUT_SCHEMA: Final = {
@@ -386,8 +436,11 @@ def labelled_trials(
                 tuple(unreadable[:_EXAMPLES]),
             )
         )
+    who = graders(held, names)
     if not human_parts:
-        return LabelledTrials(empty, tuple(findings), tuple(dict.fromkeys(notes)), labels.height)
+        return LabelledTrials(
+            empty, tuple(findings), tuple(dict.fromkeys(notes)), labels.height, graders=who
+        )
     combined = pl.concat([p.select(_columns()) for p in human_parts], how="vertical_relaxed")
     table = (
         combined.group_by(["trace_id", "_trial"], maintain_order=True)
@@ -404,7 +457,9 @@ def labelled_trials(
         .select(list(_OUT_SCHEMA))
         .cast(_OUT_SCHEMA)  # type: ignore[arg-type]
     )
-    return LabelledTrials(table, tuple(findings), tuple(dict.fromkeys(notes)), labels.height)
+    return LabelledTrials(
+        table, tuple(findings), tuple(dict.fromkeys(notes)), labels.height, graders=who
+    )
 
 
 def recorded_labels(spans: pl.LazyFrame) -> pl.DataFrame:

@@ -19,6 +19,7 @@ from dataclasses import replace
 
 import polars as pl
 
+from assay.analysis import Grader
 from assay.choices import IntervalMethod, RegressionTest
 from assay.judge import _reasons as why
 from assay.judge._judge_error_result import (
@@ -54,6 +55,7 @@ def judge_report(
     confidence: float,
     repeats: Sequence[tuple[str, int, int]] = (),
     min_agreement: float | None = None,
+    graders: Sequence[Grader] = (),
 ) -> JudgeReport:
     """The judge's agreement overall and per evaluation, and with itself.
 
@@ -63,6 +65,7 @@ def judge_report(
         confidence: Two-sided confidence of the intervals.
         repeats: Per evaluation ``(name, trials graded more than once, trials flipped)``.
         min_agreement: The kappa the judge must reach (``--min-agreement``), if asked.
+        graders: Which judge graded the labelled trials, from its records.
     """
     names = sorted({n for joined in labelled["evaluation"].to_list() for n in joined.split(",")})
     by_evaluation = {
@@ -83,7 +86,9 @@ def judge_report(
         for name, trials, flipped in repeats
         if trials
     )
-    return JudgeReport(overall, by_evaluation, labels, labelled.height, own, min_agreement)
+    return JudgeReport(
+        overall, by_evaluation, labels, labelled.height, own, min_agreement, tuple(graders)
+    )
 
 
 def agreement_findings(report: JudgeReport) -> list[Finding]:
@@ -282,6 +287,14 @@ def agreement_text(report: JudgeReport) -> str:
     k = "—" if kappa.interval is None else f"{kappa.estimate:.2f}"
     k_ci = f" [{kappa.interval.low:.2f}, {kappa.interval.high:.2f}]" if kappa.interval else ""
     names = ", ".join(report.overall.evaluations) or "no evaluation"
+    named = [g for g in report.graders if g.model or g.prompt_version]
+    if named:
+        shown = "; ".join(
+            f"{g.evaluation} by {g.model or 'an unnamed model'}"
+            + (f" (prompt {g.prompt_version})" if g.prompt_version else "")
+            for g in named[:3]
+        )
+        names += f"; graded {shown}"
     return (
         f"the judge against people ({names}; {a.labelled} labelled trials of "
         f"{report.labels} labels): sensitivity {why.pct(a.sensitivity)}"

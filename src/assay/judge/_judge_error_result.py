@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from assay.analysis import Grader
 from assay.judge._threshold import Verdict
 from assay.stats import Interval
 from assay.stats.judges import Agreement, CorrectedRate
@@ -73,3 +74,5 @@ class JudgeReport:
     """Per labelled evaluation the judge graded some trial of more than once: its flip rate."""
     min_agreement: float | None = None
     """The kappa the judge must reach (``--min-agreement``); None: not asked."""
+    graders: tuple[Grader, ...] = ()
+    """Which judge graded the labelled trials (model, prompt version), as its records say."""

@@ -95,4 +95,13 @@ def judge_report_to_dict(report: JudgeReport | None) -> dict[str, Any] | None:
             for own in report.self_agreement
         ],
         "min_agreement": report.min_agreement,
+        "graders": [
+            {
+                "evaluation": g.evaluation,
+                "model": g.model,
+                "prompt_version": g.prompt_version,
+                "records": g.records,
+            }
+            for g in report.graders
+        ],
     }
