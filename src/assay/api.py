@@ -223,6 +223,7 @@ def _labelled(
     if len(parts) == 1:
         return replace(parts[0], repeats=repeats)
     who = tuple(g for p in parts for g in p.graders)
+    scored = [p.scores for p in parts if p.scores is not None]
     # Labels on the other set's trials are not unmatched: only those no set holds are named.
     matched = pl.concat([p.table for p in parts])
     unmatched = [f for f in parts[-1].findings if f.kind != "labels_without_trial"] + [
@@ -241,7 +242,15 @@ def _labelled(
             )
         )
     notes = tuple(dict.fromkeys(n for p in parts for n in p.notes))
-    return LabelledTrials(matched, tuple(unmatched), notes, every.height, repeats, who)
+    return LabelledTrials(
+        matched,
+        tuple(unmatched),
+        notes,
+        every.height,
+        repeats,
+        who,
+        pl.concat(scored) if scored else None,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,9 +313,12 @@ def _analysis(
         report = judge_report(
             labelled.table, labelled.labels, confidence, repeats, min_agreement, labelled.graders
         )
-        tests = with_judge_error(tests, labelled.table, report.overall.agreement)
+        tests = with_judge_error(
+            tests, labelled.table, report.overall.agreement, trials, labelled.scores
+        )
         findings = (*findings, *labelled.findings, *agreement_findings(report))
-        notes += [agreement_text(report), *labelled.notes]
+        said = [agreement_text(report)] if report.overall.agreement.labelled else []
+        notes += [*said, *labelled.notes]
         if judged.suites:
             notes.append(
                 "suites' figures are the judge's own, not corrected for its error (only each "

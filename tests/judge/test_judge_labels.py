@@ -6,6 +6,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from scipy import stats as sps
 
@@ -271,3 +272,35 @@ def test_reports_say_which_judge_graded(parquet_sink, tracer, tmp_path, capsys) 
         "records": 8,
     }
     assert any("graded correctness by gpt-4o (prompt v3)" in n for n in document["notes"])
+
+
+def test_peoples_scores_correct_the_judges_mean_score(parquet_sink, tracer, tmp_path, capsys):
+    from assay.stats.judges import ppi_mean
+
+    rng = np.random.default_rng(3)
+    truth = rng.uniform(0.2, 0.9, size=60)
+    judged = np.clip(truth + 0.15 + rng.normal(0, 0.03, size=60), 0, 1)  # a generous judge
+    ids = []
+    for value in judged:
+        with tracer.start_as_current_span("trial", attributes={c.TEST_ID: "t"}) as span:
+            record = {c.EVALUATION_NAME: "quality", c.EVALUATION_SCORE: float(value)}
+            span.add_event(c.EVALUATION_EVENT, record)
+            ids.append(f"{span.get_span_context().trace_id:032x}")
+    traces = parquet_sink.flush()
+    rows = [
+        {"trace_id": t, "evaluation": "quality", "label": str(truth[i])}
+        for i, t in enumerate(ids[:20])
+    ]
+    labels = _write(tmp_path / "labels.jsonl", rows)
+    _, plain = _json(capsys, "analyze", str(traces))
+    _, document = _json(capsys, "analyze", str(traces), "--labels", str(labels))
+    (test,) = document["tests"]
+    assert test["judge_error"] is None  # no pass/fail label: the pass rate stays the judge's
+    assert test["ci"] == plain["tests"][0]["ci"]
+    (score,) = test["judge_scores"]
+    expected = ppi_mean(truth[:20], judged[:20], judged[20:])
+    assert score["estimate"] == pytest.approx(expected.estimate)
+    assert score["ci"]["low"] == pytest.approx(expected.interval.low)
+    assert score["judge_mean"] == pytest.approx(judged.mean())
+    assert score["ci"]["low"] <= truth.mean() <= score["ci"]["high"] < judged.mean()
+    assert not [f for f in document["data_quality"]["findings"] if f["kind"].startswith("labels")]

@@ -101,6 +101,9 @@ class LabelledTrials:
     """Per labelled evaluation, the trials the judge graded more than once (its flips)."""
     graders: tuple[Grader, ...] = ()
     """Which judge graded the labelled trials, as its records say."""
+    scores: pl.DataFrame | None = None
+    """People's scores of evaluations the judge scores: ``trace_id``, ``span_id``,
+    ``test_id``, ``evaluation``, ``human_score``; None when none."""
 
 
 _OUT_SCHEMA: Final = {
@@ -407,7 +410,23 @@ def labelled_trials(
         ).alias("_by_rule")
     )
     ruled = by_rule.filter(pl.col("_by_rule"))
-    direct = by_rule.filter(~pl.col("_by_rule"))
+    # A number for an evaluation the judge scores is a person's score: the mean score is
+    # corrected by it (PPI); it decides pass/fail only where a rule reads the evaluation.
+    scored = [n for n in names if _kind(records, n) == "value"]
+    as_number = pl.col("label").cast(pl.Float64, strict=False)
+    score_rows = found.filter(pl.col("evaluation").is_in(scored) & as_number.is_not_null())
+    scores = score_rows.select(
+        "trace_id",
+        pl.col("_trial").alias("span_id"),
+        tc.TEST_ID,
+        "evaluation",
+        as_number.alias("human_score"),
+    )
+    direct = by_rule.filter(~pl.col("_by_rule")).join(
+        score_rows.select("trace_id", "_trial", "evaluation"),
+        on=["trace_id", "_trial", "evaluation"],
+        how="anti",
+    )
     human_parts = []
     unreadable: list[str] = []
     if ruled.height:
@@ -437,9 +456,15 @@ def labelled_trials(
             )
         )
     who = graders(held, names)
+    people_scores = scores if scores.height else None
     if not human_parts:
         return LabelledTrials(
-            empty, tuple(findings), tuple(dict.fromkeys(notes)), labels.height, graders=who
+            empty,
+            tuple(findings),
+            tuple(dict.fromkeys(notes)),
+            labels.height,
+            graders=who,
+            scores=people_scores,
         )
     combined = pl.concat([p.select(_columns()) for p in human_parts], how="vertical_relaxed")
     table = (
@@ -458,7 +483,12 @@ def labelled_trials(
         .cast(_OUT_SCHEMA)  # type: ignore[arg-type]
     )
     return LabelledTrials(
-        table, tuple(findings), tuple(dict.fromkeys(notes)), labels.height, graders=who
+        table,
+        tuple(findings),
+        tuple(dict.fromkeys(notes)),
+        labels.height,
+        graders=who,
+        scores=people_scores,
     )
 
 

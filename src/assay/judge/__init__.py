@@ -48,6 +48,7 @@ from assay.judge._judge_error_result import (
     JudgeAgreement,
     JudgeError,
     JudgeReport,
+    ScoreCorrection,
     SelfAgreement,
 )
 from assay.judge._options import (
@@ -118,6 +119,7 @@ __all__ = [
     "Judgement",
     "OptionValue",
     "RegressionResult",
+    "ScoreCorrection",
     "ScoreRegressionResult",
     "SelfAgreement",
     "Share",

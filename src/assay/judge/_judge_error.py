@@ -20,12 +20,14 @@ from dataclasses import replace
 import polars as pl
 
 from assay.analysis import Grader
+from assay.analysis import columns as tc
 from assay.choices import IntervalMethod, RegressionTest
 from assay.judge import _reasons as why
 from assay.judge._judge_error_result import (
     JudgeAgreement,
     JudgeError,
     JudgeReport,
+    ScoreCorrection,
     SelfAgreement,
 )
 from assay.judge._regression import RegressionResult, regression_test
@@ -33,7 +35,13 @@ from assay.judge._results import TestResult
 from assay.judge._threshold import Verdict, threshold_verdict
 from assay.quality import Finding
 from assay.stats import Interval, proportion_interval
-from assay.stats.judges import Agreement, CorrectedRate, corrected_rate, youden_lower
+from assay.stats.judges import (
+    Agreement,
+    CorrectedRate,
+    corrected_rate,
+    ppi_mean,
+    youden_lower,
+)
 
 
 def agreement_of(labelled: pl.DataFrame, confidence: float) -> Agreement:
@@ -309,13 +317,72 @@ def agreement_text(report: JudgeReport) -> str:
 
 
 def with_judge_error(
-    tests: Sequence[TestResult], labelled: pl.DataFrame, used: Agreement
+    tests: Sequence[TestResult],
+    labelled: pl.DataFrame,
+    used: Agreement,
+    trials: pl.DataFrame | None = None,
+    scores: pl.DataFrame | None = None,
 ) -> tuple[TestResult, ...]:
-    """Every test's result corrected with the pooled agreement ``used``."""
+    """Every test's result corrected with the pooled agreement ``used``.
+
+    Without a labelled pass/fail (``used`` empty: people only scored) the pass rates stay the
+    judge's; with ``scores`` (people's scores) and the ``trials`` table, each test's judged
+    scores are corrected too (:func:`score_corrections`).
+    """
     out = []
     for result in tests:
-        own = labelled.filter(pl.col("test_id") == result.test_id)
         confidence = result.interval.confidence if result.interval is not None else 0.95
-        mine = agreement_of(own, confidence) if own.height else None
-        out.append(corrected_result(result, replace(used, confidence=confidence), mine))
+        if used.labelled:
+            own = labelled.filter(pl.col("test_id") == result.test_id)
+            mine = agreement_of(own, confidence) if own.height else None
+            result = corrected_result(result, replace(used, confidence=confidence), mine)
+        if scores is not None and trials is not None:
+            mine_scores = scores.filter(pl.col("test_id") == result.test_id)
+            if mine_scores.height:
+                test_trials = trials.filter(pl.col(tc.TEST_ID) == result.test_id)
+                corrected = score_corrections(test_trials, mine_scores, confidence)
+                result = replace(result, judge_scores=corrected)
+        out.append(result)
+    return tuple(out)
+
+
+def score_corrections(
+    trials: pl.DataFrame, scores: pl.DataFrame, confidence: float
+) -> tuple[ScoreCorrection, ...]:
+    """A test's judged scores corrected by people's scores of some of its trials (PPI++).
+
+    The judge's score of a trial is its last record of the evaluation (as ``--pass-when``
+    reads it); trials without one are left out. An evaluation with fewer than two trials
+    scored by both, or none scored by the judge alone, is not corrected.
+    """
+    judged = (
+        trials.select("trace_id", pl.col(tc.SPAN_ID).alias("span_id"), tc.SCORES)
+        .explode(tc.SCORES)
+        .drop_nulls(tc.SCORES)
+        .select(
+            "trace_id",
+            "span_id",
+            pl.col(tc.SCORES).struct.field("name").alias("evaluation"),
+            pl.col(tc.SCORES).struct.field("value").alias("judge_score"),
+        )
+        .group_by("trace_id", "span_id", "evaluation", maintain_order=True)
+        .last()
+    )
+    out = []
+    for name in sorted(set(scores["evaluation"].to_list())):
+        mine = judged.filter(pl.col("evaluation") == name)
+        people = scores.filter(pl.col("evaluation") == name).select(
+            "trace_id", "span_id", "human_score"
+        )
+        paired = mine.join(people, on=["trace_id", "span_id"], how="inner")
+        alone = mine.join(people, on=["trace_id", "span_id"], how="anti")
+        if paired.height < 2 or alone.height < 1:
+            continue
+        mean = ppi_mean(
+            paired["human_score"].to_numpy(),
+            paired["judge_score"].to_numpy(),
+            alone["judge_score"].to_numpy(),
+            confidence,
+        )
+        out.append(ScoreCorrection(name, mean))
     return tuple(out)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from assay.analysis import Grader
 from assay.judge._threshold import Verdict
 from assay.stats import Interval
-from assay.stats.judges import Agreement, CorrectedRate
+from assay.stats.judges import Agreement, CorrectedRate, PredictionPoweredMean
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +40,16 @@ class JudgeError:
     graded_share: float
     """Share of the counted trials the judge graded (1 − error trials' share when errors
     count as failures): the corrected rate and interval are scaled by it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreCorrection:
+    """A test's mean score of one evaluation, corrected by people's scores (PPI++)."""
+
+    evaluation: str
+    """The evaluation the judge scores."""
+    mean: PredictionPoweredMean
+    """The corrected mean with its interval, λ, the counts and the judge's own mean."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from assay.judge._behaviour_result import BehaviourResult
 from assay.judge._cost import CostSummary
 from assay.judge._figures import DurationSummary, Usage
-from assay.judge._judge_error_result import JudgeError, JudgeReport
+from assay.judge._judge_error_result import JudgeError, JudgeReport, ScoreCorrection
 from assay.judge._regression import RegressionResult, ScoreRegressionResult
 from assay.judge._sequential import SequentialOutcome
 from assay.judge._sources import Share
@@ -104,6 +104,9 @@ class TestResult:
     judge_error: JudgeError | None = None
     """With people's labels (``--labels``): the corrected rate the verdict read, and the
     judge's own rate, interval and verdict beside it; None without labels."""
+    judge_scores: tuple[ScoreCorrection, ...] = ()
+    """With people's scores of trials of this test: each judged score's mean corrected by them
+    (PPI++); reported, no verdict reads it."""
 
 
 @dataclass(frozen=True, slots=True)

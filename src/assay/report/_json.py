@@ -20,7 +20,11 @@ from assay.judge import (
     collector_paused,
 )
 from assay.report._behaviour import behaviour_to_dict, cost_to_dict
-from assay.report._judge import judge_error_to_dict, judge_report_to_dict
+from assay.report._judge import (
+    judge_error_to_dict,
+    judge_report_to_dict,
+    judge_scores_to_dict,
+)
 
 SCHEMA = "assay.analysis/v1"
 
@@ -133,6 +137,7 @@ def test_to_dict(test: TestResult) -> dict[str, Any]:
         "agent_versions": _plain(test.agent_versions),
         "work_unknown": test.work_unknown,
         "judge_error": judge_error_to_dict(test.judge_error),
+        "judge_scores": judge_scores_to_dict(test.judge_scores),
     }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.judge import JudgeError, JudgeReport
+from assay.judge import JudgeError, JudgeReport, ScoreCorrection
 from assay.stats import Interval
 from assay.stats.judges import Agreement
 
@@ -72,6 +72,22 @@ def judge_error_to_dict(judge: JudgeError | None) -> dict[str, Any] | None:
             agreement_to_dict(judge.test_agreement) if judge.test_agreement else None
         ),
     }
+
+
+def judge_scores_to_dict(scores: tuple[ScoreCorrection, ...]) -> list[dict[str, Any]]:
+    """A test's ``judge_scores``: each judged score's mean corrected by people's (PPI++)."""
+    return [
+        {
+            "evaluation": s.evaluation,
+            "estimate": s.mean.estimate,
+            "ci": _ci(s.mean.interval),
+            "tuning": s.mean.tuning,
+            "labelled": s.mean.labelled,
+            "unlabelled": s.mean.unlabelled,
+            "judge_mean": s.mean.judge_mean,
+        }
+        for s in scores
+    ]
 
 
 def judge_report_to_dict(report: JudgeReport | None) -> dict[str, Any] | None:
