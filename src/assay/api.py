@@ -225,7 +225,10 @@ def _labelled(
     who = tuple(g for p in parts for g in p.graders)
     scored = [p.scores for p in parts if p.scores is not None]
     # Labels on the other set's trials are not unmatched: only those no set holds are named.
-    matched = pl.concat([p.table for p in parts])
+    # A trial in both sets (the same traces read twice) is one labelled trial.
+    matched = pl.concat([p.table for p in parts]).unique(
+        ["trace_id", "span_id"], maintain_order=True
+    )
     unmatched = [f for f in parts[-1].findings if f.kind != "labels_without_trial"] + [
         f for p in parts[:-1] for f in p.findings if f.kind != "labels_without_trial"
     ]
