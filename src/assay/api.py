@@ -33,6 +33,7 @@ from assay.judge import (
     OptionValue,
     agreement_findings,
     agreement_text,
+    corrected_suites,
     judge_all,
     judge_report,
     mixed_findings,
@@ -308,7 +309,7 @@ def _analysis(
     min_agreement: float | None = None,
 ) -> Analysis:
     judged = judge_all(trials, options, recorded=recorded, baseline=baseline_trials)
-    tests, notes = judged.tests, list(judged.notes)
+    tests, notes, suites = judged.tests, list(judged.notes), judged.suites
     report = None
     if labelled is not None:
         confidence = next((t.interval.confidence for t in tests if t.interval), 0.95)
@@ -322,15 +323,12 @@ def _analysis(
         findings = (*findings, *labelled.findings, *agreement_findings(report))
         said = [agreement_text(report)] if report.overall.agreement.labelled else []
         notes += [*said, *labelled.notes]
-        if judged.suites:
-            notes.append(
-                "suites' figures are the judge's own, not corrected for its error (only each "
-                "case's verdict reads the corrected rate)"
-            )
+        if report.overall.agreement.labelled:
+            suites = corrected_suites(suites, tests, report.overall.agreement)
     skipped = [(f.path, f.reason) for t in (*also_read, trace_set) for f in t.skipped]
     result = AnalysisResult(
         tests=tests,
-        suites=judged.suites,
+        suites=suites,
         options={**_as_dict(options), **(extra_options or {})},
         skipped_files=tuple(skipped),
         notes=tuple(notes),

@@ -304,3 +304,39 @@ def test_peoples_scores_correct_the_judges_mean_score(parquet_sink, tracer, tmp_
     assert score["judge_mean"] == pytest.approx(judged.mean())
     assert score["ci"]["low"] <= truth.mean() <= score["ci"]["high"] < judged.mean()
     assert not [f for f in document["data_quality"]["findings"] if f["kind"].startswith("labels")]
+
+
+def test_a_suites_mean_over_cases_is_corrected_as_one_rate(
+    parquet_sink, tracer, tmp_path, capsys
+) -> None:
+    from assay.stats.judges import rogan_gladen
+
+    rng = np.random.default_rng(11)
+    rows = []
+    for case, rate in (("a", 0.6), ("b", 0.7), ("c", 0.8), ("d", 0.75)):
+        for i in range(80):
+            truly = rng.random() < rate
+            says = rng.random() < (0.95 if truly else 0.3)
+            attributes = {c.TEST_ID: case, c.SUITE: "s", c.TRIAL_INDEX: i}
+            with tracer.start_as_current_span("trial", attributes=attributes) as span:
+                record = {
+                    c.EVALUATION_NAME: "correctness",
+                    c.EVALUATION_LABEL: "pass" if says else "fail",
+                }
+                span.add_event(c.EVALUATION_EVENT, record)
+                if i < 30:
+                    trace = f"{span.get_span_context().trace_id:032x}"
+                    label = "pass" if truly else "fail"
+                    rows.append({"trace_id": trace, "evaluation": "correctness", "label": label})
+    traces = parquet_sink.flush()
+    labels = _write(tmp_path / "labels.jsonl", rows)
+    _, plain = _json(capsys, "analyze", str(traces), *RULE)
+    _, document = _json(capsys, "analyze", str(traces), *RULE, "--labels", str(labels))
+    (before,) = plain["suites"]
+    (suite,) = document["suites"]
+    assert suite["interval"]["method"] == "rogan-gladen-mover"
+    agreement = document["judge"]["agreement"]
+    se, sp = agreement["sensitivity"]["estimate"], agreement["specificity"]["estimate"]
+    assert suite["pass_rate"] == pytest.approx(rogan_gladen(before["pass_rate"], se, sp))
+    assert any(n.startswith("judge only (uncorrected)") for n in suite["notes"])
+    assert suite["interval"]["low"] <= suite["pass_rate"] <= suite["interval"]["high"]

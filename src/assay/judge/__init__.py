@@ -41,6 +41,7 @@ from assay.judge._gate import FailOn, gate_failures, parse_fail_on
 from assay.judge._judge_error import (
     agreement_findings,
     agreement_text,
+    corrected_suites,
     judge_report,
     with_judge_error,
 )
@@ -148,6 +149,7 @@ __all__ = [
     "share_text",
     "check_range",
     "collector_paused",
+    "corrected_suites",
     "ci_text",
     "decide_regression",
     "describe_change",

@@ -32,12 +32,14 @@ from assay.judge._judge_error_result import (
 )
 from assay.judge._regression import RegressionResult, regression_test
 from assay.judge._results import TestResult
+from assay.judge._suite_result import SuiteResult
 from assay.judge._threshold import Verdict, threshold_verdict
 from assay.quality import Finding
 from assay.stats import Interval, proportion_interval
 from assay.stats.judges import (
     Agreement,
     CorrectedRate,
+    corrected_mean,
     corrected_rate,
     ppi_mean,
     youden_lower,
@@ -385,4 +387,66 @@ def score_corrections(
             confidence,
         )
         out.append(ScoreCorrection(name, mean))
+    return tuple(out)
+
+
+def corrected_suites(
+    suites: Sequence[SuiteResult], tests: Sequence[TestResult], used: Agreement
+) -> tuple[SuiteResult, ...]:
+    """Each suite's mean pass rate over cases corrected for the judge's error.
+
+    The judge's rate is linear in the true one, so the suite's mean over cases is corrected as
+    one rate (:func:`assay.stats.judges.corrected_mean`), its cluster-robust interval the first
+    piece of the MOVER inversion; the verdict reads the corrected interval. A suite whose
+    cases hold error trials counted as failures keeps the judge's figures (the correction is of
+    graded trials), and says so.
+    """
+    by_id = {t.test_id: t for t in tests}
+    out = []
+    for suite in suites:
+        if suite.interval is None or suite.pass_rate is None:
+            out.append(suite)
+            continue
+        cases = [by_id[c] for c in suite.case_ids if c in by_id]
+        if any(t.errors and t.n == t.trials for t in cases):
+            note = (
+                "not corrected for the judge's error: its cases hold error trials counted as "
+                "failures, which the judge did not grade (the cases' verdicts are corrected)"
+            )
+            out.append(replace(suite, notes=(*suite.notes, note)))
+            continue
+        estimate, interval, identifiable = corrected_mean(
+            suite.pass_rate, suite.interval, replace(used, confidence=suite.interval.confidence)
+        )
+        verdict = threshold_verdict(interval, suite.threshold).verdict
+        judge_only = (
+            f"judge only (uncorrected): {why.pct(suite.pass_rate)}, {why.ci_text(suite.interval)} "
+            f"→ {suite.verdict}"
+        )
+        if identifiable:
+            where = {
+                Verdict.FAIL: "lies wholly below",
+                Verdict.PASS: "lies at or above",
+                Verdict.INCONCLUSIVE: "straddles",
+            }[verdict]
+            reason = (
+                f"mean over cases corrected for the judge's error ({used.labelled} labelled "
+                f"trials): {why.pct(estimate)}, {why.ci_text(interval)} {where} the threshold "
+                f"{why.pct(suite.threshold, 0)}"
+            )
+        else:
+            reason = (
+                "the true mean cannot be recovered from the judge's: its sensitivity + "
+                f"specificity is not shown to exceed 1 with {used.labelled} labels"
+            )
+        out.append(
+            replace(
+                suite,
+                pass_rate=estimate,
+                interval=interval,
+                verdict=verdict,
+                reason=reason,
+                notes=(*suite.notes, judge_only),
+            )
+        )
     return tuple(out)

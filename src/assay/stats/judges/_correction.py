@@ -125,11 +125,26 @@ def _pieces(
     fp, tn = np.asarray(false_pass, float), np.asarray(true_fail, float)
     x, n, tp, fn, fp, tn = np.broadcast_arrays(x, n, tp, fn, fp, tn)
     p, p_low, p_high = _exact_limits(x, n, confidence)
+    return _pieces_from(p, p_low, p_high, n > 0, tp, fn, fp, tn, confidence)
+
+
+def _pieces_from(
+    p: Floats,
+    p_low: Floats,
+    p_high: Floats,
+    judged: npt.NDArray[np.bool_],
+    tp: Floats,
+    fn: Floats,
+    fp: Floats,
+    tn: Floats,
+    confidence: float,
+) -> _Pieces:
+    """MOVER's inputs from the judge's rate and its limits, and the labels' exact limits."""
     se, se_low, se_high = _exact_limits(tp, tp + fn, confidence)
     # The false-pass rate f = 1 − Sp: the judge passes a trial people failed.
     f, f_low, f_high = _exact_limits(fp, fp + tn, confidence)
     youden_low = (se - f) - np.sqrt((se - se_low) ** 2 + (f_high - f) ** 2)
-    covered = (tp + fn > 0) & (fp + tn > 0) & (n > 0)
+    covered = (tp + fn > 0) & (fp + tn > 0) & judged
     return _Pieces(
         p,
         p - p_low,
@@ -166,6 +181,11 @@ def corrected_bounds(
     pieces = _pieces(
         judged_passed, judged, true_pass, false_fail, false_pass, true_fail, confidence
     )
+    return _bounds(pieces)
+
+
+def _bounds(pieces: _Pieces) -> tuple[Floats, Floats, npt.NDArray[np.bool_]]:
+    """The hull of the rates kept, per case: (low, high, identifiable)."""
     grid = np.linspace(0.0, 1.0, _GRID)
     shape = pieces.p.shape
     flat = _Pieces(*(np.reshape(a, (-1, 1)) for a in _fields(pieces)))
@@ -197,6 +217,47 @@ def _refine(pieces: _Pieces, grid: Floats, index: npt.NDArray[np.intp], towards:
         inside = np.where(keep, middle, inside)
         outside = np.where(keep, outside, middle)
     return np.where(open_end, grid[index], inside)
+
+
+def corrected_mean(
+    estimate: float, interval: Interval, agreement: Agreement
+) -> tuple[float | None, Interval, bool]:
+    """A mean of judged pass rates (a suite's, over cases) corrected for the judge's error.
+
+    The judge's rate is linear in the true one, so the mean over cases of the true rates is
+    the Rogan–Gladen transform of the mean of the judged ones; its interval is the same MOVER
+    inversion with the judged mean's own interval (e.g. cluster-robust) as its first piece.
+
+    Returns:
+        ``(estimate, interval, identifiable)``; not identifiable: None and [0, 1].
+    """
+    level = interval.confidence
+    one = np.array([1.0])
+    counts = (
+        agreement.true_pass,
+        agreement.false_fail,
+        agreement.false_pass,
+        agreement.true_fail,
+    )
+    tp, fn, fp, tn = (np.array([float(k)]) for k in counts)
+    pieces = _pieces_from(
+        one * estimate,
+        one * min(max(interval.low, 0.0), 1.0),
+        one * min(max(interval.high, 0.0), 1.0),
+        np.array([True]),
+        tp,
+        fn,
+        fp,
+        tn,
+        level,
+    )
+    low, high, ok = _bounds(pieces)
+    if not bool(ok[0]):
+        return None, Interval(0.0, 1.0, level, METHOD), False
+    se, sp = agreement.sensitivity, agreement.specificity
+    assert se is not None and sp is not None
+    value = rogan_gladen(min(max(estimate, 0.0), 1.0), se, sp)
+    return value, Interval(float(low[0]), float(high[0]), level, METHOD), True
 
 
 def youden_lower(agreement: Agreement, confidence: float | None = None) -> float | None:
