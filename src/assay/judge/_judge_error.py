@@ -32,6 +32,7 @@ from assay.judge._judge_error_result import (
 )
 from assay.judge._regression import RegressionResult, regression_test
 from assay.judge._results import TestResult
+from assay.judge._sequential import ANYTIME_METHOD
 from assay.judge._suite_result import SuiteResult
 from assay.judge._threshold import Verdict, threshold_verdict
 from assay.quality import Finding
@@ -188,6 +189,12 @@ def corrected_result(
         ),
         *notes_regression,
     ]
+    if result.interval.method == ANYTIME_METHOD:
+        # The labels' part has no anytime-valid form here: said, not hidden.
+        notes.append(
+            "the corrected interval is a fixed-n one: unlike the judge's anytime-valid "
+            "interval, it does not keep its error over repeated looks or adaptive stopping"
+        )
     return replace(
         result,
         pass_rate=estimate,
