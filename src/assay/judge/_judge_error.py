@@ -21,7 +21,7 @@ import polars as pl
 
 from assay.analysis import Grader
 from assay.analysis import columns as tc
-from assay.choices import IntervalMethod, RegressionTest
+from assay.choices import IntervalMethod
 from assay.judge import _reasons as why
 from assay.judge._judge_error_result import (
     JudgeAgreement,
@@ -36,7 +36,7 @@ from assay.judge._sequential import ANYTIME_METHOD
 from assay.judge._suite_result import SuiteResult
 from assay.judge._threshold import Verdict, threshold_verdict
 from assay.quality import Finding
-from assay.stats import Interval, proportion_interval
+from assay.stats import TESTS, Interval, proportion_interval
 from assay.stats.judges import (
     Agreement,
     CorrectedRate,
@@ -232,7 +232,7 @@ def _attenuated(
             "sensitivity + specificity is not shown to exceed 1): INCONCLUSIVE"
         )
         return replace(regression, verdict=Verdict.INCONCLUSIVE), [note]
-    if regression.anytime_reason is not None or regression.test not in tuple(RegressionTest):
+    if regression.anytime_reason is not None or regression.test not in TESTS:
         return regression, [
             "against the baseline: the judge shows a true drop shrunk by its sensitivity + "
             f"specificity − 1 (at least {youden:.2f}); the anytime test's power was not taken "
