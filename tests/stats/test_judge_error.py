@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as sps
 from statsmodels.stats.inter_rater import cohens_kappa
 
@@ -137,3 +139,24 @@ def test_ppi_mean_is_its_formula_and_covers_by_simulation() -> None:
     r = ppi_mean(y, f, g)
     assert r.estimate == pytest.approx(y.mean() + r.tuning * (g.mean() - f.mean()))
     assert r.judge_mean == pytest.approx(np.concatenate([f, g]).mean())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(20, 3000),
+    share=st.floats(0, 1),
+    tp=st.integers(0, 60),
+    fn=st.integers(0, 60),
+    fp=st.integers(0, 60),
+    tn=st.integers(0, 60),
+)
+def test_the_interval_lies_in_0_1_and_holds_its_estimate(n, share, tp, fn, fp, tn) -> None:
+    passed = round(share * n)
+    corrected = corrected_rate(passed, n, Agreement(tp, fn, fp, tn, 0.95))
+    low, high = corrected.interval.low, corrected.interval.high
+    assert 0 <= low <= high <= 1
+    if corrected.identifiable:
+        assert corrected.estimate is not None
+        assert low - 1e-9 <= corrected.estimate <= high + 1e-9
+    else:
+        assert (low, high) == (0.0, 1.0) and corrected.reason
