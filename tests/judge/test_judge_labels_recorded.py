@@ -115,3 +115,20 @@ def test_a_langfuse_export_with_annotations_is_corrected_end_to_end(tmp_path, ca
     assert test["ci"]["low"] <= 0.70 <= test["ci"]["high"]
     assert document["judge"]["labelled_trials"] == 150
     assert test["judge_error"]["judge_only"]["verdict"] == "PASS"
+
+
+def test_describe_lists_peoples_labels_apart(parquet_sink, tracer, capsys) -> None:
+    with tracer.start_as_current_span("trial", attributes={c.TEST_ID: "t"}) as span:
+        span.add_event(
+            c.EVALUATION_EVENT, {c.EVALUATION_NAME: "correctness", c.EVALUATION_LABEL: "pass"}
+        )
+        person = {
+            c.EVALUATION_NAME: "correctness",
+            c.EVALUATION_LABEL: "fail",
+            c.EVALUATION_SOURCE: c.EVALUATION_SOURCE_HUMAN,
+        }
+        span.add_event(c.EVALUATION_EVENT, person)
+    assert run(["describe", str(parquet_sink.flush())]) == 0
+    out = capsys.readouterr().out
+    assert "correctness (evaluation, in 1 traces; labels pass 1)" in out
+    assert "correctness (human label, in 1 traces; labels fail 1)" in out
