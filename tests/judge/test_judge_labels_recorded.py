@@ -132,3 +132,28 @@ def test_describe_lists_peoples_labels_apart(parquet_sink, tracer, capsys) -> No
     out = capsys.readouterr().out
     assert "correctness (evaluation, in 1 traces; labels pass 1)" in out
     assert "correctness (human label, in 1 traces; labels fail 1)" in out
+
+
+def test_phoenix_annotations_by_a_person_are_human_labels_on_import(tmp_path, capsys) -> None:
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    fixtures = Path(__file__).parents[1] / "ingest" / "formats" / "phoenix"
+    folder = tmp_path / "phoenix"
+    shutil.copytree(fixtures, folder)
+    (evaluations,) = folder.glob("evaluations-*.parquet")
+    table = pq.read_table(evaluations)
+    kinds = ["HUMAN" if i % 2 else "LLM" for i in range(table.num_rows)]
+    table = table.append_column("annotator_kind", pa.array(kinds)).replace_schema_metadata(
+        table.schema.metadata
+    )
+    pq.write_table(table, evaluations)
+    (dataset,) = folder.glob("trace_dataset-*.parquet")
+    assert run(["import", str(dataset), "--out", str(tmp_path / "traces")]) == 0
+    capsys.readouterr()
+    assert run(["describe", str(tmp_path / "traces")]) == 0
+    out = capsys.readouterr().out
+    humans = table.num_rows // 2
+    assert f"(human label, in {humans} traces" in out
