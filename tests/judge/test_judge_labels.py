@@ -340,3 +340,29 @@ def test_a_suites_mean_over_cases_is_corrected_as_one_rate(
     assert suite["pass_rate"] == pytest.approx(rogan_gladen(before["pass_rate"], se, sp))
     assert any(n.startswith("judge only (uncorrected)") for n in suite["notes"])
     assert suite["interval"]["low"] <= suite["pass_rate"] <= suite["interval"]["high"]
+
+
+def test_several_labellers_the_majority_counts_and_a_tie_is_named(
+    parquet_sink, tracer, tmp_path, capsys
+) -> None:
+    ids = _trials(tracer, [("pass", None)] * 4 + [("fail", None)] * 4)
+    traces = parquet_sink.flush()
+    rows = []
+    for i, t in enumerate(ids):
+        truth = "pass" if i < 4 else "fail"
+        rows += [
+            {"trace_id": t, "evaluation": "correctness", "label": truth, "labeller": w}
+            for w in "ab"
+        ]
+        if i == 0:  # a third labeller disagrees: the majority still says pass
+            rows.append(
+                {"trace_id": t, "evaluation": "correctness", "label": "fail", "labeller": "c"}
+            )
+    rows.append({"trace_id": ids[7], "evaluation": "correctness", "label": "pass", "labeller": "c"})
+    rows.append({"trace_id": ids[7], "evaluation": "correctness", "label": "pass", "labeller": "d"})
+    labels = _write(tmp_path / "labels.jsonl", rows)  # trial 7: two fail, two pass
+    _, document = _json(capsys, "analyze", str(traces), *RULE, "--labels", str(labels))
+    table = document["judge"]["agreement"]["table"]
+    assert table == {"true_pass": 4, "false_fail": 0, "false_pass": 0, "true_fail": 3}
+    kinds = {f["kind"]: f for f in document["data_quality"]["findings"]}
+    assert kinds["labels_tied"]["examples"] == [ids[7]]
