@@ -75,6 +75,17 @@ EVALUATION_LABEL: Final = "gen_ai.evaluation.score.label"
 EVALUATION_SCORE_RANGE: Final = "gen_ai.evaluation.score.range"
 """An evaluation score's scale (an open proposal, semantic-conventions-genai#39): read as a
 ``[low, high]`` number array or a string such as ``"[0, 100]"`` / ``"0-100"``."""
+EVALUATION_SOURCE: Final = "assay.evaluation.source"
+"""Who graded, on a ``gen_ai.evaluation.result`` event: ``human`` marks a person's label (read
+as a label of the judge, never as the judge's own record); absent or anything else, the judge."""
+EVALUATION_SOURCE_HUMAN: Final = "human"
+EVALUATION_LABELLER: Final = "assay.evaluation.labeller"
+"""Who the person was, on a human evaluation event (optional)."""
+EVALUATION_JUDGE_MODEL: Final = "assay.evaluation.judge.model"
+"""The model that graded, on a judge's evaluation event (optional; ``gen_ai.response.model`` and
+``gen_ai.request.model`` on the event are read too)."""
+EVALUATION_JUDGE_PROMPT: Final = "assay.evaluation.judge.prompt_version"
+"""The version of the judge's prompt, on a judge's evaluation event (optional)."""
 
 # --- OpenInference ----------------------------------------------------------------------------
 OPENINFERENCE_KIND: Final = "openinference.span.kind"

@@ -82,6 +82,8 @@ def analyze(
     ] = None,
     trace_url: TraceUrl = None,
     export_otlp: ExportOtlp = None,
+    labels: o.Labels = None,
+    min_agreement: o.MinAgreement = None,
 ) -> None:
     """Read a trace set and give every test a verdict (the CI entry point)."""
     from assay.api import analyze as run_analysis
@@ -124,6 +126,8 @@ def analyze(
             run_id=run_id,
             engine=engine,
             spark_master=spark_master,
+            labels=labels,
+            min_agreement=min_agreement,
         )
     emit(
         analysis,
@@ -179,6 +183,8 @@ def compare(
     ] = None,
     trace_url: TraceUrl = None,
     export_otlp: ExportOtlp = None,
+    labels: o.Labels = None,
+    min_agreement: o.MinAgreement = None,
 ) -> None:
     """Regression and behaviour verdicts: did CURRENT get worse than BASELINE, what changed?"""
     from assay.api import compare as run_compare
@@ -217,6 +223,8 @@ def compare(
             skip_bad_files=skip_bad_files,
             run_id=run_id,
             baseline_run_id=baseline_run_id,
+            labels=labels,
+            min_agreement=min_agreement,
         )
     emit(
         analysis,
@@ -260,6 +268,8 @@ def report(
     skip_bad_files: o.SkipBadFiles = False,
     trace_url: TraceUrl = None,
     run_id: o.RunId = None,
+    labels: o.Labels = None,
+    min_agreement: o.MinAgreement = None,
 ) -> None:
     """Write the HTML report of a trace set (exit code as for analyze)."""
     from assay.api import analyze as run_analysis
@@ -288,6 +298,8 @@ def report(
             baseline_version=baseline_version,
             current_version=current_version,
             run_id=run_id,
+            labels=labels,
+            min_agreement=min_agreement,
         )
     emit(analysis, [o.FormatTarget(OutputFormat.HTML, output)], Settings(trace_url=trace_url))
     raise SystemExit(analysis.exit_code(inconclusive_ok))

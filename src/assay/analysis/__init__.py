@@ -22,6 +22,15 @@ from assay.analysis._features import (
     tool_paths,
     trial_features,
 )
+from assay.analysis._human_outcomes import (
+    Grader,
+    LabelledTrials,
+    Repeats,
+    judge_repeats,
+    labelled_trials,
+    recorded_labels,
+)
+from assay.analysis._labels import read_labels
 from assay.analysis._ownership import assign_trials
 from assay.analysis._passwhen import PassRule, parse_pass_when
 from assay.analysis._per_bucket import tools_as_strings
@@ -52,6 +61,13 @@ __all__ = [
     "Price",
     "PriceTable",
     "NoTrialSpans",
+    "Grader",
+    "LabelledTrials",
+    "Repeats",
+    "judge_repeats",
+    "labelled_trials",
+    "read_labels",
+    "recorded_labels",
     "Trials",
     "assign_trials",
     "behaviour_sample",

@@ -88,8 +88,11 @@ def interval_header(tests: Sequence[TestResult]) -> str:
 
 
 def rate_text(test: TestResult) -> str:
-    """``43.3% (26/60)``."""
-    return judged_rate_text(test.passed, test.n)
+    """``43.3% (26/60)``; with people's labels ``70.1% corrected; judge 75.5% (1933/2560)``."""
+    judged = judged_rate_text(test.passed, test.n)
+    if test.judge_error is None:
+        return judged
+    return f"{pct(test.pass_rate)} corrected; judge {judged}"
 
 
 def headline(test: TestResult) -> str:
