@@ -80,7 +80,9 @@ def cell(rng: np.random.Generator, draw: Draw, cases: int, k: int, reps: int) ->
 
 def rate(hits: np.ndarray) -> str:
     share = float(hits.mean())
-    se = math.sqrt(max(share * (1 - share), 1e-12) / hits.size)
+    if share == 0:  # no hit: the one-sided 95% upper bound, 3 / n (the "rule of three")
+        return f"0 (< {3 / hits.size:.4f})"
+    se = math.sqrt(share * (1 - share) / hits.size)
     return f"{share:.4f} ± {se:.4f}"
 
 

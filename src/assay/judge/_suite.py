@@ -447,8 +447,12 @@ def _comparison_verdict(
         if paired.min_detectable_drop is not None
         else f"no drop is detectable with power {options.power:g} from {cases} case(s)"
     )
+    simulated = (
+        f" (simulated, ± {paired.power_error:.1g})" if paired.power_error is not None else ""
+    )
     power = (
-        f"power {paired.power:.2f} at a drop of {_points(options.delta, signed=False)} ({detects})"
+        f"power {paired.power:.2f}{simulated} at a drop of "
+        f"{_points(options.delta, signed=False)} ({detects})"
     )
     if paired.power >= options.power:
         return Verdict.PASS, f"no drop shown: {shown}; {p}; {power}"

@@ -90,23 +90,6 @@ def sign_flip_power(
     return float(sps.norm.cdf((delta * math.sqrt(cases) - critical * spread) / sd_under_drop))
 
 
-def sd_under_drop(
-    differences: FloatArray, current_rates: FloatArray, current_n: FloatArray, delta: float
-) -> float:
-    """SD of the per-case differences if the current version were δ lower on every case.
-
-    The observed spread (centred, so the observed effect plays no part), plus the change in
-    within-case binomial variance that the shift makes, (p − δ)(1 − p + δ) − p(1 − p) =
-    δ(2p − 1) − δ², averaged over cases over their trial counts, when it is an increase (never
-    counted as a decrease: conservative); and never below δ(1 − δ) / K̄, the within variance
-    one shifted case alone adds.
-    """
-    observed = float(differences.var(ddof=1)) if differences.size > 1 else 0.0
-    added = float(np.mean((delta * (2 * current_rates - 1) - delta**2) / current_n))
-    floor = delta * (1 - delta) / float(current_n.mean())
-    return math.sqrt(max(observed + max(added, 0.0), floor))
-
-
 def betting_power(
     differences: FloatArray, alpha: float, seed: int, replicates: int = POWER_REPLICATES
 ) -> Callable[[float], tuple[float, float]]:
@@ -205,7 +188,6 @@ __all__ = [
     "betting_power",
     "mcnemar_power",
     "planned_betting_power",
-    "sd_under_drop",
     "sign_flip_power",
     "smallest_drop",
 ]
