@@ -290,3 +290,38 @@ def test_a_suite_attribute_no_trial_carries_is_said(tmp_path: Path) -> None:
     (suite,) = assay.analyze(tmp_path, options).result.suites
     assert suite.suite is None
     assert "no trial carries nothing.here" in suite.notes[0]
+
+
+def test_the_comparison_reads_the_public_paired_comparison(planted: tuple[Path, Path]) -> None:
+    # An outside audit calls assay.stats.paired_comparison on per-case counts and gets the
+    # p-value the regression verdict reads and the drop bound the --margin verdict reads.
+    from assay.stats import paired_comparison
+
+    result = compare(*planted, AnalyzeOptions(margin=0.2)).result
+    comparison = result.suites[0].comparison
+    assert comparison is not None and comparison.paired is not None
+    base = sorted(assay.analyze(planted[0]).result.tests, key=lambda t: t.test_id)
+    current = {t.test_id: t for t in result.tests}
+    # cases in id order, as the suite's case table holds them (the betting order follows it)
+    pairs = [(b.passed, b.n, current[b.test_id].passed, current[b.test_id].n) for b in base]
+    counts = np.array(pairs).T
+    public = paired_comparison(counts[0], counts[1], counts[2], counts[3])
+    assert comparison.p_value == pytest.approx(public.p_value, rel=1e-12)
+    assert comparison.paired.drop_upper == pytest.approx(public.drop_upper, abs=1e-12)
+    assert comparison.test == "betting"
+
+
+def test_the_suite_score_interval_lies_within_the_score_range() -> None:
+    from assay.choices import SuiteInterval
+    from assay.judge._suite import _estimate
+
+    rng = np.random.default_rng(11)
+    sizes = pl.Series(np.full(40, 3))
+    known = _estimate(pl.Series(rng.random(40)), sizes, 0.95, SuiteInterval.BETTING, 0, "q")
+    assert known is not None and known.interval is not None
+    assert known.interval.method == "cluster-betting"
+    assert 0.0 <= known.interval.low <= known.interval.high <= 1.0
+    # no known range (values beyond [0, 1], a score assay knows no scale of): the t interval
+    wide = _estimate(pl.Series(rng.random(40) * 50), sizes, 0.95, SuiteInterval.BETTING, 0, "q")
+    assert wide is not None and wide.interval is not None
+    assert wide.interval.method == "cluster-t"
