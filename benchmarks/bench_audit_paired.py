@@ -1,9 +1,10 @@
 """The paired comparison on the audit's scenarios: type-I error, non-inferiority, stated power.
 
 Run: ``.venv/bin/python benchmarks/bench_audit_paired.py`` (a few minutes; ``--quick`` for a
-smaller run). Prints Markdown tables for docs/statistics.md ("The paired comparison on hard
-shapes"). Every figure is ``assay.stats.paired_comparison`` itself, one call per simulated
-suite; every rate is printed with its Monte Carlo standard error.
+smaller run). Prints Markdown tables for docs/statistics.md ("Measured: the suite verdict and
+the paired comparison on hard shapes"). Every figure is ``assay.stats.paired_comparison``
+itself, one call per simulated suite; every rate is printed with its Monte Carlo standard
+error.
 
 1. **Non-exchangeable null.** The baseline passes 90% of cases always and fails 10% always;
    the current version passes every case with probability 0.9 per trial: the mean difference

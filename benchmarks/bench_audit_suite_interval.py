@@ -1,8 +1,8 @@
 """The suite interval at the true suite mean, on the audit's shapes: false PASS and false FAIL.
 
 Run: ``.venv/bin/python benchmarks/bench_audit_suite_interval.py`` (about two minutes; ``--quick``
-for a smaller run). Prints a Markdown table for docs/statistics.md ("The suite verdict at the
-true suite mean").
+for a smaller run). Prints Markdown tables for docs/statistics.md ("Measured: the suite verdict
+and the paired comparison on hard shapes").
 
 Each replicate draws C cases from a population of cases (each case's true pass rate), runs
 each K times, and puts the suite threshold at the population's mean: a suite PASS (the
