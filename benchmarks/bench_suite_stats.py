@@ -3,13 +3,17 @@
 Run: ``.venv/bin/python benchmarks/bench_suite_stats.py`` (about a minute). Prints, as Markdown
 tables for docs/statistics.md:
 
-1. the type-I error of the paired test of a drop (exact McNemar at K = 1, sign-flip test
-   otherwise) when both versions are the same agent;
+1. the type-I error of the sign-flip test of a drop (exact McNemar at K = 1) when both
+   versions are the same agent;
 2. the suite verdict's errors when the threshold equals the true suite mean, and the coverage
-   of the suite interval (cluster-robust t; the cluster bootstrap at a few sizes);
-3. the power of the paired test, of an unpaired comparison of the two clustered means, and of
-   per-case Boschloo tests pooled by Holm, at drops of 3, 5 and 10 points, and the cases each
-   needs for 80% power, next to what ``assay.stats.plan_paired`` plans.
+   of the asymptotic suite intervals (``--suite-ci t``; the cluster bootstrap at a few sizes);
+3. the power of the sign-flip test, of an unpaired comparison of the two clustered means, and
+   of per-case Boschloo tests pooled by Holm, at drops of 3, 5 and 10 points, and the cases
+   each needs for 80% power, next to what ``assay.stats.plan_paired`` plans.
+
+These are the asymptotic methods: the suite verdict and the paired comparison now read the
+betting construction, measured on harder shapes by ``bench_audit_suite_interval.py`` and
+``bench_audit_paired.py`` (docs/statistics.md says which table is which).
 
 Case difficulties (each case's true pass rate) come from Beta(2, 1) (mean 2/3, most cases
 easy) or from a bimodal mix (half Beta(1, 6), half Beta(12, 1)). Every replicate draws new
@@ -125,7 +129,7 @@ def suite_verdicts(reps: int, boot_reps: int, seed: int) -> None:
                 passed = rng.binomial(k, draw(rng, (reps, cases)))
                 lows, highs = np.empty(reps), np.empty(reps)
                 for i in range(reps):
-                    ci = clustered_mean(passed[i] / k, sizes).interval
+                    ci = clustered_mean(passed[i] / k, sizes, method="t").interval
                     lows[i], highs[i] = ci.low, ci.high
                 fail, passes = np.mean(highs < mean), np.mean(lows >= mean)
                 print(

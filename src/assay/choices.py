@@ -45,6 +45,7 @@ class ScoreInterval(StrEnum):
 class SuiteInterval(StrEnum):
     """Interval methods of a suite's mean over cases, cases as clusters."""
 
+    BETTING = "betting"
     T = "t"
     BOOTSTRAP = "bootstrap"
 
@@ -53,6 +54,7 @@ class PairedTest(StrEnum):
     """One-sided tests of a drop over the cases two versions both ran (chosen by the data)."""
 
     MCNEMAR_EXACT = "mcnemar-exact"
+    BETTING = "betting"
     SIGN_FLIP_EXACT = "sign-flip-exact"
     SIGN_FLIP_MONTE_CARLO = "sign-flip-monte-carlo"
 

@@ -23,7 +23,7 @@ def suite(seed: int, cases: int, k: int) -> tuple[np.ndarray, np.ndarray]:
 def test_t_interval_equals_statsmodels_cluster_ols_on_case_means() -> None:
     passed, sizes = suite(1, 40, 5)
     means = passed / sizes
-    got = clustered_mean(means, sizes, 0.9)
+    got = clustered_mean(means, sizes, 0.9, "t")
     fit = sm.OLS(means, np.ones(means.size)).fit(
         cov_type="cluster", cov_kwds={"groups": np.arange(means.size)}, use_t=True
     )
@@ -62,7 +62,7 @@ def test_standard_error_equals_inspect_ai_form_when_cases_have_equal_trials() ->
 
 
 def test_zero_spread_gives_clopper_pearson_over_cases_never_a_point() -> None:
-    got = clustered_mean(np.ones(30), np.full(30, 3))
+    got = clustered_mean(np.ones(30), np.full(30, 3), method="t")
     assert got.interval.method == "cluster-zero-spread"
     assert got.interval.high == 1.0
     assert got.interval.low == pytest.approx(0.025 ** (1 / 30), rel=1e-9)
@@ -71,13 +71,13 @@ def test_zero_spread_gives_clopper_pearson_over_cases_never_a_point() -> None:
 
 
 def test_unbounded_scores_are_not_clipped() -> None:
-    got = clustered_mean([10.0, 30.0, 50.0], [1, 1, 1], bounds=None)
+    got = clustered_mean([10.0, 30.0, 50.0], [1, 1, 1], method="t", bounds=None)
     half = sps.t.ppf(0.975, 2) * 20 / math.sqrt(3)
     assert (got.interval.low, got.interval.high) == pytest.approx((30 - half, 30 + half))
 
 
 def test_clipped_to_bounds_and_one_case() -> None:
-    got = clustered_mean([1.0, 1.0, 0.0], [1, 1, 1])
+    got = clustered_mean([1.0, 1.0, 0.0], [1, 1, 1], method="t")
     assert got.interval.low == 0.0 and got.interval.high == 1.0
     one = clustered_mean([0.5], [4])
     assert one.std_error is None and (one.interval.low, one.interval.high) == (0.0, 1.0)
@@ -88,7 +88,7 @@ def test_bootstrap_is_seeded_and_near_the_t_interval_for_many_cases() -> None:
     means = passed / sizes
     a = clustered_mean(means, sizes, method="bootstrap", seed=5)
     b = clustered_mean(means, sizes, method="bootstrap", seed=5)
-    t = clustered_mean(means, sizes)
+    t = clustered_mean(means, sizes, method="t")
     assert a == b
     assert a.interval.method == "cluster-bootstrap"
     assert a.interval.low == pytest.approx(t.interval.low, abs=0.01)
@@ -140,7 +140,7 @@ def test_suite_pass_at_k_averages_unbiased_per_case_estimates() -> None:
     per_case = [pass_at_k(int(a), int(b), 2).value for a, b in zip(n[:4], passed[:4], strict=True)]
     assert estimate == pytest.approx(np.mean(per_case))
     assert interval is not None and interval.low <= estimate <= interval.high
-    assert interval.method == "cluster-bootstrap"
+    assert interval.method == "cluster-betting"
     result = suite_pass_hat_k(passed, n, 2)
     hats = [pass_hat_k(int(a), int(b), 2).value for a, b in zip(n[:4], passed[:4], strict=True)]
     assert result.estimate == pytest.approx(np.mean(hats))
@@ -187,6 +187,6 @@ def test_bootstrap_of_few_distinct_values_matches_resampling_cases() -> None:
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.floats(-1e3, 1e3), min_size=2, max_size=30))
 def test_unbounded_t_interval_is_symmetric_about_the_mean(values: list[float]) -> None:
-    got = clustered_mean(values, [1] * len(values), bounds=None)
+    got = clustered_mean(values, [1] * len(values), method="t", bounds=None)
     assert got.interval.low <= got.mean <= got.interval.high
     assert got.mean - got.interval.low == pytest.approx(got.interval.high - got.mean, abs=1e-6)

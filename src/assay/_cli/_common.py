@@ -151,8 +151,10 @@ SuiteCIOpt = Annotated[
     SuiteCI,
     typer.Option(
         "--suite-ci",
-        help="Interval of a suite's mean over cases: t (cluster-robust, cases as clusters) or "
-        "bootstrap (cluster bootstrap, seeded).",
+        help="Interval of a suite's mean over cases, cases as clusters: betting (the default: "
+        "keeps its level on each side at any number of cases), or the asymptotic t "
+        "(cluster-robust) or bootstrap (BCa, seeded), which err more often with few or "
+        "skewed cases (docs/statistics.md).",
     ),
 ]
 Margin = Annotated[

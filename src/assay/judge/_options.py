@@ -87,8 +87,9 @@ class AnalyzeOptions:
     """A price table file (``--prices``); None: the dated default table."""
     suite_threshold: float | None = None
     """The mean pass rate over cases a suite must reach (None: the threshold)."""
-    suite_ci: SuiteInterval = SuiteInterval.T
-    """Interval of a suite's mean over cases: ``t`` (cluster-robust) or ``bootstrap``."""
+    suite_ci: SuiteInterval = SuiteInterval.BETTING
+    """Interval of a suite's mean over cases: ``betting`` (valid at every C), ``t``
+    (cluster-robust) or ``bootstrap`` (asymptotic)."""
     margin: float | None = None
     """Non-inferiority margin of the suite comparison: the largest drop that still allows the
     switch (None: the regression question, "did it drop?")."""

@@ -25,6 +25,7 @@ import polars as pl
 from assay import conventions as c
 from assay.analysis import columns as tc
 from assay.choices import ErrorPolicy, SuiteInterval
+from assay.judge._all_figures import score_range
 from assay.judge._options import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, AnalyzeOptions
 from assay.judge._reasons import pct
 from assay.judge._results import TestResult
@@ -45,9 +46,6 @@ from assay.stats import (
     suite_pass_at_k,
     suite_pass_hat_k,
 )
-
-MEASURED_CASES = 300
-"""Below this many cases a suite PASS was measured to err more often than its level says."""
 
 ALL_CASES = None
 """The suite name of cases whose trials record no ``assay.suite``: the set's own suite."""
@@ -243,14 +241,6 @@ def _suite(
     verdict, reason = _verdict(rate, interval, threshold, int(judged.sum()), int(n.sum()))
     if not ids:  # a suite only the baseline ran
         reason = "the current version ran no case of this suite"
-    if verdict is Verdict.PASS and int(judged.sum()) < MEASURED_CASES:
-        # Measured, not assumed: the cluster interval's lower end is too high a little too
-        # often with few, skewed cases (docs/statistics.md, "The suite verdict at the true mean").
-        notes.append(
-            f"with {int(judged.sum())} cases the suite PASS can be wrong up to about 4% of the "
-            f"time, not {(1 - confidence) / 2:.1%} (measured at 95% for suites under "
-            f"{MEASURED_CASES} cases: benchmarks/bench_suite_stats.py)"
-        )
     mixed = rows.filter(pl.col("suites") > 1)[tc.TEST_ID].to_list()
     if mixed:
         notes.append(
@@ -279,7 +269,7 @@ def _suite(
         threshold=threshold,
         verdict=verdict,
         reason=reason,
-        score=_estimate(rows[_SCORE], rows["n"], confidence, method, options.seed),
+        score=_estimate(rows[_SCORE], rows["n"], confidence, method, options.seed, score),
         score_name=score,
         pass_at_k=_pass_k(passed, n, options, confidence, hat=False),
         pass_hat_k=_pass_k(passed, n, options, confidence, hat=True),
@@ -330,20 +320,35 @@ def _verdict(
 
 
 def _estimate(
-    values: pl.Series, sizes: pl.Series, confidence: float, method: SuiteInterval, seed: int
+    values: pl.Series,
+    sizes: pl.Series,
+    confidence: float,
+    method: SuiteInterval,
+    seed: int,
+    name: str | None,
 ) -> SuiteEstimate | None:
-    """A per-case mean figure over cases (None when no case has it)."""
+    """A per-case mean score over cases (None when no case has it), within the score's range.
+
+    With a known range (declared, or [0, 1] when every value lies there) the interval is the
+    suite interval's method within it; with none, a betting interval cannot exist and the
+    cluster-robust t interval is used (``interval.method`` says which).
+    """
     array = values.cast(pl.Float64).to_numpy()
     known = ~np.isnan(array)
     if not known.any():
         return None
+    found = score_range(name, array[known]) if name is not None else None
+    bounds = found[0] if found is not None else None
+    if bounds is None and method == SuiteInterval.BETTING:
+        method = SuiteInterval.T
     estimate: ClusteredMean = clustered_mean(
         array[known],
         sizes.to_numpy()[known],
         confidence,
         method,
-        bounds=None,
+        bounds=bounds,
         seed=seed,
+        pass_rates=False,
     )
     cases = int(known.sum())
     return SuiteEstimate(estimate.mean, estimate.interval if cases >= 2 else None, cases)
@@ -606,8 +611,12 @@ def _comparison_verdict(
         if paired.min_detectable_drop is not None
         else f"no drop is detectable with power {options.power:g} from {cases} case(s)"
     )
+    simulated = (
+        f" (simulated, ± {paired.power_error:.1g})" if paired.power_error is not None else ""
+    )
     power = (
-        f"power {paired.power:.2f} at a drop of {_points(options.delta, signed=False)} ({detects})"
+        f"power {paired.power:.2f}{simulated} at a drop of "
+        f"{_points(options.delta, signed=False)} ({detects})"
     )
     if paired.power >= options.power:
         return Verdict.PASS, f"no drop shown: {shown}; {p}; {power}"

@@ -47,7 +47,7 @@ class SuiteComparison:
     interval: Interval | None
     """The two-sided interval of ``difference``."""
     test: str | None
-    """``mcnemar-exact``, ``sign-flip-exact`` or ``sign-flip-monte-carlo``."""
+    """``mcnemar-exact`` or ``betting`` (see ``assay.stats.paired_comparison``)."""
     p_value: float | None
     """One-sided p-value of a drop."""
     power: float | None

@@ -9,10 +9,13 @@ One idea per private module, all re-exported here:
 * ``_prefix_power`` — Fisher's power at any size, summed row by row.
 * ``_power`` — their rejection regions and exact power, cached per group sizes.
 * ``_planning`` — trials needed for a threshold or a regression check.
-* ``_clustered`` — a suite's mean over cases with cases as clusters (cluster-robust t or
-  cluster bootstrap), and suite-level pass@k / pass^k.
-* ``_paired`` — two versions over the same cases: paired difference, McNemar or sign-flip
-  test of a drop; ``_paired_power`` — those tests' power and the minimum detectable drop.
+* ``_bounded_mean`` — the fixed-n betting interval and test of the mean of i.i.d. values in
+  known bounds (Waudby-Smith & Ramdas): valid at every sample size and shape.
+* ``_clustered`` — a suite's mean over cases with cases as clusters (betting by default;
+  cluster-robust t or cluster bootstrap), and suite-level pass@k / pass^k.
+* ``_paired`` — two versions over the same cases: paired difference, McNemar or betting test
+  of a drop (sign-flip for unbounded means); ``_paired_power`` — those tests' power and the
+  minimum detectable drop.
 * ``_suite_planning`` — cases × trials per case for a paired comparison, and a pilot's
   between- and within-case variances.
 * ``_passk`` — unbiased pass@k and pass^k.
@@ -83,6 +86,7 @@ from assay.stats._behaviour_power import (
     trials_for_power,
 )
 from assay.stats._betting import BoundedMeanSequence
+from assay.stats._bounded_mean import bounded_mean_bounds, bounded_mean_p_value
 from assay.stats._clustered import (
     CLUSTER_METHODS,
     ClusteredMean,
@@ -216,6 +220,8 @@ from assay.stats._verdict_interval import (
 )
 
 __all__ = [
+    "bounded_mean_bounds",
+    "bounded_mean_p_value",
     "DEFAULT_HORIZON",
     "preload",
     "CLUSTER_METHODS",

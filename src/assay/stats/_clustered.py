@@ -1,10 +1,12 @@
-"""A suite's mean over cases, with cases as clusters: cluster-robust t or cluster bootstrap.
+"""A suite's mean over cases, with cases as clusters: betting, cluster-robust t or bootstrap.
 
 A suite has C cases, each run a few times. Trials of one case share the case's difficulty, so
 they are not independent draws: the unit that was sampled is the case. Each case is weighted
 equally (the suite's question is "how often does the agent solve a case?", not "a trial"), so
 the estimate is the mean of the per-case means, and every interval here treats the C per-case
-means as the sample.
+means as the sample. The default interval (``betting``) keeps its level on each side at every
+number of cases and every spread of case rates; the t and bootstrap intervals are asymptotic
+(docs/statistics.md, "The suite verdict at the true suite mean").
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ import numpy.typing as npt
 
 from assay.choices import SuiteInterval
 from assay.errors import ConfigError
+from assay.stats._bounded_mean import bounded_mean_bounds
 from assay.stats._intervals import Interval, proportion_bounds
 from assay.stats._passk import pass_at_k, pass_hat_k
 from assay.stats._scores import _values
 
 CLUSTER_METHODS: Final = tuple(SuiteInterval)
-"""How a suite interval can be computed: cluster-robust t, or the cluster bootstrap."""
+"""How a suite interval can be computed: betting (the default), cluster-robust t, bootstrap."""
 
 DEFAULT_RESAMPLES: Final = 2000
 """Bootstrap resamples: Efron & Tibshirani (1993, ch. 14) ask for at least 1000 for BCa."""
@@ -62,7 +65,8 @@ class SuitePassAtK:
     estimate: float | None
     """Mean over the cases with at least k trials; None when no case has k trials."""
     interval: Interval | None
-    """Cluster-bootstrap interval of ``estimate``; None without an estimate."""
+    """Betting interval of ``estimate`` (cases as draws, each estimate in [0, 1]); None
+    without an estimate."""
     cases: int
     """Cases that entered the estimate (those with at least k trials)."""
     excluded: int
@@ -158,14 +162,24 @@ def clustered_mean(
     case_means: npt.ArrayLike,
     case_sizes: npt.ArrayLike,
     confidence: float = 0.95,
-    method: str = SuiteInterval.T,
+    method: str = SuiteInterval.BETTING,
     *,
     bounds: tuple[float, float] | None = (0.0, 1.0),
     seed: int = 0,
     resamples: int = DEFAULT_RESAMPLES,
+    pass_rates: bool = True,
 ) -> ClusteredMean:
     """A suite's mean over cases and its interval with cases as clusters.
 
+    * ``betting`` (the default; ``Interval.method`` ``"cluster-betting"``): the fixed-n betting
+      interval of a bounded mean (Waudby-Smith & Ramdas 2024, JRSS-B 86:1; see
+      :func:`~assay.stats.bounded_mean_bounds`) on the C case means, which treats them as
+      independent draws from a population of cases: each side errs at most (1 − confidence) / 2
+      of the time at every C and every spread of case rates (most cases at 1.0 included). When
+      every case has exactly one trial and the values are pass rates (``pass_rates``), the case
+      means are Bernoulli draws and the exact Clopper–Pearson interval of the count is used
+      instead (``"cluster-clopper-pearson"``; Clopper & Pearson 1934): the same guarantee,
+      narrower. Needs ``bounds``.
     * ``t`` (``Interval.method`` ``"cluster-t"``): mean ± t_{C−1} · SE with the cluster-robust
       standard error (Liang & Zeger 1986, Biometrika 73:13; Miller 2024, "Adding Error Bars to
       Evals", arXiv:2411.00640, §2–3) — see :func:`cluster_standard_error` — and a t quantile
@@ -176,18 +190,20 @@ def clustered_mean(
       :func:`bca_interval`), seeded. It follows a skewed spread of case means near 0 or 1
       better than the symmetric t interval.
 
-    When all case means are equal and ``bounds`` are given, both methods return the
+    When all case means are equal and ``bounds`` are given, ``t`` and ``bootstrap`` return the
     Clopper–Pearson interval over cases (:func:`zero_spread_interval`,
-    ``"cluster-zero-spread"``), never a zero-width interval.
+    ``"cluster-zero-spread"``), never a zero-width interval (``betting`` needs no special case).
 
     Args:
         case_means: Each case's mean (its pass rate, or its mean score).
         case_sizes: Each case's number of trials (≥ 1); only counted (cases weigh equally).
         confidence: Two-sided confidence level in (0, 1).
-        method: ``"t"`` or ``"bootstrap"``.
-        bounds: The range the values can take ((0, 1) for pass rates), or None (scores).
-        seed: Seed of the bootstrap.
+        method: ``"betting"``, ``"t"`` or ``"bootstrap"``.
+        bounds: The range the values can take ((0, 1) for pass rates), or None (a score of
+            unknown range: ``t`` or ``bootstrap`` only).
+        seed: Seed of the bootstrap, and of the order ``betting`` feeds the cases in.
         resamples: Bootstrap resamples.
+        pass_rates: The values are passes / trials (False for scores, pass@k estimates).
 
     Returns:
         The mean, its standard error and interval; with one case the interval is ``bounds``
@@ -200,7 +216,9 @@ def clustered_mean(
     from scipy import stats as sps
 
     if method not in CLUSTER_METHODS:
-        raise ConfigError(f"unknown suite interval {method!r}; choose t or bootstrap")
+        raise ConfigError(f"unknown suite interval {method!r}; choose betting, t or bootstrap")
+    if method == SuiteInterval.BETTING and bounds is None:
+        raise ConfigError("the betting interval needs the values' bounds; use t or bootstrap")
     _check_confidence(confidence)
     means = _values(case_means, "case means")
     sizes = np.asarray(case_sizes, dtype=np.int64).ravel()
@@ -212,12 +230,22 @@ def clustered_mean(
         raise ConfigError(f"case means must lie in [{bounds[0]:g}, {bounds[1]:g}]")
     c = int(means.size)
     mean = float(means.mean())
-    name = "cluster-t" if method == SuiteInterval.T else "cluster-bootstrap"
+    name = _NAMES[SuiteInterval(method)]
+    binary = (
+        pass_rates
+        and bounds is not None
+        and bool(np.all(sizes == 1))
+        and bool(np.all((means == bounds[0]) | (means == bounds[1])))
+    )
+    if method == SuiteInterval.BETTING and binary:
+        name = "cluster-clopper-pearson"
     if c == 1:
         low, high = bounds if bounds is not None else (mean, mean)
         return ClusteredMean(mean, None, Interval(low, high, confidence, name), 1, int(sizes.sum()))
     se = cluster_standard_error(means)
-    if se == 0.0 and bounds is not None:
+    if method == SuiteInterval.BETTING and bounds is not None:
+        low, high = _betting(means, binary, confidence, bounds, seed)
+    elif se == 0.0 and bounds is not None:
         low, high = zero_spread_interval(mean, c, confidence, bounds)
         name = "cluster-zero-spread"
     elif method == SuiteInterval.T:
@@ -228,6 +256,30 @@ def clustered_mean(
     if bounds is not None:
         low, high = max(low, bounds[0]), min(high, bounds[1])
     return ClusteredMean(mean, se, Interval(low, high, confidence, name), c, int(sizes.sum()))
+
+
+_NAMES: Final = {
+    SuiteInterval.BETTING: "cluster-betting",
+    SuiteInterval.T: "cluster-t",
+    SuiteInterval.BOOTSTRAP: "cluster-bootstrap",
+}
+
+
+def _betting(
+    means: FloatArray,
+    binary: bool,
+    confidence: float,
+    bounds: tuple[float, float],
+    seed: int,
+) -> tuple[float, float]:
+    """The betting interval, or Clopper–Pearson's for one trial per case (exact there)."""
+    side = (1 - confidence) / 2
+    if binary:
+        span = bounds[1] - bounds[0]
+        passed = float(np.round(((means - bounds[0]) / span).sum()))
+        lo, hi = proportion_bounds(passed, means.size, confidence, "clopper-pearson")
+        return bounds[0] + float(lo) * span, bounds[0] + float(hi) * span
+    return bounded_mean_bounds(means, side, side, bounds=bounds, seed=seed)
 
 
 def _suite_k(
@@ -258,9 +310,10 @@ def _suite_k(
         kept,
         np.ones(kept.size, dtype=np.int64),
         confidence,
-        SuiteInterval.BOOTSTRAP,
+        SuiteInterval.BETTING,
         seed=seed,
         resamples=resamples,
+        pass_rates=False,
     )
     return SuitePassAtK(k, summary.mean, summary.interval, int(kept.size), excluded)
 
@@ -279,15 +332,16 @@ def suite_pass_at_k(
     Per case, 1 − C(n − c, k) / C(n, k) (Chen et al. 2021, arXiv:2107.03374, via
     :func:`pass_at_k`); the suite figure is their mean over cases with at least k trials
     (Yao et al. 2024, "τ-bench", arXiv:2406.12045, average over tasks), the others counted in
-    ``excluded``. The interval is the cluster bootstrap (BCa) of the per-case estimates.
+    ``excluded``. The interval is the betting interval of the per-case estimates (each in
+    [0, 1]; see :func:`clustered_mean`), which keeps its level at every number of cases.
 
     Args:
         passed_by_case: Passing trials per case.
         n_by_case: Trials per case.
         k: Tries, ≥ 1.
         confidence: Two-sided confidence level in (0, 1).
-        seed: Seed of the bootstrap.
-        resamples: Bootstrap resamples.
+        seed: Fixes the order the betting interval feeds the cases in.
+        resamples: Unused by the betting interval (checked: at least 100).
 
     Returns:
         The estimate and interval (unpack as a pair), with the cases used and excluded.

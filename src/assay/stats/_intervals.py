@@ -40,8 +40,10 @@ class Interval:
     """Confidence level, e.g. 0.95."""
     method: str
     """How it was computed: one of :data:`METHODS` for a pass rate, e.g. ``"wilson"``;
-    ``"cluster-t"``, ``"cluster-bootstrap"`` or ``"cluster-zero-spread"`` for a suite mean;
-    ``"paired-t"`` or ``"paired-zero-spread"`` for a paired difference."""
+    ``"cluster-betting"``, ``"cluster-clopper-pearson"``, ``"cluster-t"``,
+    ``"cluster-bootstrap"`` or ``"cluster-zero-spread"`` for a suite mean; ``"paired-betting"``
+    for a paired difference of pass rates, ``"paired-t"`` or ``"paired-zero-spread"`` for one
+    of other means."""
 
 
 def _check(successes: int, n: int, confidence: float) -> None:

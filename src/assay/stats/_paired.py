@@ -1,11 +1,19 @@
 """Two versions over the same cases: the paired difference, a one-sided test of a drop, power.
 
 Pairing removes the between-case spread of difficulty from the comparison: each case is its
-own control, and the sample is the C per-case differences (current − baseline). The test is
-exact McNemar when every case ran once per version, otherwise a sign-flip permutation test
-of the mean difference (exact up to :data:`EXACT_SIGN_FLIP_CASES` cases with a nonzero
-difference, else Monte Carlo with a fixed seed and its error stated). The interval is the
-paired t interval (the cluster-robust interval of the mean difference, cases as clusters).
+own control, and the sample is the C per-case differences (current − baseline).
+
+Pass rates (:func:`paired_comparison`, what the suite's verdicts read): the differences lie in
+[−1, 1] and the cases are draws from a population of cases, so the interval, the drop bounds
+and the test are the betting construction of a bounded mean (:mod:`._bounded_mean`), each
+keeping its level at every C whatever the cases look like — no symmetry within a case, no
+normal mean. The test is exact McNemar instead when every case ran once per version (then
+exact under the same "mean difference zero" null, and more powerful).
+
+Other per-case means (:func:`paired_mean_difference`: scores, cost, duration; unbounded, and
+reported, not gated on) keep the paired t interval and the sign-flip permutation test (exact up
+to :data:`EXACT_SIGN_FLIP_CASES` nonzero differences, else Monte Carlo with a fixed seed and
+its error stated).
 """
 
 from __future__ import annotations
@@ -19,12 +27,13 @@ import numpy.typing as npt
 
 from assay.choices import PairedTest
 from assay.errors import ConfigError, InsufficientDataError
+from assay.stats._bounded_mean import bounded_mean_bounds, bounded_mean_p_value
 from assay.stats._clustered import FloatArray, cluster_standard_error
 from assay.stats._intervals import Interval
 from assay.stats._paired_power import (
+    BETTING_DROP_RESOLUTION,
+    betting_power,
     mcnemar_power,
-    sd_under_drop,
-    sign_flip_power,
     smallest_drop,
 )
 
@@ -77,15 +86,16 @@ class PairedComparison:
     interval: Interval
     """Two-sided interval of that mean difference at ``interval.confidence``."""
     drop_upper: float
-    """One-sided (1 − alpha) upper bound of the drop (baseline − current)."""
+    """One-sided (1 − alpha) upper bound of the drop (baseline − current), by betting: the
+    ``--margin`` verdict is PASS when it lies below the margin."""
     drop_lower: float
-    """One-sided (1 − alpha) lower bound of the drop."""
+    """One-sided (1 − alpha) lower bound of the drop, by betting."""
     test: str
-    """``"mcnemar-exact"``, ``"sign-flip-exact"`` or ``"sign-flip-monte-carlo"``."""
+    """``"mcnemar-exact"`` (one trial per case per version) or ``"betting"``."""
     p_value: float
-    """One-sided p-value, H1: current < baseline."""
+    """One-sided p-value, H1: current < baseline: the regression verdict is FAIL below alpha."""
     p_value_error: float | None
-    """Monte Carlo standard error of ``p_value``; None when exact."""
+    """Monte Carlo standard error of ``p_value``; None when exact (always, now)."""
     power: float
     """Power of this test at a drop of ``delta`` (planned, never "observed power")."""
     delta: float
@@ -98,6 +108,8 @@ class PairedComparison:
     """The power asked for."""
     std_error: float | None
     """Standard error of ``difference``; None with one case."""
+    power_error: float | None = None
+    """Monte Carlo standard error of ``power`` when it is simulated (betting); None: exact."""
 
 
 def _check_levels(alpha: float, confidence: float) -> None:
@@ -308,17 +320,27 @@ def paired_comparison(
 ) -> PairedComparison:
     """Compare two versions' pass rates over the cases both ran (arrays aligned by case).
 
-    Per case the difference of pass rates; their mean over cases (each case weighted equally)
-    with the paired t interval and one-sided (1 − alpha) bounds of the drop (see
-    :func:`paired_mean_difference`). Non-inferiority at margin M: drop_upper < M shows the drop
-    is below M, drop_lower > M shows it exceeds M, each a one-sided level-alpha test.
+    Per case the difference of pass rates d_c in [−1, 1]; their mean over cases (each case
+    weighted equally). The cases are taken as independent draws from a population of cases
+    (Miller 2024, arXiv:2411.00640); nothing else is assumed.
 
-    The test of a drop: exact McNemar (:func:`mcnemar_p_value`) when every case ran exactly
-    once per version; otherwise the sign-flip test (:func:`sign_flip_p_value`). The power at
-    ``delta`` is the design's, never computed from the observed effect (Hoenig & Heisey 2001):
-    exact for McNemar (:func:`mcnemar_power`, discordance as observed), otherwise the
-    the sign-flip test's power at the spread the drop would give (:func:`sign_flip_power`).
-    ``min_detectable_drop`` is the smallest drop with power ≥ ``power``, by bisection.
+    * ``interval``: the betting interval of the mean difference (Waudby-Smith & Ramdas 2024;
+      :func:`~assay.stats.bounded_mean_bounds` on [−1, 1]), (1 − confidence) / 2 on each side.
+    * ``drop_upper`` / ``drop_lower``: its one-sided (1 − alpha) bounds of the drop −d̄.
+      Non-inferiority at margin M — what ``--margin`` reads: drop_upper < M shows the drop is
+      below M, drop_lower > M that it exceeds M, each a level-alpha test at every C, also when
+      the drop comes from a few cases breaking completely.
+    * ``p_value`` — what the regression verdict reads (FAIL below alpha): exact McNemar
+      (:func:`mcnemar_p_value`) when every case ran exactly once per version; otherwise the
+      betting test of "mean difference ≥ 0" (:func:`~assay.stats.bounded_mean_p_value`), valid
+      when the versions are not exchangeable within a case (a null with an unchanged mean
+      but cases that moved both ways). Below alpha exactly when ``drop_lower`` > 0.
+    * ``power`` at ``delta``: the design's, never the observed effect's (Hoenig & Heisey
+      2001): exact for McNemar (:func:`mcnemar_power`, discordance as observed); for the
+      betting test simulated from the observed differences, centred and moved down by δ
+      (:func:`~assay.stats._paired_power.betting_power`, seeded, ``power_error`` its Monte
+      Carlo error). ``min_detectable_drop`` is the smallest drop with power ≥ ``power``, by
+      bisection.
 
     Args:
         baseline_passed: Passing baseline trials per case.
@@ -329,8 +351,9 @@ def paired_comparison(
         delta: The drop the power is about, in (0, 1].
         power: The power wanted, in (0, 1).
         confidence: Two-sided confidence of the interval.
-        seed: Seed of the Monte Carlo sign flips.
-        resamples: Monte Carlo sign flips (when more than 20 cases differ).
+        seed: Fixes the order the betting construction feeds the cases in, and the simulated
+            suites of its power.
+        resamples: Unused (kept for callers of the sign-flip era); must be at least 100.
 
     Returns:
         The comparison.
@@ -354,44 +377,51 @@ def paired_comparison(
         raise ConfigError(f"resamples must be at least 100 (got {resamples})")
     differences = cx / cn - bx / bn
     c = int(differences.size)
+    side = (1 - confidence) / 2
+    low, high = bounded_mean_bounds(differences, side, side, bounds=(-1.0, 1.0), seed=seed)
+    lower_alpha, upper_alpha = bounded_mean_bounds(
+        differences, alpha, alpha, bounds=(-1.0, 1.0), seed=seed
+    )
+    power_error: float | None = None
+    resolution = 1e-3
     if np.all(bn == 1) and np.all(cn == 1):
         drops = int(np.count_nonzero(differences < 0))
         gains = int(np.count_nonzero(differences > 0))
-        test_result: tuple[float, float | None, str] = (
-            mcnemar_p_value(drops, gains),
-            None,
-            PairedTest.MCNEMAR_EXACT,
-        )
+        p, test = mcnemar_p_value(drops, gains), str(PairedTest.MCNEMAR_EXACT)
         discordance = (drops + gains) / c
 
         def power_at(d: float) -> float:
             return mcnemar_power(c, d, discordance, alpha)
 
     else:
-        test_result = sign_flip_p_value(differences, seed, resamples)
-        exact = c <= EXACT_SIGN_FLIP_CASES
-        current_rates = cx / cn
+        p = bounded_mean_p_value(differences, 0.0, alpha=alpha, bounds=(-1.0, 1.0), seed=seed)
+        test = str(PairedTest.BETTING)
+        simulated = betting_power(differences, alpha, seed)
 
         def power_at(d: float) -> float:
-            sd = sd_under_drop(differences, current_rates, cn, d)
-            return sign_flip_power(c, d, sd, alpha, exact)
+            return simulated(d)[0]
 
-    result = _difference(differences, alpha, confidence, (-1.0, 1.0), test_result)
+        power_error = simulated(delta)[1]
+        resolution = BETTING_DROP_RESOLUTION
+
+    se = cluster_standard_error(differences) if c > 1 else None
     return PairedComparison(
         cases=c,
-        difference=result.difference,
-        interval=result.interval,
-        drop_upper=result.drop_upper,
-        drop_lower=result.drop_lower,
-        test=result.test,
-        p_value=result.p_value,
-        p_value_error=result.p_value_error,
+        difference=float(differences.mean()),
+        interval=Interval(low, high, confidence, "paired-betting"),
+        # + 0.0 turns a negated zero (−0.0) into 0.0, so that no report shows "-0".
+        drop_upper=-lower_alpha + 0.0,
+        drop_lower=-upper_alpha + 0.0,
+        test=test,
+        p_value=p,
+        p_value_error=None,
         power=power_at(delta),
         delta=delta,
-        min_detectable_drop=smallest_drop(power_at, power),
+        min_detectable_drop=smallest_drop(power_at, power, resolution),
         alpha=alpha,
         required_power=power,
-        std_error=result.std_error,
+        std_error=se,
+        power_error=power_error,
     )
 
 

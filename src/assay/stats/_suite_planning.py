@@ -13,7 +13,7 @@ import numpy.typing as npt
 from assay.choices import PairedDesign
 from assay.errors import ConfigError, InsufficientDataError
 from assay.stats._paired import EXACT_SIGN_FLIP_CASES
-from assay.stats._paired_power import sign_flip_power
+from assay.stats._paired_power import planned_betting_power, sign_flip_power
 
 DEFAULT_TRIALS_PER_CASE: Final = (1, 2, 3, 5, 10)
 """The trials-per-case options a paired plan lists when none are asked for."""
@@ -101,8 +101,11 @@ def plan_paired(
     p_c(1 − p_c) on each version, about 2·p̄(1 − p̄) less the spread of difficulty). More trials
     shrink only the second term, so beyond a few trials per case only more cases help.
 
-    The power of the fixed design is the sign-flip test's (:func:`sign_flip_power`), and the
-    smallest C is found by doubling then bisection. The adaptive comparison stops on a
+    The power of the fixed design is that of the test :func:`paired_comparison` runs: with
+    K ≥ 2 the betting test, simulated on normal differences of that spread
+    (:func:`planned_betting_power`); with K = 1 McNemar's, approximated by the sign-flip
+    test's normal power (:func:`sign_flip_power`). The smallest C is found by doubling then
+    bisection. The adaptive comparison stops on a
     confidence sequence; :func:`plan_adaptive_paired` plans it by simulating that rule
     (``design="adaptive"`` is refused here).
 
@@ -138,8 +141,10 @@ def plan_paired(
     for k in ks:
         sd = math.sqrt(between_case_sd**2 + within_case_var / k)
 
-        def power_at(c: int, sd: float = sd) -> float:
-            # Up to 20 cases the test is exact, and cannot reject at all while 2^-C >= alpha.
+        def power_at(c: int, sd: float = sd, k: int = k) -> float:
+            if k >= 2:
+                return planned_betting_power(c, delta, sd, alpha)
+            # McNemar: exact up to 20 cases, and cannot reject at all while 2^-C >= alpha.
             return sign_flip_power(c, delta, sd, alpha, exact=c <= EXACT_SIGN_FLIP_CASES)
 
         cases = _smallest_cases(power_at, power)
@@ -160,9 +165,9 @@ def plan_paired(
         between_case_sd,
         within_case_var,
         design,
-        "the sign-flip test's power, normal approximation with a t quantile on C - 1 df; "
-        "with one trial per case the exact McNemar test's power is lower when few cases "
-        "disagree",
+        "K >= 2: the betting test's power, simulated on normal differences of that spread; "
+        "K = 1: McNemar's, by the sign-flip normal approximation (lower when few cases "
+        "disagree)",
     )
 
 
