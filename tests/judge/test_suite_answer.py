@@ -124,9 +124,18 @@ def test_compare_answers_the_suite_question_first_and_briefly(planted: tuple[Pat
     )
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("suite support — ")
-    assert any("against the baseline: FAIL — pass rate dropped" in line for line in lines[:8])
-    assert len(lines) <= 60
+    # Line 1 is the answer and what decided the exit code; the comparison, then the threshold
+    # verdict labelled as such.
+    assert lines[0].startswith("assay: FAIL — decided by the suite comparison against the")
+    assert any(
+        line.startswith("suite support against the baseline — FAIL: pass rate dropped")
+        for line in lines[:12]
+    )
+    assert any(
+        line.startswith("suite support against the threshold 80.0% (reported, not counted) — ")
+        for line in lines[:16]
+    )
+    assert len(lines) <= 70 and max(map(len, lines)) <= 120
     assert any("more case(s) not listed" in line for line in lines)
     every = subprocess.run(
         [sys.executable, "-m", "assay", "compare", "--all-cases", *map(str, planted)],

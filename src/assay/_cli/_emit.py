@@ -147,7 +147,7 @@ def _console(analysis: Analysis, settings: Settings) -> str:
 def _json(analysis: Analysis, settings: Settings) -> str:
     from assay.report import render_json
 
-    return render_json(analysis.result)
+    return render_json(analysis.result, inconclusive_ok=settings.inconclusive_ok)
 
 
 def _junit(analysis: Analysis, settings: Settings) -> str:

@@ -60,6 +60,7 @@ def analyze(
     suite_ci: o.SuiteCIOpt = o.SuiteCI.T,
     margin: o.Margin = None,
     all_cases: o.AllCases = False,
+    gate_cases: o.GateCases = False,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
     engine: Annotated[
@@ -100,6 +101,7 @@ def analyze(
         suite_threshold=suite_threshold,
         suite_ci=suite_ci,
         margin=margin,
+        gate_cases=gate_cases,
     )
     targets = parse_formats(format, output)
     with working(f"analysing {described(paths)}", quiet=quiet):
@@ -154,6 +156,7 @@ def compare(
     suite_ci: o.SuiteCIOpt = o.SuiteCI.T,
     margin: o.Margin = None,
     all_cases: o.AllCases = False,
+    gate_cases: o.GateCases = False,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
     run_id: Annotated[
@@ -191,6 +194,7 @@ def compare(
         suite_threshold=suite_threshold,
         suite_ci=suite_ci,
         margin=margin,
+        gate_cases=gate_cases,
     )
     targets = parse_formats(format, output)
     with working(f"comparing {described(current)} with {described(baseline)}", quiet=quiet):
@@ -240,6 +244,7 @@ def report(
     fail_on: o.FailOnOpt = None,
     prices: o.Prices = None,
     inconclusive_ok: o.InconclusiveOk = False,
+    gate_cases: o.GateCases = False,
     skip_bad_files: o.SkipBadFiles = False,
     trace_url: TraceUrl = None,
     run_id: o.RunId = None,
@@ -262,6 +267,7 @@ def report(
         pass_when=pass_when,
         fail_on=tuple(fail_on or ()),
         prices=prices,
+        gate_cases=gate_cases,
     )
     with working(f"analysing {described(paths)}"):
         analysis = run_analysis(

@@ -92,6 +92,9 @@ class AnalyzeOptions:
     margin: float | None = None
     """Non-inferiority margin of the suite comparison: the largest drop that still allows the
     switch (None: the regression question, "did it drop?")."""
+    gate_cases: bool = False
+    """Every case's verdict counts in the exit code even when a suite comparison decides it
+    (``--gate-cases``; docs/cli.md, "Exit codes")."""
 
     def validate(self) -> None:
         """Raise :class:`OptionError` naming the first bad field."""

@@ -27,6 +27,7 @@ from assay.judge._behaviour import test_behaviours
 from assay.judge._behaviour_result import BehaviourResult
 from assay.judge._collector import collector_paused
 from assay.judge._cost import CostSummary, cost_summaries
+from assay.judge._exit import compared_suites
 from assay.judge._figures import Figures
 from assay.judge._gate import FailOn, gate_failures, parse_fail_on
 from assay.judge._options import AnalyzeOptions
@@ -202,7 +203,34 @@ def judge_all(
                 baseline=baseline,
                 adaptive=adaptive,
             )
+            tests, notes = _at_suite_scale(tests, judged_suites, notes, options)
         return Judged(tests, judged_suites, notes)
+
+
+def _at_suite_scale(
+    tests: tuple[TestResult, ...],
+    suites: tuple[SuiteResult, ...],
+    notes: list[str],
+    options: AnalyzeOptions,
+) -> tuple[tuple[TestResult, ...], list[str]]:
+    """With a suite comparison deciding (docs/cli.md), no per-case advice to run more trials.
+
+    The suite's answer is the one asked for; the decision says once what the per-case tests can
+    and cannot detect (:class:`Decision`). The note counting expected false per-case FAILs goes
+    too: the exit code counts a case's drop only adjusted across the suite.
+    """
+    compared = {case for s in compared_suites(suites) for case in s.case_ids}
+    if not compared:
+        return tests, notes
+    # Without --adjust, the only note _suite_notes writes is that count of false FAILs.
+    counted = set(_suite_notes(options, tests)) if options.adjust == Adjustment.NONE else set()
+    kept = [note for note in notes if note not in counted]
+    return tuple(
+        replace(t, verdict_reason=why.at_suite_scale(t.verdict_reason))
+        if t.test_id in compared
+        else t
+        for t in tests
+    ), kept
 
 
 def _judge(
