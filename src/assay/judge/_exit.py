@@ -178,7 +178,7 @@ def decide(
                 counted.append(Counted(test.test_id, threshold_verdict(test), "case threshold"))
             if _broke_rule(test, rules):
                 counted.append(Counted(test.test_id, Verdict.FAIL, "fail-on"))
-    # A case in no compared suite (no baseline for it, a suite of one case) is judged alone.
+    # A case in no compared suite (its suite holds one case, or has no baseline) is judged alone.
     counted += [Counted(t.test_id, t.verdict, "case") for t in tests if t.test_id not in in_suite]
     return Decision(
         worst(c.verdict for c in counted),

@@ -225,12 +225,21 @@ def _at_suite_scale(
     # Without --adjust, the only note _suite_notes writes is that count of false FAILs.
     counted = set(_suite_notes(options, tests)) if options.adjust == Adjustment.NONE else set()
     kept = [note for note in notes if note not in counted]
-    return tuple(
-        replace(t, verdict_reason=why.at_suite_scale(t.verdict_reason))
-        if t.test_id in compared
-        else t
-        for t in tests
-    ), kept
+    return tuple(_case_at_suite_scale(t) if t.test_id in compared else t for t in tests), kept
+
+
+def _case_at_suite_scale(test: TestResult) -> TestResult:
+    """The case without the advice to run more trials (its reason's and its threshold note)."""
+    advice = (
+        follow_up_advice(test.more_trials_needed, test.passed / test.n)
+        if test.more_trials_needed is not None and test.n
+        else None
+    )
+    return replace(
+        test,
+        verdict_reason=why.at_suite_scale(test.verdict_reason),
+        notes=tuple(note for note in test.notes if note != advice),
+    )
 
 
 def _judge(
