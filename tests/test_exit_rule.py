@@ -164,7 +164,7 @@ def test_every_format_leads_with_the_answer(
     assert box[0].startswith("╭─ assay summary") and max(map(len, box)) <= 120
     assert box[1].startswith("│ assay: PASS — decided by the suite comparison")
     assert "listed above" not in done.stdout
-    assert "290 not listed (--all-cases lists every one)" in done.stdout
+    assert "… 290 more not PASS, not listed (--all-cases lists every one)" in done.stdout
     # Without -q the table above lists 20 cases; the box's "above" counts only those.
     full = _cli("compare", baseline, current).stdout
     more = re.search(r"… (\d+) more not PASS: (\d+) listed above, (\d+) not listed", full)

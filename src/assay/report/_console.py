@@ -365,10 +365,13 @@ def _more_text(rest: Sequence[TestResult], listing: CaseListing | None, quiet: b
     """
     shown = set() if quiet or listing is None else {t.test_id for t in listing.listed}
     above = sum(1 for t in rest if t.test_id in shown)
-    parts = [f"{above} listed above"] if above else []
-    if len(rest) > above:
-        parts.append(f"{len(rest) - above} not listed (--all-cases lists every one)")
-    return f"… {len(rest)} more not PASS: {', '.join(parts)}"
+    unlisted = len(rest) - above
+    every = "(--all-cases lists every one)"
+    if not unlisted:
+        return f"… {len(rest)} more not PASS (listed above)"
+    if not above:
+        return f"… {len(rest)} more not PASS, not listed {every}"
+    return f"… {len(rest)} more not PASS: {above} listed above, {unlisted} not listed {every}"
 
 
 def quality_lines(result: AnalysisResult) -> list[Text]:
