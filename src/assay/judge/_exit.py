@@ -153,8 +153,7 @@ def decide(
     in_suite = {case for s in compared for case in s.case_ids}
     gate_cases = bool(options.get("gate_cases"))
     threshold_asked = options.get("threshold") is not None
-    method = str(options.get("adjust") or Adjustment.NONE)
-    method = Adjustment.HOLM if method == Adjustment.NONE else method
+    method = exit_adjustment(options.get("adjust"))
     fail_on = options.get("fail_on") or ()
     rules = [parse_fail_on(str(rule)) for rule in (fail_on if isinstance(fail_on, tuple) else ())]
     drops: list[str] = []
@@ -194,17 +193,31 @@ def _name(suite: SuiteResult) -> str:
     return "all cases" if suite.suite is None else suite.suite
 
 
+def suite_adjusted_p(cases: Sequence[CaseResult], method: str) -> dict[str, float]:
+    """Each case's regression p-value adjusted across these cases (a suite's), by test id.
+
+    Args:
+        cases: The suite's cases; those without a regression result are left out.
+        method: ``holm`` or ``bh`` (``none``: unadjusted).
+    """
+    rated = [(t.test_id, t.regression.p_value) for t in cases if t.regression is not None]
+    if not rated:
+        return {}
+    adjusted = adjust_p_values([p for _, p in rated], method)
+    return {name: float(p) for (name, _), p in zip(rated, adjusted, strict=True)}
+
+
+def exit_adjustment(adjust: object) -> str:
+    """The adjustment a case's drop is counted with: ``--adjust``'s, Holm when it is none."""
+    method = str(adjust or Adjustment.NONE)
+    return Adjustment.HOLM.value if method == Adjustment.NONE else method
+
+
 def _dropped(cases: Sequence[CaseResult], method: str) -> list[CaseResult]:
     """The cases whose drop is significant with p-values adjusted across these cases."""
-    rated = [t for t in cases if t.regression is not None]
-    if not rated:
-        return []
-    p_values = [t.regression.p_value for t in rated if t.regression is not None]
-    adjusted = adjust_p_values(p_values, method)
+    adjusted = suite_adjusted_p(cases, method)
     return [
-        t
-        for t, p in zip(rated, adjusted, strict=True)
-        if t.regression is not None and float(p) < t.regression.alpha
+        t for t in cases if t.regression is not None and adjusted[t.test_id] < t.regression.alpha
     ]
 
 
