@@ -59,6 +59,7 @@ def analyze(
     suite_threshold: o.SuiteThreshold = None,
     suite_ci: o.SuiteCIOpt = o.SuiteCI.T,
     margin: o.Margin = None,
+    allow_missing_cases: o.AllowMissingCases = False,
     all_cases: o.AllCases = False,
     gate_cases: o.GateCases = False,
     inconclusive_ok: o.InconclusiveOk = False,
@@ -102,6 +103,7 @@ def analyze(
         suite_ci=suite_ci,
         margin=margin,
         gate_cases=gate_cases,
+        allow_missing_cases=allow_missing_cases,
     )
     targets = parse_formats(format, output)
     with working(f"analysing {described(paths)}", quiet=quiet):
@@ -155,6 +157,7 @@ def compare(
     suite_threshold: o.SuiteThreshold = None,
     suite_ci: o.SuiteCIOpt = o.SuiteCI.T,
     margin: o.Margin = None,
+    allow_missing_cases: o.AllowMissingCases = False,
     all_cases: o.AllCases = False,
     gate_cases: o.GateCases = False,
     inconclusive_ok: o.InconclusiveOk = False,
@@ -195,6 +198,7 @@ def compare(
         suite_ci=suite_ci,
         margin=margin,
         gate_cases=gate_cases,
+        allow_missing_cases=allow_missing_cases,
     )
     targets = parse_formats(format, output)
     with working(f"comparing {described(current)} with {described(baseline)}", quiet=quiet):

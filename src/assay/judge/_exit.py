@@ -118,8 +118,16 @@ def worst(verdicts: Iterable[Verdict]) -> Verdict:
 
 
 def compared_suites(suites: Sequence[SuiteResult]) -> list[SuiteResult]:
-    """The suites whose comparison with a baseline decides: two cases or more, compared."""
-    return [s for s in suites if s.comparison is not None and s.cases >= 2]
+    """The suites whose comparison with a baseline decides: two cases or more in either version.
+
+    A suite the current version ran no case of is compared too: its cases are missing, and its
+    comparison says so (INCONCLUSIVE at best).
+    """
+    return [
+        s
+        for s in suites
+        if s.comparison is not None and (s.cases >= 2 or s.comparison.baseline_cases >= 2)
+    ]
 
 
 def threshold_verdict(test: CaseResult) -> Verdict:

@@ -95,6 +95,10 @@ class AnalyzeOptions:
     gate_cases: bool = False
     """Every case's verdict counts in the exit code even when a suite comparison decides it
     (``--gate-cases``; docs/cli.md, "Exit codes")."""
+    allow_missing_cases: bool = False
+    """Let a suite comparison PASS over the cases both versions answered while some case of
+    the suite has no answer from the current version (default: INCONCLUSIVE until every case
+    is there; the worst case is shown either way)."""
 
     def validate(self) -> None:
         """Raise :class:`OptionError` naming the first bad field."""

@@ -19,9 +19,11 @@ from assay.judge._options import DEFAULT_THRESHOLD, AnalyzeOptions
 from assay.judge._sequential import SequentialDesign
 from assay.judge._threshold import Verdict
 from assay.stats import (
+    MAX_TABLES,
     ScoreShift,
     adjust_p_values,
     drop_sequence,
+    enumerable,
     regression_p_value,
     regression_power,
     score_shift_test,
@@ -81,6 +83,11 @@ class RegressionResult:
     (baseline rate − current rate); valid at any stopping time."""
     drop_high: float | None = None
     """``anytime``: its upper end."""
+    test_reason: str | None = None
+    """Why ``test`` is not the test asked for (None: it is). Boschloo's and Barnard's tests
+    enumerate every outcome table, at most :data:`~assay.stats.MAX_TABLES`; above that Fisher's
+    exact test — valid at any size, its p-value a hypergeometric tail and its power summed row
+    by row — is used and this says so (docs/statistics.md, "Regression at any size")."""
 
 
 def decide_regression(
@@ -162,6 +169,14 @@ def regression_test(
             drop_low=found.low,
             drop_high=found.high,
         )
+    test_reason = None
+    if test != RegressionTest.FISHER and not enumerable(baseline_n, current_n):
+        test_reason = (
+            f"{test} enumerates (n1 + 1)(n2 + 1) outcome tables, at most {MAX_TABLES:,}; "
+            f"{baseline_n:,} and {current_n:,} trials make {(baseline_n + 1) * (current_n + 1):,}:"
+            " Fisher's exact test is used (valid at any size, a little conservative)"
+        )
+        test = RegressionTest.FISHER
     p = regression_p_value(baseline_passed, baseline_n, current_passed, current_n, test)
     achieved = regression_power(
         baseline_n, current_n, baseline_passed / baseline_n, delta, alpha, test
@@ -178,6 +193,7 @@ def regression_test(
         alpha,
         decide_regression(p, achieved, alpha, power),
         power,
+        test_reason=test_reason,
     )
 
 

@@ -6,6 +6,7 @@ One idea per private module, all re-exported here:
 * ``_verdict_interval`` — the interval a fixed-n threshold verdict reads: each side's exact
   error at the threshold ≤ α/2 (the method's bound, else Clopper–Pearson's).
 * ``_exact2x2`` — one-sided exact Fisher / Boschloo / Barnard p-values for a drop.
+* ``_prefix_power`` — Fisher's and the anytime test's power at any size, summed row by row.
 * ``_power`` — their rejection regions and exact power, cached per group sizes.
 * ``_planning`` — trials needed for a threshold or a regression check.
 * ``_clustered`` — a suite's mean over cases with cases as clusters (cluster-robust t or
@@ -103,7 +104,7 @@ from assay.stats._consistency import (
     tool_consistency,
 )
 from assay.stats._drop_sequence import DropSequence, DropTest, drop_sequence
-from assay.stats._exact2x2 import TESTS, regression_p_value
+from assay.stats._exact2x2 import MAX_TABLES, TESTS, enumerable, regression_p_value
 from assay.stats._explain import (
     FEATURE_KINDS,
     RELATIVE_RESOLUTION,
@@ -332,6 +333,8 @@ __all__ = [
     "ratio_power",
     "regression_p_value",
     "regression_power",
+    "enumerable",
+    "MAX_TABLES",
     "rejection_probability",
     "rejection_region",
     "sample_moments",

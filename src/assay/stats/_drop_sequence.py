@@ -61,6 +61,7 @@ from assay.stats._confidence_sequence import (
     tuned_prior_strength,
 )
 from assay.stats._exact2x2 import _TableCache
+from assay.stats._prefix_power import BoolArray, bisected_boundary, prefix_power
 
 __all__ = [
     "DropSequence",
@@ -270,12 +271,28 @@ class DropSequence:
     def rejection_probability(
         self, baseline_n: int, current_n: int, baseline_rate: float, current_rate: float
     ) -> float:
-        """Exact probability of rejecting at these group sizes and true rates."""
+        """Exact probability of rejecting at these group sizes and true rates (any size)."""
         from scipy import stats as sps
 
         for name, rate in (("baseline_rate", baseline_rate), ("current_rate", current_rate)):
             if not 0 <= rate <= 1:
                 raise ConfigError(f"{name} must lie in [0, 1] (got {rate})")
+        if (baseline_n + 1) * (current_n + 1) > _MAX_TABLES:
+            # Too many tables to enumerate: the region is x_c < c(x_b), summed row by row.
+            _check_counts(0, baseline_n, 0, current_n)
+            level = -math.log(self.alpha)
+
+            def rejects(xb: npt.NDArray[np.int64], xc: npt.NDArray[np.int64]) -> BoolArray:
+                found = self.log_e_value(xb, baseline_n, xc, current_n) >= level
+                return np.asarray(found, dtype=np.bool_)
+
+            return prefix_power(
+                baseline_n,
+                current_n,
+                baseline_rate,
+                current_rate,
+                lambda rows: bisected_boundary(current_n, rows, rejects),
+            )
         region = self.rejection_region(baseline_n, current_n).astype(np.float64)
         pmf_b = sps.binom.pmf(np.arange(baseline_n + 1), baseline_n, baseline_rate)
         pmf_c = sps.binom.pmf(np.arange(current_n + 1), current_n, current_rate)
