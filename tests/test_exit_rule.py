@@ -162,6 +162,8 @@ def test_every_format_leads_with_the_answer(
     formats = ["--format", f"markdown:{md}", "--format", f"github:{gh}", "--format", f"junit:{xml}"]
     done = _cli("compare", baseline, current, "-q", *formats, "--format", "console")
     assert done.returncode == 0, done.stderr
+    # Each file written is said on stderr with the answer before the per-case counts.
+    assert f"wrote {md} (PASS by the suite comparison; 300 tests: 0 PASS, " in done.stderr
     title = md.read_text().splitlines()[0]
     assert title.startswith("## assay: ✅ PASS — decided by the suite comparison")
     annotations = gh.read_text().splitlines()

@@ -213,10 +213,18 @@ def emit(analysis: Analysis, targets: list[FormatTarget], settings: Settings) ->
         else:
             append = name is OutputFormat.MARKDOWN and str(path) == summary_file
             write_text(path, text, append=append)
+            from assay.judge import SUITE_RULE
             from assay.report import counted
 
             # Where it went, and what it says, on stderr (every command writing a file says so)
             counts = ", ".join(f"{n} {v}" for v, n in analysis.result.counts.items())
             tests = counted(len(analysis.result.tests), "test")
-            print(f"wrote {path} ({tests}: {counts})", file=sys.stderr)
+            decision = analysis.result.decision
+            # With a suite comparison deciding, the answer first: the case counts are not it.
+            answer = (
+                f"{decision.verdict.value} by the suite comparison; "
+                if decision.rule == SUITE_RULE
+                else ""
+            )
+            print(f"wrote {path} ({answer}{tests}: {counts})", file=sys.stderr)
     _print_diagnostics(analysis, settings)
