@@ -6,6 +6,8 @@ less often. Trials are recorded with the real OpenTelemetry SDK through ``assay.
 each version in its own folder (or both in one folder, told apart by ``assay.agent.version``).
 
     python benchmarks/suite_sets.py OUT --cases 300 --trials 3 --drop 0.05
+    python benchmarks/suite_sets.py OUT --drop 0              # two draws of one agent
+    python benchmarks/suite_sets.py OUT --drop 0 --rate 0.97  # both versions near perfect
 """
 
 from __future__ import annotations
@@ -54,10 +56,32 @@ def write_version(
     provider.shutdown()
 
 
-def write_pair(out: Path, cases: int, trials: int, drop: float, seed: int = 0) -> tuple[Path, Path]:
-    """v1 and v2 trace sets in ``out/v1`` and ``out/v2``: v2 is ``drop`` worse on every case."""
-    rates = case_rates(cases, seed)
-    v1, v2 = out / "v1", out / "v2"
+def write_pair(
+    out: Path,
+    cases: int,
+    trials: int,
+    drop: float,
+    seed: int = 0,
+    *,
+    rate: float | None = None,
+    one_folder: bool = False,
+) -> tuple[Path, Path]:
+    """v1 and v2 trace sets in ``out/v1`` and ``out/v2``: v2 is ``drop`` worse on every case.
+
+    Args:
+        out: Where the two sets go.
+        cases: Cases of the suite.
+        trials: Trials per case and version.
+        drop: How much less often v2 passes each case (0: two draws of one agent).
+        seed: Seeds the case rates and both versions' draws.
+        rate: Every case's rate under v1 (e.g. 0.97, "both versions near perfect"); None:
+            Beta(2, 1) case rates.
+        one_folder: Both versions in ``out`` itself, told apart by ``assay.agent.version``
+            (what ``assay analyze --baseline-version`` reads); the paths returned are both
+            ``out``.
+    """
+    rates = case_rates(cases, seed) if rate is None else np.full(cases, rate)
+    v1, v2 = (out, out) if one_folder else (out / "v1", out / "v2")
     write_version(v1, rates, trials, "v1", seed + 1)
     write_version(v2, np.clip(rates - drop, 0.0, 1.0), trials, "v2", seed + 2)
     return v1, v2
@@ -70,8 +94,20 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--drop", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rate", type=float, help="every case's v1 rate (default: Beta(2, 1))")
+    parser.add_argument(
+        "--one-folder", action="store_true", help="both versions in OUT (--baseline-version)"
+    )
     args = parser.parse_args()
-    v1, v2 = write_pair(args.out, args.cases, args.trials, args.drop, args.seed)
+    v1, v2 = write_pair(
+        args.out,
+        args.cases,
+        args.trials,
+        args.drop,
+        args.seed,
+        rate=args.rate,
+        one_folder=args.one_folder,
+    )
     print(f"wrote {v1} and {v2}")
 
 

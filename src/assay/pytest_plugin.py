@@ -304,7 +304,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     # The one pipeline: the trials just recorded, judged as `assay analyze` judges them.
     spans = pl.from_arrow(spans_table(recorder.take()))
     assert isinstance(spans, pl.DataFrame)
-    (result,) = judge_spans(spans.lazy()).tests
+    analysis = judge_spans(spans.lazy())
+    (result,) = analysis.tests
     summary = _summary(result, first_failure)
     pyfuncitem.user_properties.append(("assay", summary))
     pyfuncitem.config.stash[_verdicts].append((pyfuncitem.nodeid, summary))
@@ -313,10 +314,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         or pyfuncitem.config.getoption("assay_inconclusive_ok", False)
         or bool(pyfuncitem.config.getini("assay_inconclusive_ok"))
     )
-    verdict = result.verdict
-    if verdict is Verdict.FAIL or (verdict is Verdict.INCONCLUSIVE and not inconclusive_ok):
+    # The exit-code rule of every command (docs/cli.md): one test, no baseline, so its verdict.
+    if analysis.exit_code(inconclusive_ok) != 0:
         pytest.fail(summary, pytrace=False)
-    if verdict is Verdict.INCONCLUSIVE:
+    if result.verdict is Verdict.INCONCLUSIVE:
         # Allowed, not settled: shown as SKIPPED with the verdict (as the JUnit report does),
         # never as a plain PASSED; at the test's place, not this line (pytest_runtest_makereport).
         pyfuncitem.stash[_allowed] = True

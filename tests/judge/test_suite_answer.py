@@ -126,9 +126,18 @@ def test_compare_answers_the_suite_question_first_and_briefly(planted: tuple[Pat
     )
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("suite support — ")
-    assert any("against the baseline: FAIL — pass rate dropped" in line for line in lines[:8])
-    assert len(lines) <= 60
+    # Line 1 is the answer and what decided the exit code; the comparison, then the threshold
+    # verdict labelled as such.
+    assert lines[0].startswith("assay: FAIL — decided by the suite comparison against the")
+    assert any(
+        line.startswith("suite support against the baseline — FAIL: pass rate dropped")
+        for line in lines[:12]
+    )
+    assert any(
+        line.startswith("suite support against the threshold 80.0% (reported, not counted) — ")
+        for line in lines[:16]
+    )
+    assert len(lines) <= 70 and max(map(len, lines)) <= 120
     assert any("more case(s) not listed" in line for line in lines)
     every = subprocess.run(
         [sys.executable, "-m", "assay", "compare", "--all-cases", *map(str, planted)],
@@ -440,4 +449,9 @@ def test_a_suite_only_the_baseline_ran_is_answered_not_dropped(tmp_path: Path) -
     assert comparison.missing_current == tuple("pqrst") and comparison.baseline_cases == 5
     assert comparison.worst_case is not None and comparison.worst_case.difference == -1.0
     assert analysis.exit_code() != 0
-    assert "suite <code>beta</code>: INCONCLUSIVE" in render_markdown(analysis.result)
+    # Its comparison counts in the exit code (docs/cli.md) and leads the reports.
+    assert "suite beta against the baseline" in {c.what for c in analysis.result.decision.counted}
+    assert "against the baseline (alpha, beta)" in analysis.result.decision.decided_by
+    assert "suite <code>beta</code> against the baseline: INCONCLUSIVE" in render_markdown(
+        analysis.result
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from assay.run import (
     run_paired,
     run_suite,
 )
-from assay.stats import PairedDecision, PairedDifferenceSequence, case_order
+from assay.stats import PairedDecision, PairedDifferenceSequence, PairedStatus, case_order
 
 
 def _suite_yaml(cases: int, runs: int = 2, p: float = 0.9) -> str:
@@ -295,6 +296,27 @@ def test_a_recorded_set_without_the_suites_cases_is_refused(tmp_path: Path) -> N
             baseline_rates={"another": 0.5},
             baseline_source="old",
         )
+
+
+def test_an_undecided_margin_says_where_the_interval_lies(tmp_path: Path) -> None:
+    # The interval of issue 52: [−7.9, −1.9] points against a margin of 2 points lies below 0
+    # and still spans −2.0; it was said to "still span 0 or −2.0".
+    suite = _suite(tmp_path, 3)
+    agent = load_agent(agent="assay_test_agents:bernoulli")
+    paired = PairedRunOptions(margin=0.02, max_cases=3)
+    result = run_paired(suite, agent, _options(tmp_path), paired, baseline_agent=agent)
+    below = PairedStatus(3, -0.049, -0.079, -0.019, 0.95, PairedDecision.UNDECIDED)
+    reason = replace(result, status=below).reason
+    assert reason.startswith(
+        "undecided: the interval still spans the margin -2.0: it lies below 0 (a drop is shown;"
+    )
+    assert "spans 0" not in reason
+    across = PairedStatus(3, 0.0, -0.05, 0.04, 0.95, PairedDecision.UNDECIDED)
+    assert "still spans the margin -2.0: it spans 0 too" in replace(result, status=across).reason
+    # Without a margin an undecided interval holds both 0 and -delta, and says so.
+    plain = replace(result, options=PairedRunOptions(max_cases=3), status=across)
+    assert plain.reason.startswith("undecided: the interval still spans 0 and -10.0")
+    assert replace(result, status=below).exit_code() == 3  # the one rule: INCONCLUSIVE is 3
 
 
 @pytest.mark.parametrize("baseline", ["raises", "sleeps"])

@@ -131,7 +131,20 @@ Anytime = Annotated[
     ),
 ]
 AdjustOpt = Annotated[
-    Adjust, typer.Option("--adjust", help="Adjust verdicts for testing many tests at once.")
+    Adjust,
+    typer.Option(
+        "--adjust",
+        help="Adjust verdicts for testing many tests at once (with a baseline, a case's drop "
+        "counts in the exit code adjusted across its suite's cases: holm unless bh is given).",
+    ),
+]
+GateCases = Annotated[
+    bool,
+    typer.Option(
+        "--gate-cases",
+        help="Every case's verdict (threshold and unadjusted regression) counts in the exit "
+        "code, even when a suite comparison with a baseline decides it (docs/cli.md).",
+    ),
 ]
 SuiteAttribute = Annotated[
     str,

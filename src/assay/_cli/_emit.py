@@ -149,7 +149,7 @@ def _console(analysis: Analysis, settings: Settings) -> str:
 def _json(analysis: Analysis, settings: Settings) -> str:
     from assay.report import render_json
 
-    return render_json(analysis.result)
+    return render_json(analysis.result, inconclusive_ok=settings.inconclusive_ok)
 
 
 def _junit(analysis: Analysis, settings: Settings) -> str:
@@ -217,12 +217,20 @@ def emit(analysis: Analysis, targets: list[FormatTarget], settings: Settings) ->
         else:
             append = name is OutputFormat.MARKDOWN and str(path) == summary_file
             write_text(path, text, append=append)
+            from assay.judge import SUITE_RULE
             from assay.report import counted
 
             # Where it went, and what it says, on stderr (every command writing a file says so)
             counts = ", ".join(f"{n} {v}" for v, n in analysis.result.counts.items())
             tests = counted(len(analysis.result.tests), "test")
-            print(f"wrote {path} ({tests}: {counts})", file=sys.stderr)
+            decision = analysis.result.decision
+            # With a suite comparison deciding, the answer first: the case counts are not it.
+            answer = (
+                f"{decision.verdict.value} by the suite comparison; "
+                if decision.rule == SUITE_RULE
+                else ""
+            )
+            print(f"wrote {path} ({answer}{tests}: {counts})", file=sys.stderr)
     if settings.export_otlp:
         from assay.report import export_otlp
 

@@ -70,6 +70,7 @@ def analyze(
     margin: o.Margin = None,
     allow_missing_cases: o.AllowMissingCases = False,
     all_cases: o.AllCases = False,
+    gate_cases: o.GateCases = False,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
     engine: Annotated[
@@ -113,6 +114,7 @@ def analyze(
         suite_threshold=suite_threshold,
         suite_ci=suite_ci,
         margin=margin,
+        gate_cases=gate_cases,
         allow_missing_cases=allow_missing_cases,
     )
     targets = parse_formats(format, output)
@@ -172,6 +174,7 @@ def compare(
     margin: o.Margin = None,
     allow_missing_cases: o.AllowMissingCases = False,
     all_cases: o.AllCases = False,
+    gate_cases: o.GateCases = False,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
     run_id: Annotated[
@@ -212,6 +215,7 @@ def compare(
         suite_threshold=suite_threshold,
         suite_ci=suite_ci,
         margin=margin,
+        gate_cases=gate_cases,
         allow_missing_cases=allow_missing_cases,
     )
     targets = parse_formats(format, output)
@@ -265,6 +269,7 @@ def report(
     fail_on: o.FailOnOpt = None,
     prices: o.Prices = None,
     inconclusive_ok: o.InconclusiveOk = False,
+    gate_cases: o.GateCases = False,
     skip_bad_files: o.SkipBadFiles = False,
     trace_url: TraceUrl = None,
     run_id: o.RunId = None,
@@ -289,6 +294,7 @@ def report(
         pass_when=pass_when,
         fail_on=tuple(fail_on or ()),
         prices=prices,
+        gate_cases=gate_cases,
     )
     with working(f"analysing {described(paths)}"):
         analysis = run_analysis(

@@ -23,6 +23,8 @@ Each module answers one question:
   read on the pass rate corrected for the LLM judge's measured error;
 * :mod:`._reasons` — the one-line reason beside each verdict;
 * :mod:`._results` — the typed results every report renders;
+* :mod:`._exit` — what decides the exit code: the suite comparison with a baseline, else every
+  case (one rule for every command and report);
 * :mod:`._pipeline` — all of it, per test, for a whole trials table; :mod:`._collector` — the
   garbage collector held off meanwhile.
 """
@@ -36,6 +38,7 @@ from assay.judge._behaviour_result import (
 )
 from assay.judge._collector import collector_paused
 from assay.judge._cost import CostSummary, price_table, prices_label
+from assay.judge._exit import CASE_KINDS, CASE_RULE, SUITE_RULE, Counted, Decision, compared_suites
 from assay.judge._figures import DurationSummary, Usage
 from assay.judge._gate import FailOn, gate_failures, parse_fail_on
 from assay.judge._judge_error import (
@@ -154,6 +157,12 @@ __all__ = [
     "decide_regression",
     "describe_change",
     "exit_code",
+    "compared_suites",
+    "Counted",
+    "Decision",
+    "CASE_RULE",
+    "CASE_KINDS",
+    "SUITE_RULE",
     "gate_failures",
     "judge",
     "follow_up_trials_needed",

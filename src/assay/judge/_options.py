@@ -93,6 +93,9 @@ class AnalyzeOptions:
     margin: float | None = None
     """Non-inferiority margin of the suite comparison: the largest drop that still allows the
     switch (None: the regression question, "did it drop?")."""
+    gate_cases: bool = False
+    """Every case's verdict counts in the exit code even when a suite comparison decides it
+    (``--gate-cases``; docs/cli.md, "Exit codes")."""
     allow_missing_cases: bool = False
     """Let a suite comparison PASS over the cases both versions answered while some case of
     the suite has no answer from the current version (default: INCONCLUSIVE until every case

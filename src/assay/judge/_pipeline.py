@@ -27,6 +27,7 @@ from assay.judge._behaviour import test_behaviours
 from assay.judge._behaviour_result import BehaviourResult
 from assay.judge._collector import collector_paused
 from assay.judge._cost import CostSummary, cost_summaries
+from assay.judge._exit import compared_suites, exit_adjustment, suite_adjusted_p
 from assay.judge._figures import Figures
 from assay.judge._gate import FailOn, gate_failures, parse_fail_on
 from assay.judge._options import AnalyzeOptions
@@ -211,7 +212,69 @@ def judge_all(
                     else t
                     for t in tests
                 )
+            tests, notes = _at_suite_scale(tests, judged_suites, notes, options)
         return Judged(tests, judged_suites, notes)
+
+
+def _at_suite_scale(
+    tests: tuple[TestResult, ...],
+    suites: tuple[SuiteResult, ...],
+    notes: list[str],
+    options: AnalyzeOptions,
+) -> tuple[tuple[TestResult, ...], list[str]]:
+    """With a suite comparison deciding (docs/cli.md), no per-case advice to run more trials.
+
+    The suite's answer is the one asked for; the decision says once what the per-case tests can
+    and cannot detect (:class:`Decision`). The note counting expected false per-case FAILs goes
+    too: the exit code counts a case's drop only adjusted across the suite.
+    """
+    compared = {case for s in compared_suites(suites) for case in s.case_ids}
+    if not compared:
+        return tests, notes
+    # Without --adjust, the only note _suite_notes writes is that count of false FAILs.
+    counted = set(_suite_notes(options, tests)) if options.adjust == Adjustment.NONE else set()
+    kept = [note for note in notes if note not in counted]
+    by_id = {t.test_id: t for t in tests}
+    method = exit_adjustment(options.adjust)
+    adjusted: dict[str, tuple[float, int]] = {}
+    for suite in compared_suites(suites):
+        cases = [by_id[c] for c in suite.case_ids if c in by_id]
+        for name, p in suite_adjusted_p(cases, method).items():
+            adjusted[name] = (p, len(cases))
+    return tuple(
+        _case_at_suite_scale(t, adjusted.get(t.test_id), method) if t.test_id in compared else t
+        for t in tests
+    ), kept
+
+
+def _case_at_suite_scale(
+    test: TestResult, adjusted: tuple[float, int] | None, method: str
+) -> TestResult:
+    """The case without the advice to run more trials (its reason's and its threshold note).
+
+    A drop shown for the case alone that does not hold adjusted across its suite says so: the
+    exit code does not count it (:mod:`._exit`).
+    """
+    advice = (
+        follow_up_advice(test.more_trials_needed, test.passed / test.n)
+        if test.more_trials_needed is not None and test.n
+        else None
+    )
+    reason = why.at_suite_scale(test.verdict_reason)
+    regression = test.regression
+    if regression is not None and regression.verdict is Verdict.FAIL and adjusted is not None:
+        p, cases = adjusted
+        if p >= regression.alpha:
+            name = "Holm" if method == Adjustment.HOLM else "Benjamini–Hochberg"
+            reason = (
+                f"drop not counted ({name}-adjusted over the suite's {cases} cases, "
+                f"p = {p:.2g}) — {reason}"
+            )
+    return replace(
+        test,
+        verdict_reason=reason,
+        notes=tuple(note for note in test.notes if note != advice),
+    )
 
 
 def _conflict(suites: tuple[str, ...]) -> str:

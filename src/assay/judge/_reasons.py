@@ -124,6 +124,16 @@ def threshold_reason(
     )
 
 
+SETTLE_ADVICE = "more trials per version would settle it (assay plan)"
+"""A case's advice when its regression is INCONCLUSIVE: dropped at suite scale (the suite's
+comparison answers there; :func:`at_suite_scale`)."""
+
+
+def at_suite_scale(reason: str) -> str:
+    """A case's reason without the per-case advice to run more trials (a suite answer exists)."""
+    return reason.replace(f"; {SETTLE_ADVICE}", "")
+
+
 def regression_reason(
     test: TestResult, regression: RegressionResult, *, scores_dropped: bool = False
 ) -> str:
@@ -137,7 +147,7 @@ def regression_reason(
         f"{rate_text(test.passed, test.n)}"
     )
     name, power, delta = regression.test, pct(regression.power, 0), pct(regression.delta, 0)
-    settle = "more trials per version would settle it (assay plan)"
+    settle = SETTLE_ADVICE
     if regression.anytime_reason is not None:
         name = "anytime-valid test"
         # Its power is low at these sizes by construction: the way to power is a fixed design.

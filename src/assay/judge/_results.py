@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from assay.judge._behaviour_result import BehaviourResult
 from assay.judge._cost import CostSummary
+from assay.judge._exit import Decision, decide
+from assay.judge._exit import exit_code as exit_code
 from assay.judge._figures import DurationSummary, Usage
 from assay.judge._judge_error_result import JudgeError, JudgeReport, ScoreCorrection
 from assay.judge._regression import RegressionResult, ScoreRegressionResult
@@ -134,27 +136,15 @@ class AnalysisResult:
         counted = Counter(t.verdict for t in self.tests)
         return {v.value: counted.get(v, 0) for v in Verdict}
 
+    @property
+    def decision(self) -> Decision:
+        """The answer to the question asked and what decided the exit code (docs/cli.md)."""
+        return decide(self.tests, self.suites, self.options)
+
     def exit_code(self, inconclusive_ok: bool = False) -> int:
-        """0 all passed, 1 any FAIL, 3 INCONCLUSIVE but no FAIL (0 with ``inconclusive_ok``).
+        """0 PASS, 1 FAIL, 3 INCONCLUSIVE (0 with ``inconclusive_ok``), as :attr:`decision` says.
 
-        The verdicts counted are every case's, every suite comparison's (with a baseline),
-        and every suite's threshold verdict when a suite threshold was asked for
-        (``--suite-threshold``) — docs/cli.md.
+        With a baseline and a suite of several cases the suite comparison decides; else every
+        case's verdict counts (:mod:`assay.judge._exit`, docs/cli.md).
         """
-        verdicts = [t.verdict for t in self.tests]
-        for suite in self.suites:
-            if suite.comparison is not None:
-                verdicts.append(suite.comparison.verdict)
-            if suite.counts:
-                verdicts.append(suite.verdict)
-        return exit_code(verdicts, inconclusive_ok=inconclusive_ok)
-
-
-def exit_code(verdicts: Iterable[Verdict], *, inconclusive_ok: bool = False) -> int:
-    """The process exit code for a set of verdicts (docs/cli.md): 0, 1, or 3."""
-    seen = set(verdicts)
-    if Verdict.FAIL in seen:
-        return 1
-    if Verdict.INCONCLUSIVE in seen and not inconclusive_ok:
-        return 3
-    return 0
+        return self.decision.exit_code(inconclusive_ok)

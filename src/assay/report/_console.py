@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from rich.console import Console, Group
-from rich.measure import Measurement
 from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
@@ -25,11 +24,15 @@ from assay.report._safe import visible
 from assay.report._suites import (
     CaseListing,
     comparison_lines,
+    decision_headline,
+    decision_notes,
     figure_lines,
     listed_cases,
     shown_suites,
     suite_name,
     summary_lines,
+    threshold_counts,
+    threshold_label,
 )
 
 VERDICT_STYLE = {"PASS": "bold green", "FAIL": "bold red", "INCONCLUSIVE": "bold yellow"}
@@ -251,17 +254,49 @@ _SUMMARY_CASES = 10
 """Cases needing a look that the summary box names when not every case is listed."""
 
 
+def _verdict_line(label: str, verdict: Verdict, reason: str) -> Text:
+    """``LABEL — VERDICT: reason``: the label bold, the verdict in its colour."""
+    head = Text(visible(label), style="bold")
+    head.append(" — ")
+    head.append(verdict.value, style=VERDICT_STYLE[verdict.value])
+    head.append(visible(f": {reason}"))
+    return head
+
+
+def decision_block(result: AnalysisResult) -> list[Text]:
+    """Line 1 with a baseline: the answer and what decided the exit code, then what it leaves out.
+
+    Empty when every case's verdict decides (no baseline, or no suite of several cases).
+    """
+    headline = decision_headline(result)
+    if headline is None:
+        return []
+    decision = result.decision
+    line = Text("assay: ", style="bold")
+    line.append(decision.verdict.value, style=VERDICT_STYLE[decision.verdict.value])
+    line.append(visible(headline.removeprefix(decision.verdict.value)))
+    return [line, *(data_text(f"  {note}") for note in decision_notes(decision))]
+
+
 def suite_block(result: AnalysisResult) -> list[Text]:
-    """Each suite's answer, first in the report: its verdict and reason, figures, comparison."""
+    """Each suite's answer: the comparison with a baseline, then the threshold verdict.
+
+    The verdict against the threshold is labelled as such, with its figures and notes.
+    """
     out: list[Text] = []
     for suite in shown_suites(result):
-        # ``suite NAME — VERDICT: reason``: the name bold, the verdict in its colour.
-        head = Text("suite ", style="bold")
-        head.append(visible(suite_name(suite)), style="bold")
-        head.append(" — ")
-        head.append(suite.verdict.value, style=VERDICT_STYLE[suite.verdict.value])
-        head.append(visible(f": {suite.reason}"))
-        out.append(head)
+        name = suite_name(suite)
+        comparison = suite.comparison
+        if comparison is not None:
+            out.append(
+                _verdict_line(
+                    f"suite {name} against the baseline", comparison.verdict, comparison.reason
+                )
+            )
+            out += [data_text(f"  {line}") for line in comparison_lines(suite)[1:]]
+            out.append(_verdict_line(threshold_label(suite), suite.verdict, suite.reason))
+        else:
+            out.append(_verdict_line(f"suite {name}", suite.verdict, suite.reason))
         if suite.interval is not None:
             bar = pass_rate_bar(
                 suite.pass_rate,
@@ -271,16 +306,29 @@ def suite_block(result: AnalysisResult) -> list[Text]:
                 style=VERDICT_STYLE[suite.verdict.value],
             )
             out.append(Text("  ").append_text(bar))
-        for line in [*figure_lines(suite), *comparison_lines(suite), *suite.notes]:
+        for line in [*figure_lines(suite), *suite.notes]:
             out.append(data_text(f"  {line}"))
     return out
 
 
-def summary_panel(result: AnalysisResult, listing: CaseListing | None = None) -> Panel:
-    """The summary box: the suites, counts per verdict, the tests needing attention, skips."""
+def summary_panel(
+    result: AnalysisResult, listing: CaseListing | None = None, *, quiet: bool = False
+) -> Panel:
+    """The summary box: the answer, the suites, counts per verdict, the cases needing a look.
+
+    Args:
+        result: The analysis result.
+        listing: The cases the report lists (None: every case).
+        quiet: Nothing was printed above the box (``-q``): no case is "above".
+    """
     counts = result.counts
-    lines: list[Text] = [data_text(line) for line in summary_lines(shown_suites(result))]
-    line = Text(f"{tx.counted(len(result.tests), 'test')}: ")
+    lines: list[Text] = decision_block(result)[:1]
+    lines += [data_text(line) for line in summary_lines(shown_suites(result))]
+    tests = tx.counted(len(result.tests), "test")
+    if lines and not threshold_counts(result):
+        # Each case's own verdict: the worse of its threshold and unadjusted regression ones.
+        tests += " per case (threshold and unadjusted drop; not counted)"
+    line = Text(f"{tests}: ")
     for i, verdict in enumerate(("PASS", "FAIL", "INCONCLUSIVE")):
         if i:
             line.append(" · ")
@@ -288,20 +336,42 @@ def summary_panel(result: AnalysisResult, listing: CaseListing | None = None) ->
     lines.append(line)
     attention = [t for t in tx.by_severity(result.tests) if t.verdict is not Verdict.PASS]
     named = attention if listing is None or listing.in_full else attention[:_SUMMARY_CASES]
+    # A reason wraps beside its verdict (a hanging indent), never widening the box; with many
+    # cases each is one line cut at the box's edge (the reasons are above and in the JSON).
+    cut = named is not attention
+    items = Table.grid(padding=(0, 1, 0, 0))
+    items.add_column(no_wrap=True, min_width=len("INCONCLUSIVE"))
+    items.add_column(ratio=1)
     for test in named:
-        item = Text("  ")
-        item.append(f"{test.verdict.value:<12}", style=VERDICT_STYLE[test.verdict.value])
-        item.append(visible(f" {test.test_id}: {test.verdict_reason}"))
-        if named is not attention:
-            # Many cases: a line each, cut at the box's edge (the reasons are above and in JSON).
-            item.no_wrap, item.overflow = True, "ellipsis"
-        lines.append(item)
+        reason = data_text(f"{test.test_id}: {test.verdict_reason}")
+        if cut:
+            reason.no_wrap, reason.overflow = True, "ellipsis"
+        items.add_row(Text(test.verdict.value, style=VERDICT_STYLE[test.verdict.value]), reason)
+    parts: list[Text | Padding] = [*lines]
+    if named:
+        parts.append(Padding(items, (0, 0, 0, 2)))
     if len(named) < len(attention):
-        lines.append(Text(f"  … {len(attention) - len(named)} more not PASS (see above)"))
+        parts.append(Text(f"  {_more_text(attention[len(named) :], listing, quiet)}"))
     if result.skipped_files:
         count = len(result.skipped_files)
-        lines.append(Text(f"{count} unreadable file(s) skipped", style="yellow"))
-    return Panel(Group(*lines), title="assay summary", title_align="left", expand=False)
+        parts.append(Text(f"{count} unreadable file(s) skipped", style="yellow"))
+    return Panel(Group(*parts), title="assay summary", title_align="left", expand=False)
+
+
+def _more_text(rest: Sequence[TestResult], listing: CaseListing | None, quiet: bool) -> str:
+    """``… 290 more not PASS: 10 listed above, 280 not listed (--all-cases lists every one)``.
+
+    "Above" only for the cases the table above lists (none with ``-q``).
+    """
+    shown = set() if quiet or listing is None else {t.test_id for t in listing.listed}
+    above = sum(1 for t in rest if t.test_id in shown)
+    unlisted = len(rest) - above
+    every = "(--all-cases lists every one)"
+    if not unlisted:
+        return f"… {len(rest)} more not PASS (listed above)"
+    if not above:
+        return f"… {len(rest)} more not PASS, not listed {every}"
+    return f"… {len(rest)} more not PASS: {above} listed above, {unlisted} not listed {every}"
 
 
 def quality_lines(result: AnalysisResult) -> list[Text]:
@@ -353,7 +423,8 @@ def render_console(
     tests = list(listing.listed)
     warnings = quality_lines(result) if with_diagnostics else []
     if not quiet:
-        suites = suite_block(result)
+        suites = [*decision_block(result), *([Text()] if decision_block(result) else [])]
+        suites += suite_block(result)
         for line in suites:
             console.print(line)
         if suites:
@@ -379,22 +450,13 @@ def render_console(
     else:
         for line in warnings:
             console.print(line)
-    print_summary(summary_panel(result, listing), console)
+    print_summary(summary_panel(result, listing, quiet=quiet), console)
 
 
 def print_summary(panel: Panel, console: Console) -> None:
-    """Print the summary box; in a log (not a terminal) as wide as its longest line.
+    """Print the summary box, at most as wide as the console (120 columns in a log).
 
-    A CI log has no width to fit: a reason wrapped inside the box there once left a percentage
-    alone on its line. On a terminal the box fits the screen, as everything else does.
+    A long line wraps inside the box rather than widening it: a log read in a CI page or a
+    terminal of 120 columns shows the whole box (docs/cli.md, "Widths").
     """
-    if console.is_terminal:
-        console.print(panel)
-        return
-    widest = Measurement.get(console, console.options.update_width(10_000), panel).maximum
-    width = console.width  # print(width=) only narrows: widen the console for the box alone
-    console.width = max(width, widest)
-    try:
-        console.print(panel)
-    finally:
-        console.width = width
+    console.print(panel)

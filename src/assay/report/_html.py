@@ -30,7 +30,15 @@ from assay.report._json import SCHEMA
 from assay.report._links import trace_link
 from assay.report._rows import Row, TrialRow, VariantRow, trials_by_test, variants_by_test
 from assay.report._safe import code_spans, visible
-from assay.report._suites import comparison_lines, figure_lines, shown_suites, suite_name
+from assay.report._suites import (
+    comparison_lines,
+    decision_headline,
+    decision_notes,
+    figure_lines,
+    shown_suites,
+    suite_name,
+    threshold_label,
+)
 
 MAX_TRIAL_ROWS = 200
 """Trials listed per test (failing ones first); the rest are counted, not listed."""
@@ -322,8 +330,26 @@ def _section(
     )
 
 
+def _badge(verdict: Verdict) -> str:
+    return f'<span class="badge {verdict.value}">{verdict.value}</span>'
+
+
+def _decision(result: AnalysisResult) -> str:
+    """With a baseline deciding, the page's first badge: the answer and what decided it."""
+    headline = decision_headline(result)
+    if headline is None:
+        return ""
+    decision = result.decision
+    notes = "".join(f"<li>{_e(note)}</li>" for note in decision_notes(decision))
+    said = headline.removeprefix(decision.verdict.value)
+    return (
+        f'<div class="suite decision"><p>{_badge(decision.verdict)} <b>{_e(said)}</b></p>'
+        f"<ul>{notes}</ul></div>"
+    )
+
+
 def _suites(result: AnalysisResult, charts: _Charts) -> str:
-    """The suites' answer, first on the page: verdict, reason, figures, comparison.
+    """The suites' answer, first on the page: the comparison, then the threshold verdict.
 
     A suite compared with a baseline leads with the comparison picture
     (:mod:`assay.report._comparison_chart`): every case's change, the suite's mean difference
@@ -331,18 +357,26 @@ def _suites(result: AnalysisResult, charts: _Charts) -> str:
     """
     blocks = []
     for suite in shown_suites(result):
-        items = "".join(
-            f"<li>{_e(line)}</li>"
-            for line in [*figure_lines(suite), *comparison_lines(suite), *suite.notes]
-        )
-        picture = ""
-        changes = case_changes(suite, result.tests) if suite.comparison is not None else []
-        if suite.comparison is not None and changes:
-            picture = charts.svg(comparison_chart(suite.comparison, changes), "comparison")
+        name = _e(suite_name(suite))
+        comparison = suite.comparison
+        head = ""
+        if comparison is not None:
+            moved = "".join(f"<li>{_e(line)}</li>" for line in comparison_lines(suite)[1:])
+            changes = case_changes(suite, result.tests)
+            picture = (
+                charts.svg(comparison_chart(comparison, changes), "comparison") if changes else ""
+            )
+            head = (
+                f"<p>{_badge(comparison.verdict)} <b>suite {name} against the baseline</b> — "
+                f"{_e(comparison.reason)}</p>{picture}<ul>{moved}</ul>"
+            )
+            label = _e(threshold_label(suite))
+        else:
+            label = f"suite {name}"
+        items = "".join(f"<li>{_e(line)}</li>" for line in [*figure_lines(suite), *suite.notes])
         blocks.append(
-            f'<div class="suite"><p><span class="badge {suite.verdict.value}">'
-            f"{suite.verdict.value}</span> <b>suite {_e(suite_name(suite))}</b> — "
-            f"{_e(suite.reason)}</p>{picture}<ul>{items}</ul></div>"
+            f'<div class="suite">{head}<p>{_badge(suite.verdict)} <b>{label}</b> — '
+            f"{_e(suite.reason)}</p><ul>{items}</ul></div>"
         )
     return f"<h2>Suites</h2>{''.join(blocks)}" if blocks else ""
 
@@ -384,6 +418,7 @@ _WORDS: dict[str, Callable[[OptionValue], str]] = {
     "prices": lambda v: f"prices from {v}",
     "min_mean_score": lambda v: f"a test needs a mean score of at least {v}",
     "max_std_dev": lambda v: f"a test's score may vary by a standard deviation of at most {v}",
+    "gate_cases": lambda v: "every case's verdict counts in the exit code",
 }
 """Each analysis option as a reader says it; an option not listed is shown by its name."""
 
@@ -424,7 +459,12 @@ def render_html(
     trials_by = trials_by_test(trials or ())
     variants_by = variants_by_test(variants or ())
     # An option left unset (None, or no --fail-on rule) is not a setting: not listed.
-    given = {k: v for k, v in result.options.items() if v is not None and v != ()}
+    # --gate-cases unset is the default rule, said by the page's first badge: not listed.
+    given = {
+        k: v
+        for k, v in result.options.items()
+        if v is not None and v != () and not (k == "gate_cases" and v is False)
+    }
     settings = ", ".join(f"{k} {v}" for k, v in given.items())
     skipped = "".join(
         f"<li>skipped <code>{_e(path)}</code>: {_e(reason)}</li>"
@@ -456,7 +496,7 @@ def render_html(
         f"<h1>{_e(title)}</h1><p class=muted>{_e(settings_in_words(given))}</p>"
         f"<details class=muted><summary>options, as the JSON names them</summary>"
         f"{_e(SCHEMA)} · {_e(settings)}</details>"
-        f"{_suites(result, charts)}{_overview(result, tests, charts)}"
+        f"{_decision(result)}{_suites(result, charts)}{_overview(result, tests, charts)}"
         + (f"<h3>Data quality</h3><ul>{warnings}</ul>" if warnings else "")
         + (f"<ul>{skipped}</ul>" if skipped else "")
         + f"{sections}</main></body></html>\n"

@@ -17,6 +17,7 @@ from assay.judge import (
     SuiteEstimate,
     SuiteResult,
     TestResult,
+    Verdict,
     collector_paused,
 )
 from assay.report._behaviour import behaviour_to_dict, cost_to_dict
@@ -245,10 +246,29 @@ def suite_to_dict(suite: SuiteResult) -> dict[str, Any]:
     }
 
 
-def analysis_to_dict(result: AnalysisResult) -> dict[str, Any]:
+def decision_to_dict(result: AnalysisResult, *, inconclusive_ok: bool = False) -> dict[str, Any]:
+    """The document's ``decision``: the answer, the exit code and what decided it."""
+    decision = result.decision
+    return {
+        "verdict": decision.verdict.value,
+        "exit_code": decision.exit_code(inconclusive_ok),
+        "rule": decision.rule,
+        "decided_by": decision.decided_by,
+        "counted": [
+            {"what": c.what, "kind": c.kind, "verdict": c.verdict.value}
+            for c in decision.counted
+            if c.kind not in ("case", "case threshold") or c.verdict is not Verdict.PASS
+        ],
+        "not_counted": decision.not_counted,
+        "case_tests": decision.case_tests,
+    }
+
+
+def analysis_to_dict(result: AnalysisResult, *, inconclusive_ok: bool = False) -> dict[str, Any]:
     """The whole ``assay.analysis/v1`` document as a dict."""
     return {
         "schema": SCHEMA,
+        "decision": decision_to_dict(result, inconclusive_ok=inconclusive_ok),
         "options": _plain(result.options),
         "suites": [suite_to_dict(s) for s in result.suites],
         "tests": [test_to_dict(t) for t in result.tests],
@@ -260,10 +280,14 @@ def analysis_to_dict(result: AnalysisResult) -> dict[str, Any]:
     }
 
 
-def render_json(result: AnalysisResult) -> str:
-    """The ``assay.analysis/v1`` document as JSON text (what ``--format json`` prints)."""
+def render_json(result: AnalysisResult, *, inconclusive_ok: bool = False) -> str:
+    """The ``assay.analysis/v1`` document as JSON text (what ``--format json`` prints).
+
+    ``inconclusive_ok`` gives ``decision.exit_code`` as the command exits with
+    ``--inconclusive-ok``.
+    """
     with collector_paused():  # a dict or more a figure: no garbage, many objects
-        document = analysis_to_dict(result)
+        document = analysis_to_dict(result, inconclusive_ok=inconclusive_ok)
         try:
             return _indented(document) + "\n"
         except _Unusual:

@@ -25,7 +25,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
 
-from assay.judge import AnalysisResult, TestResult, Verdict
+from assay.judge import CASE_KINDS, AnalysisResult, TestResult, Verdict
 from assay.report import _text as tx
 from assay.report._json import SCHEMA, test_to_dict
 from assay.report._suites import comparison_lines, figure_lines, shown_suites, suite_name
@@ -137,11 +137,15 @@ def render_junit(result: AnalysisResult, *, inconclusive_ok: bool = False) -> st
     """
     root = ET.Element("testsuites", name="assay")
     total_failures = 0
+    # A case fails the report only when its verdict counts in the exit code (docs/cli.md):
+    # with a suite comparison deciding, the others are skipped with the verdict said.
+    counted = {c.what for c in result.decision.counted if c.kind in CASE_KINDS}
     for test in result.tests:
         verdict = test.verdict
         inconclusive = verdict is Verdict.INCONCLUSIVE
-        failed = verdict is Verdict.FAIL or (inconclusive and not inconclusive_ok)
-        skipped = inconclusive and inconclusive_ok
+        counts = test.test_id in counted
+        failed = counts and (verdict is Verdict.FAIL or (inconclusive and not inconclusive_ok))
+        skipped = (inconclusive and inconclusive_ok) or (not counts and verdict is not Verdict.PASS)
         total_failures += failed
         suite = ET.SubElement(
             root,
@@ -158,6 +162,8 @@ def render_junit(result: AnalysisResult, *, inconclusive_ok: bool = False) -> st
             ET.SubElement(properties, "property", name=name, value=value)
         case = ET.SubElement(suite, "testcase", classname="assay", name=test.test_id)
         message = tx.headline(test)
+        if not counts and verdict is not Verdict.PASS:
+            message = f"{message} (reported, not counted: the suite comparison decides)"
         if failed:
             ET.SubElement(
                 case, "failure", message=message, type=f"assay.{verdict.value}"

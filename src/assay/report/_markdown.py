@@ -11,16 +11,19 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
-from assay.judge import AnalysisResult, TestResult, Verdict
+from assay.judge import CASE_KINDS, AnalysisResult, TestResult, Verdict
 from assay.report import _text as tx
 from assay.report._links import trace_link
 from assay.report._safe import visible
 from assay.report._suites import (
     comparison_lines,
+    decision_headline,
+    decision_notes,
     figure_lines,
     listed_cases,
     shown_suites,
     suite_name,
+    threshold_label,
 )
 
 _INLINE = str.maketrans({c: "\\" + c for c in "\\`*_[]|~"})
@@ -98,11 +101,25 @@ def _suite_lines(result: AnalysisResult) -> list[str]:
     """The suites' answer, first: one paragraph per suite of two cases or more."""
     lines = []
     for suite in shown_suites(result):
-        lines.append(
-            f"**{tx.VERDICT_MARK[suite.verdict]} suite {_code(suite_name(suite))}: "
-            f"{suite.verdict.value}** — {_md(suite.reason)}"
-        )
-        lines += [f"- {_md(line)}" for line in [*figure_lines(suite), *comparison_lines(suite)]]
+        comparison = suite.comparison
+        if comparison is not None:
+            lines.append(
+                f"**{tx.VERDICT_MARK[comparison.verdict]} suite {_code(suite_name(suite))} "
+                f"against the baseline: {comparison.verdict.value}** — {_md(comparison.reason)}"
+            )
+            lines += [f"- {_md(line)}" for line in comparison_lines(suite)[1:]]
+            lines.append("")
+            label = threshold_label(suite).removeprefix(f"suite {suite_name(suite)} ")
+            lines.append(
+                f"**{tx.VERDICT_MARK[suite.verdict]} suite {_code(suite_name(suite))} "
+                f"{_md(label)}: {suite.verdict.value}** — {_md(suite.reason)}"
+            )
+        else:
+            lines.append(
+                f"**{tx.VERDICT_MARK[suite.verdict]} suite {_code(suite_name(suite))}: "
+                f"{suite.verdict.value}** — {_md(suite.reason)}"
+            )
+        lines += [f"- {_md(line)}" for line in figure_lines(suite)]
         lines += [f"- note: {_md(note)}" for note in suite.notes]
         lines.append("")
     return lines
@@ -129,7 +146,18 @@ def render_markdown(
     level = tx.interval_header(tests)
     shown = ", ".join(f"{counts[v]} {v}" for v in ("FAIL", "INCONCLUSIVE", "PASS") if counts[v])
     total = len(result.tests)
-    lines = [f"## assay: {shown or 'no tests'} ({total} {'test' if total == 1 else 'tests'})", ""]
+    many = f"{total} {'test' if total == 1 else 'tests'}"
+    headline = decision_headline(result)
+    if headline is None:
+        lines = [f"## assay: {shown or 'no tests'} ({many})", ""]
+    else:
+        # The answer to the question asked, then the per-case verdicts, labelled.
+        decision = result.decision
+        lines = [f"## assay: {tx.VERDICT_MARK[decision.verdict]} {_md(headline)}", ""]
+        lines += [f"- {_md(note)}" for note in decision_notes(decision)]
+        if decision.not_counted is None:  # else that note gives the per-case counts
+            lines.append(f"- per case ({many}): {shown or 'none'}")
+        lines.append("")
     lines += _suite_lines(result)
     lines += [
         f"| | test | verdict | passed | pass rate | {level} | threshold | errors "
@@ -205,10 +233,24 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+_SEVERITY = {Verdict.PASS: 0, Verdict.INCONCLUSIVE: 1, Verdict.FAIL: 2}
+
+
+def _level(verdict: Verdict, inconclusive_ok: bool) -> str:
+    """``error`` for FAIL, ``warning`` for INCONCLUSIVE (``notice`` if allowed), else notice."""
+    if verdict is Verdict.FAIL:
+        return "error"
+    if verdict is Verdict.INCONCLUSIVE and not inconclusive_ok:
+        return "warning"
+    return "notice"
+
+
 def render_annotations(result: AnalysisResult, *, inconclusive_ok: bool = False) -> str:
     """GitHub workflow annotations: ``::error`` per FAIL, ``::warning`` per INCONCLUSIVE.
 
-    Each data-quality warning is a ``::warning`` too.
+    The verdicts annotated are those the exit code counts (docs/cli.md); with a baseline and a
+    suite comparison deciding, the first annotation is that answer (a ``::notice`` when it
+    passes). Each data-quality warning is a ``::warning`` too.
 
     Args:
         result: The analysis result.
@@ -219,6 +261,14 @@ def render_annotations(result: AnalysisResult, *, inconclusive_ok: bool = False)
         One workflow command per line (empty when every test passed).
     """
     lines = []
+    headline = decision_headline(result)
+    if headline is not None:
+        # The answer first, whatever it is: a PASS that overrules case FAILs is said too.
+        decision = result.decision
+        level = _level(decision.verdict, inconclusive_ok)
+        message = "\n".join([headline, *decision_notes(decision)])
+        title = _escape_property(f"assay {decision.verdict.value}: the suite comparison decides")
+        lines.append(f"::{level} title={title}::{_escape_data(visible(message))}")
     for suite in shown_suites(result):
         # The verdicts that count in the exit code (docs/cli.md) are annotated.
         judged = [(suite.verdict, suite.reason, "")] if suite.counts else []
@@ -227,25 +277,33 @@ def render_annotations(result: AnalysisResult, *, inconclusive_ok: bool = False)
         for verdict, reason, what in judged:
             if verdict is Verdict.PASS:
                 continue
-            level = (
-                "error" if verdict is Verdict.FAIL else ("notice" if inconclusive_ok else "warning")
-            )
             title = _escape_property(
                 visible(f"assay {verdict.value}: suite {suite_name(suite)}{what}")
             )
-            lines.append(f"::{level} title={title}::{_escape_data(visible(reason))}")
+            lines.append(
+                f"::{_level(verdict, inconclusive_ok)} title={title}::"
+                f"{_escape_data(visible(reason))}"
+            )
+    # A case is annotated when its verdict counts in the exit code (every case without a
+    # baseline; with one, a drop adjusted across its suite, or what --threshold or
+    # --gate-cases asked for): the others are in the step summary, not 300 warnings.
+    counted: dict[str, Verdict] = {}
+    for item in result.decision.counted:
+        if item.kind in CASE_KINDS and item.verdict is not Verdict.PASS:
+            counted[item.what] = max(
+                item.verdict, counted.get(item.what, Verdict.PASS), key=_SEVERITY.__getitem__
+            )
     for test in tx.by_severity(result.tests):
-        verdict = test.verdict
+        verdict = counted.get(test.test_id, Verdict.PASS)
         if verdict is Verdict.PASS:
             continue
-        level = "error" if verdict is Verdict.FAIL else ("notice" if inconclusive_ok else "warning")
         title = _escape_property(visible(f"assay {verdict.value}: {test.test_id}"))
         message = visible(tx.headline(test))
         reasons = [*tx.failure_explanations(test), *tx.flakiness_reasons(test.flakiness)]
         reasons = reasons[:3]
         if reasons:
             message += "\n" + "\n".join(f"- {visible(reason)}" for reason in reasons)
-        lines.append(f"::{level} title={title}::{_escape_data(message)}")
+        lines.append(f"::{_level(verdict, inconclusive_ok)} title={title}::{_escape_data(message)}")
     # A data-quality warning can stand behind a PASS (evaluations no rule read, mixed runs): it
     # is annotated too, or a green run would hide it.
     for finding in result.data_quality.warnings:

@@ -10,7 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from assay.judge import AnalysisResult, SuiteEstimate, SuiteResult, TestResult, Verdict, pct
+from assay.judge import (
+    SUITE_RULE,
+    AnalysisResult,
+    Decision,
+    SuiteEstimate,
+    SuiteResult,
+    TestResult,
+    Verdict,
+    pct,
+)
 from assay.report import _text as tx
 
 CASES_IN_FULL = 12
@@ -147,17 +156,69 @@ def listed_cases(result: AnalysisResult, *, all_cases: bool = False) -> CaseList
     return CaseListing(listed, len(ordered) - len(listed), rest, False)
 
 
+def decision_headline(result: AnalysisResult) -> str | None:
+    """``PASS — decided by the suite comparison against the baseline (support); ...``.
+
+    The answer to the question asked, first in every report, when a suite comparison with a
+    baseline decides the exit code (docs/cli.md); None when every case's verdict does (the
+    reports then lead as they always have).
+    """
+    decision = result.decision
+    if decision.rule != SUITE_RULE:
+        return None
+    return f"{decision.verdict.value} — decided by {decision.decided_by}"
+
+
+def decision_notes(decision: Decision) -> list[str]:
+    """What the decision leaves out and what per-case tests can detect, one line each."""
+    return [line for line in (decision.not_counted, decision.case_tests) if line]
+
+
+def threshold_counts(result: AnalysisResult) -> bool:
+    """Whether the per-case threshold verdicts count in the exit code."""
+    return any(c.kind in ("case", "case threshold") for c in result.decision.counted)
+
+
+def threshold_label(suite: SuiteResult) -> str:
+    """``suite support against the threshold 80.0%``, and ``(reported, not counted)``.
+
+    The mark is added when a suite comparison decides and no suite threshold was asked for.
+    """
+    label = f"suite {suite_name(suite)} against the threshold {pct(suite.threshold)}"
+    if suite.comparison is not None and not suite.counts:
+        label += " (reported, not counted)"
+    return label
+
+
+def _difference(suite: SuiteResult) -> str:
+    comparison = suite.comparison
+    if comparison is None or comparison.difference is None:
+        return ""
+    text = f", mean difference {100 * comparison.difference:+.1f} points".replace("-", "−")
+    if comparison.interval is not None:
+        low, high = (100 * comparison.interval.low, 100 * comparison.interval.high)
+        text += f" [{low:+.1f}, {high:+.1f}]".replace("-", "−")
+    return text + f" over {comparison.paired_cases} paired cases"
+
+
 def summary_lines(suites: Sequence[SuiteResult]) -> list[str]:
-    """One line per suite for a summary: verdict, mean rate and interval, and the comparison."""
+    """One line per suite for a summary: the comparison first, then the threshold verdict."""
     out = []
     for suite in suites:
         interval = suite.interval
         shown = f" [{pct(interval.low)}, {pct(interval.high)}]" if interval else ""
-        line = (
+        if suite.comparison is not None:
+            out.append(
+                f"suite {suite_name(suite)} against the baseline: "
+                f"{suite.comparison.verdict.value}{_difference(suite)}"
+            )
+            out.append(
+                f"{threshold_label(suite)}: {suite.verdict.value}, {pct(suite.pass_rate)}{shown}"
+                f" over {suite.cases} cases"
+            )
+            continue
+        out.append(
             f"suite {suite_name(suite)}: {suite.verdict.value}, {pct(suite.pass_rate)}{shown} "
             f"over {suite.cases} cases"
         )
-        if suite.comparison is not None:
-            line += f"; against the baseline {suite.comparison.verdict.value}"
-        out.append(line)
     return out

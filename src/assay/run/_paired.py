@@ -23,7 +23,7 @@ from typing import Any
 
 from assay import conventions as c
 from assay.errors import ConfigError, InputError
-from assay.judge import Verdict
+from assay.judge import SUITE_RULE, Verdict, exit_code
 from assay.run._agents import Agent
 from assay.run._budget import Spending
 from assay.run._options import RunOptions, test_judgement, test_plan
@@ -212,26 +212,19 @@ class PairedRunResult:
         elif s.decision is PairedDecision.BEYOND_MARGIN:
             what = f"beyond the margin: the interval lies below -{_pt(margin or 0, signed=False)}"
         else:
-            asked = (
-                f"0 or -{_pt(margin, signed=False)}"
-                if margin is not None
-                else f"0 and -{_pt(delta, signed=False)}"
-            )
             stop = self.stop_reason or "the suite ran out of cases"
-            what = f"undecided: the interval still spans {asked}; stopped: {stop}"
+            what = f"undecided: {_undecided(s.low, s.high, delta, margin)}; stopped: {stop}"
         return f"{what} ({mean}, {level}, {used}; {DESIGN})"
 
     def exit_code(self, inconclusive_ok: bool = False) -> int:
         """0 PASS, 1 FAIL, 3 INCONCLUSIVE (0 if ``inconclusive_ok``).
 
-        A version that answered none of its trials exits 3 even with ``inconclusive_ok``: the
-        run broke, it did not merely lack trials (docs/cli.md).
+        The suite comparison decides, as in ``assay compare`` (:func:`assay.judge.exit_code`,
+        docs/cli.md). A version that answered none of its trials exits 3 even with
+        ``inconclusive_ok``: the run broke, it did not merely lack trials.
         """
-        if self.verdict is Verdict.FAIL:
-            return 1
-        if self.verdict is Verdict.INCONCLUSIVE and (not inconclusive_ok or self.silent):
-            return 3
-        return 0
+        allowed = inconclusive_ok and self.silent is None
+        return exit_code((self.verdict,), inconclusive_ok=allowed)
 
     def to_json(self) -> dict[str, Any]:
         """The comparison as the JSON document ``assay run --format json`` writes."""
@@ -257,6 +250,8 @@ class PairedRunResult:
             "margin": self.options.margin,
             "decision": s.decision.value,
             "verdict": self.verdict.value,
+            "rule": SUITE_RULE,
+            "decided_by": "the adaptive paired comparison of the suite against the baseline",
             "reason": self.reason,
             "trials": len(self.trials),
             "elapsed_s": self.elapsed_s,
@@ -281,6 +276,25 @@ class PairedRunResult:
                 {"case": c.case, "current": c.current, "baseline": c.baseline} for c in self.cases
             ],
         }
+
+
+def _undecided(low: float, high: float, delta: float, margin: float | None) -> str:
+    """Where an undecided interval lies, said as it is (never a bound it does not span).
+
+    Without a margin an interval is undecided only when it holds both 0 and -delta. With one,
+    only -margin decides; the interval may lie wholly below 0 (a drop shown, its size against
+    the margin not) or above it.
+    """
+    if margin is None:
+        return f"the interval still spans 0 and -{_pt(delta, signed=False)}"
+    bound = f"-{_pt(margin, signed=False)}"
+    if high < 0:
+        where = "it lies below 0 (a drop is shown; whether it is within the margin is not)"
+    elif low > 0:
+        where = "it lies above 0"
+    else:
+        where = "it spans 0 too"
+    return f"the interval still spans the margin {bound}: {where}"
 
 
 def _pt(value: float, *, signed: bool = True) -> str:

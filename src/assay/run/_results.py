@@ -88,5 +88,5 @@ class RunResult:
         return tuple(sorted(self.result.tests, key=lambda t: order.get(t.test_id, len(order))))
 
     def exit_code(self, inconclusive_ok: bool = False) -> int:
-        """0 all passed, 1 any FAIL, 3 any INCONCLUSIVE and no FAIL (0 if ``inconclusive_ok``)."""
+        """0 PASS, 1 FAIL, 3 INCONCLUSIVE (0 if ``inconclusive_ok``): the rule of docs/cli.md."""
         return self.result.exit_code(inconclusive_ok)
