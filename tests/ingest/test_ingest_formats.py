@@ -273,7 +273,7 @@ def test_tempo_with_instrumentation_library_spans(tmp_path: Path) -> None:
         ),
         ([{"traceId": "1", "id": "2", "name": "x"}], "[0].timestamp is missing"),
         (
-            [{"traceId": "1", "id": "2", "timestamp": 1, "tags": ["a"]}],
+            [{"traceId": "1", "id": "2", "timestamp": 1_750_000_000_000_000, "tags": ["a"]}],
             "[0].tags is not a JSON object",
         ),
         ({"something": "else"}, "not an OTLP/JSON request nor another trace format"),

@@ -84,7 +84,9 @@ def test_copies_saying_the_same_outcome_keep_the_latest_end(tmp_path: Path, firs
     lines = [early, late] if first == "early" else [late, early]
     trials, report = _analysed(tmp_path, first, lines)
     assert trials.table["duration_s"].to_list() == [9e-6]
-    (conflict,) = [f for f in report["data_quality"]["findings"] if f["kind"] == "conflicting_spans"]
+    (conflict,) = [
+        f for f in report["data_quality"]["findings"] if f["kind"] == "conflicting_spans"
+    ]
     assert conflict["examples"] == [
         f"span {1:016x} of trace {1:032x}: copies say pass, counted as pass"
     ]

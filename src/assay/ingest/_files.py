@@ -29,6 +29,7 @@ from typing import Any
 import pyarrow as pa
 
 from assay.errors import ConfigError, InputError
+from assay.ingest._build import lone_surrogate, may_hold_surrogate
 from assay.ingest._formats import (
     LANGFUSE,
     OTLP,
@@ -207,8 +208,16 @@ def _json_document(text: bytes, join: LangfuseJoin) -> tuple[SourceFormat, Decod
     """
     try:
         document = json.loads(text)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+    except RecursionError:
+        raise InputError(
+            "not valid JSON (nested deeper than the JSON decoder reads, about 1,000 levels)"
+        ) from None
+    except (ValueError, UnicodeDecodeError) as exc:
         raise InputError(f"not valid JSON ({exc})") from exc
+    if may_hold_surrogate(text):
+        where = lone_surrogate(document)
+        if where is not None:
+            raise InputError(f"{where} holds a lone UTF-16 surrogate (\\ud800…), which is not text")
     return decode_document(document, join)
 
 
@@ -336,6 +345,10 @@ def _langfuse_csv(
                     batch = []
         except csv.Error as exc:
             raise InputError(f"{p}:{reader.line_num}: not valid CSV ({exc})") from exc
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                f"{p}: after line {reader.line_num}: not UTF-8 text ({exc.reason})"
+            ) from exc
         if batch:
             yield _csv_batch(p, batch, first, join)
     finally:
@@ -558,7 +571,7 @@ def _holds_langfuse_traces(path: Path, limits: ImportLimits) -> bool:
     if text[:1] == b"{":
         try:
             first, _ = json.JSONDecoder().raw_decode(text.decode("utf-8", "replace"))
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than it reads
             return False
         return langfuse_kind(first) == "trace"
     return langfuse_kind(dict.fromkeys(_header(head), "")) == "trace"

@@ -16,10 +16,9 @@ beside it that names it, and refused when there is none.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from assay.errors import InputError
-from assay.ingest._build import FORMAT_ATTRIBUTE, bytes_id, key_value
+from assay.ingest._build import FORMAT_ATTRIBUTE, bytes_id, checked_time, json_value, key_value
 
 __all__ = ["PARQUET_MAGIC", "phoenix_requests"]
 
@@ -40,6 +39,7 @@ _SPAN = "context.span_id"
 _KIND = "openinference.span.kind"
 _STATUS = {"OK": Status.STATUS_CODE_OK, "ERROR": Status.STATUS_CODE_ERROR}
 _EVALUATION = "gen_ai.evaluation.result"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _BATCH_ROWS = 1024
 """Rows decoded at once; together they must fit the message limit."""
 
@@ -48,7 +48,7 @@ def _arize(schema: pa.Schema) -> dict[str, Any]:
     """The ``arize`` schema metadata Phoenix writes (empty when absent or not JSON)."""
     raw = (schema.metadata or {}).get(b"arize")
     try:
-        value = json.loads(raw) if raw else {}
+        value = json_value(raw.decode("utf-8", "replace")) if raw else {}
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
@@ -105,15 +105,26 @@ def _evaluations(dataset: Path, metadata: dict[str, Any]) -> dict[bytes, list[li
 
 
 def _nanos(value: Any, where: str) -> int:
+    """Nanoseconds of a Parquet timestamp, an ISO 8601 text or an integer of nanoseconds.
+
+    A timestamp without a zone is UTC, as Phoenix writes them: never the zone of the machine
+    that imports it.
+    """
     if isinstance(value, datetime):
-        return int(value.timestamp()) * 1_000_000_000 + value.microsecond * 1000
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        seconds = (moment - _EPOCH) // timedelta(seconds=1)
+        return checked_time(
+            seconds * 1_000_000_000 + moment.microsecond * 1000, str(value), where, "a timestamp"
+        )
     if isinstance(value, str):
         try:
-            return _nanos(datetime.fromisoformat(value.replace("Z", "+00:00")), where)
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             pass
+        else:
+            return _nanos(moment, where)
     if isinstance(value, int) and not isinstance(value, bool):
-        return value
+        return checked_time(value, value, where, "nanoseconds since 1970")
     raise InputError(f"{where} {value!r} is not a time")
 
 
@@ -170,7 +181,7 @@ def _span(row: dict[str, Any], where: str, evaluations: dict[bytes, list[list[An
         attributes = event.get("attributes") or {}
         if isinstance(attributes, str):  # some versions keep them as JSON text
             try:
-                attributes = json.loads(attributes)
+                attributes = json_value(attributes)
             except ValueError:
                 attributes = {"message": attributes}
         if isinstance(attributes, dict):
