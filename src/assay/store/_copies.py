@@ -100,7 +100,9 @@ def conflicting_copies(scan: pl.LazyFrame, repeated: pl.DataFrame) -> Finding | 
     names = [f"_rule{i}" for i in range(len(rule))]
     differing = (
         scan.join(repeated.lazy().select(_IDS), on=_IDS, how="semi")
-        .select(*_IDS, _said().alias("_said"), *(r.alias(n) for r, n in zip(rule, names)))
+        .select(
+            *_IDS, _said().alias("_said"), *(r.alias(n) for r, n in zip(rule, names, strict=True))
+        )
         .group_by(_IDS)
         .agg(
             pl.col(names[-1]).n_unique().alias("_versions"),
