@@ -264,3 +264,121 @@ def test_a_surrogate_pair_is_text_and_imports(tmp_path: Path) -> None:
     assert code == 0, stderr
     names = pl.read_parquet(tmp_path / "out", hive_partitioning=False)["name"].to_list()
     assert names == ["\U0001f600"]
+
+
+# -- memory: each reader bounded by the limits, whatever the encoding ------------------------
+
+_PEAK = """
+import sys
+from pathlib import Path
+from assay.ingest import ImportLimits, import_files
+
+def hwm() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise SystemExit("no VmHWM")
+
+limits = ImportLimits(max_message_bytes=int(sys.argv[3]))
+import_files([sys.argv[2]], sys.argv[4] + "-warm", limits=limits)  # every module loaded
+Path("/proc/self/clear_refs").write_text("5")  # the peak from here on
+base = hwm()
+result = import_files([sys.argv[1]], sys.argv[4], limits=limits)
+print(result.spans, hwm() - base)
+"""
+MB = 1 << 20
+
+
+def _peak(tmp_path: Path, source: Path, small: Path, limit: int) -> tuple[int, int]:
+    """Spans imported from ``source`` and how far the importing process's peak RSS grew."""
+    if not Path("/proc/self/clear_refs").exists():
+        pytest.skip("needs Linux /proc/self/clear_refs to reset the peak RSS")
+    result = subprocess.run(
+        [sys.executable, "-c", _PEAK, str(source), str(small), str(limit), str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    spans, grown = map(int, result.stdout.split())
+    return spans, grown
+
+
+def _otlp_line(i: int) -> str:
+    span = {
+        "traceId": f"{i + 1:032x}",
+        "spanId": f"{i + 1:016x}",
+        "name": "s",
+        "startTimeUnixNano": str(STARTED * 1000),
+        "endTimeUnixNano": str(STARTED * 1000 + 1000),
+        "attributes": [{"key": "assay.test.id", "value": {"stringValue": "t"}}],
+    }
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}) + "\n"
+
+
+@pytest.mark.slow
+def test_one_span_json_lines_cost_their_bytes_not_a_table_each(tmp_path: Path) -> None:
+    """4,000 one-span lines (1.2 MB) once grew the peak by about 350 MB (80 KB a line)."""
+    source = _write(tmp_path, "lines.jsonl", "".join(_otlp_line(i) for i in range(4000)))
+    small = _write(tmp_path, "small.jsonl", "".join(_otlp_line(i) for i in range(300)))
+    spans, grown = _peak(tmp_path, source, small, 64 * MB)
+    assert spans == 4000
+    assert grown < 60 * MB, grown
+
+
+@pytest.mark.slow
+def test_a_gzip_langfuse_csv_is_decoded_within_the_message_limit(tmp_path: Path) -> None:
+    """Rows of fields each under the limit: 1,000 at a time, 0.9 MB of gzip once took 3.7 GB."""
+    import csv
+    import gzip
+
+    def rows(count: int) -> bytes:
+        text = io.StringIO()
+        writer = csv.writer(text)
+        writer.writerow(["id", "trace_id", "type", "start_time", "name", "input", "output"])
+        big = "a" * 300_000
+        for i in range(count):
+            writer.writerow([f"o{i}", f"t{i}", "SPAN", "2025-06-15 10:00:00", "n", big, big])
+        return gzip.compress(text.getvalue().encode(), 9)
+
+    source, small = tmp_path / "lf.csv.gz", tmp_path / "small.csv.gz"
+    source.write_bytes(rows(300))  # 180 MB decoded
+    small.write_bytes(rows(3))
+    spans, grown = _peak(tmp_path, source, small, 1 * MB)
+    assert spans == 300
+    assert grown < 100 * MB, grown
+
+
+@pytest.mark.slow
+def test_a_phoenix_dictionary_counts_each_use_of_its_value(tmp_path: Path) -> None:
+    """A 1 MB dictionary value on 300 rows is 300 MB decoded, not the 1 MB ``nbytes`` says."""
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def dataset(folder: Path, rows: int) -> Path:
+        folder.mkdir()
+        start = dt.datetime(2025, 6, 15, tzinfo=dt.UTC)
+        value = pa.array(["x" * MB])
+        table = pa.table(
+            {
+                "context.trace_id": [f"{i + 1:032x}" for i in range(rows)],
+                "context.span_id": [f"{i + 1:016x}" for i in range(rows)],
+                "name": ["agent"] * rows,
+                "start_time": pa.array([start] * rows, pa.timestamp("ns", tz="UTC")),
+                "end_time": pa.array([start] * rows, pa.timestamp("ns", tz="UTC")),
+                "attributes.input.value": pa.DictionaryArray.from_arrays(
+                    pa.array([0] * rows, pa.int32()), value
+                ),
+            }
+        )
+        path = folder / "trace_dataset-00000000-0000-0000-0000-000000000000.parquet"
+        pq.write_table(table, path)
+        return path
+
+    source, small = dataset(tmp_path / "big", 300), dataset(tmp_path / "small", 3)
+    assert source.stat().st_size < MB  # the value is stored once
+    spans, grown = _peak(tmp_path, source, small, 4 * MB)
+    assert spans == 300
+    assert grown < 100 * MB, grown
