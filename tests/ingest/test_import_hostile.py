@@ -382,3 +382,37 @@ def test_a_phoenix_dictionary_counts_each_use_of_its_value(tmp_path: Path) -> No
     spans, grown = _peak(tmp_path, source, small, 4 * MB)
     assert spans == 300
     assert grown < 100 * MB, grown
+
+
+# -- SIGTERM -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
+def test_a_signal_during_an_import_leaves_nothing_and_says_so(
+    tmp_path: Path, signal_name: str
+) -> None:
+    """A real ``assay import`` process, signalled once its staging folder exists."""
+    import signal
+    import time
+
+    source = _write(tmp_path, "lines.jsonl", "".join(_otlp_line(i) for i in range(20_000)))
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "assay", "import", str(source), "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not list(out.glob("_import-*")) and process.poll() is None:
+        assert time.monotonic() < deadline, "no staging folder appeared"
+        time.sleep(0.01)
+    assert process.poll() is None, "the import ended before it could be signalled"
+    process.send_signal(getattr(signal, signal_name))
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1] == (
+        f"assay: import interrupted ({signal_name}): nothing was imported, {out} is as it was"
+    )
+    assert "Traceback" not in stderr
+    assert list(out.rglob("*")) == []  # no staging folder, no file

@@ -38,6 +38,7 @@ from assay.ingest._formats import (
     decode_document,
     whole,
 )
+from assay.ingest._interrupt import Interruptible
 from assay.ingest._langfuse import LangfuseJoin, langfuse_kind
 from assay.ingest._otlp import (
     DecodedSpans,
@@ -540,9 +541,23 @@ def import_files(
         raise InputError("no input files given")
     root = Path(out)
     staging = root / f"_import-{uuid.uuid4().hex[:12]}"
+    limits = limits or ImportLimits()
+    interruptible = Interruptible()
+    with interruptible:
+        return _import(files, root, staging, limits, partition_by, buckets, interruptible)
+
+
+def _import(
+    files: list[Path],
+    root: Path,
+    staging: Path,
+    limits: ImportLimits,
+    partition_by: Sequence[str],
+    buckets: int | None,
+    interruptible: Interruptible,
+) -> ImportResult:
     spans = rejected = 0
     formats: dict[SourceFormat, int] = {}
-    limits = limits or ImportLimits()
     join = LangfuseJoin(limits.max_message_bytes)
     # Langfuse's legacy trace rows first: their fields go onto the observations read after.
     files.sort(key=lambda f: not _holds_langfuse_traces(f, limits))
@@ -561,13 +576,15 @@ def import_files(
             formats[source] = formats.get(source, 0) + decoded.table.num_rows
         gathered.flush()
         staged = writer.flush()
-        written = _publish(staging, root, staged)
+        with interruptible.held(then_raise=False):  # a few renames: never left half done
+            written = _publish(staging, root, staged)
     except OSError as exc:
         raise InputError(
             f"{root}: cannot write ({exc.strerror or exc}); nothing was imported"
         ) from exc
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        with interruptible.held():
+            shutil.rmtree(staging, ignore_errors=True)
     notes: tuple[str, ...] = ()
     if join.unmatched:
         notes = (
