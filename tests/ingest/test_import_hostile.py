@@ -416,3 +416,36 @@ def test_a_signal_during_an_import_leaves_nothing_and_says_so(
     )
     assert "Traceback" not in stderr
     assert list(out.rglob("*")) == []  # no staging folder, no file
+
+
+# -- which format, which encoding ------------------------------------------------------------
+
+
+def test_a_document_matching_two_formats_is_refused_naming_both(tmp_path: Path) -> None:
+    """``resourceSpans`` and Jaeger's ``data`` in one document was read as OTLP: 0 spans."""
+    jaeger = _jaeger(STARTED)
+    document = {"resourceSpans": [], **jaeger}
+    line = _refused(tmp_path, _write(tmp_path, "both.json", json.dumps(document)))
+    assert "matches 2 formats (OTLP/JSON traces, Jaeger JSON)" in line
+
+
+@pytest.mark.parametrize("name", ["jaeger.json", "zipkin.json", "otlp.jsonl"])
+def test_utf8_with_a_byte_order_mark_is_read(tmp_path: Path, name: str) -> None:
+    source = tmp_path / name
+    source.write_bytes(b"\xef\xbb\xbf" + (FIXTURES / name).read_bytes())
+    code, stderr = _cli("import", str(source), "--out", str(tmp_path / "bom"))
+    assert code == 0, stderr
+    code, stderr = _cli("import", str(FIXTURES / name), "--out", str(tmp_path / "plain"))
+    assert code == 0, stderr
+    bom = pl.read_parquet(tmp_path / "bom", hive_partitioning=False).sort("span_id")
+    plain = pl.read_parquet(tmp_path / "plain", hive_partitioning=False).sort("span_id")
+    assert bom.drop("resource_attributes").equals(plain.drop("resource_attributes"))
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_utf16_is_refused_by_name(tmp_path: Path, encoding: str) -> None:
+    """With or without its byte-order mark: once "not an OTLP protobuf" (corrupt)."""
+    source = tmp_path / "trace.json"
+    source.write_bytes((FIXTURES / "jaeger.json").read_text().encode(encoding))
+    line = _refused(tmp_path, source)
+    assert "UTF-16 text; assay reads UTF-8" in line

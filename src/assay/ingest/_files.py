@@ -282,6 +282,7 @@ def read_trace_file(
     with _Stream(p, limits) as stream:
         head = stream.read_exactly(limit + 1)
         small = len(head) <= limit  # the whole file is in ``head``
+        head = _utf8(p, head)
         if head.lstrip()[:1] in (b"{", b"[", b""):
             yield from _json_lines(p, stream, head, small, limit, join)
         elif _is_langfuse_csv(head):
@@ -290,6 +291,34 @@ def read_trace_file(
             yield from ((OTLP, d) for d in _protobuf_file(p, head))
         else:
             yield from ((OTLP, d) for d in _protobuf_frames(p, stream, head, limit))
+
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _utf8(path: Path, head: bytes) -> bytes:
+    """``head`` without a UTF-8 byte-order mark (Windows tools write one).
+
+    Raises:
+        InputError: UTF-16 text (told by a NUL beside each of its first ASCII characters,
+            after its byte-order mark if any): named, where it was once called corrupt
+            protobuf.
+    """
+    if head.startswith(_UTF8_BOM):
+        return head[len(_UTF8_BOM) :]
+    start = head[2:66] if head.startswith(_UTF16_BOMS) else head[:64]
+    utf16 = (
+        len(start) >= 4
+        and (start[1::2].count(0) == len(start[1::2]) or start[0::2].count(0) == len(start[0::2]))
+        and any(32 < b < 127 for b in start)
+    )
+    if utf16:
+        raise InputError(
+            f"{path}: UTF-16 text; assay reads UTF-8 (convert it first, e.g. "
+            "iconv -f UTF-16 -t UTF-8)"
+        )
+    return head
 
 
 def _magic(path: Path) -> bytes:
@@ -648,7 +677,7 @@ def _holds_langfuse_traces(path: Path, limits: ImportLimits) -> bool:
         return False
     with _Stream(path, limits) as stream:
         head = stream.read_exactly(1 << 16)
-    text = head.lstrip()
+    text = head.removeprefix(_UTF8_BOM).lstrip()
     if text[:1] == b"[":
         text = text[1:].lstrip()
     if text[:1] == b"{":
