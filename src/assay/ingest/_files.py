@@ -60,10 +60,10 @@ MAX_DECOMPRESSED_BYTES = 1024 * _MB
 #: ``--max-decompressed-mb`` (a newline-free stream stops here).
 MAX_MESSAGE_BYTES = 64 * _MB
 #: Small decoded batches are gathered, up to this many tables or rows, before the writer.
-GATHER_TABLES = 256
+GATHER_TABLES = 64
 GATHER_ROWS = 16_384
 #: Most bytes of spans an import holds before writing them (less when --max-message-mb is less).
-ROW_GROUP_BYTES = 64 * _MB
+ROW_GROUP_BYTES = 16 * _MB
 #: Rows of a Langfuse CSV decoded at once (and together at most ``--max-message-mb``).
 CSV_BATCH_ROWS = 1000
 
