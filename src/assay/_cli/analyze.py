@@ -12,6 +12,15 @@ from assay._cli._emit import Settings, emit, parse_formats
 from assay._cli._progress import described, working
 from assay.choices import DEFAULT_REGRESSION_TEST, OutputFormat
 
+ExportOtlp = Annotated[
+    str | None,
+    typer.Option(
+        envvar="ASSAY_EXPORT_OTLP",
+        help="Also send the verdicts to this OTLP/HTTP endpoint, e.g. http://127.0.0.1:4318: "
+        "a span per test and suite with a gen_ai.evaluation.result event, and the pass rates "
+        "and interval bounds as gauges (docs/reports.md).",
+    ),
+]
 TraceUrl = Annotated[
     str | None,
     typer.Option(
@@ -59,6 +68,7 @@ def analyze(
     suite_threshold: o.SuiteThreshold = None,
     suite_ci: o.SuiteCIOpt = o.SuiteCI.T,
     margin: o.Margin = None,
+    allow_missing_cases: o.AllowMissingCases = False,
     all_cases: o.AllCases = False,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
@@ -71,6 +81,9 @@ def analyze(
         typer.Option(help="Spark master URL for --engine spark, e.g. local[4], spark://h:7077."),
     ] = None,
     trace_url: TraceUrl = None,
+    export_otlp: ExportOtlp = None,
+    labels: o.Labels = None,
+    min_agreement: o.MinAgreement = None,
 ) -> None:
     """Read a trace set and give every test a verdict (the CI entry point)."""
     from assay.api import analyze as run_analysis
@@ -100,6 +113,7 @@ def analyze(
         suite_threshold=suite_threshold,
         suite_ci=suite_ci,
         margin=margin,
+        allow_missing_cases=allow_missing_cases,
     )
     targets = parse_formats(format, output)
     with working(f"analysing {described(paths)}", quiet=quiet):
@@ -112,6 +126,8 @@ def analyze(
             run_id=run_id,
             engine=engine,
             spark_master=spark_master,
+            labels=labels,
+            min_agreement=min_agreement,
         )
     emit(
         analysis,
@@ -121,6 +137,7 @@ def analyze(
             inconclusive_ok=inconclusive_ok,
             all_cases=all_cases,
             trace_url=trace_url,
+            export_otlp=export_otlp,
         ),
     )
     raise SystemExit(analysis.exit_code(inconclusive_ok))
@@ -153,6 +170,7 @@ def compare(
     suite_threshold: o.SuiteThreshold = None,
     suite_ci: o.SuiteCIOpt = o.SuiteCI.T,
     margin: o.Margin = None,
+    allow_missing_cases: o.AllowMissingCases = False,
     all_cases: o.AllCases = False,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
@@ -164,6 +182,9 @@ def compare(
         typer.Option("--baseline-run-id", help="Only BASELINE's trials of this assay.run.id."),
     ] = None,
     trace_url: TraceUrl = None,
+    export_otlp: ExportOtlp = None,
+    labels: o.Labels = None,
+    min_agreement: o.MinAgreement = None,
 ) -> None:
     """Regression and behaviour verdicts: did CURRENT get worse than BASELINE, what changed?"""
     from assay.api import compare as run_compare
@@ -191,6 +212,7 @@ def compare(
         suite_threshold=suite_threshold,
         suite_ci=suite_ci,
         margin=margin,
+        allow_missing_cases=allow_missing_cases,
     )
     targets = parse_formats(format, output)
     with working(f"comparing {described(current)} with {described(baseline)}", quiet=quiet):
@@ -201,6 +223,8 @@ def compare(
             skip_bad_files=skip_bad_files,
             run_id=run_id,
             baseline_run_id=baseline_run_id,
+            labels=labels,
+            min_agreement=min_agreement,
         )
     emit(
         analysis,
@@ -210,6 +234,7 @@ def compare(
             inconclusive_ok=inconclusive_ok,
             all_cases=all_cases,
             trace_url=trace_url,
+            export_otlp=export_otlp,
         ),
     )
     raise SystemExit(analysis.exit_code(inconclusive_ok))
@@ -243,6 +268,8 @@ def report(
     skip_bad_files: o.SkipBadFiles = False,
     trace_url: TraceUrl = None,
     run_id: o.RunId = None,
+    labels: o.Labels = None,
+    min_agreement: o.MinAgreement = None,
 ) -> None:
     """Write the HTML report of a trace set (exit code as for analyze)."""
     from assay.api import analyze as run_analysis
@@ -271,6 +298,8 @@ def report(
             baseline_version=baseline_version,
             current_version=current_version,
             run_id=run_id,
+            labels=labels,
+            min_agreement=min_agreement,
         )
     emit(analysis, [o.FormatTarget(OutputFormat.HTML, output)], Settings(trace_url=trace_url))
     raise SystemExit(analysis.exit_code(inconclusive_ok))

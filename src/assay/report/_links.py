@@ -13,15 +13,20 @@ warning for a placeholder other than ``{trace_id}``, which stays in the links as
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from assay.errors import ConfigError
 
-__all__ = ["MAX_TEMPLATE_CHARS", "TRACE_ID_FIELD", "checked_template", "trace_link"]
+__all__ = ["MAX_TEMPLATE_CHARS", "TRACE_ID_FIELD", "TraceText", "checked_template", "trace_link"]
 
 MAX_TEMPLATE_CHARS = 2048
 """The longest template: the URL length browsers and servers commonly accept."""
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+
+TraceText = Callable[[str, str], str]
+"""How a report shows a trace id it names: ``(trace_id, text) -> shown``. Plain-text reports show
+the text; the Markdown report makes it a link when a template is given."""
 
 TRACE_ID_FIELD = "{trace_id}"
 """The field of a template that the trace id replaces."""
