@@ -273,7 +273,7 @@ def test_tempo_with_instrumentation_library_spans(tmp_path: Path) -> None:
         ),
         ([{"traceId": "1", "id": "2", "name": "x"}], "[0].timestamp is missing"),
         (
-            [{"traceId": "1", "id": "2", "timestamp": 1, "tags": ["a"]}],
+            [{"traceId": "1", "id": "2", "timestamp": 1_750_000_000_000_000, "tags": ["a"]}],
             "[0].tags is not a JSON object",
         ),
         ({"something": "else"}, "not an OTLP/JSON request nor another trace format"),
@@ -442,7 +442,8 @@ def test_a_parquet_file_that_is_not_phoenix_is_refused_naming_it(tmp_path: Path)
     assert code == 2 and f"{other}: a Parquet file that is neither" in stderr
 
 
-def test_phoenix_rows_over_the_message_limit_stop(tmp_path: Path) -> None:
+def test_phoenix_rows_are_decoded_in_parts_within_the_message_limit(tmp_path: Path) -> None:
+    """2,080 rows of a 2 KB input, 2 MB a batch of 1,024: decoded in parts under 1 MB each."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -452,10 +453,27 @@ def test_phoenix_rows_over_the_message_limit_stop(tmp_path: Path) -> None:
     table = table.append_column("attributes.input.value", pa.array(["x" * 2048] * len(table)))
     big = tmp_path / dataset.name
     pq.write_table(table.replace_schema_metadata({}), big)
+    code, stdout, stderr = _cli(
+        "import", str(big), "--out", str(tmp_path / "out"), "--max-message-mb", "1"
+    )
+    assert code == 0 and f"imported {len(table)} spans" in stdout, stderr
+
+
+def test_a_phoenix_row_over_the_message_limit_stops(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (dataset,) = (FIXTURES / "phoenix").glob("trace_dataset-*.parquet")
+    table = pq.read_table(dataset)
+    inputs = ["x" * 10] * len(table)
+    inputs[3] = "x" * (2 << 20)
+    table = table.append_column("attributes.input.value", pa.array(inputs))
+    big = tmp_path / dataset.name
+    pq.write_table(table.replace_schema_metadata({}), big)
     code, _, stderr = _cli(
         "import", str(big), "--out", str(tmp_path / "out"), "--max-message-mb", "1"
     )
-    assert code == 2 and "rows 0-1023 hold 2 MB, over the 1 MB limit" in stderr, stderr
+    assert code == 2 and "row 3 holds 2 MB once decoded, over the 1 MB limit" in stderr, stderr
 
 
 def test_langfuse_legacy_trace_rows_go_onto_the_root_observations(tmp_path: Path) -> None:

@@ -91,6 +91,54 @@ def test_the_html_report_links_every_trial(traces: Path, tmp_path: Path) -> None
         assert f'href="http://localhost:16686/trace/{trace_id}"' in page
 
 
+def _report(traces: Path, tmp_path: Path, template: str) -> tuple[int, str, str]:
+    """``assay analyze --format html`` with ``template``: exit code, the HTML, stderr."""
+    html = tmp_path / "report.html"
+    stderr = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(stderr):
+        code = run(
+            [
+                "analyze",
+                str(traces),
+                "--test-attribute",
+                "gen_ai.agent.name",
+                "--trace-url",
+                template,
+                "--format",
+                f"html:{html}",
+            ]
+        )
+    return code, html.read_text() if html.exists() else "", stderr.getvalue()
+
+
+def test_a_template_past_2048_characters_is_refused(traces: Path, tmp_path: Path) -> None:
+    """A 100 KB template once made a 103 MB HTML report (it is copied into every link)."""
+    code, html, stderr = _report(traces, tmp_path, JAEGER + "x" * 100_000)
+    assert code == 2 and html == ""
+    assert "--trace-url (or ASSAY_TRACE_URL) is 100,039 characters long" in stderr
+    assert stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "template", ["javascript:alert(1)//{trace_id}", "data:text/html,{trace_id}", "{trace_id}"]
+)
+def test_a_template_not_http_links_nothing_and_says_so(
+    traces: Path, tmp_path: Path, template: str
+) -> None:
+    code, html, stderr = _report(traces, tmp_path, template)
+    assert code in (0, 1, 3) and html, stderr
+    assert "/trace/" not in html  # no trial links anywhere
+    assert "not http or https: trials are shown without links" in stderr
+    assert "javascript:" not in html and "data:text" not in html
+
+
+def test_an_unknown_placeholder_is_warned_and_kept_as_written(traces: Path, tmp_path: Path) -> None:
+    template = "https://viewer/{project}/trace/{trace_id}"
+    code, html, stderr = _report(traces, tmp_path, template)
+    assert "--trace-url names {project}, which assay does not fill" in stderr
+    assert "https://viewer/{project}/trace/" in html
+
+
 def test_the_markdown_links_the_trace_of_each_failing_tool(traces: Path) -> None:
     args = ["analyze", str(traces), "--test-attribute", "gen_ai.agent.name"]
     _, summary = _cli(*args, "--format", "markdown", "--all-cases", "--trace-url", JAEGER)

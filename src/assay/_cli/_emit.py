@@ -202,8 +202,12 @@ def emit(analysis: Analysis, targets: list[FormatTarget], settings: Settings) ->
     """
     import os
 
+    from assay.report import checked_template
+
     if not settings.trace_url:
         settings = replace(settings, trace_url=os.environ.get("ASSAY_TRACE_URL") or None)
+    template, said = checked_template(settings.trace_url)
+    settings = replace(settings, trace_url=template, warnings=(*settings.warnings, *said))
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     for name, path in sorted(targets, key=lambda target: target.path is None):
         if name is OutputFormat.CONSOLE and path is None:

@@ -145,16 +145,24 @@ def import_(
 
     All or nothing: the output folder changes only once every input was read and written.
     """
-    from assay.ingest import ImportLimits, import_files
+    from assay.ingest import ImportInterrupted, ImportLimits, import_files
 
     mb = 1024 * 1024
-    with working(f"importing {described(paths)} into {out}"):
-        result = import_files(
-            paths,
-            out,
-            limits=ImportLimits(max_decompressed_mb * mb, max_message_mb * mb),
-            buckets=buckets,
+    try:
+        with working(f"importing {described(paths)} into {out}"):
+            result = import_files(
+                paths,
+                out,
+                limits=ImportLimits(max_decompressed_mb * mb, max_message_mb * mb),
+                buckets=buckets,
+            )
+    except ImportInterrupted as exc:
+        typer.echo(
+            f"assay: import interrupted ({exc.signal_name}): nothing was imported, {out} is as "
+            "it was",
+            err=True,
         )
+        raise SystemExit(130) from None
     rejected = f", {result.rejected} rejected (invalid IDs)" if result.rejected else ""
     typer.echo(
         f"imported {result.spans} spans from {result.files_read} file(s) into "

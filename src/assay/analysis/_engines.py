@@ -34,6 +34,7 @@ from assay.analysis._per_bucket import (
 from assay.analysis._trials import SpansMayRepeat, Trials, in_trials_order, read_trials
 from assay.analysis._waiting import Packed, Waiting
 from assay.errors import ConfigError
+from assay.quality import Finding
 from assay.store import (
     DUPLICATE_SPANS,
     Bucket,
@@ -281,7 +282,7 @@ def _bucket(
 
     A set not screened as a whole for repeated spans is screened here, bucket by bucket.
     """
-    found = None
+    found: tuple[Finding, ...] = ()
     scan = scan_bucket(bucket, whole)
     try:
         # A set not screened as a whole is screened here: first on the span ids the bucket's
@@ -307,7 +308,7 @@ def _bucket(
         # (tools_as_strings). The casts cost about 0.1 s per million trials, so a few buckets
         # are not compacted.
         table = table.with_columns(pl.col(tc.TOOL_SEQUENCE).cast(COMPACT_TOOLS))
-    quality = trials.data_quality.merged([found]) if found else trials.data_quality
+    quality = trials.data_quality.merged(found)
     return Trials(table, quality, trials.unnamed_calls)
 
 

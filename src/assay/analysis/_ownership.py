@@ -20,6 +20,7 @@ import polars as pl
 
 from assay.analysis import _columns as tc
 from assay.conventions import TEST_ID
+from assay.quality import Finding
 from assay.store import promoted_column
 
 _IS_TRIAL = pl.col(promoted_column(TEST_ID)).is_not_null()
@@ -150,23 +151,30 @@ def assign_trials(spans: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([owned, resolve_nested(nested)], how="vertical_relaxed")
 
 
-def resolve_topmost(spans: pl.DataFrame) -> pl.DataFrame:
+def resolve_topmost(spans: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
     """Add ``_trial_span_id``: the top-most ancestor-or-self carrying the test attribute.
 
     Pointer jumping over segments: each span holds the top-most carrier between itself and its
     current ancestor pointer (exclusive); joining segments end to end doubles them each round.
     A chain broken by a missing parent stops there, so its top-most visible carrier owns it.
     Spans with no carrier on their chain belong to no trial and are dropped.
+
+    Returns:
+        The spans that belong to a trial, with its span id; and the ids of the traces holding a
+        parent cycle (a span its own ancestor), whose spans are left out: in such a trace no
+        span is top-most, so any choice of trials would be a guess (:func:`cycle_finding`).
     """
     links = spans.select(
         "trace_id",
         "span_id",
         pl.when(_IS_TRIAL).then(pl.col("span_id")).alias("_top"),
         pl.col("parent_span_id").alias("_anc"),
+        pl.len().over("trace_id").alias("_size"),
     )
-    for _ in range(_MAX_ROUNDS):
-        if links["_anc"].null_count() == links.height:
-            break
+    reach = 1  # how many steps up every pointer still set points
+    # A chain in a trace of n spans has at most n - 1 steps: a pointer still set n or more
+    # steps up has gone round a cycle. So the rounds end after log2 of the largest trace.
+    while (links["_anc"].is_not_null() & (links["_size"] > reach)).any():
         ancestors = links.select(
             "trace_id",
             pl.col("span_id").alias("_anc"),
@@ -181,10 +189,31 @@ def resolve_topmost(spans: pl.DataFrame) -> pl.DataFrame:
             )
             .drop("_anc_top", "_anc_anc")
         )
-    owners = links.filter(pl.col("_top").is_not_null()).select(
-        "trace_id", "span_id", pl.col("_top").alias(tc.TRIAL_SPAN_ID)
+        reach *= 2
+    cyclic = links.filter(pl.col("_anc").is_not_null())["trace_id"].unique()
+    owners = links.filter(
+        pl.col("_top").is_not_null() & ~pl.col("trace_id").is_in(cyclic.implode())
+    ).select("trace_id", "span_id", pl.col("_top").alias(tc.TRIAL_SPAN_ID))
+    return spans.join(owners, on=["trace_id", "span_id"], how="inner"), cyclic
+
+
+PARENT_CYCLES = "parent_cycles"
+"""The kind of the finding about traces whose parent links go round in a cycle."""
+
+
+def cycle_finding(cyclic: pl.Series, test_attribute: str) -> Finding | None:
+    """The finding naming the traces :func:`resolve_topmost` left out for a parent cycle."""
+    if cyclic.len() == 0:
+        return None
+    ids = cyclic.cast(pl.String).sort()
+    return Finding(
+        PARENT_CYCLES,
+        f"{ids.len()} trace(s) are malformed: some span is its own ancestor (its parent links "
+        f"go round in a cycle), so no span carrying {test_attribute} is top-most; their spans "
+        "are not made into trials",
+        ids.len(),
+        tuple(ids.head(5).to_list()),
     )
-    return spans.join(owners, on=["trace_id", "span_id"], how="inner")
 
 
 def resolve_nested(spans: pl.DataFrame) -> pl.DataFrame:

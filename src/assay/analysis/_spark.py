@@ -25,7 +25,7 @@ from assay.analysis._per_bucket import TrialsFunction, bucket_trials
 from assay.analysis._trials import Trials
 from assay.errors import AssayError, ConfigError, SchemaError
 from assay.quality import DataQuality, Finding
-from assay.store import TraceSet, polars_schema
+from assay.store import TraceSet, one_copy_each, polars_schema
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -114,15 +114,16 @@ def _run_buckets(
 
     spark = spark_session(master)
     spans = spark.read.parquet(*trace_set.files)
-    if trace_set.deduplicate:
-        # Spans stored more than once are counted once, as the local engine counts them.
-        spans = spans.dropDuplicates(["trace_id", "span_id"])
-    count = int(spans.count())
+    # Spans stored more than once are counted once, as the local engine counts them: a span's
+    # copies share its trace's bucket, where the store's rule keeps one (not Spark's
+    # dropDuplicates, which keeps whichever copy a partition met first).
+    ids = spans.select("trace_id", "span_id")
+    count = int((ids.distinct() if trace_set.deduplicate else ids).count())
     buckets = max(spark.sparkContext.defaultParallelism, math.ceil(count / spans_per_bucket))
     # One shuffle partition per bucket: Spark's default of 200 is mostly empty tasks here.
     spark.conf.set("spark.sql.shuffle.partitions", str(buckets))
     keyed = spans.withColumn(_BUCKET, F.pmod(F.xxhash64("trace_id"), F.lit(buckets)))
-    run = _bucket_runner(build, test_attribute)
+    run = _bucket_runner(build, test_attribute, trace_set.deduplicate)
     return keyed.groupBy(_BUCKET).applyInArrow(run, _RESULT_SCHEMA).collect(), count
 
 
@@ -160,7 +161,7 @@ def _findings_from_json(text: str | None) -> DataQuality:
     )
 
 
-def _bucket_runner(build: TrialsFunction, test_attribute: str) -> Any:
+def _bucket_runner(build: TrialsFunction, test_attribute: str, deduplicate: bool) -> Any:
     """The function each executor runs on one bucket's Arrow table."""
 
     def run(key: tuple[Any, ...], table: pa.Table) -> pa.Table:
@@ -172,7 +173,8 @@ def _bucket_runner(build: TrialsFunction, test_attribute: str) -> Any:
         payload: bytes | None = None
         findings: str | None = None
         try:
-            trials = bucket_trials(spans.lazy(), build, test_attribute)
+            lazy = one_copy_each(spans.lazy()) if deduplicate else spans.lazy()
+            trials = bucket_trials(lazy, build, test_attribute)
         except AssayError as exc:
             error = str(exc)
         else:

@@ -15,7 +15,12 @@ from assay.analysis._calls import settle_calls
 from assay.analysis._evaluations import UnusedEvaluation, unused_evaluations
 from assay.analysis._events import explode_events
 from assay.analysis._outcomes import read_outcomes
-from assay.analysis._ownership import classify_traces, resolve_nested, resolve_topmost
+from assay.analysis._ownership import (
+    classify_traces,
+    cycle_finding,
+    resolve_nested,
+    resolve_topmost,
+)
 from assay.analysis._passwhen import PassRule, parse_pass_when, rule_outcomes
 from assay.analysis._tool_messages import with_exception_messages
 from assay.analysis._unclaimed import unclaimed_trials
@@ -217,9 +222,15 @@ def read_trials(
     # findings (spans inside a trial carrying it too).
     owners = [carriers.join(shapes.simple, on="trace_id", how="inner")] if mapped else []
     owner_spans: list[pl.DataFrame] = []
+    cycles = None
     if shapes.nested.len():
-        resolve = resolve_topmost if mapped else resolve_nested
-        nested = resolve(read.filter(pl.col("trace_id").is_in(shapes.nested.implode())).collect())
+        nested_spans = read.filter(pl.col("trace_id").is_in(shapes.nested.implode())).collect()
+        # With assay.test.id every span carrying it is a trial wherever it sits, so a parent
+        # cycle changes no count; a mapped attribute's trials are found by ancestry.
+        nested, cyclic = (
+            resolve_topmost(nested_spans) if mapped else (resolve_nested(nested_spans), None)
+        )
+        cycles = cycle_finding(cyclic, test_attribute) if cyclic is not None else None
         nested_work = settle_calls(with_work_columns(nested.lazy()), spans)
         aggregated = aggregate_work(nested_work, _KEYS, shape, orphans=False).collect()
         per_trial.append(list_models(nested_work, aggregated, _KEYS))
@@ -249,7 +260,7 @@ def read_trials(
     # the larger of the two steps, not their sum.
     del read, worked
     if shapes.nested.len():
-        del nested, nested_work
+        del nested, nested_work, nested_spans
     evented = _evented(no_trials, ids, reader, trace_key)
     if none_held:
         evented = evented.head(0)  # nothing to decode
@@ -280,7 +291,7 @@ def read_trials(
         rule=rule,
         min_score=min_score,
         unused=unused,
-    ).merged(unclaimed)
+    ).merged(unclaimed, [cycles] if cycles else [])
     table = _finish(table)
     return Trials(in_trials_order(table) if ordered else table, findings, unnamed, tuple(unused[0]))
 

@@ -20,6 +20,7 @@ from assay.ingest._files import (
     read_trace_file,
 )
 from assay.ingest._formats import FORMATS, SourceFormat, format_named
+from assay.ingest._interrupt import ImportInterrupted
 from assay.ingest._logs import (
     EVALUATION_EVENT,
     DecodedLogs,
@@ -42,6 +43,7 @@ __all__ = [
     "FORMAT_ATTRIBUTE",
     "DecodedLogs",
     "DecodedSpans",
+    "ImportInterrupted",
     "ImportLimits",
     "ImportResult",
     "SourceFormat",

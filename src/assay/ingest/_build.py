@@ -9,7 +9,9 @@ field of the wrong type is an :class:`~assay.errors.InputError` naming the field
 
 from __future__ import annotations
 
+import json
 import re
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
@@ -20,15 +22,20 @@ from assay.ingest._ids import base64_bytes
 
 __all__ = [
     "FORMAT_ATTRIBUTE",
+    "MAX_VALUE_DEPTH",
     "SCOPE_NAME_TAGS",
     "SCOPE_VERSION_TAGS",
     "any_value",
     "as_list",
     "as_object",
     "bytes_id",
+    "checked_time",
+    "json_value",
     "key_value",
+    "lone_surrogate",
     "micros",
     "span_kind",
+    "time_micros",
 ]
 
 SCOPE_NAME_TAGS = ("otel.scope.name", "otel.library.name")
@@ -41,10 +48,82 @@ FORMAT_ATTRIBUTE = "assay.import.format"
 
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 _MAX_MICROS = ((1 << 63) - 1) // 1000
+_MAX_NANOS = (1 << 63) - 1
+_EARLIEST = 946_684_800 * 1_000_000_000
+"""2000-01-01T00:00:00Z in nanoseconds: no span of an AI agent is older; a time before it is a
+time in another unit (milliseconds read as microseconds land in January 1970)."""
 
 
-def any_value(value: Any) -> AnyValue:
-    """The OTLP ``AnyValue`` of a JSON value (objects become kvlists, arrays arrays)."""
+MAX_VALUE_DEPTH = 32
+"""Most levels of arrays and objects in one attribute value. An ``AnyValue`` level is two
+protobuf messages, and protobuf reads at most 100 nested messages (a value nested 90 levels
+deep once stopped the import with protobuf's DecodeError traceback)."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+class _TooDeep(Exception):
+    """A value nested beyond :data:`MAX_VALUE_DEPTH` (named by :func:`key_value`)."""
+
+
+def lone_surrogate(document: Any) -> str | None:
+    r"""Where a decoded JSON document holds a lone UTF-16 surrogate, or None.
+
+    ``"\ud800"`` decodes to one, which is not text: no UTF-8 can hold it. Iterative, so a deep
+    document costs no recursion.
+    """
+    stack: list[tuple[Any, str]] = [(document, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                return path or "the document"
+        elif isinstance(value, dict):
+            for key, inner in value.items():
+                here = f"{path}.{key}" if path else str(key)
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    return f"a key in {path or 'the document'}"
+                stack.append((inner, here))
+        elif isinstance(value, list):
+            stack.extend((inner, f"{path}[{i}]") for i, inner in enumerate(value))
+    return None
+
+
+def may_hold_surrogate(text: str | bytes) -> bool:
+    r"""Whether JSON text escapes a UTF-16 surrogate (``\ud800``).
+
+    Only then can decoding it give a lone one, so only then is the decoded document walked
+    (:func:`lone_surrogate`).
+    """
+    if isinstance(text, bytes):
+        return _SURROGATE_ESCAPE.search(text.decode("latin-1")) is not None
+    return _SURROGATE_ESCAPE.search(text) is not None
+
+
+def json_value(text: str) -> Any:
+    """JSON text held in a field (metadata, an annotation, MLflow's attribute values), decoded.
+
+    Raises:
+        ValueError: Not JSON, nested beyond what the decoder reads, or holding a lone
+            surrogate: the caller keeps the text as it is.
+    """
+    try:
+        value = json.loads(text)
+    except RecursionError as exc:
+        raise ValueError("nested too deeply") from exc
+    if may_hold_surrogate(text) and lone_surrogate(value) is not None:
+        raise ValueError("a lone UTF-16 surrogate")
+    return value
+
+
+def any_value(value: Any, _depth: int = 0) -> AnyValue:
+    """The OTLP ``AnyValue`` of a JSON value (objects become kvlists, arrays arrays).
+
+    Raises:
+        InputError: Nested deeper than :data:`MAX_VALUE_DEPTH`, or holding a lone surrogate.
+    """
+    if _depth > MAX_VALUE_DEPTH:
+        raise _TooDeep
     out = AnyValue()
     if isinstance(value, bool):
         out.bool_value = value
@@ -60,16 +139,32 @@ def any_value(value: Any) -> AnyValue:
     elif isinstance(value, bytes):
         out.bytes_value = value
     elif isinstance(value, list):
-        out.array_value.values.extend(any_value(v) for v in value)
+        out.array_value.values.extend(any_value(v, _depth + 1) for v in value)
     elif isinstance(value, dict):
-        out.kvlist_value.values.extend(key_value(str(k), v) for k, v in value.items())
+        out.kvlist_value.values.extend(
+            KeyValue(key=str(k), value=any_value(v, _depth + 1)) for k, v in value.items()
+        )
     # None: an empty AnyValue, as OTLP has it
     return out
 
 
 def key_value(key: str, value: Any) -> KeyValue:
-    """An OTLP attribute."""
-    return KeyValue(key=key, value=any_value(value))
+    """An OTLP attribute.
+
+    Raises:
+        InputError: Its value is nested deeper than :data:`MAX_VALUE_DEPTH`, or it holds a lone
+            UTF-16 surrogate, which no UTF-8 can hold (both named by the key).
+    """
+    try:
+        return KeyValue(key=key, value=any_value(value))
+    except _TooDeep:
+        raise InputError(
+            f"attribute {key!r}: its value is nested deeper than {MAX_VALUE_DEPTH} levels"
+        ) from None
+    except UnicodeEncodeError:
+        raise InputError(
+            f"attribute {ascii(key)}: holds a lone UTF-16 surrogate, which is not text"
+        ) from None
 
 
 def as_object(value: Any, where: str) -> dict[str, Any]:
@@ -130,6 +225,52 @@ def micros(value: Any, where: str) -> int:
     if value > _MAX_MICROS:
         raise InputError(f"{where} {value} µs is beyond the int64 nanosecond range (2262-04-11)")
     return value * 1000
+
+
+def _moment(nanos: int) -> str:
+    """``nanos`` since the epoch as a UTC time, for a message (the number when out of range)."""
+    try:
+        when = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=nanos // 1000)
+    except OverflowError:
+        return f"{nanos} ns since 1970"
+    return when.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def checked_time(nanos: int, raw: Any, where: str, read_as: str) -> int:
+    """``nanos`` if it is a time a span can have: from 2000 to the table's end (2262-04-11).
+
+    Args:
+        nanos: The time read, in nanoseconds since the epoch.
+        raw: The value as the file gives it (named in the message).
+        where: The field, by its path.
+        read_as: How the value was read (``microseconds``, ``a time without a zone, as UTC``),
+            so that a time in another unit says which unit was assumed.
+
+    Raises:
+        InputError: Before 2000 (a time in another unit, or none), or beyond the int64
+            nanosecond range of the spans table.
+    """
+    if nanos < _EARLIEST:
+        raise InputError(
+            f"{where} {raw!r}, read as {read_as}, is {_moment(nanos)}: before 2000, so not a "
+            "time of a span (a time in another unit?)"
+        )
+    if nanos > _MAX_NANOS:
+        raise InputError(
+            f"{where} {raw!r}, read as {read_as}, is beyond the int64 nanosecond range of the "
+            "spans table (2262-04-11)"
+        )
+    return nanos
+
+
+def time_micros(value: Any, where: str) -> int:
+    """Nanoseconds of a time given in whole microseconds since the epoch (Jaeger, Zipkin).
+
+    Raises:
+        InputError: As :func:`micros`, or before 2000 (:func:`checked_time`: milliseconds read
+            as microseconds are January 1970).
+    """
+    return checked_time(micros(value, where), value, where, "microseconds")
 
 
 _KINDS = {

@@ -29,6 +29,7 @@ from typing import Any
 import pyarrow as pa
 
 from assay.errors import ConfigError, InputError
+from assay.ingest._build import lone_surrogate, may_hold_surrogate
 from assay.ingest._formats import (
     LANGFUSE,
     OTLP,
@@ -37,6 +38,7 @@ from assay.ingest._formats import (
     decode_document,
     whole,
 )
+from assay.ingest._interrupt import Interruptible
 from assay.ingest._langfuse import LangfuseJoin, langfuse_kind
 from assay.ingest._otlp import (
     DecodedSpans,
@@ -57,6 +59,13 @@ MAX_DECOMPRESSED_BYTES = 1024 * _MB
 #: Default bound on one JSON line or protobuf message: one export request, as the collector's
 #: ``--max-decompressed-mb`` (a newline-free stream stops here).
 MAX_MESSAGE_BYTES = 64 * _MB
+#: Small decoded batches are gathered, up to this many tables or rows, before the writer.
+GATHER_TABLES = 64
+GATHER_ROWS = 16_384
+#: Most bytes of spans an import holds before writing them (less when --max-message-mb is less).
+ROW_GROUP_BYTES = 16 * _MB
+#: Rows of a Langfuse CSV decoded at once (and together at most ``--max-message-mb``).
+CSV_BATCH_ROWS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,8 +216,16 @@ def _json_document(text: bytes, join: LangfuseJoin) -> tuple[SourceFormat, Decod
     """
     try:
         document = json.loads(text)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+    except RecursionError:
+        raise InputError(
+            "not valid JSON (nested deeper than the JSON decoder reads, about 1,000 levels)"
+        ) from None
+    except (ValueError, UnicodeDecodeError) as exc:
         raise InputError(f"not valid JSON ({exc})") from exc
+    if may_hold_surrogate(text):
+        where = lone_surrogate(document)
+        if where is not None:
+            raise InputError(f"{where} holds a lone UTF-16 surrogate (\\ud800…), which is not text")
     return decode_document(document, join)
 
 
@@ -265,6 +282,7 @@ def read_trace_file(
     with _Stream(p, limits) as stream:
         head = stream.read_exactly(limit + 1)
         small = len(head) <= limit  # the whole file is in ``head``
+        head = _utf8(p, head)
         if head.lstrip()[:1] in (b"{", b"[", b""):
             yield from _json_lines(p, stream, head, small, limit, join)
         elif _is_langfuse_csv(head):
@@ -273,6 +291,34 @@ def read_trace_file(
             yield from ((OTLP, d) for d in _protobuf_file(p, head))
         else:
             yield from ((OTLP, d) for d in _protobuf_frames(p, stream, head, limit))
+
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _utf8(path: Path, head: bytes) -> bytes:
+    """``head`` without a UTF-8 byte-order mark (Windows tools write one).
+
+    Raises:
+        InputError: UTF-16 text (told by a NUL beside each of its first ASCII characters,
+            after its byte-order mark if any): named, where it was once called corrupt
+            protobuf.
+    """
+    if head.startswith(_UTF8_BOM):
+        return head[len(_UTF8_BOM) :]
+    start = head[2:66] if head.startswith(_UTF16_BOMS) else head[:64]
+    utf16 = (
+        len(start) >= 4
+        and (start[1::2].count(0) == len(start[1::2]) or start[0::2].count(0) == len(start[0::2]))
+        and any(32 < b < 127 for b in start)
+    )
+    if utf16:
+        raise InputError(
+            f"{path}: UTF-16 text; assay reads UTF-8 (convert it first, e.g. "
+            "iconv -f UTF-16 -t UTF-8)"
+        )
+    return head
 
 
 def _magic(path: Path) -> bytes:
@@ -302,40 +348,57 @@ class _Reader(io.RawIOBase):
 
     def __init__(self, stream: _Stream, head: bytes) -> None:
         self._stream = stream
-        self._buffer = head
+        self._buffer = memoryview(head)
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, target: Any) -> int:
         if not self._buffer:
-            self._buffer = self._stream.read()
+            self._buffer = memoryview(self._stream.read())
         size = min(len(target), len(self._buffer))
         target[:size] = self._buffer[:size]
-        self._buffer = self._buffer[size:]
+        self._buffer = self._buffer[size:]  # a view: the rest is not copied for each read
         return size
 
 
 def _langfuse_csv(
     p: Path, stream: _Stream, head: bytes, limit: int, join: LangfuseJoin
 ) -> Iterator[tuple[SourceFormat, DecodedSpans]]:
-    """A Langfuse CSV export, a batch of rows at a time (a field holds at most ``limit``)."""
+    """A Langfuse CSV export, a batch of rows at a time.
+
+    A field holds at most ``limit`` characters, and so does a batch of rows (at most
+    :data:`CSV_BATCH_ROWS` of them): 1,000 rows of fields each under the limit once took 3.7 GB.
+    """
     text = io.TextIOWrapper(io.BufferedReader(_Reader(stream, head)), "utf-8-sig", newline="")
     old = csv.field_size_limit()
     csv.field_size_limit(limit)
     try:
         reader = csv.DictReader(text)
         batch: list[dict[str, Any]] = []
+        size = 0
         first = 2  # the header is line 1
+        end = 1  # the line the last row read ended on
         try:
             for row in reader:
+                row_size = sum(len(v) for v in row.values() if isinstance(v, str))
+                if batch and size + row_size > limit:
+                    yield _csv_batch(p, batch, first, join)
+                    first = end + 1
+                    batch, size = [], 0
+                end = reader.line_num
                 batch.append({k: (v if v != "" else None) for k, v in row.items()})
-                if len(batch) == 1000:
+                size += row_size
+                if len(batch) == CSV_BATCH_ROWS:
                     yield _csv_batch(p, batch, first, join)
                     first = reader.line_num + 1
-                    batch = []
+                    batch, size = [], 0
         except csv.Error as exc:
             raise InputError(f"{p}:{reader.line_num}: not valid CSV ({exc})") from exc
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                f"{p}: after line {reader.line_num}: not UTF-8 text ({exc.reason})"
+            ) from exc
         if batch:
             yield _csv_batch(p, batch, first, join)
     finally:
@@ -507,27 +570,50 @@ def import_files(
         raise InputError("no input files given")
     root = Path(out)
     staging = root / f"_import-{uuid.uuid4().hex[:12]}"
+    limits = limits or ImportLimits()
+    interruptible = Interruptible()
+    with interruptible:
+        return _import(files, root, staging, limits, partition_by, buckets, interruptible)
+
+
+def _import(
+    files: list[Path],
+    root: Path,
+    staging: Path,
+    limits: ImportLimits,
+    partition_by: Sequence[str],
+    buckets: int | None,
+    interruptible: Interruptible,
+) -> ImportResult:
     spans = rejected = 0
     formats: dict[SourceFormat, int] = {}
-    limits = limits or ImportLimits()
     join = LangfuseJoin(limits.max_message_bytes)
     # Langfuse's legacy trace rows first: their fields go onto the observations read after.
     files.sort(key=lambda f: not _holds_langfuse_traces(f, limits))
     try:
-        writer = SpanWriter(staging, partition_by=partition_by, buckets=buckets)
+        writer = SpanWriter(
+            staging,
+            partition_by=partition_by,
+            buckets=buckets,
+            row_group_bytes=min(limits.max_message_bytes, ROW_GROUP_BYTES),
+        )
+        gathered = _Gathered(writer, min(limits.max_message_bytes, ROW_GROUP_BYTES))
         for source, decoded in _all_batches(files, limits, join):
-            writer.write(decoded.table)
+            gathered.write(decoded.table)
             spans += decoded.table.num_rows
             rejected += decoded.rejected
             formats[source] = formats.get(source, 0) + decoded.table.num_rows
+        gathered.flush()
         staged = writer.flush()
-        written = _publish(staging, root, staged)
+        with interruptible.held(then_raise=False):  # a few renames: never left half done
+            written = _publish(staging, root, staged)
     except OSError as exc:
         raise InputError(
             f"{root}: cannot write ({exc.strerror or exc}); nothing was imported"
         ) from exc
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        with interruptible.held():
+            shutil.rmtree(staging, ignore_errors=True)
     notes: tuple[str, ...] = ()
     if join.unmatched:
         notes = (
@@ -535,6 +621,45 @@ def import_files(
             "observation in the input: not imported",
         )
     return ImportResult(len(files), spans, rejected, tuple(written), tuple(formats.items()), notes)
+
+
+class _Gathered:
+    """Small batches gathered into one table before they reach the writer.
+
+    A JSON line of one span decodes to a table of one row, and each such table costs about
+    90 KB of Arrow allocations (some 45 columns, each with its buffers): 8,000 of them, held
+    by the writer until its row group filled, took 793 MB. Gathered here by the
+    :data:`GATHER_TABLES` and copied into one contiguous table, they cost their bytes.
+    """
+
+    def __init__(self, writer: SpanWriter, max_bytes: int) -> None:
+        self._writer = writer
+        self._max_bytes = max_bytes
+        self._tables: list[pa.Table] = []
+        self._rows = 0
+        self._bytes = 0
+
+    def write(self, table: pa.Table) -> None:
+        """Hold ``table`` with the others; write them together once there are enough."""
+        self._tables.append(table)
+        self._rows += table.num_rows
+        self._bytes += table.nbytes
+        if (
+            len(self._tables) >= GATHER_TABLES
+            or self._rows >= GATHER_ROWS
+            or self._bytes >= self._max_bytes
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what is held, as one table."""
+        if len(self._tables) == 1:
+            self._writer.write(self._tables[0])
+        elif self._tables:
+            self._writer.write(pa.concat_tables(self._tables).combine_chunks())
+        self._tables = []
+        self._rows = 0
+        self._bytes = 0
 
 
 def _all_batches(
@@ -552,13 +677,13 @@ def _holds_langfuse_traces(path: Path, limits: ImportLimits) -> bool:
         return False
     with _Stream(path, limits) as stream:
         head = stream.read_exactly(1 << 16)
-    text = head.lstrip()
+    text = head.removeprefix(_UTF8_BOM).lstrip()
     if text[:1] == b"[":
         text = text[1:].lstrip()
     if text[:1] == b"{":
         try:
             first, _ = json.JSONDecoder().raw_decode(text.decode("utf-8", "replace"))
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than it reads
             return False
         return langfuse_kind(first) == "trace"
     return langfuse_kind(dict.fromkeys(_header(head), "")) == "trace"

@@ -123,6 +123,36 @@ def whole(decoded: DecodedSpans) -> DecodedSpans:
     return decoded
 
 
+_OTLP_KEYS = (
+    ("OTLP/JSON traces", ("resourceSpans", "resource_spans")),
+    ("OTLP/JSON logs", ("resourceLogs", "resource_logs")),
+    ("OTLP/JSON metrics", ("resourceMetrics", "resource_metrics")),
+)
+
+
+def _matching(document: Any) -> list[str]:
+    """Every format whose fields ``document`` has (more than one: it is none of them surely).
+
+    A document with both ``resourceSpans`` and Jaeger's ``data`` was once read as OTLP alone:
+    "imported 0 spans", exit 0.
+    """
+    found: list[str] = []
+    if isinstance(document, dict):
+        found += [name for name, keys in _OTLP_KEYS if any(k in document for k in keys)]
+        wrapped = otlp_wrapped(document)
+        if wrapped is not None:
+            found.append(TEMPO.label if wrapped[0] == TEMPO.key else JAEGER_V3.label)
+        if is_jaeger(document):
+            found.append(JAEGER.label)
+    if is_langfuse(document):
+        found.append(LANGFUSE.label)
+    if is_mlflow(document):
+        found.append(MLFLOW.label)
+    if is_zipkin(document):
+        found.append(ZIPKIN.label)
+    return found
+
+
 def decode_document(
     document: Any, join: LangfuseJoin | None = None, where: str = ""
 ) -> tuple[SourceFormat, DecodedSpans] | None:
@@ -136,6 +166,12 @@ def decode_document(
     Raises:
         InputError: None of these, or a field of the format is invalid (named).
     """
+    matched = _matching(document)
+    if len(matched) > 1:
+        raise InputError(
+            f"the document matches {len(matched)} formats ({', '.join(matched)}): assay cannot "
+            "tell which it is, so it reads neither"
+        )
     if isinstance(document, dict):
         if "resourceSpans" in document or "resource_spans" in document:
             return OTLP, whole(traces_to_table(parse_traces_json(document)))

@@ -35,6 +35,7 @@ from assay.ingest._build import (
     key_value,
     micros,
     span_kind,
+    time_micros,
 )
 
 __all__ = ["is_jaeger", "jaeger_to_request"]
@@ -120,7 +121,7 @@ def _span(raw: dict[str, Any], where: str, trace_id: bytes) -> tuple[Span, str |
     span.span_id = bytes_id(raw.get("spanID"), 8, f"{where}.spanID")
     name = raw.get("operationName", "")
     span.name = name if isinstance(name, str) else str(name)
-    start = micros(raw.get("startTime"), f"{where}.startTime")
+    start = time_micros(raw.get("startTime"), f"{where}.startTime")
     span.start_time_unix_nano = start
     span.end_time_unix_nano = start + micros(raw.get("duration", 0), f"{where}.duration")
     tags = _tags(raw.get("tags"), f"{where}.tags")
@@ -153,7 +154,7 @@ def _span(raw: dict[str, Any], where: str, trace_id: bytes) -> tuple[Span, str |
     for i, log in enumerate(as_list(raw.get("logs"), f"{where}.logs")):
         log = as_object(log, f"{where}.logs[{i}]")
         event = span.events.add()
-        event.time_unix_nano = micros(log.get("timestamp"), f"{where}.logs[{i}].timestamp")
+        event.time_unix_nano = time_micros(log.get("timestamp"), f"{where}.logs[{i}].timestamp")
         log_fields = _tags(log.get("fields"), f"{where}.logs[{i}].fields")
         named = dict(log_fields).get("event")
         event.name = str(named) if named is not None else ""

@@ -28,7 +28,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -37,7 +37,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from assay import conventions as c
 from assay.errors import InputError
-from assay.ingest._build import FORMAT_ATTRIBUTE, key_value
+from assay.ingest._build import FORMAT_ATTRIBUTE, checked_time, json_value, key_value
 
 __all__ = ["LangfuseJoin", "is_langfuse", "langfuse_kind", "langfuse_to_request"]
 
@@ -45,6 +45,7 @@ _HEX32 = re.compile(r"^[0-9a-fA-F]{32}$")
 _HEX16 = re.compile(r"^[0-9a-fA-F]{16}$")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _EVALUATION = "gen_ai.evaluation.result"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: Trace-level fields (enriched rows, legacy trace rows) → span attributes.
 _TRACE_FIELDS = {
     "trace_name": "langfuse.trace.name",
@@ -113,18 +114,20 @@ def _nanos(value: Any, where: str) -> int:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError as exc:
         raise InputError(f"{where} {value!r} is not a time (YYYY-MM-DD HH:MM:SS.ffffff)") from exc
+    read_as = "a time with its zone"
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)  # the export's times are UTC
-    seconds = int((moment - datetime(1970, 1, 1, tzinfo=UTC)).total_seconds() // 1)
-    return seconds * 1_000_000_000 + moment.microsecond * 1000
+        read_as = "a time without a zone, in UTC"
+    seconds = (moment - _EPOCH) // timedelta(seconds=1)
+    return checked_time(seconds * 1_000_000_000 + moment.microsecond * 1000, value, where, read_as)
 
 
 def _json(value: Any) -> Any:
     """A field CSV holds as JSON text (objects, arrays), decoded; other values as they are."""
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
-            return json.loads(value)
-        except ValueError:
+            return json_value(value)
+        except ValueError:  # not JSON, or none assay can hold: kept as the text it is
             return value
     return value
 

@@ -26,7 +26,8 @@ docs/integrations.md ("MLflow 3 traces") lists what is dropped and why.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+import math
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from google.protobuf import json_format
@@ -35,7 +36,14 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from assay import conventions as c
 from assay.errors import InputError
-from assay.ingest._build import as_list, as_object, bytes_id, key_value
+from assay.ingest._build import (
+    as_list,
+    as_object,
+    bytes_id,
+    checked_time,
+    json_value,
+    key_value,
+)
 from assay.ingest._tempo import wrapped_to_request
 
 __all__ = ["is_mlflow", "mlflow_to_request"]
@@ -46,6 +54,7 @@ _MODEL = "mlflow.llm.model"
 _OPERATION = "gen_ai.operation.name"
 _LLM_TYPES = frozenset({"LLM", "CHAT_MODEL"})
 _EVALUATION = "gen_ai.evaluation.result"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _is_trace(item: Any) -> bool:
@@ -69,7 +78,7 @@ def _scalar(text: Any) -> Any:
     if not isinstance(text, str):
         return text
     try:
-        value = json.loads(text)
+        value = json_value(text)
     except ValueError:
         return text
     return value if isinstance(value, str | int | float | bool) else text
@@ -77,7 +86,7 @@ def _scalar(text: Any) -> Any:
 
 def _usage(text: Any) -> dict[str, Any]:
     try:
-        usage = json.loads(text) if isinstance(text, str) else text
+        usage = json_value(text) if isinstance(text, str) else text
     except ValueError:
         return {}
     return usage if isinstance(usage, dict) else {}
@@ -137,9 +146,17 @@ def _otlp_span(raw: dict[str, Any], where: str) -> dict[str, Any]:
             {
                 "name": str(e.get("name", "")),
                 "timeUnixNano": e.get("time_unix_nano"),
-                "attributes": [_json_kv(str(k), v) for k, v in (e.get("attributes") or {}).items()],
+                "attributes": [
+                    _json_kv(str(k), v)
+                    for k, v in as_object(
+                        e.get("attributes") or {}, f"{where}.events[{i}].attributes"
+                    ).items()
+                ],
             }
-            for e in (as_object(e, f"{where}.events") for e in as_list(raw.get("events"), where))
+            for i, e in enumerate(
+                as_object(e, f"{where}.events[{i}]")
+                for i, e in enumerate(as_list(raw.get("events"), f"{where}.events"))
+            )
         ],
     }
     if raw.get("parent_span_id"):
@@ -153,14 +170,26 @@ def _json_kv(key: str, value: Any) -> dict[str, Any]:
 
 
 def _nanos(text: Any, where: str) -> int:
-    """Nanoseconds since the epoch of an ISO 8601 time (``2025-06-01T10:00:00.123Z``)."""
+    """Nanoseconds since the epoch of an ISO 8601 time (``2025-06-01T10:00:00.123Z``).
+
+    A time without a zone is UTC, as MLflow writes it (``datetime.utcnow``-based) and as
+    OpenTelemetry means every time: never the zone of the machine that imports it.
+    """
     if isinstance(text, int | float) and not isinstance(text, bool):
-        return int(text) * 1_000_000  # milliseconds, as MLflow's protobuf form has them
+        # Milliseconds, as MLflow's protobuf form has them.
+        if not math.isfinite(text) or text != int(text):
+            raise InputError(f"{where} {text!r} is not a whole number of milliseconds")
+        return checked_time(int(text) * 1_000_000, text, where, "milliseconds since 1970")
     try:
         moment = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
     except ValueError as exc:
         raise InputError(f"{where} {text!r} is not an ISO 8601 time") from exc
-    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
+    read_as = "an ISO 8601 time"
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+        read_as = "an ISO 8601 time without a zone, in UTC"
+    seconds = (moment - _EPOCH) // timedelta(seconds=1)
+    return checked_time(seconds * 1_000_000_000 + moment.microsecond * 1000, text, where, read_as)
 
 
 def _evaluation(assessment: dict[str, Any], where: str) -> tuple[int, list[Any]] | None:
@@ -219,8 +248,36 @@ def mlflow_to_request(document: Any) -> ExportTraceServiceRequest:
     request = wrapped_to_request("mlflow", resources)
     for t, (trace, resource) in enumerate(zip(traces, request.resource_spans, strict=True)):
         where = f"[{t}]" if isinstance(document, list) else "trace"
+        _check_times(resource.scope_spans[0].spans, f"{where}.data.spans")
         _trace_level(trace["info"], list(resource.scope_spans[0].spans), where)
     return request
+
+
+def _check_times(spans: Any, where: str) -> None:
+    """Refuse span and event times that are no span's (``checked_time``).
+
+    MLflow writes nanoseconds, so microseconds or milliseconds would land in 1970.
+    """
+    unit = "nanoseconds since 1970"
+    for i, span in enumerate(spans):
+        here = f"{where}[{i}]"
+        checked_time(
+            span.start_time_unix_nano,
+            span.start_time_unix_nano,
+            f"{here}.start_time_unix_nano",
+            unit,
+        )
+        if span.end_time_unix_nano:
+            checked_time(
+                span.end_time_unix_nano, span.end_time_unix_nano, f"{here}.end_time_unix_nano", unit
+            )
+        for j, event in enumerate(span.events):
+            checked_time(
+                event.time_unix_nano,
+                event.time_unix_nano,
+                f"{here}.events[{j}].time_unix_nano",
+                unit,
+            )
 
 
 def _trace_level(info: dict[str, Any], spans: list[Span], where: str) -> None:

@@ -60,5 +60,15 @@ def parse_json(
         fix_json_ids(document, camel, snake)
         json_format.ParseDict(document, request, ignore_unknown_fields=True)
     except (json_format.ParseError, ValueError, TypeError, AttributeError, RecursionError) as exc:
-        raise InputError(f"not an OTLP/JSON {message_type.__name__} ({exc})") from exc
+        raise InputError(f"not an OTLP/JSON {message_type.__name__} ({_short(exc)})") from exc
     return request
+
+
+def _short(exc: BaseException) -> str:
+    """``exc``'s message, its middle cut when long.
+
+    Protobuf names every level of a deep value ("Failed to parse values field: " 90 times), and
+    one line must stay readable.
+    """
+    text = str(exc)
+    return text if len(text) <= 300 else f"{text[:100]} … {text[-180:]}"

@@ -8,7 +8,8 @@ OpenInference keys. Its schema metadata (``arize``) names the evaluations saved 
 ``evaluations-<id>.parquet``: ``context.span_id`` (or ``span_id``), ``label``, ``score``,
 ``explanation``, with the evaluation's name in their own ``arize`` metadata.
 
-The dataset is read 1024 rows at a time, each batch bounded by the message limit. Its
+The dataset is read 1024 rows at a time, decoded in parts that each fit the message limit
+(its dictionaries' values counted at each use). Its
 evaluations are read whole (a few columns a span) and put on the spans they name as
 ``gen_ai.evaluation.result`` events. An evaluations file met on its own is read with the dataset
 beside it that names it, and refused when there is none.
@@ -16,21 +17,21 @@ beside it that names it, and refused when there is none.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from assay.conventions import EVALUATION_SOURCE, EVALUATION_SOURCE_HUMAN
 from assay.errors import InputError
-from assay.ingest._build import FORMAT_ATTRIBUTE, bytes_id, key_value
+from assay.ingest._build import FORMAT_ATTRIBUTE, bytes_id, checked_time, json_value, key_value
 
 __all__ = ["PARQUET_MAGIC", "phoenix_requests"]
 
@@ -41,15 +42,16 @@ _SPAN = "context.span_id"
 _KIND = "openinference.span.kind"
 _STATUS = {"OK": Status.STATUS_CODE_OK, "ERROR": Status.STATUS_CODE_ERROR}
 _EVALUATION = "gen_ai.evaluation.result"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _BATCH_ROWS = 1024
-"""Rows decoded at once; together they must fit the message limit."""
+"""Rows read at once; decoded, they are split until each part fits the message limit."""
 
 
 def _arize(schema: pa.Schema) -> dict[str, Any]:
     """The ``arize`` schema metadata Phoenix writes (empty when absent or not JSON)."""
     raw = (schema.metadata or {}).get(b"arize")
     try:
-        value = json.loads(raw) if raw else {}
+        value = json_value(raw.decode("utf-8", "replace")) if raw else {}
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
@@ -113,15 +115,26 @@ def _evaluations(dataset: Path, metadata: dict[str, Any]) -> dict[bytes, list[li
 
 
 def _nanos(value: Any, where: str) -> int:
+    """Nanoseconds of a Parquet timestamp, an ISO 8601 text or an integer of nanoseconds.
+
+    A timestamp without a zone is UTC, as Phoenix writes them: never the zone of the machine
+    that imports it.
+    """
     if isinstance(value, datetime):
-        return int(value.timestamp()) * 1_000_000_000 + value.microsecond * 1000
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        seconds = (moment - _EPOCH) // timedelta(seconds=1)
+        return checked_time(
+            seconds * 1_000_000_000 + moment.microsecond * 1000, str(value), where, "a timestamp"
+        )
     if isinstance(value, str):
         try:
-            return _nanos(datetime.fromisoformat(value.replace("Z", "+00:00")), where)
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             pass
+        else:
+            return _nanos(moment, where)
     if isinstance(value, int) and not isinstance(value, bool):
-        return value
+        return checked_time(value, value, where, "nanoseconds since 1970")
     raise InputError(f"{where} {value!r} is not a time")
 
 
@@ -178,7 +191,7 @@ def _span(row: dict[str, Any], where: str, evaluations: dict[bytes, list[list[An
         attributes = event.get("attributes") or {}
         if isinstance(attributes, str):  # some versions keep them as JSON text
             try:
-                attributes = json.loads(attributes)
+                attributes = json_value(attributes)
             except ValueError:
                 attributes = {"message": attributes}
         if isinstance(attributes, dict):
@@ -213,21 +226,80 @@ def phoenix_requests(path: Path, max_batch_bytes: int) -> Iterator[ExportTraceSe
         )
     evaluations = _evaluations(path, metadata)
     row = 0
-    for batch in parquet.iter_batches(batch_size=_BATCH_ROWS):
-        if batch.nbytes > max_batch_bytes:
-            raise InputError(
-                f"{path}: rows {row}-{row + batch.num_rows - 1} hold {batch.nbytes // (1 << 20)} "
-                f"MB, over the {max_batch_bytes // (1 << 20)} MB limit (raise it with "
-                "--max-message-mb)"
-            )
-        request = ExportTraceServiceRequest()
-        resource = request.resource_spans.add()
-        resource.resource.attributes.append(key_value(FORMAT_ATTRIBUTE, "phoenix"))
-        scope = resource.scope_spans.add()
-        for values in batch.to_pylist():
-            scope.spans.append(_span(values, f"{path}: row {row}", evaluations))
-            row += 1
-        yield request
+    for batch in parquet.iter_batches(batch_size=_batch_rows(parquet, max_batch_bytes)):
+        for part in _fitting(batch, max_batch_bytes, path, row):
+            request = ExportTraceServiceRequest()
+            resource = request.resource_spans.add()
+            resource.resource.attributes.append(key_value(FORMAT_ATTRIBUTE, "phoenix"))
+            scope = resource.scope_spans.add()
+            for values in part.to_pylist():
+                scope.spans.append(_span(values, f"{path}: row {row}", evaluations))
+                row += 1
+            yield request
+
+
+def _batch_rows(parquet: pq.ParquetFile, limit: int) -> int:
+    """Rows to read at once so that a batch's plain values fit ``limit``.
+
+    Told by the row groups' uncompressed sizes: a column of 4 MB values compresses to almost
+    nothing, and 1,024 such rows read at once would take 4 GB before any check could see them.
+    """
+    metadata = parquet.metadata
+    rows = _BATCH_ROWS
+    for i in range(metadata.num_row_groups):
+        group = metadata.row_group(i)
+        if group.num_rows and group.total_byte_size > limit:
+            rows = min(rows, max(1, limit * group.num_rows // group.total_byte_size))
+    return rows
+
+
+def decoded_bytes(array: pa.Array | pa.ChunkedArray) -> int:
+    """The bytes ``array`` takes once decoded: a dictionary's values counted at each use.
+
+    ``nbytes`` counts a dictionary once, so a 4 MB value on 1,100 rows looked like 4 MB, and
+    turning the rows into Python values took 4.8 GB and ended in a MemoryError.
+    """
+    if isinstance(array, pa.ChunkedArray):
+        return sum((decoded_bytes(chunk) for chunk in array.chunks), 0)
+    if isinstance(array, pa.DictionaryArray):
+        values = array.dictionary
+        if (
+            pa.types.is_string(values.type)
+            or pa.types.is_binary(values.type)
+            or (pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type))
+        ):
+            sizes = pc.binary_length(values)
+        else:  # values of a fixed width, or nested: each use costs its share
+            sizes = pa.array([decoded_bytes(values.slice(i, 1)) for i in range(len(values))])
+        used = pc.sum(pc.take(sizes, array.indices)).as_py() or 0
+        return int(used) + int(array.indices.nbytes)
+    if isinstance(array, pa.StructArray):
+        return sum((decoded_bytes(child) for child in array.flatten()), 0)
+    if isinstance(array, pa.ListArray | pa.LargeListArray | pa.MapArray):
+        return decoded_bytes(array.flatten()) + int(array.offsets.nbytes)
+    return int(array.nbytes)
+
+
+def _fitting(batch: pa.RecordBatch, limit: int, path: Path, first: int) -> Iterator[pa.RecordBatch]:
+    """``batch`` in slices that each hold at most ``limit`` bytes once decoded.
+
+    Halved until they do: slicing copies nothing.
+
+    Raises:
+        InputError: One row alone holds more.
+    """
+    size = sum(decoded_bytes(column) for column in batch.columns)
+    if size <= limit:
+        yield batch
+        return
+    if batch.num_rows == 1:
+        raise InputError(
+            f"{path}: row {first} holds {size // (1 << 20)} MB once decoded, over the "
+            f"{limit // (1 << 20)} MB limit (raise it with --max-message-mb)"
+        )
+    half = batch.num_rows // 2
+    yield from _fitting(batch.slice(0, half), limit, path, first)
+    yield from _fitting(batch.slice(half), limit, path, first + half)
 
 
 def _check_named(path: Path, metadata: dict[str, Any]) -> None:

@@ -16,7 +16,6 @@ JSON") lists what is read and dropped, and what Zipkin cannot tell.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -27,11 +26,14 @@ from assay.ingest._build import (
     FORMAT_ATTRIBUTE,
     SCOPE_NAME_TAGS,
     SCOPE_VERSION_TAGS,
+    as_list,
     as_object,
     bytes_id,
+    json_value,
     key_value,
     micros,
     span_kind,
+    time_micros,
 )
 
 __all__ = ["is_zipkin", "zipkin_to_request"]
@@ -66,7 +68,7 @@ def _event(value: str) -> tuple[str, dict[str, Any]]:
     """An annotation's event: the exporters' ``{"name": {attributes}}`` or the plain text."""
     if value.startswith("{"):
         try:
-            decoded = json.loads(value)
+            decoded = json_value(value)
         except ValueError:
             decoded = None
         if isinstance(decoded, dict) and len(decoded) == 1:
@@ -90,7 +92,7 @@ def _span(raw: dict[str, Any], where: str) -> tuple[Span, str, str | None, str |
     span.name = str(name)
     if "timestamp" not in raw:
         raise InputError(f"{where}.timestamp is missing (the span cannot be placed in time)")
-    start = micros(raw["timestamp"], f"{where}.timestamp")
+    start = time_micros(raw["timestamp"], f"{where}.timestamp")
     span.start_time_unix_nano = start
     span.end_time_unix_nano = start + micros(raw.get("duration", 0), f"{where}.duration")
     span.kind = span_kind(raw.get("kind"))
@@ -113,10 +115,10 @@ def _span(raw: dict[str, Any], where: str) -> tuple[Span, str, str | None, str |
     ):
         if remote.get(field) is not None:
             span.attributes.append(key_value(attribute, remote[field]))
-    for i, annotation in enumerate(raw.get("annotations") or []):
+    for i, annotation in enumerate(as_list(raw.get("annotations"), f"{where}.annotations")):
         annotation = as_object(annotation, f"{where}.annotations[{i}]")
         event = span.events.add()
-        event.time_unix_nano = micros(
+        event.time_unix_nano = time_micros(
             annotation.get("timestamp"), f"{where}.annotations[{i}].timestamp"
         )
         event.name, attributes = _event(str(annotation.get("value", "")))

@@ -15,12 +15,14 @@ from assay.report._console import (
 from assay.report._html import render_html
 from assay.report._json import SCHEMA, analysis_to_dict, render_json, test_to_dict
 from assay.report._junit import render_junit, test_properties
+from assay.report._links import checked_template
 from assay.report._markdown import render_annotations, render_markdown
 from assay.report._otlp import export_otlp, otlp_url, record_verdicts
 from assay.report._safe import visible
 from assay.report._text import counted, interval_label
 
 __all__ = [
+    "checked_template",
     "SCHEMA",
     "VERDICT_STYLE",
     "analysis_to_dict",

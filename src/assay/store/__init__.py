@@ -9,6 +9,7 @@ from assay.store._arrow import int64_array
 from assay.store._buckets import Bucket, existing_buckets, made_buckets, row_group_buckets
 from assay.store._coercion import coerce, coerce_expr
 from assay.store._contents import SpanContents, span_contents
+from assay.store._copies import CONFLICTING_SPANS, one_copy_each
 from assay.store._events_column import EventsColumn, events_column
 from assay.store._paths import TEMP_SUFFIX, FileListing, is_remote, list_files
 from assay.store._reader import (
@@ -51,6 +52,7 @@ from assay.store._writer import SpanWriter, fsync_dir, sanitize_partition_value,
 
 __all__ = [
     "ATTRIBUTE_LIST_TYPE",
+    "CONFLICTING_SPANS",
     "DUPLICATE_SPANS",
     "TEMP_SUFFIX",
     "Bucket",
@@ -63,6 +65,7 @@ __all__ = [
     "is_remote",
     "list_files",
     "made_buckets",
+    "one_copy_each",
     "coerce",
     "coerce_expr",
     "row_group_buckets",

@@ -21,6 +21,7 @@ from assay.store import _schema as s
 from assay.store._buckets import Bucket, total_spans
 from assay.store._coercion import coerce_expr
 from assay.store._contents import SpanContents, span_contents
+from assay.store._copies import conflicting_copies, one_copy_each
 from assay.store._events_column import EventsColumn, events_column
 from assay.store._footers import read_footers
 from assay.store._paths import list_files
@@ -92,8 +93,8 @@ class TraceSet:
         found = duplicate_spans(self.scan())
         return replace(
             self,
-            quality=self.quality.merged(DataQuality((found,)) if found else DataQuality()),
-            deduplicate=found is not None,
+            quality=self.quality.merged(found),
+            deduplicate=bool(found),
             screened=True,
         )
 
@@ -121,7 +122,7 @@ class TraceSet:
             frames.append(frame)
         scan = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical")
         if self.deduplicate:
-            scan = scan.filter(pl.struct(s.TRACE_ID, s.SPAN_ID).is_first_distinct())
+            scan = one_copy_each(scan)
         return scan
 
 
@@ -250,8 +251,8 @@ def _open(names: list[str], skip_bad_files: bool, screen_limit: int | None) -> T
     found = duplicate_spans(trace_set.scan())
     return replace(
         trace_set,
-        quality=DataQuality(tuple(findings) + ((found,) if found else ())),
-        deduplicate=found is not None,
+        quality=DataQuality(tuple(findings) + found),
+        deduplicate=bool(found),
     )
 
 
@@ -259,18 +260,33 @@ DUPLICATE_SPANS = "duplicate_spans"
 """The kind of the finding about spans stored more than once."""
 
 
-def duplicate_spans(scan: pl.LazyFrame) -> Finding | None:
-    """The finding about spans stored more than once in ``scan``, or None if none is."""
-    repeated, examples = count_duplicate_spans(scan)
+def duplicate_spans(scan: pl.LazyFrame) -> tuple[Finding, ...]:
+    """The findings about spans stored more than once in ``scan``; empty if none is.
+
+    ``duplicate_spans`` counts every repeat; ``conflicting_spans`` (``_copies``) names the
+    spans whose copies differ, with what each copy says and which one is counted.
+    """
+    repeated, examples, pairs = count_duplicate_spans(scan)
     if not repeated:
-        return None
-    return Finding(
+        return ()
+    conflict = conflicting_copies(scan, pairs)
+    if conflict is None:
+        what = "e.g. an import run twice or a retried export"
+    elif conflict.count == pairs.height:
+        what = "and every one differs between its copies: see conflicting_spans"
+    else:
+        what = (
+            f"{conflict.count} of the spans differ between their copies (conflicting_spans), "
+            "the rest are identical copies, e.g. an import run twice"
+        )
+    found = Finding(
         DUPLICATE_SPANS,
-        f"{repeated} span(s) are stored more than once (same trace_id and span_id, e.g. "
-        "an import run twice or a retried export); each is counted once",
+        f"{repeated} span(s) are stored more than once (same trace_id and span_id, {what}); "
+        "each is counted once",
         repeated,
         examples,
     )
+    return (found,) if conflict is None else (found, conflict)
 
 
 def scan_spans(
@@ -307,7 +323,7 @@ def scan_bucket(bucket: Bucket, like: TraceSet | None = None) -> pl.LazyFrame:
     else:
         scan = pl.concat(_row_range_scans(bucket.files, bucket.row_ranges, whole))
     if whole.deduplicate:
-        scan = scan.filter(pl.struct(s.TRACE_ID, s.SPAN_ID).is_first_distinct())
+        scan = one_copy_each(scan)
     return scan
 
 

@@ -186,23 +186,25 @@ def span_ids_may_repeat(spans: pl.LazyFrame, *, streaming: bool = True) -> bool:
     return bool(found.n_unique() != found.len())
 
 
-def count_duplicate_spans(scan: pl.LazyFrame) -> tuple[int, tuple[str, ...]]:
-    """How many rows repeat a (trace_id, span_id) seen before, and a few such trace ids.
+def count_duplicate_spans(scan: pl.LazyFrame) -> tuple[int, tuple[str, ...], pl.DataFrame]:
+    """How many rows repeat a (trace_id, span_id) seen before, a few such trace ids, the pairs.
 
     The common case costs one pass over the span_id column (:func:`span_ids_may_repeat`);
     only when some hash repeats are the exact pairs grouped.
     """
     ids = scan.select(_ID_COLUMNS)
+    none = pl.DataFrame(schema={c: pl.String for c in _ID_COLUMNS})
     if not span_ids_may_repeat(scan):
-        return 0, ()
+        return 0, (), none
     repeated = (
         ids.group_by(_ID_COLUMNS)
         .agg(pl.len().alias("copies"))
         .filter(pl.col("copies") > 1)
         .collect(engine="streaming")
+        .sort(_ID_COLUMNS)
     )
     if repeated.height == 0:
-        return 0, ()  # a span id reused across traces, or a hash collision
+        return 0, (), none  # a span id reused across traces, or a hash collision
     extra = int(repeated["copies"].sum()) - repeated.height
     examples = tuple(dict.fromkeys(repeated[s.TRACE_ID].head(50).to_list()))[:_EXAMPLES]
-    return extra, examples
+    return extra, examples, repeated.select(_ID_COLUMNS)

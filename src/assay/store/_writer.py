@@ -62,6 +62,7 @@ class _OpenFile:
     rows: int = 0
     pending: list[pa.Table] = field(default_factory=list)
     pending_rows: int = 0
+    pending_bytes: int = 0
     families: set[str] = field(default_factory=set)
     """The attribute families its spans carry, recorded in its footer (see ``_contents``)."""
 
@@ -76,6 +77,8 @@ class SpanWriter:
         max_file_bytes: Roll to a new file once a file reaches this size on disk.
         max_file_age_s: Roll a file at the next write or :meth:`roll_aged` once it is this old.
         row_group_rows: Rows buffered before a row group is written.
+        row_group_bytes: Bytes buffered before a row group is written, whatever its rows (an
+            import of large spans holds no more); None: rows alone decide.
         compression: The Parquet codec.
         buckets: Also split by trace into this many ``bucket=NN`` folders (the last level), so
             that each bucket holds whole traces (see ``docs/scale.md``); None: no buckets.
@@ -90,6 +93,7 @@ class SpanWriter:
         max_file_bytes: int = 128 * 1024 * 1024,
         max_file_age_s: float | None = None,
         row_group_rows: int = 128 * 1024,
+        row_group_bytes: int | None = None,
         compression: str = "zstd",
         on_roll: Callable[[Path, int], None] | None = None,
         buckets: int | None = None,
@@ -109,6 +113,7 @@ class SpanWriter:
         self.max_file_bytes = max_file_bytes
         self.max_file_age_s = max_file_age_s
         self.row_group_rows = row_group_rows
+        self.row_group_bytes = row_group_bytes
         self.compression = compression
         self.on_roll = on_roll
         self._open: dict[tuple[str, ...], _OpenFile] = {}
@@ -127,7 +132,10 @@ class SpanWriter:
             handle.families |= attribute_families(part[s.ATTRIBUTES])
             handle.pending.append(part)
             handle.pending_rows += part.num_rows
-            if handle.pending_rows >= self.row_group_rows:
+            handle.pending_bytes += part.nbytes
+            if handle.pending_rows >= self.row_group_rows or (
+                self.row_group_bytes is not None and handle.pending_bytes >= self.row_group_bytes
+            ):
                 self._write_pending(handle)
                 if handle.temp_path.stat().st_size >= self.max_file_bytes:
                     self._finish(key)
@@ -246,6 +254,7 @@ class SpanWriter:
         handle.rows += batch.num_rows
         handle.pending.clear()
         handle.pending_rows = 0
+        handle.pending_bytes = 0
 
     def _finish(self, key: tuple[str, ...]) -> Path | None:
         handle = self._open.pop(key)
