@@ -562,3 +562,16 @@ def test_tied_scores_have_no_interval_and_a_note() -> None:
     evalview = _figures_of(_one_test(rows)).scores["evalview_score"]
     assert evalview.ci_high == 100.0 and evalview.clipped
     assert evalview.range_source == "declared"
+
+
+def test_lists_holding_a_null_name_are_numbered_as_their_python_lists() -> None:
+    from assay.analysis._features import distinct_lists
+    from assay.judge._all_figures import _Lists
+
+    column = pl.Series(
+        [["a", None], ["a"], ["a", None], [], None, ["b", "a"]] * 100, dtype=pl.List(pl.String)
+    )
+    ((distinct, index),) = _Lists.of(column).by_range([(0, column.len())])
+    expected, expected_index = distinct_lists(column)
+    assert list(distinct) == expected == [("a", None), ("a",), (), ("b", "a")]
+    assert index.tolist() == expected_index.tolist()

@@ -329,8 +329,9 @@ class _Lists:
         codes = np.empty(frame.height, dtype=np.intp)
         members = groups.with_row_index("_k").select("_k", "_row").explode("_row")
         codes[members["_row"].to_numpy()] = members["_k"].to_numpy()
-        distinct = groups["_list"].cast(pl.List(pl.String)) if strings else groups["_list"]
-        return cls([tuple(v) for v in distinct.to_list()], codes)
+        if strings:
+            return cls(_string_tuples(groups["_list"]), codes)
+        return cls([tuple(v) for v in groups["_list"].to_list()], codes)
 
     @classmethod
     def none(cls, rows: int) -> _Lists:
@@ -385,6 +386,29 @@ class _Lists:
             )
             for t in range(sizes.size)
         ]
+
+
+def _string_tuples(lists: pl.Series) -> list[tuple[str, ...]]:
+    """Each ``list[categorical]`` as a tuple of its strings, equal strings one Python object.
+
+    Made from the lists' dictionary codes: each distinct string becomes a Python object once,
+    not once an element as ``to_list`` makes them (300k lists of 16 tool names: 1.3 → 0.3 s,
+    and one pointer an element instead of a string object). Shared objects also make what
+    reads the tuples faster: their hashes are computed once, equal names compare by identity.
+    """
+    flat = lists.explode(empty_as_null=False, keep_nulls=False)
+    if flat.null_count():  # a list holding a null: its Python list says None there
+        return [tuple(v) for v in lists.cast(pl.List(pl.String)).to_list()]
+    sizes = lists.list.len().fill_null(0).to_numpy().astype(np.int64)
+    names = flat.unique()
+    ids = names.to_physical().to_numpy()
+    order = np.argsort(ids)
+    objects = np.array(names.cast(pl.String).to_list(), dtype=object)[order]
+    words = objects[np.searchsorted(ids[order], flat.to_physical().to_numpy())].tolist()
+    bounds = np.zeros(sizes.size + 1, dtype=np.int64)
+    np.cumsum(sizes, out=bounds[1:])
+    ends = bounds.tolist()
+    return [tuple(words[a:b]) for a, b in zip(ends[:-1], ends[1:], strict=True)]
 
 
 @dataclass(frozen=True, slots=True)
