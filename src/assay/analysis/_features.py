@@ -148,15 +148,27 @@ def path_features(paths: ToolPaths, passed: npt.NDArray[np.bool_]) -> list[Featu
         paths: The trials' tool paths (each distinct path some trial's).
         passed: Whether each trial passed (the most common passing path is the reference).
     """
-    return list(_path_features(paths.distinct, paths.most_common_among(passed)))
+    reference = paths.most_common_among(passed)
+    if paths.calls is not None:
+        return list(_features(paths.distinct, reference, *paths.calls))
+    return list(_path_features(paths.distinct, reference))
 
 
 @functools.lru_cache(maxsize=4096)
 def _path_features(
     distinct: tuple[tuple[str, ...], ...], reference: tuple[str, ...] | None
 ) -> tuple[Feature, ...]:
+    return _features(distinct, reference, *_call_counts(distinct))
+
+
+def _features(
+    distinct: Sequence[tuple[str, ...]],
+    reference: tuple[str, ...] | None,
+    tools: Sequence[str],
+    calls: npt.NDArray[np.int32] | npt.NDArray[np.int64],
+) -> tuple[Feature, ...]:
+    """The path features of ``distinct``, given each one's calls to each of ``tools``."""
     features: list[Feature] = []
-    tools, calls = _call_counts(distinct)
     for column, tool in enumerate(tools):
         counts = calls[:, column]
         uses = counts > 0
@@ -241,7 +253,9 @@ def column_features(
     return [f for f in per_trial if varies(f.values)]
 
 
-def varies(values: npt.NDArray[np.float64] | npt.NDArray[np.int64]) -> bool:
+def varies(
+    values: npt.NDArray[np.float64] | npt.NDArray[np.int64] | npt.NDArray[np.int32],
+) -> bool:
     """Whether ``values`` hold two different values (NaN equal to NaN): ``np.unique`` size > 1.
 
     One comparison with the first value instead of a sort, once per feature of every test.
