@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Literal, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -361,6 +361,16 @@ class _Lists:
             for d, i, codes in self.by_range(ranges, with_codes=True)
         ]
 
+    @overload
+    def by_range(
+        self, ranges: Sequence[tuple[int, int]], *, with_codes: Literal[False] = False
+    ) -> list[tuple[tuple[tuple[str, ...], ...], IntArray]]: ...
+
+    @overload
+    def by_range(
+        self, ranges: Sequence[tuple[int, int]], *, with_codes: Literal[True]
+    ) -> list[tuple[tuple[tuple[str, ...], ...], IntArray, IntArray]]: ...
+
     def by_range(self, ranges: Sequence[tuple[int, int]], *, with_codes: bool = False) -> list[Any]:
         """:meth:`local` of each range of rows, all ranges numbered in one pass.
 
@@ -444,8 +454,8 @@ def _string_tuples(
     return tuples, (tuple(ordered), calls.reshape(sizes.size, len(ordered)))
 
 
-_MOST_CALL_CELLS: Final = 1 << 25
-"""Lists × names up to which :func:`_string_tuples` counts each list's names (128 MiB)."""
+_MOST_CALL_CELLS: Final = 1 << 24
+"""Lists × names up to which :func:`_string_tuples` counts each list's names (64 MiB as int32)."""
 
 
 @dataclass(frozen=True, slots=True)
