@@ -6,6 +6,7 @@ import inspect
 import json
 from typing import Any
 
+import numpy as np
 import pytest
 from scipy.stats import boschloo_exact
 
@@ -245,3 +246,39 @@ def test_versionless_trials_are_named_and_left_out_of_the_comparison(
     assert finding["count"] == 4 and "no assay.agent.version" in finding["message"]
     assert code == 3 and test["verdict"] == "INCONCLUSIVE"  # 30 trials a side: underpowered
     assert "Comparisons with None" not in err
+
+
+@pytest.mark.slow
+def test_a_case_too_large_to_enumerate_is_judged_and_the_rest_reported(
+    parquet_sink, switch_sink, capsys
+) -> None:
+    # 2,500 trials per version: (n + 1)^2 > 5,000,000 tables, beyond Boschloo's enumeration.
+    # The failures spread over the run in a seeded order (the anytime test pairs trials in run
+    # order: every failure at the end of one version's run would be a drift, not a rate).
+    rng = np.random.default_rng(251)
+
+    def record(version: str, counts: dict[str, tuple[int, int]]) -> None:
+        for test_id, (passes, trials) in counts.items():
+            outcomes = rng.permutation(np.arange(trials) < passes)
+            for i in range(trials):
+                with ai.trial(test_id, index=i, agent_version=version) as t:
+                    t.check("ok", bool(outcomes[i]))
+
+    record("v1", {"large": (2_400, 2_500), "broken": (148, 150)})
+    baseline = parquet_sink.flush()
+    sink = switch_sink("current")
+    record("v2", {"large": (2_390, 2_500), "broken": (105, 150)})
+    current = sink.flush()
+    for test in ("boschloo", "barnard", "fisher", "anytime"):
+        code = run(["compare", str(baseline), str(current), "--test", test, "--format", "json"])
+        document = json.loads(capsys.readouterr().out)
+        tests = {t["test_id"]: t for t in document["tests"]}
+        assert code == 1 and tests["broken"]["regression"]["verdict"] == "FAIL"
+        large = tests["large"]["regression"]
+        assert large["verdict"] == "PASS" and large["power"] > 0.99
+        assert large["test"] == ("anytime" if test == "anytime" else "fisher")
+        if test in ("boschloo", "barnard"):
+            assert test in large["test_reason"] and "6,255,001" in large["test_reason"]
+            assert large["test_reason"] in tests["large"]["notes"]
+        else:
+            assert large["test_reason"] is None

@@ -16,9 +16,11 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 import assay
 from assay.api import compare
+from assay.cli import run as assay_cli
 from assay.instrument import ParquetSpanExporter
 from assay.judge import AnalyzeOptions, Verdict, case_table
-from assay.stats import clustered_mean
+from assay.report import render_markdown
+from assay.stats import clustered_mean, paired_comparison
 
 
 def record(
@@ -282,3 +284,117 @@ def test_a_suite_attribute_no_trial_carries_is_said(tmp_path: Path) -> None:
     (suite,) = assay.analyze(tmp_path, options).result.suites
     assert suite.suite is None
     assert "no trial carries nothing.here" in suite.notes[0]
+
+
+def _same_outcomes(root: Path, cases: int, missing: list[int], errors: list[int]) -> None:
+    """v1 and v2 with identical outcomes; v2 lacks ``missing`` and errs on ``errors``."""
+    rng = np.random.default_rng(11)
+    passed = rng.random((cases, 3)) < rng.beta(2.0, 1.0, cases)[:, None]
+    names = [f"case-{i:03d}" for i in range(cases)]
+    record(root / "v1", passed, "v1", names=names)
+    kept = [i for i in range(cases) if i not in missing]
+    erring = np.zeros((len(kept), 3), dtype=bool)
+    erring[[kept.index(i) for i in errors]] = True
+    record(root / "v2", passed[kept], "v2", names=[names[i] for i in kept], errors=erring)
+
+
+def test_no_pass_while_a_case_has_no_answer_from_the_current_version(tmp_path: Path) -> None:
+    # Three cases never run by v2 and one it answered with errors only: four missing.
+    _same_outcomes(tmp_path, 40, missing=[3, 17, 29], errors=[8])
+    options = AnalyzeOptions(delta=0.5)
+    held = compare(tmp_path / "v1", tmp_path / "v2", options).result.suites[0].comparison
+    assert held is not None and held.paired is not None
+    assert held.missing_current == ("case-003", "case-008", "case-017", "case-029")
+    assert held.paired_cases == 36 and held.paired.p_value >= 0.05
+    assert held.paired.power >= 0.8  # the paired cases alone would PASS ...
+    assert held.verdict is Verdict.INCONCLUSIVE  # ... but not while cases are missing
+    assert "no PASS while cases are missing" in held.reason and "case-008" in held.reason
+    # The worst case: each missing case failing all 3 current trials beside its baseline rate.
+    baseline = assay.analyze(tmp_path / "v1").result.tests
+    counts = {t.test_id: (t.passed, t.n) for t in baseline}
+    ids = sorted(counts)
+    current = {t.test_id: (t.passed, t.n) for t in assay.analyze(tmp_path / "v2").result.tests}
+    filled = [current[i] if i in current and i != "case-008" else (0, 3) for i in ids]
+    expected = paired_comparison(
+        np.array([counts[i][0] for i in ids]),
+        np.array([counts[i][1] for i in ids]),
+        np.array([f[0] for f in filled]),
+        np.array([f[1] for f in filled]),
+        delta=0.5,
+    )
+    worst = held.worst_case
+    assert worst is not None and worst.cases == 40
+    assert worst.difference == pytest.approx(expected.difference)
+    assert worst.p_value == pytest.approx(expected.p_value)
+    assert held.worst_case_verdict is not None
+    allowed = compare(
+        tmp_path / "v1", tmp_path / "v2", replace(options, allow_missing_cases=True)
+    ).result.suites[0]
+    assert allowed.comparison is not None and allowed.comparison.verdict is Verdict.PASS
+    assert "--allow-missing-cases" in allowed.comparison.reason
+    document = json.loads(compare(tmp_path / "v1", tmp_path / "v2", options).to_json())
+    shown = document["suites"][0]["comparison"]
+    assert shown["missing_current"] == list(held.missing_current)
+    assert shown["worst_case"]["cases"] == 40 and shown["worst_case"]["verdict"] in (
+        "PASS",
+        "FAIL",
+        "INCONCLUSIVE",
+    )
+
+
+def test_a_baseline_that_never_answered_is_no_evidence(tmp_path: Path) -> None:
+    rng = np.random.default_rng(12)
+    shape = (20, 3)
+    record(tmp_path / "v1", np.zeros(shape, dtype=bool), "v1", errors=np.ones(shape, dtype=bool))
+    record(tmp_path / "v2", rng.random(shape) < 0.95, "v2")
+    options = AnalyzeOptions(delta=0.5, allow_missing_cases=True)
+    analysis = compare(tmp_path / "v1", tmp_path / "v2", options)
+    comparison = analysis.result.suites[0].comparison
+    assert comparison is not None and comparison.verdict is Verdict.INCONCLUSIVE
+    assert comparison.reason.startswith("no evidence: the baseline answered none of its 60")
+    assert analysis.exit_code() != 0
+    # The current version answering nothing is no evidence either (not a FAIL, not a PASS).
+    record(tmp_path / "v3", np.zeros(shape, dtype=bool), "v3", errors=np.ones(shape, dtype=bool))
+    dead = compare(tmp_path / "v2", tmp_path / "v3").result.suites[0].comparison
+    assert dead is not None and dead.verdict is Verdict.INCONCLUSIVE
+    assert dead.reason.startswith("no evidence: the current version answered none")
+
+
+def test_one_test_id_in_two_suites_is_kept_apart_and_named(tmp_path: Path) -> None:
+    rng = np.random.default_rng(13)
+    for version in ("v1", "v2"):
+        folder = tmp_path / version
+        record(folder, rng.random((3, 4)) < 0.9, version, suite="alpha", names=["a", "b", "both"])
+        record(folder, np.zeros((2, 4), dtype=bool), version, suite="beta", names=["c", "both"])
+    analysis = compare(tmp_path / "v1", tmp_path / "v2")
+    suites = {s.suite: s for s in analysis.result.suites}
+    assert set(suites) == {"alpha", "beta"}
+    assert suites["beta"].case_ids == ("both", "c") and suites["beta"].trials == 8
+    assert suites["beta"].pass_rate == 0.0  # beta's own trials of "both" only
+    assert suites["alpha"].case_ids == ("a", "b", "both") and suites["alpha"].trials == 12
+    assert all("recorded under other suites" in " ".join(s.notes) for s in suites.values())
+    (both,) = [t for t in analysis.result.tests if t.test_id == "both"]
+    assert both.trials == 8 and any("alpha, beta" in note for note in both.notes)
+    assert any("both (alpha, beta)" in note for note in analysis.result.notes)
+    for fmt in ("console", "markdown", "html", "json", "junit"):
+        out = tmp_path / f"report.{fmt}"
+        code = assay_cli(
+            ["compare", str(tmp_path / "v1"), str(tmp_path / "v2"), "--format", f"{fmt}:{out}"]
+        )
+        assert code in (0, 1, 3) and "alpha, beta" in out.read_text(), fmt
+
+
+def test_a_suite_only_the_baseline_ran_is_answered_not_dropped(tmp_path: Path) -> None:
+    rng = np.random.default_rng(14)
+    record(tmp_path / "v1", rng.random((4, 3)) < 0.9, "v1", suite="alpha")
+    record(tmp_path / "v1", np.ones((5, 3), dtype=bool), "v1", suite="beta", names=list("pqrst"))
+    record(tmp_path / "v2", rng.random((4, 3)) < 0.9, "v2", suite="alpha")
+    analysis = compare(tmp_path / "v1", tmp_path / "v2")
+    beta = {s.suite: s for s in analysis.result.suites}["beta"]
+    assert beta.cases == 0 and beta.verdict is Verdict.INCONCLUSIVE
+    comparison = beta.comparison
+    assert comparison is not None and comparison.verdict is Verdict.INCONCLUSIVE
+    assert comparison.missing_current == tuple("pqrst") and comparison.baseline_cases == 5
+    assert comparison.worst_case is not None and comparison.worst_case.difference == -1.0
+    assert analysis.exit_code() != 0
+    assert "suite <code>beta</code>: INCONCLUSIVE" in render_markdown(analysis.result)

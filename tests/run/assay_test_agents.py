@@ -46,6 +46,13 @@ def raises(input: Any) -> Any:
     raise RuntimeError("the agent broke")
 
 
+def sometimes_raises(input: dict[str, Any], seed: int | None = None) -> dict[str, Any]:
+    """As :func:`bernoulli`, but raise on about one trial in five (seeded per trial)."""
+    if random.Random(f"raise-{seed}").random() < 0.2:
+        raise RuntimeError("the agent broke this time")
+    return bernoulli(input, seed)
+
+
 def sleeps(input: dict[str, Any]) -> dict[str, Any]:
     """Sleep ``input["seconds"]``; first create the file ``input["touch"]`` if given."""
     if "touch" in input:

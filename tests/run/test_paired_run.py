@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -137,6 +138,11 @@ def test_a_trial_budget_stops_it_inconclusive(tmp_path: Path) -> None:
     assert len(result.trials) == 9 and result.status.cases == 2  # the 3rd case is half run
     assert result.verdict is Verdict.INCONCLUSIVE
     assert result.stop_reason is not None and "--max-trials 9" in result.stop_reason
+    # The half-run case ended with the current version's trial only: named.
+    third = suite.tests[int(case_order(60, 7)[2])].id
+    assert result.one_version_only == (third,)
+    assert any("ended with one version's trials only" in w and third in w for w in result.warnings)
+    assert result.to_json()["one_version_only"] == [third]
 
 
 def test_against_a_recorded_baseline_set(tmp_path: Path) -> None:
@@ -185,22 +191,20 @@ def test_a_recorded_set_of_several_versions_needs_one_named(tmp_path: Path) -> N
     assert version == "v2" and set(rates) == {t.id for t in suite.tests}
 
 
+def _cli_run(tmp_path: Path, cases: int, baseline: str, *flags: str) -> int:
+    """``assay run`` of a suite of ``cases`` against ``assay_test_agents:<baseline>``."""
+    path = tmp_path / "suite.yaml"
+    path.write_text(_suite_yaml(cases))
+    agents = ["--agent", "assay_test_agents:bernoulli"]
+    return cli(
+        ["run", str(path), *agents, "--baseline-agent", f"assay_test_agents:{baseline}", *flags]
+    )
+
+
 def test_cli_dry_run_says_what_it_would_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = tmp_path / "suite.yaml"
-    path.write_text(_suite_yaml(5))
-    code = cli(
-        [
-            "run",
-            str(path),
-            "--agent",
-            "assay_test_agents:bernoulli",
-            "--baseline-agent",
-            "assay_test_agents:bernoulli",
-            "--dry-run",
-        ]
-    )
+    code = _cli_run(tmp_path, 5, "bernoulli", "--dry-run")
     out, _ = capsys.readouterr()
     assert code == 0 and "at most 5 cases, 20 trials" in out
     assert not (tmp_path / "traces").exists()
@@ -291,3 +295,69 @@ def test_a_recorded_set_without_the_suites_cases_is_refused(tmp_path: Path) -> N
             baseline_rates={"another": 0.5},
             baseline_source="old",
         )
+
+
+@pytest.mark.parametrize("baseline", ["raises", "sleeps"])
+def test_a_baseline_that_never_answers_is_no_evidence(tmp_path: Path, baseline: str) -> None:
+    # Raising on every call, or timing out on every call: every baseline trial is an error.
+    path = tmp_path / "suite.yaml"
+    path.write_text(_suite_yaml(6).replace("{p: 0.9}", "{p: 0.9, seconds: 1}"))
+    result = run_paired(
+        load_suite(path),
+        load_agent(agent="assay_test_agents:bernoulli"),
+        _options(tmp_path, timeout=0.05),
+        PairedRunOptions(delta=0.5),
+        baseline_agent=load_agent(agent=f"assay_test_agents:{baseline}"),
+    )
+    assert result.verdict is Verdict.INCONCLUSIVE and result.status.cases == 0
+    assert result.reason.startswith("no evidence: the baseline answered none of its 10 trials")
+    assert result.exit_code() == 3 and result.exit_code(inconclusive_ok=True) == 3
+    # Concurrency 1, 2 trials a case, current then baseline: after 5 cases the baseline's
+    # first 10 trials were all errors, and no further case started.
+    assert result.silent_stop and result.stop_reason == (
+        "the baseline answered none of its first 10 trials"
+    )
+    current, base = result.versions
+    assert (current.role, current.trials, current.errors) == ("current", 10, 0)
+    assert (base.role, base.trials, base.errors) == ("baseline", 10, 10)
+    assert base.first_error is not None
+    assert len(result.never_answered) == 5 and result.one_version_only == ()
+    document = result.to_json()
+    assert document["versions"][1]["errors"] == 10 and document["verdict"] == "INCONCLUSIVE"
+
+
+def test_a_version_with_a_few_errors_is_still_compared(tmp_path: Path) -> None:
+    # Errors on some trials are not silence: the run goes on, and the errors are counted.
+    suite = _suite(tmp_path, 60)
+    result = run_paired(
+        suite,
+        load_agent(agent="assay_test_agents:bernoulli"),
+        _options(tmp_path),
+        baseline_agent=load_agent(agent="assay_test_agents:sometimes_raises"),
+    )
+    assert not result.silent_stop and result.status.cases > 0
+    base = result.versions[1]
+    assert 0 < base.errors < base.trials
+    assert any("they favour the current version" in w for w in result.warnings)
+
+
+def test_cli_a_crashing_baseline_exits_3_and_counts_the_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_dir = str(tmp_path / "t")
+    code = _cli_run(tmp_path, 12, "raises", "--out", out_dir, "--inconclusive-ok", "--quiet")
+    out, _ = capsys.readouterr()
+    assert code == 3 and out.startswith("INCONCLUSIVE")
+    assert "no evidence: the baseline answered none of its" in out
+    assert re.search(
+        r"trials by version: current \d+ \(0 errors\) · baseline (\d+) \(\1 errors\)", out
+    )
+
+
+def test_a_recorded_baseline_of_errors_only_is_refused(tmp_path: Path) -> None:
+    suite = _suite(tmp_path, 3)
+    recorded = tmp_path / "baseline"
+    agent = load_agent(agent="assay_test_agents:raises")
+    run_suite(suite, agent, RunOptions(out=str(recorded), adaptive=False, agent_version="v1"))
+    with pytest.raises(InputError, match="every trial of the recorded set is an error"):
+        load_baseline_rates(recorded)

@@ -162,6 +162,15 @@ Margin = Annotated[
         "drop is shown to be below it (0.02 = 2 points)."
     ),
 ]
+AllowMissingCases = Annotated[
+    bool,
+    typer.Option(
+        "--allow-missing-cases",
+        help="Let a suite comparison PASS over the cases both versions answered while some "
+        "case has no answer from the current version (default: INCONCLUSIVE until every "
+        "case is there; the worst case, missing trials counted as failures, is shown).",
+    ),
+]
 AllCases = Annotated[
     bool,
     typer.Option(

@@ -169,6 +169,14 @@ def render_paired(result: PairedRunResult, console: Console) -> None:
         f"interval: {s.confidence:.0%} anytime-valid, [{s.low * 100:+.1f}, {s.high * 100:+.1f}] "
         f"points, {CONSTRUCTION}"
     )
+    if result.versions:
+        print_(
+            "trials by version: "
+            + " · ".join(
+                f"{v.label} {v.trials} ({v.errors} error{'s' if v.errors != 1 else ''})"
+                for v in result.versions
+            )
+        )
     for warning in result.warnings:
         print_(f"warning: {warning}")
     if result.baseline_source == "agent":

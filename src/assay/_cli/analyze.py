@@ -59,6 +59,7 @@ def analyze(
     suite_threshold: o.SuiteThreshold = None,
     suite_ci: o.SuiteCIOpt = o.SuiteCI.T,
     margin: o.Margin = None,
+    allow_missing_cases: o.AllowMissingCases = False,
     all_cases: o.AllCases = False,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
@@ -100,6 +101,7 @@ def analyze(
         suite_threshold=suite_threshold,
         suite_ci=suite_ci,
         margin=margin,
+        allow_missing_cases=allow_missing_cases,
     )
     targets = parse_formats(format, output)
     with working(f"analysing {described(paths)}", quiet=quiet):
@@ -153,6 +155,7 @@ def compare(
     suite_threshold: o.SuiteThreshold = None,
     suite_ci: o.SuiteCIOpt = o.SuiteCI.T,
     margin: o.Margin = None,
+    allow_missing_cases: o.AllowMissingCases = False,
     all_cases: o.AllCases = False,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
@@ -191,6 +194,7 @@ def compare(
         suite_threshold=suite_threshold,
         suite_ci=suite_ci,
         margin=margin,
+        allow_missing_cases=allow_missing_cases,
     )
     targets = parse_formats(format, output)
     with working(f"comparing {described(current)} with {described(baseline)}", quiet=quiet):

@@ -92,6 +92,10 @@ class AnalyzeOptions:
     margin: float | None = None
     """Non-inferiority margin of the suite comparison: the largest drop that still allows the
     switch (None: the regression question, "did it drop?")."""
+    allow_missing_cases: bool = False
+    """Let a suite comparison PASS over the cases both versions answered while some case of
+    the suite has no answer from the current version (default: INCONCLUSIVE until every case
+    is there; the worst case is shown either way)."""
 
     def validate(self) -> None:
         """Raise :class:`OptionError` naming the first bad field."""

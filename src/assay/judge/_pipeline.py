@@ -40,7 +40,7 @@ from assay.judge._regression import (
 from assay.judge._results import TestResult
 from assay.judge._sequential import ANYTIME_METHOD, SequentialOutcome, anytime_interval, replay
 from assay.judge._sources import Share, shares_by_test
-from assay.judge._suite import excluded_errors, suite_results
+from assay.judge._suite import conflict_note, excluded_errors, suite_conflicts, suite_results
 from assay.judge._suite_result import SuiteResult
 from assay.judge._threshold import (
     Verdict,
@@ -202,7 +202,23 @@ def judge_all(
                 baseline=baseline,
                 adaptive=adaptive,
             )
+            conflicts = suite_conflicts(trials, baseline)
+            if conflicts:  # never merged in silence: named on the whole and on each case
+                notes.append(conflict_note(conflicts))
+                tests = tuple(
+                    replace(t, notes=(*t.notes, _conflict(conflicts[t.test_id])))
+                    if t.test_id in conflicts
+                    else t
+                    for t in tests
+                )
         return Judged(tests, judged_suites, notes)
+
+
+def _conflict(suites: tuple[str, ...]) -> str:
+    return (
+        f"recorded under {len(suites)} suites ({', '.join(suites)}): this verdict pools their "
+        "trials; each suite's answer counts its own"
+    )
 
 
 def _judge(
@@ -499,6 +515,8 @@ def with_regression(
     if regression is None:
         return result
     notes = list(result.notes)
+    if regression.test_reason is not None:
+        notes.append(regression.test_reason)
     scores_dropped = score_regression is not None and score_regression.verdict is Verdict.FAIL
     if score_regression is not None and scores_dropped:
         notes.append(

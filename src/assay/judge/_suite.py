@@ -68,8 +68,11 @@ def case_table(
         score: The main score's name (its mean over the case's trials), or None.
 
     Returns:
-        Columns ``test_id``, ``suite`` (the suite most of its trials record), ``n``, ``passed``,
-        ``suites`` (distinct suites recorded), ``_score``, ``_cost``, ``_duration``; sorted by id.
+        One row per case and suite it records — a test id recorded under two suites is a case
+        of each, with that suite's trials (never merged into one of them) — with columns
+        ``test_id``, ``suite``, ``n``, ``passed``, ``answered`` (trials that are not errors),
+        ``trials`` (every trial), ``suites`` (distinct suites its id records), ``_score``,
+        ``_cost``, ``_duration``; sorted by id and suite.
     """
     exclude = pl.col(tc.TEST_ID).replace_strict(
         dict(excluded), default=False, return_dtype=pl.Boolean
@@ -93,12 +96,14 @@ def case_table(
             counted.alias("_counted"),
             score_of_trial.cast(pl.Float64).alias(_SCORE),
             cost.cast(pl.Float64).alias(_COST),
+            pl.col(tc.SUITE).n_unique().over(tc.TEST_ID).alias("suites"),
         )
-        .group_by(tc.TEST_ID)
+        .group_by(tc.TEST_ID, tc.SUITE)
         .agg(
-            pl.col(tc.SUITE).drop_nulls().mode().sort().first().alias(tc.SUITE),
-            pl.col(tc.SUITE).n_unique().alias("suites"),
+            pl.col("suites").first(),
             pl.col("_counted").sum().alias("n"),
+            (~pl.col(tc.ERROR).fill_null(False)).sum().alias("answered"),
+            pl.len().alias("trials"),
             (pl.col(tc.PASSED).fill_null(False) & pl.col("_counted")).sum().alias("passed"),
             # Sorted before the mean: the sum's order, and so its last bits, is then the same
             # whatever order the trials came in (buckets, engines).
@@ -106,7 +111,7 @@ def case_table(
             pl.col(_COST).filter(pl.col("_counted")).sort().mean(),
             pl.col(tc.DURATION_S).filter(pl.col("_counted")).sort().mean().alias(_DURATION),
         )
-        .sort(tc.TEST_ID)
+        .sort(tc.TEST_ID, tc.SUITE, nulls_last=True)
     )
 
 
@@ -138,6 +143,10 @@ def suite_results(
     thresholds = {r.threshold for r in results}
     out = []
     names = current[tc.SUITE].unique().to_list()
+    if base is not None:
+        # A suite the baseline ran and the current version did not is answered too: its
+        # comparison cannot PASS (every case missing), never dropped in silence.
+        names += [n for n in base[tc.SUITE].unique().to_list() if n not in names]
     for name in sorted((n for n in names if n is not None), key=str) + (
         [None] if None in names else []
     ):
@@ -155,6 +164,40 @@ def suite_results(
         missing = f"no trial carries {options.suite_attribute}: every case is in the set's suite"
         out[-1] = replace(out[-1], notes=(missing, *out[-1].notes))
     return tuple(out)
+
+
+def suite_conflicts(*tables: pl.DataFrame | None) -> dict[str, tuple[str, ...]]:
+    """Test ids recorded under several suites, with those suites (in any of the tables).
+
+    Each suite's answer counts only its own trials of such an id (:func:`case_table`), but the
+    per-case results are keyed by test id and pool them: a conflict every report names.
+    """
+    frames = [
+        t.select(pl.col(tc.TEST_ID).cast(pl.Utf8), pl.col(tc.SUITE).cast(pl.Utf8))
+        for t in tables
+        if t is not None and t.height
+    ]
+    if not frames:
+        return {}
+    several = (
+        pl.concat(frames)
+        .unique()
+        .group_by(tc.TEST_ID)
+        .agg(pl.col(tc.SUITE).fill_null("(none)").sort())
+        .filter(pl.col(tc.SUITE).list.len() > 1)
+        .sort(tc.TEST_ID)
+    )
+    return {str(t): tuple(s) for t, s in several.iter_rows()}
+
+
+def conflict_note(conflicts: Mapping[str, tuple[str, ...]]) -> str:
+    """The analysis-wide note naming every test id recorded under several suites."""
+    named = "; ".join(f"{t} ({', '.join(s)})" for t, s in conflicts.items())
+    return (
+        f"{len(conflicts)} test id(s) recorded under several suites: {named}. Each suite's "
+        "answer counts only its own trials of them; the per-case verdict of each id pools the "
+        "suites' trials (give each suite's case its own test id)"
+    )
 
 
 def _main_score(results: Sequence[TestResult]) -> str | None:
@@ -198,6 +241,8 @@ def _suite(
         )
         rate, interval = estimate.mean, estimate.interval if judged.sum() >= 2 else None
     verdict, reason = _verdict(rate, interval, threshold, int(judged.sum()), int(n.sum()))
+    if not ids:  # a suite only the baseline ran
+        reason = "the current version ran no case of this suite"
     if verdict is Verdict.PASS and int(judged.sum()) < MEASURED_CASES:
         # Measured, not assumed: the cluster interval's lower end is too high a little too
         # often with few, skewed cases (docs/statistics.md, "The suite verdict at the true mean").
@@ -209,8 +254,8 @@ def _suite(
     mixed = rows.filter(pl.col("suites") > 1)[tc.TEST_ID].to_list()
     if mixed:
         notes.append(
-            f"{len(mixed)} case(s) record several suites ({_names(mixed)}): each counted once, "
-            "in the suite most of its trials record"
+            f"{len(mixed)} test id(s) of this suite are recorded under other suites too "
+            f"({_names(mixed)}): this suite counts only its own trials of them"
         )
     stopped = sorted(adaptive & set(ids))
     if stopped:
@@ -330,11 +375,21 @@ def _comparison(
 ) -> SuiteComparison:
     current_ids = set(rows[tc.TEST_ID].to_list())
     baseline_ids = set(base_rows[tc.TEST_ID].to_list())
-    both = rows.join(base_rows, on=tc.TEST_ID, how="inner", suffix="_base").filter(
-        (pl.col("n") > 0) & (pl.col("n_base") > 0)
+    joined = rows.join(base_rows, on=tc.TEST_ID, how="inner", suffix="_base")
+    # A version that answered none of a case's trials (every one an error) did not run it.
+    current_silent = joined.filter(pl.col("answered") == 0)[tc.TEST_ID].to_list()
+    baseline_silent = joined.filter((pl.col("answered_base") == 0) & (pl.col("answered") > 0))[
+        tc.TEST_ID
+    ].to_list()
+    both = joined.filter(
+        (pl.col("n") > 0)
+        & (pl.col("n_base") > 0)
+        & (pl.col("answered") > 0)
+        & (pl.col("answered_base") > 0)
     )
     only_baseline = tuple(sorted(baseline_ids - current_ids))
     only_current = tuple(sorted(current_ids - baseline_ids))
+    missing = tuple(sorted({*only_baseline, *current_silent}))
     unpaired = len(only_baseline) + len(only_current)
     empty = SuiteComparison(
         baseline_cases=len(baseline_ids),
@@ -354,26 +409,42 @@ def _comparison(
         margin=options.margin,
         verdict=Verdict.INCONCLUSIVE,
         reason="no case was run by both versions: nothing to pair",
+        missing_current=missing,
+        baseline_silent=tuple(sorted(baseline_silent)),
     )
+    silent = _silent_version(rows, base_rows)
+    if silent is not None:
+        return replace(empty, reason=silent)
     if both.height == 0:
-        return empty
-    paired = paired_comparison(
-        both["passed_base"].to_numpy(),
-        both["n_base"].to_numpy(),
-        both["passed"].to_numpy(),
-        both["n"].to_numpy(),
-        alpha=options.alpha,
-        delta=options.delta,
-        power=options.power,
-        confidence=confidence,
-        seed=options.seed,
-    )
-    verdict, reason = _comparison_verdict(paired, options, both.height)
-    if unpaired:
-        reason += (
-            f"; {unpaired} case(s) ran in one version only, not compared"
-            f" ({_names([*only_baseline, *only_current])})"
+        if not missing:
+            return empty
+        worst, worst_verdict, _, coverage = _coverage(
+            both, base_rows, missing, Verdict.INCONCLUSIVE, options, confidence
         )
+        return replace(
+            empty,
+            reason=f"no case was answered by both versions: {coverage}",
+            worst_case=worst,
+            worst_case_verdict=worst_verdict,
+        )
+    paired = _paired_rates(both, options, confidence)
+    verdict, reason = _comparison_verdict(paired, options, both.height)
+    if only_current:  # the cases the current version lacks are said with the coverage below
+        reason += (
+            f"; {len(only_current)} case(s) the baseline did not run, not compared"
+            f" ({_names(only_current)})"
+        )
+    if baseline_silent:
+        reason += (
+            f"; the baseline answered none of the trials of {len(baseline_silent)} case(s) "
+            f"(every one an error), not compared ({_names(sorted(baseline_silent))})"
+        )
+    worst, worst_verdict = None, None
+    if missing:
+        worst, worst_verdict, verdict, coverage = _coverage(
+            both, base_rows, missing, verdict, options, confidence
+        )
+        reason += f"; {coverage}"
     moved = (
         both.select(
             tc.TEST_ID,
@@ -398,7 +469,98 @@ def _comparison(
         cost_usd=_paired(both, _COST, options, confidence),
         duration_s=_paired(both, _DURATION, options, confidence),
         moved=tuple((str(t), float(d)) for t, d in moved.iter_rows()),
+        worst_case=worst,
+        worst_case_verdict=worst_verdict,
     )
+
+
+def _paired_rates(
+    both: pl.DataFrame, options: AnalyzeOptions, confidence: float
+) -> PairedComparison:
+    """The paired comparison of the pass rates of the cases in ``both``."""
+    return paired_comparison(
+        both["passed_base"].to_numpy(),
+        both["n_base"].to_numpy(),
+        both["passed"].to_numpy(),
+        both["n"].to_numpy(),
+        alpha=options.alpha,
+        delta=options.delta,
+        power=options.power,
+        confidence=confidence,
+        seed=options.seed,
+    )
+
+
+def _silent_version(rows: pl.DataFrame, base_rows: pl.DataFrame) -> str | None:
+    """Why there is no evidence when a version answered none of its trials, else None."""
+    for side, table in (("baseline", base_rows), ("current version", rows)):
+        trials = int(table["trials"].sum())
+        if trials and int(table["answered"].sum()) == 0:
+            return (
+                f"no evidence: the {side} answered none of its {trials} trial(s) in this suite "
+                "(every one an error: an exception, a timeout or no trial span); a version "
+                "that never answered is not compared"
+            )
+    return None
+
+
+def _coverage(
+    both: pl.DataFrame,
+    base_rows: pl.DataFrame,
+    missing: tuple[str, ...],
+    verdict: Verdict,
+    options: AnalyzeOptions,
+    confidence: float,
+) -> tuple[PairedComparison | None, Verdict | None, Verdict, str]:
+    """Cases with no answer from the current version: the worst case, and whether PASS holds.
+
+    The worst case counts each missing case as failing every trial of the current version
+    (as many trials as its baseline ran) beside the baseline's own rate on it. A PASS over the
+    cases both ran is given only with ``--allow-missing-cases``: a case never run can hide a
+    drop (docs/suites.md, "Cases one version did not run").
+    """
+    filled = (
+        base_rows.filter(pl.col(tc.TEST_ID).is_in(list(missing)) & (pl.col("answered") > 0))
+        .select(
+            tc.TEST_ID,
+            pl.col("passed").alias("passed_base"),
+            pl.col("n").alias("n_base"),
+            pl.lit(0, pl.Int64).alias("passed"),
+            pl.col("n"),
+        )
+        .filter(pl.col("n_base") > 0)
+    )
+    worst, worst_verdict = None, None
+    shown = f"{len(missing)} case(s) have no answer from the current version ({_names(missing)})"
+    if filled.height:
+        columns = [tc.TEST_ID, "passed_base", "n_base", "passed", "n"]
+        table = pl.concat(
+            [
+                both.select(columns).cast({c: pl.Int64 for c in columns[1:]}),
+                filled.select(columns).cast({c: pl.Int64 for c in columns[1:]}),
+            ]
+        )
+        worst = _paired_rates(table, options, confidence)
+        worst_verdict, _ = _comparison_verdict(worst, options, table.height)
+        shown += (
+            f"; worst case, counting them as failing every trial: mean difference "
+            f"{_points(worst.difference)} over {table.height} case(s), "
+            f"{100 * worst.interval.confidence:g}% CI [{_points(worst.interval.low)}, "
+            f"{_points(worst.interval.high)}] ({worst_verdict.value})"
+        )
+    if verdict is Verdict.PASS and not options.allow_missing_cases:
+        return (
+            worst,
+            worst_verdict,
+            Verdict.INCONCLUSIVE,
+            (
+                f"{shown}; no PASS while cases are missing (--allow-missing-cases judges the "
+                "cases both answered)"
+            ),
+        )
+    if verdict is Verdict.PASS:
+        shown += "; PASS over the cases both answered (--allow-missing-cases)"
+    return worst, worst_verdict, verdict, shown
 
 
 def _comparison_verdict(

@@ -70,6 +70,17 @@ class SuiteComparison:
     """Mean trial duration, paired."""
     moved: tuple[tuple[str, float], ...] = ()
     """The paired cases whose pass rate moved most: (case, current − baseline), largest first."""
+    missing_current: tuple[str, ...] = ()
+    """Cases of the suite with no answer from the current version: run by the baseline only,
+    or every current trial an error. While any is missing a PASS needs
+    ``--allow-missing-cases`` (else INCONCLUSIVE)."""
+    baseline_silent: tuple[str, ...] = ()
+    """Cases the baseline ran but never answered (every trial an error): not compared."""
+    worst_case: PairedComparison | None = None
+    """The comparison with every missing case counted as failing all its current trials (as
+    many as the baseline ran); None when no case is missing."""
+    worst_case_verdict: Verdict | None = None
+    """The verdict ``worst_case`` would give."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -196,6 +196,24 @@ def _comparison(comparison: SuiteComparison | None) -> dict[str, Any] | None:
         "cost_usd": shift(comparison.cost_usd),
         "duration_s": shift(comparison.duration_s),
         "moved": [{"test_id": t, "difference": d} for t, d in comparison.moved],
+        "missing_current": list(comparison.missing_current),
+        "baseline_silent": list(comparison.baseline_silent),
+        "worst_case": _worst_case(comparison),
+    }
+
+
+def _worst_case(comparison: SuiteComparison) -> dict[str, Any] | None:
+    """The comparison with the current version's missing cases counted as failures."""
+    worst = comparison.worst_case
+    if worst is None or comparison.worst_case_verdict is None:
+        return None
+    return {
+        "cases": worst.cases,
+        "difference": worst.difference,
+        "interval": _interval(worst.interval),
+        "p_value": worst.p_value,
+        "drop_bounds": {"lower": worst.drop_lower, "upper": worst.drop_upper},
+        "verdict": comparison.worst_case_verdict.value,
     }
 
 

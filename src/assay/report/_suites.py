@@ -20,8 +20,15 @@ CASES_LISTED = 20
 
 
 def shown_suites(result: AnalysisResult) -> list[SuiteResult]:
-    """The suites a report leads with: those of two cases or more."""
-    return [s for s in result.suites if s.cases >= 2]
+    """The suites a report leads with: those of two cases or more in either version.
+
+    A suite the current version ran no case of is shown: its cases are missing.
+    """
+    return [
+        s
+        for s in result.suites
+        if s.cases >= 2 or (s.comparison is not None and s.comparison.baseline_cases >= 2)
+    ]
 
 
 def suite_name(suite: SuiteResult) -> str:

@@ -37,6 +37,7 @@ from assay.run._paired import (
     PairedCase,
     PairedRunOptions,
     PairedRunResult,
+    VersionTally,
     load_baseline_rates,
     run_paired,
 )
@@ -73,6 +74,7 @@ __all__ = [
     "PairedCase",
     "PairedRunOptions",
     "PairedRunResult",
+    "VersionTally",
     "PlanRow",
     "Price",
     "PriceTable",

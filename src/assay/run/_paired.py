@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from assay import conventions as c
 from assay.errors import ConfigError, InputError
 from assay.judge import Verdict
 from assay.run._agents import Agent
@@ -41,6 +42,10 @@ DESIGN = "adaptive paired sequence"
 """The design's name in the output and the JSON."""
 CONSTRUCTION = "betting confidence sequence (Waudby-Smith & Ramdas 2024)"
 """What the interval is, as the output cites it."""
+
+SILENT_STOP = 10
+"""A comparison run starts no further case once a version's first this many trials (or more,
+all finished so far) were all errors: it has answered nothing, so nothing can be compared."""
 
 _VERDICTS = {
     PairedDecision.DROP: Verdict.FAIL,
@@ -92,6 +97,28 @@ class PairedCase:
 
 
 @dataclass(frozen=True, slots=True)
+class VersionTally:
+    """One version's trials in a comparison run, and how many were errors."""
+
+    role: str
+    """``current`` or ``baseline``."""
+    version: str
+    """Its ``assay.agent.version``."""
+    trials: int
+    """Trials finished."""
+    errors: int
+    """Error trials among them (an exception, a timeout, no trial span): the harness or the
+    version broke, so nothing was learned about its pass rate."""
+    first_error: str | None = None
+    """The first error's message."""
+
+    @property
+    def label(self) -> str:
+        """``baseline v1``, or the role alone when the version is named after it."""
+        return self.role if self.version == self.role else f"{self.role} {self.version}"
+
+
+@dataclass(frozen=True, slots=True)
 class PairedRunResult:
     """An adaptive comparison of two versions over a suite: the interval and its verdict."""
 
@@ -133,6 +160,21 @@ class PairedRunResult:
     """True if stopped by Ctrl-C or SIGTERM."""
     warnings: tuple[str, ...] = ()
     """Things the user should know."""
+    versions: tuple[VersionTally, ...] = ()
+    """Each version's trials and error trials (the current version first)."""
+    one_version_only: tuple[str, ...] = ()
+    """Every case that ended with trials of one version only (the run stopped before the
+    other's): a re-read cannot pair it."""
+    never_answered: tuple[str, ...] = ()
+    """Cases not compared because one version's trials on them were all errors."""
+    silent_stop: bool = False
+    """The run stopped starting cases because a version's first :data:`SILENT_STOP` trials
+    were all errors."""
+
+    @property
+    def silent(self) -> VersionTally | None:
+        """A version that ran trials and answered none (every one an error), if any."""
+        return next((v for v in self.versions if v.trials and v.errors == v.trials), None)
 
     @property
     def verdict(self) -> Verdict:
@@ -146,6 +188,17 @@ class PairedRunResult:
     def reason(self) -> str:
         """One sentence: the decision, the interval, the cases used and why it stopped."""
         s = self.status
+        silent = self.silent
+        if silent is not None and s.decision is PairedDecision.UNDECIDED:
+            # No evidence: a version that never answered is not a version that failed.
+            return (
+                f"no evidence: the {silent.label} answered none of its "
+                f"{silent.trials} trials, every one an error"
+                + (f" (first: {silent.first_error})" if silent.first_error else "")
+                + "; nothing to compare"
+                + (", so no further case was started" if self.silent_stop else "")
+                + f" ({DESIGN})"
+            )
         level = f"{s.confidence:.0%} anytime interval [{_pt(s.low)}, {_pt(s.high)}] points"
         mean = "no case yet" if s.mean is None else f"mean difference {_pt(s.mean)} points"
         used = f"after {s.cases} of {self.suite_cases} cases"
@@ -169,10 +222,14 @@ class PairedRunResult:
         return f"{what} ({mean}, {level}, {used}; {DESIGN})"
 
     def exit_code(self, inconclusive_ok: bool = False) -> int:
-        """0 PASS, 1 FAIL, 3 INCONCLUSIVE (0 if ``inconclusive_ok``)."""
+        """0 PASS, 1 FAIL, 3 INCONCLUSIVE (0 if ``inconclusive_ok``).
+
+        A version that answered none of its trials exits 3 even with ``inconclusive_ok``: the
+        run broke, it did not merely lack trials (docs/cli.md).
+        """
         if self.verdict is Verdict.FAIL:
             return 1
-        if self.verdict is Verdict.INCONCLUSIVE and not inconclusive_ok:
+        if self.verdict is Verdict.INCONCLUSIVE and (not inconclusive_ok or self.silent):
             return 3
         return 0
 
@@ -207,6 +264,19 @@ class PairedRunResult:
             "cost": self.cost,
             "stop_reason": self.stop_reason,
             "warnings": list(self.warnings),
+            "versions": [
+                {
+                    "role": v.role,
+                    "version": v.version,
+                    "trials": v.trials,
+                    "errors": v.errors,
+                    "first_error": v.first_error,
+                }
+                for v in self.versions
+            ],
+            "one_version_only": list(self.one_version_only),
+            "never_answered": list(self.never_answered),
+            "silent_stop": self.silent_stop,
             "per_case": [
                 {"case": c.case, "current": c.current, "baseline": c.baseline} for c in self.cases
             ],
@@ -267,6 +337,7 @@ class _PairedRunner(_Runner):
             self.order = self.order[: paired.max_cases]
         self.cursor = 0
         self.fed: list[PairedCase] = []
+        self.never_answered: list[str] = []
 
     def _agent_of(self, state: TestState) -> Agent:
         if state.version == self.paired.baseline_version and self.baseline_agent is not None:
@@ -277,6 +348,8 @@ class _PairedRunner(_Runner):
         """The first state in case order that wants a trial, while the question is open."""
         if self.sequence.decide() is not PairedDecision.UNDECIDED:
             return None
+        if self._silent_side() is not None:
+            return None  # a version that has answered nothing yet: no further case starts
         # every case before the cursor has all its trials in: start the search there
         for i in range(self.cursor, len(self.order)):
             case = self.order[i]
@@ -295,6 +368,10 @@ class _PairedRunner(_Runner):
             rate = _rate(current)
             base = _rate(baseline) if baseline is not None else self._recorded(case)
             self.cursor += 1
+            if _silent(current) or (baseline is not None and _silent(baseline)):
+                # Every trial of a side was an error: that version never answered this case.
+                self.never_answered.append(case)
+                continue
             if rate is None or base is None:
                 self.unpaired.append(case)
                 continue
@@ -335,6 +412,32 @@ class _PairedRunner(_Runner):
                 f"{len(self.unpaired)} case(s) not compared (no baseline pass rate: not run; "
                 f"or no trial counted on a side): {shown}"
             )
+        versions = self._tallies()
+        if self.never_answered:
+            warnings.append(
+                f"{len(self.never_answered)} case(s) not compared: one version's trials on "
+                f"them were all errors: {_listed(self.never_answered)}"
+            )
+        for tally in versions:
+            if tally.errors and tally.errors < tally.trials:
+                excluded = all(state.judgement.excludes_errors for state in self.states)
+                counted = "left out" if excluded else "counted as failures"
+                favours = " (they favour the current version)" if tally.role == "baseline" else ""
+                warnings.append(
+                    f"{tally.errors} of the {tally.role}'s {tally.trials} trials were errors, "
+                    f"{counted}{favours}; first: {tally.first_error}"
+                )
+        one_side = self._one_version_only()
+        if one_side:
+            warnings.append(
+                f"{len(one_side)} case(s) ended with one version's trials only (the run "
+                f"stopped before the other's; a re-read leaves them unpaired): {_listed(one_side)}"
+            )
+        silent = self._silent_side()
+        silent_stop = status.decision is PairedDecision.UNDECIDED and stop_reason is None
+        silent_stop = silent_stop and silent is not None
+        if silent_stop:
+            stop_reason = f"the {silent} answered none of its first {SILENT_STOP} trials"
         if status.decision is PairedDecision.UNDECIDED and stop_reason is None:
             stop_reason = f"all {len(self.order)} cases ran"
         elif status.decision is not PairedDecision.UNDECIDED:
@@ -359,7 +462,60 @@ class _PairedRunner(_Runner):
             stop_reason=stop_reason,
             interrupted=interrupted,
             warnings=tuple(warnings),
+            versions=versions,
+            one_version_only=tuple(one_side),
+            never_answered=tuple(self.never_answered),
+            silent_stop=silent_stop,
         )
+
+    def _silent_side(self) -> str | None:
+        """The role whose first :data:`SILENT_STOP` trials (or more) were all errors, if any.
+
+        Every later trial would cost time (and the other version's calls) for a comparison
+        that cannot be made; the run stops starting cases and says so.
+        """
+        sides = [("current version", self.current.values()), ("baseline", self.baseline.values())]
+        for role, states in sides:
+            finished = errors = 0
+            for state in states:
+                finished += len(state.records)
+                errors += state.errors
+            if finished >= SILENT_STOP and errors == finished:
+                return role
+        return None
+
+    def _tallies(self) -> tuple[VersionTally, ...]:
+        """Each version's trials and errors, the current version first."""
+        sides = [("current", self.current_version, list(self.current.values()))]
+        if self.baseline_agent is not None:
+            sides.append(("baseline", self.paired.baseline_version, list(self.baseline.values())))
+        out = []
+        for role, version, states in sides:
+            records = [r for state in states for r in state.records]
+            errors = [r for r in records if r.outcome == c.OUTCOME_ERROR]
+            first = next((r.error for r in errors if r.error), None)
+            out.append(VersionTally(role, version, len(records), len(errors), first))
+        return tuple(out)
+
+    def _one_version_only(self) -> list[str]:
+        """The cases, in run order, where one version finished trials and the other none."""
+        if self.baseline_agent is None:
+            return []
+        return [
+            case
+            for case in self.order
+            if (len(self.current[case].records) > 0) != (len(self.baseline[case].records) > 0)
+        ]
+
+
+def _listed(cases: Sequence[str]) -> str:
+    """Every case named (the JSON lists them too)."""
+    return ", ".join(cases)
+
+
+def _silent(state: TestState) -> bool:
+    """True when the state ran trials and every one was an error."""
+    return bool(state.records) and state.errors == len(state.records)
 
 
 def _complete(state: TestState) -> bool:
@@ -376,10 +532,12 @@ def load_baseline_rates(
     """Each case's pass rate in a recorded trace set, judged as ``assay analyze`` judges it.
 
     Returns the rates by test id and the set's version. A set holding several
-    ``assay.agent.version`` values needs ``version`` (its trials would otherwise be pooled).
+    ``assay.agent.version`` values needs ``version`` (its trials would otherwise be pooled). A
+    case whose trials are all errors gets no rate (it is then named as not compared).
 
     Raises:
-        InputError: The set cannot be read, or holds several versions and none was named.
+        InputError: The set cannot be read, holds several versions and none was named, or
+            every trial in it is an error.
     """
     from assay.analysis import columns
     from assay.api import analyze
@@ -394,7 +552,18 @@ def load_baseline_rates(
             )
         version = str(versions[0]) if len(versions) else None
     analysis = analyze(str(path), current_version=version)
-    rates = {t.test_id: t.pass_rate for t in analysis.result.tests if t.pass_rate is not None}
+    tests = analysis.result.tests
+    # A case whose recorded trials are all errors has no pass rate: that version never
+    # answered it (errors counted as failures would read as a rate of 0).
+    rates = {
+        t.test_id: t.pass_rate for t in tests if t.pass_rate is not None and t.errors < t.trials
+    }
+    if tests and not rates:
+        raise InputError(
+            f"--baseline {path}: every trial of the recorded set is an error (first: "
+            f"{next((t.first_error for t in tests if t.first_error), 'none recorded')}): "
+            "a version that never answered is nothing to compare against"
+        )
     return rates, version or "baseline"
 
 

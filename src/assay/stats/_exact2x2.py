@@ -38,6 +38,7 @@ import numpy.typing as npt
 
 from assay.choices import DEFAULT_REGRESSION_TEST, RegressionTest
 from assay.errors import ConfigError, InsufficientDataError
+from assay.stats._prefix_power import fisher_p_value
 
 TESTS: Final = tuple(t for t in RegressionTest if t is not RegressionTest.ANYTIME)
 """The exact fixed-n two-sample tests of pass rates, by CLI name (the anytime-valid one is
@@ -94,15 +95,29 @@ class _TableCache:
 _ORDERINGS = _TableCache(20_000_000)
 
 
-def _check_sizes(n1: int, n2: int) -> None:
+def enumerable(n1: int, n2: int) -> bool:
+    """Whether the (n1 + 1)(n2 + 1) outcome tables of these group sizes can be enumerated.
+
+    Above :data:`MAX_TABLES` only Fisher's test (its p-value a hypergeometric tail, its power
+    summed row by row: :mod:`._prefix_power`) and the anytime-valid test are computed.
+    """
+    return (n1 + 1) * (n2 + 1) <= MAX_TABLES
+
+
+def _check_positive(n1: int, n2: int) -> None:
     if n1 < 0 or n2 < 0:
         raise ConfigError(f"group sizes cannot be negative (got {n1} and {n2})")
     if n1 == 0 or n2 == 0:
         raise InsufficientDataError(f"both groups need at least one trial (got {n1} and {n2})")
-    if (n1 + 1) * (n2 + 1) > MAX_TABLES:
+
+
+def _check_sizes(n1: int, n2: int) -> None:
+    _check_positive(n1, n2)
+    if not enumerable(n1, n2):
         raise ConfigError(
             f"an exact regression test enumerates (n1 + 1)(n2 + 1) outcome tables, at most "
-            f"{MAX_TABLES:,} (about 2,200 trials per version); got {n1} and {n2} trials"
+            f"{MAX_TABLES:,} (about 2,200 trials per version); got {n1} and {n2} trials "
+            "(Fisher's test and the anytime test compute at any size)"
         )
 
 
@@ -319,7 +334,7 @@ def _p_value_at(ordering: _Ordering, test: str, x1: int, x2: int) -> float:
 def _check_counts(
     baseline_passed: int, baseline_n: int, current_passed: int, current_n: int
 ) -> None:
-    _check_sizes(baseline_n, current_n)
+    _check_positive(baseline_n, current_n)
     if not 0 <= baseline_passed <= baseline_n:
         raise ConfigError(f"baseline passes must lie in [0, {baseline_n}] (got {baseline_passed})")
     if not 0 <= current_passed <= current_n:
@@ -353,17 +368,25 @@ def regression_p_value(
     Returns:
         The p-value in [0, 1]; small means the drop is unlikely to be chance.
 
+    Fisher's p-value is computed at any size; Boschloo's and Barnard's enumerate every outcome
+    table, so they need ``(n1 + 1)(n2 + 1) <=`` :data:`MAX_TABLES` (:func:`enumerable`).
+
     Raises:
-        ConfigError: For an unknown test or counts outside [0, n].
+        ConfigError: For an unknown test, counts outside [0, n], or Boschloo's or Barnard's
+            test above :data:`MAX_TABLES` tables.
         InsufficientDataError: When a group has no trials.
     """
     _check_test(test)
     _check_counts(baseline_passed, baseline_n, current_passed, current_n)
+    if test == RegressionTest.FISHER and not enumerable(baseline_n, current_n):
+        return fisher_p_value(baseline_passed, baseline_n, current_passed, current_n)
+    _check_sizes(baseline_n, current_n)
     ordering = _ordering(baseline_n, current_n, test)
     return _p_value_at(ordering, test, baseline_passed, current_passed)
 
 
 __all__ = [
     "TESTS",
+    "enumerable",
     "regression_p_value",
 ]

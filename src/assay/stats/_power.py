@@ -17,13 +17,16 @@ from assay.errors import ConfigError
 from assay.stats._exact2x2 import (
     BoolArray,
     _check_alpha,
+    _check_positive,
     _check_sizes,
     _check_test,
     _coarse_probability,
     _ordering,
     _refined_p_value,
     _TableCache,
+    enumerable,
 )
+from assay.stats._prefix_power import fisher_boundary, prefix_power
 
 # A region is one byte per table: keep at most ~50 MB of them.
 _REGIONS = _TableCache(50_000_000)
@@ -125,6 +128,9 @@ def rejection_probability(
         alpha: Significance level in (0, 1).
         test: One of :data:`TESTS`.
 
+    Fisher's test is computed at any size (above :data:`MAX_TABLES` tables its region is
+    summed row by row: :mod:`._prefix_power`); Boschloo's and Barnard's up to that many.
+
     Returns:
         The probability in [0, 1].
     """
@@ -133,6 +139,17 @@ def rejection_probability(
     for name, rate in (("baseline_rate", baseline_rate), ("current_rate", current_rate)):
         if not 0 <= rate <= 1:
             raise ConfigError(f"{name} must lie in [0, 1] (got {rate})")
+    if test == RegressionTest.FISHER and not enumerable(baseline_n, current_n):
+        # Too many tables to enumerate: Fisher's region is summed row by row, exactly.
+        _check_positive(baseline_n, current_n)
+        _check_alpha(alpha)
+        return prefix_power(
+            baseline_n,
+            current_n,
+            baseline_rate,
+            current_rate,
+            lambda rows: fisher_boundary(baseline_n, current_n, alpha, rows),
+        )
     region = rejection_region(baseline_n, current_n, alpha, test).astype(np.float64)
     pmf1 = sps.binom.pmf(np.arange(baseline_n + 1), baseline_n, baseline_rate)
     pmf2 = sps.binom.pmf(np.arange(current_n + 1), current_n, current_rate)
