@@ -57,3 +57,21 @@ def test_a_file_being_written_is_not_noted(tmp_path: Path, notifier: FileNotifie
     assert not notifier.landed()
     (tmp_path / "copied.parquet").write_bytes(b"PAR1")  # a file copied in lands by creation
     assert _noted(notifier)
+
+
+def test_the_folders_watched_are_those_the_paths_name(tmp_path: Path) -> None:
+    from assay.watch._notify import _folders
+
+    inner = tmp_path / "traces" / "date=2026-12-06"
+    inner.mkdir(parents=True)
+    (inner / "a.parquet").write_bytes(b"")
+    traces = str(tmp_path / "traces")
+    assert _folders((traces, str(inner))) == [traces]  # a folder inside another: once
+    assert _folders((str(inner / "a.parquet"),)) == [str(inner)]  # a file: its folder
+    assert _folders((f"{traces}/date=*/*.parquet",)) == [traces]  # before the wildcard
+    # A pattern below a folder that does not exist yet: nothing to watch (the loop polls),
+    # never the working folder.
+    assert _folders((str(tmp_path / "later" / "*.parquet"),)) == []
+    assert FileNotifier((str(tmp_path / "later" / "*.parquet"),)).why_not == (
+        "no folder to watch yet"
+    )

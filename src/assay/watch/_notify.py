@@ -26,10 +26,14 @@ def _folders(paths: tuple[str, ...]) -> list[str]:
     """The existing folders to watch for ``paths`` (folders, files or glob patterns)."""
     folders = set()
     for name in paths:
-        if any(ch in name for ch in "*?["):
-            # The folders of a pattern lie below the part before its first wildcard.
-            name = os.path.dirname(name[: min(name.index(ch) for ch in "*?[" if ch in name)])
-        folder = name if os.path.isdir(name) else os.path.dirname(name) or "."
+        wildcards = [name.index(ch) for ch in "*?[" if ch in name]
+        if wildcards:
+            # The files of a pattern lie below the folder before its first wildcard.
+            folder = os.path.dirname(name[: min(wildcards)]) or "."
+        elif os.path.isdir(name):
+            folder = name
+        else:
+            folder = os.path.dirname(name) or "."
         if os.path.isdir(folder):
             folders.add(os.path.abspath(folder))
     # A folder inside another is watched through it (recursively).
