@@ -96,13 +96,17 @@ class Run:
     peak_gib: float
 
 
-def _run(code: str, *args: str) -> Run:
-    """One fresh Python process: its wall time and its own peak RSS (``wait4``)."""
+def _run(code: str, *args: str, env: dict[str, str] | None = None) -> Run:
+    """One fresh Python process: its wall time and its own peak RSS (``wait4``).
+
+    ``env``: the process's environment (another ``PYTHONPATH`` runs another tree's code).
+    """
     start = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(code), *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        env=env,
     )
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - start

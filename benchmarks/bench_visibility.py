@@ -1,13 +1,15 @@
 """How soon spans from ``ParquetSpanExporter`` reach a running ``assay watch``; how many files.
 
-Run: ``python benchmarks/bench_visibility.py [--seconds 20] [--interval 2] [--grace 2]``.
-An agent in this process records one trial (a trial span and a tool span) and calls
-``provider.force_flush()`` once a second, under the SDK's ``SimpleSpanProcessor`` and then its
-``BatchSpanProcessor``,
-with the exporter's defaults; a real ``assay watch DIR --metrics-port P`` process follows the
-folder. For each flush it prints the seconds until the trial's file is visible on disk and until
-``/metrics`` counts it (which adds watch's own ``--grace`` and ``--interval``), and at the
-end the number of files written. Then the same agent through the OTLP/HTTP exporter into a real
+Run: ``python benchmarks/bench_visibility.py [--seconds 20] [--interval S] [--grace S]``
+(without ``--interval`` / ``--grace``: watch's defaults). An agent in this process records one
+trial (a trial span and a tool span) and calls ``provider.force_flush()`` once a second, under
+the SDK's ``SimpleSpanProcessor`` and then its ``BatchSpanProcessor``, with the exporter's
+defaults; then under ``BatchSpanProcessor`` without ``force_flush()``, as production code runs
+(the SDK exports every ``OTEL_BSP_SCHEDULE_DELAY``, 5 s by default); a real
+``assay watch DIR --metrics-port P`` process follows the folder. For each trial it prints the
+seconds from the trial's end (or its flush) until its file is visible on disk, from then until
+``/metrics`` counts it (watch's own share: a look, ``--grace``), and the sum, and at the end
+the number of files written. Then the same agent through the OTLP/HTTP exporter into a real
 ``assay collect`` (its ``--idle-flush``, 0.5 s, makes the files visible).
 """
 
@@ -43,11 +45,15 @@ def _free_port() -> int:
 
 def _files(out: Path) -> int:
     """Visible files: not hidden (being written), not in the collector's ``_staging``."""
-    return sum(
-        1
-        for p in out.rglob("*.parquet")
-        if not any(part.startswith((".", "_")) for part in p.relative_to(out).parts)
-    )
+    while True:
+        try:
+            return sum(
+                1
+                for p in out.rglob("*.parquet")
+                if not any(part.startswith((".", "_")) for part in p.relative_to(out).parts)
+            )
+        except FileNotFoundError:  # a staging folder removed while listed: list again
+            continue
 
 
 def _answers(url: str) -> bool:
@@ -74,11 +80,12 @@ def _until(done: object, limit: float = 120.0) -> float:
     return time.monotonic() - start
 
 
-def measure(processor: str, seconds: int, interval: float, grace: float) -> None:
+def measure(processor: str, seconds: int, flags: list[str]) -> None:
     """One run of the agent and a watch process; prints what it saw.
 
     ``processor``: ``simple`` or ``batch`` (the SDK's processors over the Parquet exporter), or
-    ``collector`` (the SDK's OTLP/HTTP exporter, batched, into a real ``assay collect``).
+    ``collector`` (the SDK's OTLP/HTTP exporter, batched, into a real ``assay collect``);
+    ``batch-noflush``: the batch processor without ``force_flush()``.
     """
     out = Path(tempfile.mkdtemp(prefix="assay-visibility-")) / "traces"
     provider = TracerProvider()
@@ -104,8 +111,7 @@ def measure(processor: str, seconds: int, interval: float, grace: float) -> None
     log = out.parent / "watch.log"
     with log.open("wb") as sink:
         watch = subprocess.Popen(
-            [ASSAY, "watch", str(out), "--metrics-port", str(port)]
-            + ["--interval", str(interval), "--grace", str(grace)],
+            [ASSAY, "watch", str(out), "--metrics-port", str(port), *flags],
             stdout=sink,
             stderr=subprocess.STDOUT,
         )
@@ -119,16 +125,19 @@ def measure(processor: str, seconds: int, interval: float, grace: float) -> None
             with tracer.start_as_current_span("trial", attributes=attributes):
                 with tracer.start_as_current_span("tool", attributes={"gen_ai.tool.name": "s"}):
                     pass
-            provider.force_flush()
+            if processor != "batch-noflush":
+                provider.force_flush()
             files = _files(out)
             on_disk.append(_until(lambda f=files: _files(out) > f))  # type: ignore[misc]
             on_metrics.append(_until(lambda n=i + 1: _metrics_trials(port) >= n))  # type: ignore[misc]
             time.sleep(max(0.0, 1.0 - (time.monotonic() - started)))
+        total = [a + b for a, b in zip(on_disk, on_metrics, strict=True)]
         print(
-            f"{processor:<6} {seconds} flushes: visible on disk after median "
-            f"{statistics.median(on_disk):.2f} s (max {max(on_disk):.2f}); in /metrics after "
-            f"median {statistics.median(on_metrics):.2f} s (max {max(on_metrics):.2f}); "
-            f"{_files(out)} files"
+            f"{processor:<13} {seconds} trials: file on disk after median "
+            f"{statistics.median(on_disk):.2f} s (max {max(on_disk):.2f}); then in /metrics "
+            f"after median {statistics.median(on_metrics):.2f} s (max {max(on_metrics):.2f}); "
+            f"trial end to /metrics median {statistics.median(total):.2f} s "
+            f"(max {max(total):.2f}); {_files(out)} files"
         )
     finally:
         watch.terminate()
@@ -142,16 +151,22 @@ def measure(processor: str, seconds: int, interval: float, grace: float) -> None
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=int, default=20)
-    parser.add_argument("--interval", type=float, default=2.0, help="assay watch --interval")
-    parser.add_argument("--grace", type=float, default=2.0, help="assay watch --grace")
+    parser.add_argument("--interval", type=float, default=None, help="assay watch --interval")
+    parser.add_argument("--grace", type=float, default=None, help="assay watch --grace")
+    parser.add_argument(
+        "--processors", default="simple,batch,batch-noflush,collector", help="which to run"
+    )
     args = parser.parse_args()
     os.environ.setdefault("PYTHONFAULTHANDLER", "1")
-    print(
-        f"assay watch --interval {args.interval} --grace {args.grace}; "
-        "one trial and force_flush() a second"
-    )
-    for processor in ("simple", "batch", "collector"):
-        measure(processor, args.seconds, args.interval, args.grace)
+    flags = [
+        part
+        for name in ("interval", "grace")
+        if getattr(args, name) is not None
+        for part in (f"--{name}", str(getattr(args, name)))
+    ]
+    print(f"assay watch {' '.join(flags) or '(defaults)'}; one trial a second")
+    for processor in args.processors.split(","):
+        measure(processor, args.seconds, flags)
 
 
 if __name__ == "__main__":

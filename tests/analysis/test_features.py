@@ -3,7 +3,15 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.analysis._features import _divergence_step, trial_features, varies
+from assay.analysis._features import trial_features, varies
+
+
+def _divergence_step(sequence: tuple[str, ...], reference: tuple[str, ...]) -> int:
+    """1-based step where ``sequence`` first differs from ``reference``; 0 if it never does."""
+    for step, (a, b) in enumerate(zip(sequence, reference, strict=False), start=1):
+        if a != b:
+            return step
+    return 0 if len(sequence) == len(reference) else min(len(sequence), len(reference)) + 1
 
 
 def _trials(sequences: list[list[str]], passed: list[bool]) -> pl.DataFrame:

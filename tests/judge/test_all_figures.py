@@ -562,3 +562,45 @@ def test_tied_scores_have_no_interval_and_a_note() -> None:
     evalview = _figures_of(_one_test(rows)).scores["evalview_score"]
     assert evalview.ci_high == 100.0 and evalview.clipped
     assert evalview.range_source == "declared"
+
+
+def test_lists_holding_a_null_name_are_numbered_as_their_python_lists() -> None:
+    from assay.analysis._features import distinct_lists
+    from assay.judge._all_figures import _Lists
+
+    column = pl.Series(
+        [["a", None], ["a"], ["a", None], [], None, ["b", "a"]] * 100, dtype=pl.List(pl.String)
+    )
+    ((distinct, index),) = _Lists.of(column).by_range([(0, column.len())])
+    expected, expected_index = distinct_lists(column)
+    assert list(distinct) == expected == [("a", None), ("a",), (), ("b", "a")]
+    assert index.tolist() == expected_index.tolist()
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(range(len(_PATHS))), st.booleans()), min_size=1, max_size=60
+    ),
+    st.lists(st.tuples(st.integers(0, 59), st.integers(1, 30)), min_size=1, max_size=8),
+)
+def test_path_features_from_counted_codes_are_those_counted_from_the_paths(
+    rows: list[tuple[int, bool]], spans: list[tuple[int, int]]
+) -> None:
+    from assay.analysis import path_features
+    from assay.judge._all_figures import _Lists
+    from assay.stats import ToolPaths
+
+    column = pl.Series([_PATHS[k] for k, _ in rows], dtype=pl.List(pl.String))
+    passed = np.array([ok for _, ok in rows])
+    ranges = [(min(a, len(rows) - 1), min(a + k, len(rows))) for a, k in spans]
+    for (a, b), paths in zip(ranges, _Lists.of(column).paths_by_range(ranges), strict=True):
+        assert paths.calls is not None
+        counted = path_features(paths, passed[a:b])
+        expected = path_features(ToolPaths(paths.distinct, paths.index), passed[a:b])
+        assert [(f.name, f.kind, f.label) for f in counted] == [
+            (f.name, f.kind, f.label) for f in expected
+        ]
+        for mine, theirs in zip(counted, expected, strict=True):
+            assert mine.values.dtype == theirs.values.dtype == np.float64
+            assert mine.values.tolist() == theirs.values.tolist()

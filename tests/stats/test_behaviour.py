@@ -272,3 +272,22 @@ def test_count_shifts_of_many_features_are_each_features_shift() -> None:
             if se > 0:
                 q = sps.t.ppf(0.95, df) if math.isfinite(df) else sps.norm.ppf(0.95)
                 assert shift.ci_high == pytest.approx(shift.effect * math.exp(float(q) * se))
+
+
+def test_path_shift_p_values_do_not_depend_on_cases_tested_before() -> None:
+    # Cases sharing their path totals reuse one set of draws: each p-value must still be the
+    # one its own draws give, whatever was tested before it.
+    from assay.stats._behaviour_paths import _null_statistics
+
+    rng = np.random.default_rng(7)
+    paths = [("a",), ("a", "b"), ("b",), ("c", "a")]
+    cases = [
+        ([paths[i] for i in rng.integers(0, 4, 5)], [paths[i] for i in rng.integers(0, 4, 5)])
+        for _ in range(40)
+    ]
+    first = [path_shift(b, c, seed=3).shift.p_value for b, c in cases]
+    fresh = []
+    for b, c in reversed(cases):
+        _null_statistics.cache_clear()
+        fresh.append(path_shift(b, c, seed=3).shift.p_value)
+    assert first == fresh[::-1]

@@ -25,10 +25,13 @@ def test_a_trace_split_across_files_is_judged_once_whole(tmp_path: Path) -> None
     watcher = Watcher((str(tmp_path),), WatchOptions(grace=2.0))
     early = watcher.look(now=0.0)
     assert early.tests == () and early.pending_traces == 3
+    assert watcher.due() == 60.0  # no root yet: judged at the timeout, unless it comes
     roots.shutdown()
     assert watcher.look(now=1.0).tests == ()  # the roots are in; the grace has not passed
+    assert watcher.due() == 3.0  # the next look is due when the grace ends
     judged = watcher.look(now=3.5)
     assert judged.pending_traces == 0 and judged.files_read == 2
+    assert watcher.due() is None
     (test,) = judged.tests
     assert (test.trials, test.passed) == (3, 2)
     assert not judged.notes or all(n.kind != "judged_without_root" for n in judged.notes)

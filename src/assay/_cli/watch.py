@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -14,7 +15,7 @@ from assay._cli import _common as o
 from assay._stop_signal import StopSignal
 
 if TYPE_CHECKING:
-    from assay.watch import Watcher, WatchStatus
+    from assay.watch import FileNotifier, Watcher, WatchStatus
 
 _STOP_CHECK_S = 0.1
 """How often a look in progress checks for SIGINT / SIGTERM (a stop is answered within this)."""
@@ -72,7 +73,12 @@ def watch(
         ),
     ] = None,
     interval: Annotated[
-        float, typer.Option(help="Seconds between looks at the trace set.", min=0.05)
+        float,
+        typer.Option(
+            help="Seconds between looks at the trace set (a file landing starts a look at "
+            "once where the system notifies it).",
+            min=0.05,
+        ),
     ] = 2.0,
     once: Annotated[
         bool, typer.Option("--once", help="Judge what is there now, print, exit (for cron).")
@@ -101,8 +107,11 @@ def watch(
     ] = "127.0.0.1",
     grace: Annotated[
         float,
-        typer.Option(help="Seconds to wait after a trace's root span arrived before judging it."),
-    ] = 2.0,
+        typer.Option(
+            help="Seconds to wait after a trace's root span arrived before judging it, for "
+            "its spans that other processes export later."
+        ),
+    ] = 1.0,
     trace_timeout: Annotated[
         float,
         typer.Option(help="Seconds after which a trace whose root span never came is judged."),
@@ -234,7 +243,13 @@ def _follow(
     export_otlp: str | None = None,
 ) -> None:
     """Look every ``interval`` seconds until SIGINT or SIGTERM; serve, post and show each look."""
-    from assay.watch import MetricsServer, WatchExport, WebhookSender, events_between
+    from assay.watch import (
+        FileNotifier,
+        MetricsServer,
+        WatchExport,
+        WebhookSender,
+        events_between,
+    )
 
     with StopSignal() as stop:
         server = None
@@ -247,6 +262,12 @@ def _follow(
             print(f"assay watch: /metrics on http://{host}:{server.port}/metrics", file=sys.stderr)
         sender = WebhookSender(webhook).start() if webhook is not None else None
         export = WatchExport(export_otlp) if export_otlp is not None else None
+        notifier = FileNotifier(watcher.paths)
+        if not notifier.active:
+            print(
+                f"assay watch: {notifier.why_not}: looking every {interval:g} s",
+                file=sys.stderr,
+            )
         show = _Display(sys.stdout.isatty())
         before = None
         interrupted = False
@@ -270,8 +291,9 @@ def _follow(
                     export.publish(status, events)
                 show.update(status, events, first=before is None)
                 before = status
-                stop.wait(interval)
+                _pause(watcher, notifier, stop, interval)
         finally:
+            notifier.close()
             show.close(before)
             if sender is not None:
                 sender.stop()
@@ -291,6 +313,27 @@ def _follow(
             sys.stderr.flush()
             os._exit(0)
     raise SystemExit(0)
+
+
+_TICK_S = 0.05
+"""How often the pause checks for a file landed (notifications are noted on another thread)."""
+
+
+def _pause(watcher: Watcher, notifier: FileNotifier, stop: StopSignal, interval: float) -> None:
+    """Wait until the next look is due.
+
+    That is ``interval`` seconds at most; less when a file lands (where the system notifies
+    it) or a held trace's grace ends.
+    """
+    until = time.monotonic() + interval
+    due = watcher.due()
+    if due is not None:
+        until = min(until, due)
+    while not stop.requested and not notifier.landed():
+        left = until - time.monotonic()
+        if left <= 0:
+            return
+        stop.wait(min(left, _TICK_S) if notifier.active else left)
 
 
 def _look(watcher: Watcher, stop: StopSignal) -> WatchStatus | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -67,6 +68,34 @@ def permutations_for(family_size: int, alpha: float) -> int:
     return int(min(50_000, max(1999, math.ceil(10 * max(1, family_size) / alpha))))
 
 
+@functools.lru_cache(maxsize=1024)
+def _null_statistics(
+    colours: tuple[int, ...], n_b: int, n_resamples: int, seed: int
+) -> npt.NDArray[np.float64]:
+    """The relabellings' chi-square statistics for these path totals, sorted (read-only).
+
+    A random relabelling fixes both margins, so the baseline row's counts are one
+    multivariate hypergeometric draw: sampling them directly is the permutation test without
+    shuffling every trial. In blocks, to bound memory for many variants. The draws depend on
+    the totals, the baseline's size, the count and the seed alone, so the cases of a suite
+    that share them (2,000 cases of 5 trials a side repeat a few hundred) draw them once:
+    every p-value is the one its own draws give.
+    """
+    rng = np.random.default_rng(seed)
+    totals = np.array(colours, dtype=np.int64)
+    n = int(totals.sum())
+    expected = totals * n_b / n
+    expected_other = totals - expected
+    parts = []
+    for start in range(0, n_resamples, _BLOCK):
+        block = min(_BLOCK, n_resamples - start)
+        counts = rng.multivariate_hypergeometric(totals, n_b, size=block)
+        parts.append(_chi2_rows(counts.astype(float), expected, expected_other))
+    null = np.sort(np.concatenate(parts))
+    null.setflags(write=False)
+    return null
+
+
 def path_shift(
     baseline: Sequence[Hashable],
     current: Sequence[Hashable],
@@ -108,18 +137,9 @@ def path_shift(
     if k == 1:
         p = 1.0
     else:
-        rng = np.random.default_rng(seed)
-        colours = totals.astype(np.int64)
-        hits = 0
-        # A random relabelling fixes both margins, so the baseline row's counts are one
-        # multivariate hypergeometric draw: sampling them directly is the permutation test
-        # without shuffling every trial. In blocks, to bound memory for many variants.
-        for start in range(0, n_resamples, _BLOCK):
-            block = min(_BLOCK, n_resamples - start)
-            counts = rng.multivariate_hypergeometric(colours, n_b, size=block)
-            null = _chi2_rows(counts.astype(float), expected, expected_other)
-            # A relative tolerance keeps ties in floating point counted as ties.
-            hits += int(np.sum(null >= statistic * (1 - 1e-12)))
+        null = _null_statistics(tuple(totals.astype(np.int64).tolist()), n_b, n_resamples, seed)
+        # A relative tolerance keeps ties in floating point counted as ties.
+        hits = null.size - int(np.searchsorted(null, statistic * (1 - 1e-12), side="left"))
         p = (1 + hits) / (1 + n_resamples)
     share_b = observed / n_b
     share_c = (totals - observed) / n_c

@@ -22,6 +22,9 @@ class ToolPaths:
     """Each distinct sequence once, in the order trials first took it."""
     index: npt.NDArray[np.intp]
     """Per trial, the position of its sequence in :attr:`distinct`."""
+    calls: tuple[tuple[str, ...], npt.NDArray[np.int32]] | None = None
+    """Where known already: tool names (sorted) and each distinct sequence's calls to each
+    (one row a sequence, aligned with :attr:`distinct`; names no sequence calls count 0)."""
 
     @classmethod
     def of(cls, sequences: Sequence[Sequence[str]] | ToolPaths) -> ToolPaths:

@@ -25,6 +25,7 @@ from assay.watch._drift import DriftDetector, DriftRule, lower_bounds, sequence_
 from assay.watch._events import EVENT_SCHEMA, events_between
 from assay.watch._follow import FileFollower, NewSpans
 from assay.watch._metrics import MAX_METRICS_TESTS, MetricsServer
+from assay.watch._notify import FileNotifier
 from assay.watch._otlp import WatchExport, record_watch_events, set_watch_gauges
 from assay.watch._pass_rate import PassRateCounts, sequence_verdict
 from assay.watch._pending import PendingTraces, Released
@@ -39,6 +40,7 @@ __all__ = [
     "EVENT_SCHEMA",
     "MAX_METRICS_TESTS",
     "MAX_SEEN_SPANS",
+    "FileNotifier",
     "SeenSpans",
     "WebhookSender",
     "WatchExport",

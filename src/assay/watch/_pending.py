@@ -41,7 +41,7 @@ class Released:
 class PendingTraces:
     """Spans held by trace until the trace is complete (see the module docstring)."""
 
-    grace: float = 2.0
+    grace: float = 1.0
     """Seconds to wait after a trace's root span arrived, for spans split into a later file."""
     timeout: float = 60.0
     """Seconds after which a trace whose root span has not arrived is judged as it is."""
@@ -66,6 +66,17 @@ class PendingTraces:
         for trace in roots:
             self._root_seen.setdefault(trace, now)
         self._spans = spans if self._spans is None else pl.concat([self._spans, spans])
+
+    def due(self) -> float | None:
+        """When the next trace held becomes ready to judge (the clock ``add`` was given).
+
+        None when no trace is held. The watch looks then, not at its next interval.
+        """
+        times = [seen + self.grace for seen in self._root_seen.values()]
+        times += [
+            seen + self.timeout for t, seen in self._first_seen.items() if t not in self._root_seen
+        ]
+        return min(times, default=None)
 
     def release(self, now: float, *, everything: bool = False) -> Released:
         """The traces complete at ``now`` (with ``everything``: every trace held), removed.

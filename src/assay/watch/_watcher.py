@@ -56,8 +56,9 @@ class WatchOptions:
     """The drift alarm's margin: a drop of more than this below the reference alarms."""
     baseline_version: str | None = None
     """The drift reference is this ``assay.agent.version``'s trials; the rest are watched."""
-    grace: float = 2.0
-    """Seconds to wait after a trace's root span arrived before judging it."""
+    grace: float = 1.0
+    """Seconds to wait after a trace's root span arrived before judging it (for spans of the
+    trace that another process exports later; docs/monitoring.md)."""
     trace_timeout: float = 60.0
     """Seconds after which a trace whose root span never came is judged as it is."""
     max_pending_traces: int = 100_000
@@ -165,6 +166,10 @@ class Watcher:
         )
         self._seen = SeenSpans(self.options.max_seen_spans)
         self._sequence = pass_rate_sequence(self.options.threshold, self.options.confidence)
+
+    def due(self) -> float | None:
+        """When (``time.monotonic()``) a trace held becomes ready to judge; None if none is held."""
+        return self._pending.due()
 
     def look(self, *, final: bool = False, now: float | None = None) -> WatchStatus:
         """Read new files, judge every complete trace, and return every test's status.
