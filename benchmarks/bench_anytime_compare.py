@@ -6,12 +6,17 @@ simulated and stopped by ``assay run``'s own rule (the confidence sequence of
 threshold, or at the maximum), all runs of a cell at once. Printed:
 
 * type-I error (both versions at the same true rate): the fixed-n tests ``compare`` used before
-  (Boschloo, its default, and Fisher), with the stopped counts taken as if fixed, beside the
-  anytime-valid test it now uses (``assay.stats.drop_sequence``), each with its Monte Carlo
-  standard error; and the exact level of Boschloo at a fixed n = maximum for reference;
-* power to show a drop of 0.10: the fixed-n design (both versions run the maximum, Boschloo,
-  exact), the anytime test at that fixed n (exact), and adaptive runs judged by the anytime
-  test (simulated), with the mean trials the adaptive runs used.
+  any anytime test (Boschloo, its default, and Fisher), with the stopped counts taken as if
+  fixed, beside the anytime-valid test it uses (``assay.stats.DropSequence``: its e-process
+  read after every pair of trials, as ``compare`` reads it), each with its Monte Carlo standard
+  error; and the exact level of Boschloo at a fixed n = maximum for reference;
+* the anytime test's exact type-I error at fixed sizes, looked at after every pair;
+* power to show a drop of 0.10, both versions at a fixed n = maximum: Boschloo (exact), the
+  anytime test (exact), and two oracles that know both true rates — the likelihood ratio of
+  the true pair against the best pair of the null, read once at the end (exact), and the
+  growth-rate-optimal e-value for pairs (Turner, Ly & Grünwald 2024), read after every pair
+  (simulated); then adaptive runs judged by the anytime test (simulated), with the mean
+  trials and pairs they used.
 
 Boschloo's regions are computed per pair of stopped sizes (cached); at maximum 200 there are
 thousands of pairs, so by default its figure is computed for maxima up to 100
@@ -29,35 +34,40 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as sps
 
-from assay.stats import drop_sequence, pass_rate_sequence, rejection_region
+from assay.stats import DropSequence, pass_rate_sequence, rejection_region
 
 THRESHOLD = 0.8
 ALPHA = 0.05
+DELTA = 0.10
 IntArray = npt.NDArray[np.int64]
+Bools = npt.NDArray[np.bool_]
 
 
 def stopped_runs(
     rng: np.random.Generator, p: float, max_trials: int, runs: int
-) -> tuple[IntArray, IntArray]:
-    """Passes and trials of ``runs`` adaptive runs at true rate ``p``, stopped as ``run`` does."""
+) -> tuple[Bools, IntArray]:
+    """Outcomes (``runs × max_trials``, in run order) and trials used of ``runs`` adaptive
+    runs at true rate ``p``, stopped as ``run`` does."""
     sequence = pass_rate_sequence(THRESHOLD, 0.95, max_trials)
-    passes = np.cumsum(rng.random((runs, max_trials)) < p, axis=1)
+    outcomes = rng.random((runs, max_trials)) < p
     n = np.arange(1, max_trials + 1)
-    moved = sequence.side(passes, n[None, :], THRESHOLD) != 0
+    moved = sequence.side(np.cumsum(outcomes, axis=1), n[None, :], THRESHOLD) != 0
     moved[:, -1] = True
-    stop = moved.argmax(axis=1)
-    return passes[np.arange(runs), stop].astype(np.int64), (stop + 1).astype(np.int64)
+    return outcomes, (moved.argmax(axis=1) + 1).astype(np.int64)
 
 
-def fisher_rejects(sb: IntArray, nb: IntArray, sc: IntArray, nc: IntArray) -> npt.NDArray[np.bool_]:
+def passes(outcomes: Bools, n: IntArray) -> IntArray:
+    """Passing trials among the first ``n`` of each run."""
+    return np.cumsum(outcomes, axis=1)[np.arange(n.size), n - 1].astype(np.int64)
+
+
+def fisher_rejects(sb: IntArray, nb: IntArray, sc: IntArray, nc: IntArray) -> Bools:
     """One-sided Fisher at ALPHA: P(X_current <= x_current | margins), vectorised."""
     p = sps.hypergeom.cdf(sc, nb + nc, sb + sc, nc)
     return np.asarray(p < ALPHA)
 
 
-def boschloo_rejects(
-    sb: IntArray, nb: IntArray, sc: IntArray, nc: IntArray
-) -> npt.NDArray[np.bool_]:
+def boschloo_rejects(sb: IntArray, nb: IntArray, sc: IntArray, nc: IntArray) -> Bools:
     """One-sided Boschloo at ALPHA, by its cached rejection region per pair of sizes."""
     out = np.zeros(sb.size, dtype=bool)
     sizes = nb * 100_000 + nc
@@ -68,12 +78,45 @@ def boschloo_rejects(
     return out
 
 
-def anytime_rejects(
-    sb: IntArray, nb: IntArray, sc: IntArray, nc: IntArray, max_trials: int
-) -> npt.NDArray[np.bool_]:
-    """The anytime-valid test ``compare`` uses on adaptive runs (prior as it chooses it)."""
-    sequence = drop_sequence(THRESHOLD, 1 - ALPHA, max_trials)
-    return np.asarray(sequence.log_e_value(sb, nb, sc, nc) >= -math.log(ALPHA))
+def anytime_rejects(baseline: Bools, nb: IntArray, current: Bools, nc: IntArray) -> Bools:
+    """The anytime-valid test ``compare`` uses on adaptive runs: did its e-process reach
+    1/alpha at any pair of the first ``min(nb, nc)``?"""
+    log_e = DropSequence(1 - ALPHA).log_e_process(baseline, current)
+    seen = np.arange(log_e.shape[1])[None, :] < np.minimum(nb, nc)[:, None]
+    return np.asarray((seen & (log_e >= -math.log(ALPHA))).any(axis=1))
+
+
+def oracle_end(n: int, rate_b: float, rate_c: float) -> float:
+    """Exact power of the likelihood ratio of the true pair against the null's best pair
+    (``p_c >= p_b``), both versions at ``n`` trials, read once at the end."""
+    x = np.arange(n + 1, dtype=np.float64)
+    xb, xc = x[:, None], x[None, :]
+
+    def log_lik(s: npt.NDArray[np.float64], p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        p = np.clip(p, 1e-300, 1 - 1e-16)
+        return np.asarray(s * np.log(p) + (n - s) * np.log1p(-p))
+
+    pooled = (xb + xc) / (2 * n)
+    null = np.where(
+        xc < xb,
+        log_lik(xb, pooled) + log_lik(xc, pooled),
+        log_lik(xb, xb / n) + log_lik(xc, xc / n),
+    )
+    rate_b_arr, rate_c_arr = np.full_like(xb, rate_b), np.full_like(xc, rate_c)
+    log_e = log_lik(xb, rate_b_arr) + log_lik(xc, rate_c_arr) - null
+    pmf_b, pmf_c = sps.binom.pmf(x, n, rate_b), sps.binom.pmf(x, n, rate_c)
+    return float(pmf_b @ (log_e >= -math.log(ALPHA)) @ pmf_c)
+
+
+def oracle_pairs(baseline: Bools, current: Bools, rate_b: float, rate_c: float) -> Bools:
+    """The growth-rate-optimal e-value for pairs knowing both rates (its null the pooled rate,
+    Turner, Ly & Grünwald 2024), looked at after every pair: did it reach 1/alpha?"""
+    pooled = (rate_b + rate_c) / 2
+    step = np.where(baseline, math.log(rate_b / pooled), math.log((1 - rate_b) / (1 - pooled)))
+    step = step + np.where(
+        current, math.log(rate_c / pooled), math.log((1 - rate_c) / (1 - pooled))
+    )
+    return np.asarray((np.cumsum(step, axis=1) >= -math.log(ALPHA)).any(axis=1))
 
 
 def _cell_rng(seed: int, max_trials: int, p: float) -> np.random.Generator:
@@ -81,7 +124,7 @@ def _cell_rng(seed: int, max_trials: int, p: float) -> np.random.Generator:
     return np.random.default_rng([seed, max_trials, round(1000 * p)])
 
 
-def _rate(hits: npt.NDArray[np.bool_]) -> str:
+def _rate(hits: Bools) -> str:
     r = float(hits.mean())
     return f"{100 * r:5.2f}% ± {100 * math.sqrt(r * (1 - r) / hits.size):.2f}"
 
@@ -93,21 +136,22 @@ def type_one(args: argparse.Namespace) -> None:
     )
     print(
         f"{'max':>4} {'p':>5} {'mean n':>7} {'boschloo (old)':>16} {'fisher (old)':>16} "
-        f"{'anytime (new)':>16} {'boschloo fixed n':>17}"
+        f"{'anytime (now)':>16} {'boschloo fixed n':>17}"
     )
     for max_trials in args.maxima:
         for p in args.rates:
             start = time.perf_counter()
             rng = _cell_rng(args.seed, max_trials, p)
-            sb, nb = stopped_runs(rng, p, max_trials, args.pairs)
-            sc, nc = stopped_runs(rng, p, max_trials, args.pairs)
+            b, nb = stopped_runs(rng, p, max_trials, args.pairs)
+            c, nc = stopped_runs(rng, p, max_trials, args.pairs)
+            sb, sc = passes(b, nb), passes(c, nc)
             old = (
                 _rate(boschloo_rejects(sb, nb, sc, nc))
                 if max_trials <= args.boschloo_up_to
                 else "—"
             )
             fisher = _rate(fisher_rejects(sb, nb, sc, nc))
-            new = _rate(anytime_rejects(sb, nb, sc, nc, max_trials))
+            new = _rate(anytime_rejects(b, nb, c, nc))
             region = rejection_region(max_trials, max_trials, ALPHA, "boschloo")
             pmf = sps.binom.pmf(np.arange(max_trials + 1), max_trials, p)
             fixed = float(pmf @ region @ pmf)
@@ -119,31 +163,49 @@ def type_one(args: argparse.Namespace) -> None:
             )
 
 
+def peeking(args: argparse.Namespace) -> None:
+    sequence = DropSequence(1 - ALPHA)
+    sizes = (100, 500, 2000)
+    print(
+        "\ntype-I error of the anytime test, both versions at the same rate and n trials, "
+        "looked at after every pair (exact)"
+    )
+    print(f"{'p':>5} " + " ".join(f"{f'n = {n}':>10}" for n in sizes))
+    for p in args.rates:
+        found = [sequence.rejection_probability(n, n, p, p) for n in sizes]
+        print(f"{p:>5.2f} " + " ".join(f"{100 * f:>9.2f}%" for f in found), flush=True)
+
+
 def power(args: argparse.Namespace) -> None:
-    delta = 0.10
     print(
-        f"\npower to show a drop of {delta:.2f} (baseline rate p, current p - {delta:.2f}); "
-        f"adaptive: {args.pairs:,} simulated pairs"
+        f"\npower to show a drop of {DELTA:.2f} (baseline rate p, current p - {DELTA:.2f}); "
+        f"simulated cells: {args.pairs:,} pairs"
     )
     print(
-        f"{'max':>4} {'p':>5} {'fixed n, boschloo':>18} {'fixed n, anytime':>17} "
-        f"{'adaptive, anytime':>18} {'adaptive mean n':>16}"
+        f"{'max':>4} {'p':>5} {'boschloo':>9} {'anytime':>8} {'oracle, end':>12} "
+        f"{'oracle, pairs':>15} {'adaptive, anytime':>18} {'mean n':>7} {'mean pairs':>11}"
     )
+    print(f"{'':>10} {'fixed n = max: exact':-^31} {'(simulated)':>15}")
+    sequence = DropSequence(1 - ALPHA)
     for max_trials in args.maxima:
-        sequence = drop_sequence(THRESHOLD, 1 - ALPHA, max_trials)
         for p in (0.8, 0.9, 0.95):
             rng = _cell_rng(args.seed + 1, max_trials, p)
             pmf_b = sps.binom.pmf(np.arange(max_trials + 1), max_trials, p)
-            pmf_c = sps.binom.pmf(np.arange(max_trials + 1), max_trials, p - delta)
+            pmf_c = sps.binom.pmf(np.arange(max_trials + 1), max_trials, p - DELTA)
             region = rejection_region(max_trials, max_trials, ALPHA, "boschloo")
             fixed = float(pmf_b @ region @ pmf_c)
-            fixed_anytime = sequence.power(max_trials, max_trials, p, delta)
-            sb, nb = stopped_runs(rng, p, max_trials, args.pairs)
-            sc, nc = stopped_runs(rng, p - delta, max_trials, args.pairs)
-            adaptive = _rate(anytime_rejects(sb, nb, sc, nc, max_trials))
+            fixed_anytime = sequence.power(max_trials, max_trials, p, DELTA)
+            end = oracle_end(max_trials, p, p - DELTA)
+            b = rng.random((args.pairs, max_trials)) < p
+            c = rng.random((args.pairs, max_trials)) < p - DELTA
+            pairs = _rate(oracle_pairs(b, c, p, p - DELTA))
+            b, nb = stopped_runs(rng, p, max_trials, args.pairs)
+            c, nc = stopped_runs(rng, p - DELTA, max_trials, args.pairs)
+            adaptive = _rate(anytime_rejects(b, nb, c, nc))
             print(
-                f"{max_trials:>4} {p:>5.2f} {100 * fixed:>17.1f}% {100 * fixed_anytime:>16.1f}% "
-                f"{adaptive:>18} {np.r_[nb, nc].mean():>16.1f}",
+                f"{max_trials:>4} {p:>5.2f} {100 * fixed:>8.1f}% {100 * fixed_anytime:>7.1f}% "
+                f"{100 * end:>11.1f}% {pairs:>15} {adaptive:>18} {np.r_[nb, nc].mean():>7.1f} "
+                f"{np.minimum(nb, nc).mean():>11.1f}",
                 flush=True,
             )
 
@@ -157,9 +219,13 @@ def main() -> None:
         "--rates", type=float, nargs="+", default=[0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95]
     )
     parser.add_argument("--boschloo-up-to", type=int, default=100)
+    parser.add_argument("--only", choices=["type-one", "power"], default=None)
     args = parser.parse_args()
-    type_one(args)
-    power(args)
+    if args.only != "power":
+        type_one(args)
+        peeking(args)
+    if args.only != "type-one":
+        power(args)
 
 
 if __name__ == "__main__":

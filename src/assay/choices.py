@@ -70,7 +70,7 @@ class RegressionTest(StrEnum):
     """Tests of a regression (a drop in pass rate between two versions).
 
     The three exact tests assume each version ran a number of trials fixed in advance;
-    ``anytime`` (the product of the versions' beta-binomial mixtures) stays valid whatever
+    ``anytime`` (betting on the versions' trials paired in run order) stays valid whatever
     rule stopped either version, and is used whenever one did.
     """
 

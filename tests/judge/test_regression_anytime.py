@@ -9,7 +9,7 @@ import assay
 import assay.instrument as ai
 from assay.cli import run
 from assay.judge import Judgement, SequentialDesign
-from assay.stats import drop_sequence
+from assay.stats import DropSequence
 
 ADAPTIVE = Judgement(0.8, 0.95, sequential=SequentialDesign.of("confidence-sequence", 0.8, 100))
 
@@ -34,11 +34,50 @@ def test_a_baseline_that_stopped_early_is_compared_anytime(parquet_sink, switch_
     regression = test.regression
     assert regression.test == "anytime"
     assert regression.anytime_reason == "the baseline stopped adaptively after 28 of 100 trials"
-    found = drop_sequence(0.8, 0.95, 100).test(28, 28, 89, 100)
+    # It pairs the trials in run order: the baseline's 28 with the current's first 28.
+    found = DropSequence(0.95).test([True] * 28, [True] * 89 + [False] * 11)
     assert regression.p_value == found.p_value and regression.e_value == found.e_value
     assert (regression.drop_low, regression.drop_high) == (found.low, found.high)
+    assert regression.pairs == found.pairs == 28
     assert regression.verdict.value != "FAIL"
-    assert "so the comparison uses the anytime-valid test" in test.verdict_reason
+    assert (
+        "so the comparison uses the anytime-valid test on the first 28 trials of each version"
+        in test.verdict_reason
+    )
+
+
+def test_the_anytime_test_pairs_the_trials_in_run_order(parquet_sink, switch_sink) -> None:
+    # Two baseline runs recorded alternately: run r0 (started first) holds the even indices.
+    outcomes = [index % 2 == 0 or index % 3 == 0 for index in range(30)]
+    _record(outcomes, runs=2)
+    baseline = parquet_sink.flush()
+    sink = switch_sink("current")
+    current = [index % 4 != 1 for index in range(24)]
+    _record(current)
+    (test,) = assay.compare(baseline, sink.flush()).result.tests
+    in_order = outcomes[0::2] + outcomes[1::2]  # r0's trials by index, then r1's
+    found = DropSequence(0.95).test(in_order, current)
+    assert found.e_value != DropSequence(0.95).test(outcomes, current).e_value  # order matters
+    regression = test.regression
+    assert regression.anytime_reason == "the baseline trials come from 2 runs"
+    assert (regression.e_value, regression.drop_low, regression.pairs) == (
+        found.e_value,
+        found.low,
+        24,
+    )
+
+
+def test_a_drop_that_reverses_says_no_single_drop_fits(parquet_sink, switch_sink) -> None:
+    # Baseline passes then fails, current the other way round: equal rates, but no one drop
+    # fits both halves of the pairs — the verdict says so.
+    _record([True] * 30 + [False] * 30, ADAPTIVE.to_attributes())
+    baseline = parquet_sink.flush()
+    sink = switch_sink("current")
+    _record([False] * 30 + [True] * 30)
+    (test,) = assay.compare(baseline, sink.flush()).result.tests
+    regression = test.regression
+    assert regression.drop_low > regression.drop_high
+    assert "no single drop fits all the pairs" in test.verdict_reason
 
 
 def test_fixed_runs_keep_the_exact_test_and_several_runs_do_not(parquet_sink, switch_sink) -> None:

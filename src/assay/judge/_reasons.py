@@ -157,6 +157,13 @@ def regression_reason(
     if regression.anytime_reason is not None:
         # A fixed-n p-value would overstate the evidence after adaptive stopping: say why not.
         reason += f"; {regression.anytime_reason}, so the comparison uses the anytime-valid test"
+        if regression.pairs is not None and regression.baseline_n != regression.current_n:
+            # It pairs the trials in run order: the longer version's others are not used.
+            reason += f" on the first {regression.pairs} trials of each version"
+        low, high = regression.drop_low, regression.drop_high
+        if low is not None and high is not None and low > high:
+            # The running intersection is empty: no one drop fits every stretch of the pairs.
+            reason += "; no single drop fits all the pairs (did a pass rate change during a run?)"
     if scores_dropped and regression.verdict is not Verdict.FAIL:
         reason = "scores dropped — " + reason
     if test.interval is not None:

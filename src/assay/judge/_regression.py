@@ -15,14 +15,14 @@ from assay.analysis import columns as tc
 from assay.choices import DEFAULT_REGRESSION_TEST, Adjustment, ErrorPolicy, RegressionTest
 from assay.errors import ConfigError
 from assay.judge._figures import per_trial_scores, primary_score
-from assay.judge._options import DEFAULT_THRESHOLD, AnalyzeOptions
+from assay.judge._options import AnalyzeOptions
 from assay.judge._sequential import SequentialDesign
 from assay.judge._threshold import Verdict
 from assay.stats import (
     MAX_TABLES,
+    DropSequence,
     ScoreShift,
     adjust_p_values,
-    drop_sequence,
     enumerable,
     regression_p_value,
     regression_power,
@@ -77,12 +77,18 @@ class RegressionResult:
     """Why the anytime-valid test was used (e.g. "the baseline stopped adaptively after 28 of
     100 trials"); None for the fixed-n tests."""
     e_value: float | None = None
-    """``anytime``: the e-value against "no drop" (a drop is shown at ``>= 1/alpha``)."""
+    """``anytime``: the largest value its e-process against "no drop" reached over the pairs
+    of trials (a drop is shown once it reaches ``1/alpha``)."""
     drop_low: float | None = None
-    """``anytime``: lower end of the confidence sequence, at ``1 - alpha``, of the drop
-    (baseline rate − current rate); valid at any stopping time."""
+    """``anytime``: lower end of the confidence sequence of the drop (baseline rate − current
+    rate): a one-sided ``1 - alpha`` bound valid at any stopping time, above 0 exactly when
+    the test shows a drop."""
     drop_high: float | None = None
-    """``anytime``: its upper end."""
+    """``anytime``: its upper end, a one-sided ``1 - alpha`` bound ("the drop is at most")."""
+    pairs: int | None = None
+    """``anytime``: the pairs of trials the test used — the i-th trial of each version in run
+    order, ``min(baseline_n, current_n)``; the longer version's other trials wait for
+    partners."""
     test_reason: str | None = None
     """Why ``test`` is not the test asked for (None: it is). Boschloo's and Barnard's tests
     enumerate every outcome table, at most :data:`~assay.stats.MAX_TABLES`; above that Fisher's
@@ -115,8 +121,8 @@ def regression_test(
     power: float = 0.80,
     *,
     anytime_reason: str | None = None,
-    threshold: float = DEFAULT_THRESHOLD,
-    max_trials: int | None = None,
+    baseline_outcomes: Sequence[bool] | None = None,
+    current_outcomes: Sequence[bool] | None = None,
 ) -> RegressionResult:
     """Did the pass rate drop from baseline to current? One-sided test, exact power.
 
@@ -137,9 +143,9 @@ def regression_test(
         delta: Smallest drop worth detecting, in (0, 1].
         power: Power a PASS requires, in (0, 1).
         anytime_reason: Why the anytime-valid test must be used (None: as ``test`` says).
-        threshold: The anytime test's prior mean (the test's threshold, fixed in advance).
-        max_trials: The most trials either version could run (the anytime test's horizon;
-            None: 100).
+        baseline_outcomes: Pass or fail of each counted baseline trial in run order: the
+            anytime-valid test pairs the versions' trials in that order (needed for it).
+        current_outcomes: The same for the current version.
 
     Returns:
         The result.
@@ -149,8 +155,24 @@ def regression_test(
     if test == RegressionTest.ANYTIME or anytime_reason is not None:
         if not 0 < alpha < 1:
             raise ConfigError(f"alpha must lie strictly between 0 and 1 (got {alpha})")
-        sequence = drop_sequence(threshold, 1 - alpha, max_trials)
-        found = sequence.test(baseline_passed, baseline_n, current_passed, current_n)
+        if baseline_outcomes is None or current_outcomes is None:
+            raise ConfigError(
+                "the anytime-valid test pairs the two versions' trials in run order: it needs "
+                "baseline_outcomes and current_outcomes"
+            )
+        sequence = DropSequence(1 - alpha)
+        found = sequence.test(baseline_outcomes, current_outcomes)
+        if (found.baseline_passed, found.baseline_n, found.current_passed, found.current_n) != (
+            baseline_passed,
+            baseline_n,
+            current_passed,
+            current_n,
+        ):
+            raise ConfigError(
+                f"the outcomes ({found.baseline_passed}/{found.baseline_n} and "
+                f"{found.current_passed}/{found.current_n}) disagree with the counts "
+                f"({baseline_passed}/{baseline_n} and {current_passed}/{current_n})"
+            )
         achieved = sequence.power(baseline_n, current_n, baseline_passed / baseline_n, delta)
         return RegressionResult(
             RegressionTest.ANYTIME,
@@ -168,6 +190,7 @@ def regression_test(
             e_value=found.e_value,
             drop_low=found.low,
             drop_high=found.high,
+            pairs=found.pairs,
         )
     test_reason = None
     if test != RegressionTest.FISHER and not enumerable(baseline_n, current_n):
@@ -264,28 +287,37 @@ def score_regression_test(
 
 def _adaptive(
     side: str, trials: pl.DataFrame, n: int, recorded: Mapping[str, _Recorded]
-) -> tuple[str | None, list[float], list[int]]:
-    """Why one side's trials were not a fixed number (None if they were), and its designs.
-
-    Returns:
-        The reason, and the thresholds and maximum trials of the designs its trials record.
-    """
+) -> str | None:
+    """Why one side's trials were not a fixed number (None if they were)."""
     designs = (
         {recorded[span].sequential for span in trials[tc.SPAN_ID].to_list() if span in recorded}
         if recorded
         else set()
     )
-    found = [d for d in designs if d is not None]
-    thresholds, maxima = [d.p0 for d in found], [d.max_trials for d in found]
+    maxima = [d.max_trials for d in designs if d is not None]
     runs = trials[tc.RUN_ID].n_unique()
-    if found:
+    if maxima:
         most = max(maxima)
         if n < most:
-            return f"the {side} stopped adaptively after {n} of {most} trials", thresholds, maxima
-        return f"the {side} ran under an adaptive stopping rule", thresholds, maxima
+            return f"the {side} stopped adaptively after {n} of {most} trials"
+        return f"the {side} ran under an adaptive stopping rule"
     if runs > 1:
-        return f"the {side} trials come from {runs} runs", thresholds, maxima
-    return None, thresholds, maxima
+        return f"the {side} trials come from {runs} runs"
+    return None
+
+
+def _in_run_order(trials: pl.DataFrame, errors: str) -> list[bool]:
+    """Pass or fail of the counted trials in run order.
+
+    Runs by their first start, each run's trials by trial index (then start time). Every key
+    is fixed before a trial's outcome, so the order never depends on outcomes: the
+    anytime-valid test pairs the two versions' trials in it.
+    """
+    kept = trials.filter(~pl.col(tc.ERROR)) if errors == ErrorPolicy.EXCLUDE else trials
+    ordered = kept.with_columns(
+        pl.col(tc.START_TIME).min().over(tc.RUN_ID).alias("_run_start")
+    ).sort(["_run_start", tc.RUN_ID, tc.TRIAL_INDEX, tc.START_TIME], nulls_last=True)
+    return [bool(passed) for passed in ordered[tc.PASSED].to_list()]
 
 
 def regression_result(
@@ -310,19 +342,17 @@ def regression_result(
     current_passed, current_n = counts(current)
     rate = None
     if baseline_n and current_n:
-        why_base, thresholds_b, maxima_b = _adaptive(
-            "baseline", baseline, baseline_n, recorded or {}
-        )
-        why_now, thresholds_c, maxima_c = _adaptive("current", current, current_n, recorded or {})
-        reasons = [why for why in (why_base, why_now) if why is not None]
+        reasons = [
+            why
+            for why in (
+                _adaptive("baseline", baseline, baseline_n, recorded or {}),
+                _adaptive("current", current, current_n, recorded or {}),
+            )
+            if why is not None
+        ]
         if options.anytime:  # one flag for every anytime-valid judgement: intervals and tests
             reasons.append("asked for with --anytime")
-        # The anytime test's prior is fixed before the trials: the threshold and the most trials
-        # the recorded designs allow (never the counts observed).
-        threshold = options.threshold
-        if threshold is None:
-            threshold = next(iter(thresholds_c + thresholds_b), DEFAULT_THRESHOLD)
-        maxima = maxima_b + maxima_c
+        anytime = bool(reasons) or options.regression_test == RegressionTest.ANYTIME
         rate = regression_test(
             baseline_passed,
             baseline_n,
@@ -333,8 +363,9 @@ def regression_result(
             delta=options.delta,
             power=options.power,
             anytime_reason="; ".join(reasons) if reasons else None,
-            threshold=threshold,
-            max_trials=max(maxima) if maxima else None,
+            # Only the anytime-valid test reads the order (it pairs the trials in it).
+            baseline_outcomes=_in_run_order(baseline, errors) if anytime else None,
+            current_outcomes=_in_run_order(current, errors) if anytime else None,
         )
     scores = None
     old, new = per_trial_scores(baseline), per_trial_scores(current)

@@ -6,7 +6,7 @@ One idea per private module, all re-exported here:
 * ``_verdict_interval`` — the interval a fixed-n threshold verdict reads: each side's exact
   error at the threshold ≤ α/2 (the method's bound, else Clopper–Pearson's).
 * ``_exact2x2`` — one-sided exact Fisher / Boschloo / Barnard p-values for a drop.
-* ``_prefix_power`` — Fisher's and the anytime test's power at any size, summed row by row.
+* ``_prefix_power`` — Fisher's power at any size, summed row by row.
 * ``_power`` — their rejection regions and exact power, cached per group sizes.
 * ``_planning`` — trials needed for a threshold or a regression check.
 * ``_clustered`` — a suite's mean over cases with cases as clusters (cluster-robust t or
@@ -30,8 +30,9 @@ One idea per private module, all re-exported here:
 * ``_multiple`` — p-value adjustment and false-verdict risk across a suite.
 * ``_confidence_sequence`` — an anytime-valid confidence sequence for a pass rate, and the
   one factory of the sequence every adaptive verdict reads (``pass_rate_sequence``).
-* ``_drop_sequence`` — an anytime-valid test of a drop between two pass rates (valid whatever
-  rule stopped either version), the drop's confidence sequence and the test's exact power.
+* ``_drop_sequence`` — an anytime-valid test of a drop between two pass rates (betting on the
+  versions' trials paired in run order: valid whatever rule stopped either version), the
+  drop's confidence sequence and the test's exact power.
 * ``_betting`` — the betting confidence sequence of a bounded mean (Waudby-Smith & Ramdas).
 * ``_paired_sequence`` — its use for the mean paired difference over cases, and the decision.
 * ``_paired_simulation`` — that adaptive comparison run over many simulated suites at once;
@@ -103,7 +104,7 @@ from assay.stats._consistency import (
     sequence_similarity,
     tool_consistency,
 )
-from assay.stats._drop_sequence import DropSequence, DropTest, drop_sequence
+from assay.stats._drop_sequence import DropSequence, DropTest
 from assay.stats._exact2x2 import MAX_TABLES, TESTS, enumerable, regression_p_value
 from assay.stats._explain import (
     FEATURE_KINDS,
@@ -256,7 +257,6 @@ __all__ = [
     "decide_paired",
     "simulate_paired_sequence",
     "plan_adaptive_paired",
-    "drop_sequence",
     "BEHAVIOUR_KINDS",
     "BernoulliConfidenceSequence",
     "CATEGORIES",

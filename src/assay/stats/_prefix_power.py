@@ -1,19 +1,17 @@
 """Exact power of a two-sample drop test at any size, without enumerating every outcome table.
 
 The exact tests enumerate all ``(n1 + 1)(n2 + 1)`` outcome tables (:mod:`._exact2x2`), which
-stops at :data:`~assay.stats._exact2x2.MAX_TABLES` (about 2,200 trials per version). Two tests
-need no enumeration for their p-value — Fisher's (a hypergeometric tail) and the anytime-valid
-drop test (closed form) — and their rejection regions share a shape: for each number of
-baseline passes ``x1`` the test rejects exactly when the current passes ``x2`` lie below a
-boundary ``c(x1)`` that never falls as ``x1`` grows (Fisher's p-value rises with ``x2`` and
-falls with ``x1``; so does the drop test's e-value the other way round). Power is then
+stops at :data:`~assay.stats._exact2x2.MAX_TABLES` (about 2,200 trials per version). Fisher's
+test needs no enumeration for its p-value (a hypergeometric tail), and its rejection region has
+a simple shape: for each number of baseline passes ``x1`` the test rejects exactly when the
+current passes ``x2`` lie below a boundary ``c(x1)`` that never falls as ``x1`` grows (its
+p-value rises with ``x2`` and falls with ``x1``). Power is then
 
     Σ over x1 of Bin(x1; n1, p1) · P(Bin(n2, p2) < c(x1)),
 
 and only the rows ``x1`` carrying binomial mass matter (those beyond 1e-15 in either tail add
 at most 2e-15). :func:`fisher_boundary` walks ``c`` up those rows with the exact
-hypergeometric CDF; :func:`bisected_boundary` bisects any vectorised test. Both equal the
-enumerated regions where those can be built (tested).
+hypergeometric CDF, equal to the enumerated region where that can be built (tested).
 """
 
 from __future__ import annotations
@@ -77,20 +75,6 @@ def fisher_boundary(n1: int, n2: int, alpha: float, rows: IntArray) -> IntArray:
     return out
 
 
-def bisected_boundary(
-    n2: int, rows: IntArray, rejects: Callable[[IntArray, IntArray], BoolArray]
-) -> IntArray:
-    """``c(x1)`` for each row of a test rejecting exactly when x2 < c(x1) (vectorised)."""
-    lo = np.zeros(rows.size, dtype=np.int64)
-    hi = np.full(rows.size, n2 + 1, dtype=np.int64)
-    while np.any(lo < hi):
-        active = lo < hi
-        mid = (lo + hi) // 2
-        inside = rejects(rows, np.minimum(mid, n2)) & active
-        lo, hi = np.where(inside, mid + 1, lo), np.where(active & ~inside, mid, hi)
-    return lo
-
-
 def prefix_power(
     n1: int,
     n2: int,
@@ -120,7 +104,6 @@ def prefix_power(
 
 
 __all__ = [
-    "bisected_boundary",
     "fisher_boundary",
     "fisher_p_value",
     "mass_rows",
