@@ -112,10 +112,13 @@ def test_chunked_bodies_keep_the_body_and_decompression_limits(limited: AnyColle
 def test_bad_framing_is_refused_with_its_status_and_logged(limited: AnyCollector) -> None:
     port = limited.http_port
     head = b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n"
+    # h11's words after the receiver's (h11 >= 0.16 checks the CRLF after each chunk's data)
+    bad_size = "malformed chunked body: illegal chunk header"
+    too_long = "malformed chunked body: malformed chunk footer"
     cases = [
-        (b"Transfer-Encoding: chunked\r\n\r\n", b"zz\r\nab\r\n0\r\n\r\n", b"400", "chunk size"),
-        (b"Transfer-Encoding: chunked\r\n\r\n", b"2\r\nabcd\r\n0\r\n\r\n", b"400", "longer"),
-        (b"Transfer-Encoding: chunked\r\n\r\n", b"-2\r\nab\r\n0\r\n\r\n", b"400", "chunk size"),
+        (b"Transfer-Encoding: chunked\r\n\r\n", b"zz\r\nab\r\n0\r\n\r\n", b"400", bad_size),
+        (b"Transfer-Encoding: chunked\r\n\r\n", b"2\r\nabcd\r\n0\r\n\r\n", b"400", too_long),
+        (b"Transfer-Encoding: chunked\r\n\r\n", b"-2\r\nab\r\n0\r\n\r\n", b"400", bad_size),
         (
             b"Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
             b"0\r\n\r\n",
@@ -174,3 +177,58 @@ def test_a_flood_of_refusals_is_logged_in_few_lines(limited: AnyCollector) -> No
     assert len(lines) == 1, lines
     assert "unsupported content type 'text/plain'" in lines[0]
     assert limited.health()["requests_refused"] == 30
+
+
+def test_bad_request_heads_are_refused_with_their_status(limited: AnyCollector) -> None:
+    """What h11 cannot frame is answered with its status, logged, and the next request served."""
+    port = limited.http_port
+    post = b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n"
+    cases = [
+        (b"GARBAGE\r\n\r\n", b"400", "malformed request"),
+        (b"POST /v1/traces HTTP/1.1\r\nContent-Length: 0\r\n\r\n", b"400", "Host"),
+        (post + b"Content-Length: 12abc\r\n\r\n", b"400", "Content-Length"),
+        (post + b"Content-Length: 5\r\nContent-Length: 6\r\n\r\n", b"400", "Content-Length"),
+        (post + b"X-Endless: " + b"a" * 70_000, b"431", "malformed request"),
+    ]
+    for request, status, reason in cases:
+        answer = _raw(port, request)
+        assert answer.startswith(b"HTTP/1.1 " + status), (request[:60], answer[:200])
+        assert reason in limited.output().split(f"with {status.decode()}: ", 1)[-1], reason
+        good, _ = make_request(1)
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        assert _chunked(connection, good.SerializeToString(), PROTOBUF) == 200
+        connection.close()
+    answer = _raw(port, b"PUT /v1/traces HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 405") and b"\r\nAllow: GET, HEAD, POST\r\n" in answer
+    assert limited.health()["requests_refused"] == len(cases) + 1
+
+
+def test_pipelined_and_http_1_0_requests(limited: AnyCollector) -> None:
+    sent: list[str] = []
+    requests = b""
+    for connection_header in (b"", b"Connection: close\r\n"):
+        request, ids = make_request(2)
+        body = request.SerializeToString()
+        requests += (
+            b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n"
+            + connection_header
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        sent += ids
+    answer = _raw(limited.http_port, requests)  # both in one write, answered in order
+    assert answer.count(b"HTTP/1.1 200 OK\r\n") == 2, answer[:300]
+    request, ids = make_request(2)
+    body = request.SerializeToString()
+    answer = _raw(
+        limited.http_port,
+        b"POST /v1/traces HTTP/1.0\r\nContent-Type: application/x-protobuf\r\n"
+        + f"Content-Length: {len(body)}\r\n\r\n".encode(),
+        body=body,
+    )  # an HTTP/1.0 sender: answered, then closed
+    assert answer.startswith(b"HTTP/1.1 200 OK") and b"\r\nConnection: close\r\n" in answer
+    sent += ids
+    head = _raw(limited.http_port, b"HEAD /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 OK") and head.endswith(b"\r\n\r\n")  # no body
+    assert limited.terminate() == 0
+    assert sorted(read_spans(limited.out)["span_id"].to_list()) == sorted(sent)

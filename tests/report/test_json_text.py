@@ -1,4 +1,5 @@
-"""The JSON document's text is ``json.dumps(..., indent=2)``'s, written faster: the same bytes."""
+"""The JSON document's text is ``json.dumps(..., indent=2)``'s, and ``_plain`` walks a result as
+``dataclasses`` would."""
 
 from __future__ import annotations
 
@@ -10,63 +11,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from sample_result import build_result as sample_result
 
 from assay.report import analysis_to_dict, render_json
-from assay.report._json import _indented, _plain, _Unusual
+from assay.report._json import _plain
 
 
 class _Colour(enum.StrEnum):
     RED = "red"
-
-
-class _Size(enum.IntEnum):
-    BIG = 3
-
-
-_SCALARS = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(2**70), 2**70),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(),  # non-ASCII and control characters: escaped as json escapes them
-    st.just(_Colour.RED),
-    st.just(_Size.BIG),
-    st.floats(allow_nan=False, allow_infinity=False).map(np.float64),
-)
-_DOCUMENTS = st.recursive(
-    _SCALARS,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4),
-        st.lists(inner, max_size=3).map(tuple),
-        st.dictionaries(st.text(max_size=5), inner, max_size=4),
-    ),
-    max_leaves=30,
-)
-
-
-@settings(deadline=None, max_examples=300)
-@given(_DOCUMENTS)
-def test_indented_text_is_json_dumps_text(document: Any) -> None:
-    assert _indented(document) == json.dumps(document, indent=2, allow_nan=False)
-
-
-@pytest.mark.parametrize(
-    "document",
-    [
-        {"a": math.nan},
-        [math.inf],
-        {1: "a key that is no string"},
-        {"x": {"y": [-math.inf]}},
-        type("Sub", (dict,), {})(a=1),
-        np.int64(3),
-    ],
-)
-def test_what_it_leaves_to_json_dumps(document: Any) -> None:
-    with pytest.raises(_Unusual):
-        _indented(document)
 
 
 def test_render_json_is_json_dumps_and_raises_its_errors() -> None:
