@@ -243,6 +243,7 @@ def report(
     skip_bad_files: o.SkipBadFiles = False,
     trace_url: TraceUrl = None,
     run_id: o.RunId = None,
+    quiet: o.Quiet = False,
 ) -> None:
     """Write the HTML report of a trace set (exit code as for analyze)."""
     from assay.api import analyze as run_analysis
@@ -263,7 +264,7 @@ def report(
         fail_on=tuple(fail_on or ()),
         prices=prices,
     )
-    with working(f"analysing {described(paths)}"):
+    with working(f"analysing {described(paths)}", quiet=quiet):
         analysis = run_analysis(
             paths,
             options,
