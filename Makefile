@@ -23,7 +23,7 @@ EVALVIEW := 0.8.1
 TS_DIR   := tests/integrations/typescript
 TS_STAMP := $(TS_DIR)/node_modules/.installed
 
-.PHONY: demo test check bench clean
+.PHONY: demo test fast check bench clean
 
 # assay and its dependencies, no extra: the demo needs nothing more. uv (from PyPI, into the
 # venv) installs them: 5 s against pip's 30 s, nearly all of it pip reading index pages
@@ -38,11 +38,19 @@ $(CORE): pyproject.toml
 	$(BIN)/python -m compileall -q src >/dev/null
 	touch $(CORE)
 
-# Best effort: the HTML report test opens the report in headless Chromium (Debian `chromium`);
-# without it (no root, no network) that one test is skipped and says why. Installed once here,
-# with the rest of the set-up, so `make test` itself only runs the tests.
+# Debian packages some tests use, each best effort: installed when missing and this is root (apt),
+# otherwise that test skips and says why. $(1): the command, $(2): the package.
+APT = command -v $(1) >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) >/dev/null; } || \
+	echo "make test: $(2) not installed (apt, needs root): the tests that need it will skip"
+
+# Everything the tests need, once: the dev, frameworks and spark extras (about 3 GB, 3-6 minutes),
+# framework packages installed without their caps, EvalView's wheel, and from Debian (with root;
+# about 10 minutes on a fresh machine) chromium for the HTML report test, a Java runtime for
+# local Spark, prometheus for a real scrape of `assay watch`.
 $(STAMP): $(CORE)
-	command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || true
+	@echo "make test: installing what the tests need (Python extras, then chromium, Java and prometheus with root): 5-15 minutes the first time"
+	$(call APT,chromium,chromium)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev,frameworks,spark]'
 	$(BIN)/pip install --quiet --no-deps $(TRACELOOP)
@@ -51,11 +59,21 @@ $(STAMP): $(CORE)
 	# Fetched here once, not by every test run; without network the tests fetch it or skip.
 	$(BIN)/pip download --quiet --no-deps --disable-pip-version-check -d $(VENV)/wheels evalview==$(EVALVIEW) || true
 	# --engine spark's tests run local Spark, which needs a Java runtime (17 or later).
-	command -v java >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null)
-	# Best effort: tests/watch scrapes `assay watch --metrics-port` with a real Prometheus (Debian
-	# `prometheus`); without it that test is skipped and says why.
-	command -v prometheus >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null) || true
+	$(call APT,java,openjdk-17-jre-headless)
+	# tests/watch scrapes `assay watch --metrics-port` with a real Prometheus.
+	$(call APT,prometheus,prometheus)
 	touch $(STAMP)
+
+# The dependency floors of pyproject.toml, tried: assay and its test extra at the lowest versions
+# its direct dependencies allow (uv's lowest-direct resolution) in a venv of their own, running
+# the core tests (statistics, verdicts, analysis, storage, reports). A floor that no longer works
+# (a function the code calls that the floor version lacks) fails here, not on a user's machine.
+FLOORS := .venv-floors
+FLOOR_TESTS := tests/stats tests/judge tests/analysis tests/store tests/report
+$(FLOORS)/.installed: pyproject.toml $(CORE)
+	$(BIN)/uv venv --quiet --allow-existing --python $(BIN)/python $(FLOORS)
+	$(BIN)/uv pip install --quiet --python $(FLOORS)/bin/python --resolution lowest-direct -e '.[test]'
+	touch $@
 
 $(TS_STAMP): $(TS_DIR)/package-lock.json
 	if command -v npm >/dev/null 2>&1; then \
@@ -67,12 +85,19 @@ demo: $(CORE)
 	$(BIN)/python examples/agent.py --out demo-traces --trials 30
 	$(BIN)/assay analyze demo-traces --inconclusive-ok || test $$? -eq 1
 
+# `make test` is what CI runs (.ci/run): the static checks first (they take a minute and fail
+# fast), then every test, slow ones included, then the core tests on the dependency floors.
 # Two pytest-xdist workers, one a core: the suite is CPU-bound (its subprocesses too), and
 # measured here 3 or 4 workers cost a third more CPU for no shorter run. A module's tests share
 # a worker (--dist loadscope), so a module's recordings are made once; modules are handed out
 # in the order tests/conftest.py gives them (slow ones first), not by their number of tests.
-test: $(STAMP) $(TS_STAMP)
+test: check $(TS_STAMP) $(FLOORS)/.installed
 	$(BIN)/python -m pytest -q -n 2 --dist loadscope --no-loadscope-reorder
+	$(FLOORS)/bin/python -m pytest -q -n 2 --dist loadscope --no-loadscope-reorder -k "not golden" $(FLOOR_TESTS)
+
+# The inner loop: every test not marked slow, in two workers (docs/architecture.md).
+fast: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 -m "not slow"
 
 check: $(STAMP)
 	$(BIN)/ruff format --check src tests examples benchmarks
@@ -84,4 +109,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) demo-traces build dist .pytest_cache .mypy_cache .ruff_cache $(TS_DIR)/node_modules
+	rm -rf $(VENV) $(FLOORS) demo-traces build dist .pytest_cache .mypy_cache .ruff_cache $(TS_DIR)/node_modules

@@ -148,6 +148,8 @@ def test_spark_gives_the_json_of_the_local_engine(
     example: Path, bucketed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sql = pytest.importorskip("pyspark.sql", reason="the spark extra is not installed")
+    if shutil.which("java") is None:
+        pytest.skip("no Java runtime: local Spark needs one (apt install openjdk-17-jre-headless)")
     # The JVM's optimising compiler pays off only in long jobs: this short one takes half the
     # time with the quick compiler alone and the serial collector (the same results, the same code).
     monkeypatch.setenv("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")

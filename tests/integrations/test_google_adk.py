@@ -9,16 +9,15 @@ turn of two tool calls: it is not a tool call.
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
+from installed import installed
 from scripted import assert_documented_commands_hold, assert_judged_runs_match
 
 from assay import conventions as c
 
 pytestmark = pytest.mark.slow  # importing the framework alone takes seconds
 
-if importlib.util.find_spec("google.adk") is None:
+if not installed("google.adk"):
     pytest.skip("the frameworks extra is not installed", allow_module_level=True)
 
 

@@ -7,9 +7,8 @@ recovered from (not an error); one run crashes in a tool.
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
+from installed import installed
 from recording import assert_trials_match
 
 from assay import conventions as c
@@ -18,7 +17,7 @@ pytestmark = pytest.mark.slow  # importing the framework alone takes seconds
 
 # find_spec, not an import: the framework is imported by the fixture, in the one worker that
 # records it (``langchain_runs.py``), and a broken install fails the tests instead of skipping.
-if importlib.util.find_spec("langgraph") is None:
+if not installed("langgraph"):
     pytest.skip("the frameworks extra is not installed", allow_module_level=True)
 
 

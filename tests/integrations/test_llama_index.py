@@ -9,9 +9,8 @@ trial's tokens unknown (null), and said.
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
+from installed import installed
 from scripted import assert_documented_commands_hold, assert_judged_runs_match
 
 import assay
@@ -20,7 +19,7 @@ from assay import conventions as c
 # llama-index-core 0.14 reads pydantic's deprecated ``__fields__``: its warning, not ours.
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
-if importlib.util.find_spec("llama_index.llms.openai_like") is None:
+if not installed("llama_index.llms.openai_like"):
     pytest.skip("the frameworks extra is not installed", allow_module_level=True)
 
 

@@ -7,9 +7,8 @@ random; a tool failure the model recovers from is not an error; one run crashes.
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
+from installed import installed
 from recording import assert_trials_match
 
 from assay import conventions as c
@@ -20,7 +19,7 @@ pytestmark = pytest.mark.slow  # importing the framework alone takes seconds
 # find_spec, not an import: the framework is imported by the fixtures, in the one worker that
 # records it (``openai_agents_runs.py``), and a broken install fails the tests instead of
 # skipping them.
-if importlib.util.find_spec("agents") is None:
+if not installed("agents"):
     pytest.skip("the frameworks extra is not installed", allow_module_level=True)
 
 

@@ -8,13 +8,13 @@ subprocess (``openai_sdk_runs.py``).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from installed import installed
 from recording import Recording, Truth, assert_trials_match
 
 from assay import conventions as c
@@ -27,7 +27,7 @@ NEEDS = {"traceloop": "traceloop.sdk", "openai_v2": "opentelemetry.instrumentati
 
 def _record(kind: str, root: Path) -> Recording:
     # find_spec, not an import: a broken install must fail the test, not skip it.
-    if importlib.util.find_spec(NEEDS[kind]) is None:
+    if not installed(NEEDS[kind]):
         pytest.skip(f"{NEEDS[kind]} is not installed (the frameworks extra)")
     done = subprocess.run(
         [sys.executable, str(RUNS), kind, str(root)],

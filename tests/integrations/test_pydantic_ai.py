@@ -7,9 +7,8 @@ choose at random, one raises ``ModelRetry`` (the agent recovers: not an error), 
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
+from installed import installed
 from recording import assert_trials_match
 
 from assay import conventions as c
@@ -18,7 +17,7 @@ pytestmark = pytest.mark.slow  # importing the framework alone takes seconds
 
 # find_spec, not an import: the framework is imported by the fixture, in the one worker that
 # records it, and a broken install fails the tests instead of skipping them.
-if importlib.util.find_spec("pydantic_ai") is None:
+if not installed("pydantic_ai"):
     pytest.skip("the frameworks extra is not installed", allow_module_level=True)
 
 

@@ -8,9 +8,8 @@ its trace has no root: it is one trial (an error), not one per orphaned step, an
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
+from installed import installed
 from scripted import assert_documented_commands_hold, assert_judged_runs_match
 
 import assay
@@ -18,7 +17,7 @@ from assay import conventions as c
 
 pytestmark = pytest.mark.slow  # importing the framework alone takes seconds
 
-if importlib.util.find_spec("smolagents") is None:
+if not installed("smolagents"):
     pytest.skip("the frameworks extra is not installed", allow_module_level=True)
 
 

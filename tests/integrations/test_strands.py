@@ -8,16 +8,15 @@ so they are not counted twice.
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
+from installed import installed
 from scripted import assert_documented_commands_hold, assert_judged_runs_match
 
 from assay import conventions as c
 
 pytestmark = pytest.mark.slow  # importing the framework alone takes seconds
 
-if importlib.util.find_spec("strands") is None:
+if not installed("strands"):
     pytest.skip("the frameworks extra is not installed", allow_module_level=True)
 
 

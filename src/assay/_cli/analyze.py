@@ -275,6 +275,7 @@ def report(
     run_id: o.RunId = None,
     labels: o.Labels = None,
     min_agreement: o.MinAgreement = None,
+    quiet: o.Quiet = False,
 ) -> None:
     """Write the HTML report of a trace set (exit code as for analyze)."""
     from assay.api import analyze as run_analysis
@@ -296,7 +297,7 @@ def report(
         prices=prices,
         gate_cases=gate_cases,
     )
-    with working(f"analysing {described(paths)}"):
+    with working(f"analysing {described(paths)}", quiet=quiet):
         analysis = run_analysis(
             paths,
             options,

@@ -140,6 +140,7 @@ def import_(
         int, typer.Option(help="Most MB in one JSON line or protobuf message (held in memory).")
     ] = 64,
     buckets: o.Buckets = None,
+    quiet: o.Quiet = False,
 ) -> None:
     """Import trace files (OTLP, Jaeger, Tempo, Zipkin, MLflow, Phoenix, Langfuse) into Parquet.
 
@@ -149,7 +150,7 @@ def import_(
 
     mb = 1024 * 1024
     try:
-        with working(f"importing {described(paths)} into {out}"):
+        with working(f"importing {described(paths)} into {out}", quiet=quiet):
             result = import_files(
                 paths,
                 out,
