@@ -408,11 +408,7 @@ _WORDS: dict[str, Callable[[OptionValue], str]] = {
         else "fixed-sample intervals and tests"
     ),
     "suite_attribute": lambda v: f"suites named by {v}",
-    "suite_ci": lambda v: (
-        "suite means with t intervals over cases"
-        if v == "t"
-        else f"suite means with {v} intervals over cases"
-    ),
+    "suite_ci": lambda v: f"suite means with {v} intervals over cases",
     "suite_threshold": lambda v: f"suite threshold {v}",
     "margin": lambda v: f"a drop up to {100 * float(v):g} points tolerated",  # type: ignore[arg-type]
     "prices": lambda v: f"prices from {v}",
