@@ -438,13 +438,17 @@ class _Search:
         if drop not in self._seen:
             inside = self._lo <= drop <= self._hi
             rows = self._live if inside else np.arange(self._counts.shape[0])
-            top, upper = self._largest(rows, drop)
+            # Bounds found at lo hold at every drop above it, even above hi.
+            prior = self._upper[rows] if self._lo <= drop else None
+            top, upper = self._largest(rows, drop, prior)
             self._seen[drop] = top
             if inside:
                 self._narrow(drop, top, rows, upper)
         return self._seen[drop]
 
-    def _largest(self, rows: IntArray, drop: float) -> tuple[float, FloatArray]:
+    def _largest(
+        self, rows: IntArray, drop: float, prior: FloatArray | None
+    ) -> tuple[float, FloatArray]:
         """The largest computed log-capital over these pairs (ascending), and bounds.
 
         Each pair's bound holds at every drop from this one up. The pairs are bounded first
@@ -453,6 +457,7 @@ class _Search:
         first pair's ``0`` count as a ``0`` raises or lowers every capital at this drop);
         then pair by pair in the blocks whose bound beats the best block's best crowd; then
         the crowds of the pairs whose bound beats the best so far are computed, richest first.
+        ``prior``: bounds already known at this drop, one a pair.
         """
         whole = rows.size == self._pairs.size  # no copy of every pair's counts
         counts = self._counts if whole else self._counts[rows]
@@ -468,6 +473,9 @@ class _Search:
             corner[:, 1] = counts[starts, 1]
         blocks = _crowd_bounds(corner, drop) + _rounding(pairs[ends], drop)
         upper = np.repeat(blocks, _BLOCK)[: rows.size]
+        if prior is not None:
+            np.minimum(upper, prior, out=upper)
+            blocks = np.maximum.reduceat(upper, starts)
         best, top = -math.inf, int(np.argmax(blocks))
         for first in (True, False):
             # The best block alone gives a first best; then every block that may beat it.
