@@ -347,16 +347,17 @@ _SLOPES = 1000.0  # bound on |d log-factor / d u| (< 1 / 0.0025), for the roundi
 
 
 def _crowd_bounds(counts: FloatArray, drop: float) -> FloatArray:
-    """An upper bound on each pair's richest gambler's log-capital, at a cost of O(1) a pair.
+    """An upper bound on each pair's crowd's log-capital, at a cost of O(1) a pair.
 
     A gambler's log-capital ``f(u) = n+ log(1 + u a) + n0 log(1 - u b) + n- log(1 - u)``
-    (``a = (1 - d)/(1 + d)``, ``b = d/(1 + d)``) is concave in its fraction ``u``, so the
-    richest of the grid is at one of the two fractions around the top of ``f``, and every
-    other is below the tangent at one of them: the bound is the larger of the two values,
-    each raised by its tangent's rise towards the end of the grid on its outer side (zero
-    when the two straddle the top, as they do unless the top was found wrong). The top solves
-    ``f'(u) = 0``, a quadratic once its denominators are cleared. Rounding is not included:
-    see :func:`_rounding`.
+    (``a = (1 - d)/(1 + d)``, ``b = d/(1 + d)``) is concave in its fraction ``u``, so each
+    gambler of the grid is below the tangent at one of the two fractions around the top of
+    ``f`` (the one on its side). Two bounds follow, the smaller kept: the richest gambler's
+    (the larger of the two values, each raised by its tangent's rise towards the end of the
+    grid on its outer side: zero when the two straddle the top, as they do unless the top was
+    found wrong), and the crowd's mean capital, each side's gamblers below a geometric series.
+    The top solves ``f'(u) = 0``, a quadratic once its denominators are cleared. Rounding is
+    not included: see :func:`_rounding`.
     """
     plus, zero, minus = counts[:, 0], counts[:, 1], counts[:, 2]
     scale = 1.0 / (1.0 + drop)
@@ -506,7 +507,8 @@ class _Search:
             self._upper[rows] = upper
         else:
             self._hi, self._at_hi = drop, top
-        slack = float(_rounding(self._pairs[-1:], self._hi if self._hi < 1 else 0.0)[0])
+        # Rounding at any drop from lo up: the largest log-factor only shrinks as drops grow.
+        slack = float(_rounding(self._pairs[-1:], max(self._lo, -1 + _EDGE))[0])
         self._live = self._live[self._upper[self._live] >= self._at_hi - slack]
 
 
