@@ -24,7 +24,10 @@ import random
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 import assay.instrument as ai
 
@@ -59,6 +62,11 @@ VARIANTS = ("none", "retry")
 RETRY_SHARE = 0.4
 """Under ``--variant retry``, the share of trials that call their first tool a second time."""
 
+PRICES: dict[str, dict[str, float]] = yaml.safe_load(
+    (Path(__file__).with_name("prices.yaml")).read_text()
+)["models"]
+"""What the simulated models cost, USD per million tokens (``examples/prices.yaml``)."""
+
 _rng_lock = threading.Lock()
 _rng = random.Random(7)
 
@@ -72,6 +80,13 @@ def seed(value: int) -> None:
 def _draw() -> random.Random:
     with _rng_lock:
         return random.Random(_rng.getrandbits(64))
+
+
+def _bill(call: ai.LLMCall, model: str, input_tokens: int, output_tokens: int) -> None:
+    """Record a call's tokens and, as a provider's SDK reports it, what it cost."""
+    call.usage(input_tokens=input_tokens, output_tokens=output_tokens)
+    price = PRICES[model]
+    call.cost((input_tokens * price["input"] + output_tokens * price["output"]) / 1e6)
 
 
 def run(input: dict[str, Any], seed: int | None = None) -> dict[str, Any]:
@@ -96,7 +111,7 @@ def run(input: dict[str, Any], seed: int | None = None) -> dict[str, Any]:
     # Drawn after `success`, and only under the variant, so pass rates stay those of the case.
     extra_call = input.get("variant") == "retry" and rng.random() < RETRY_SHARE
     with ai.llm("sim-model-small") as call:
-        call.usage(input_tokens=rng.randint(300, 500), output_tokens=rng.randint(20, 60))
+        _bill(call, "sim-model-small", rng.randint(300, 500), rng.randint(20, 60))
     for position, tool_name in enumerate(case.tools):
         # Failing trials retry a tool — a habit assay's flakiness analysis should spot.
         repeats = 1 + (rng.randint(1, 3) if not success and tool_name == case.retry_tool else 0)
@@ -107,10 +122,14 @@ def run(input: dict[str, Any], seed: int | None = None) -> dict[str, Any]:
     with ai.llm("sim-model-large") as call:
         # The extra tool result goes back into the prompt.
         grown = 600 if extra_call else 0
-        call.usage(input_tokens=rng.randint(800, 1500) + grown, output_tokens=rng.randint(100, 300))
+        _bill(call, "sim-model-large", rng.randint(800, 1500) + grown, rng.randint(100, 300))
     quality = rng.gauss(85 if success else 55, 6)
     answer = "Your request is resolved." if success else "Sorry, I could not finish that."
-    return {"answer": answer, "resolved": success, "quality": round(min(100.0, quality), 1)}
+    return {
+        "answer": answer,
+        "resolved": success,
+        "quality": round(min(100.0, max(0.0, quality)), 1),
+    }
 
 
 def record(out: str, trials: int, version: str, seed_value: int, variant: str = "none") -> None:
@@ -128,7 +147,7 @@ def record(out: str, trials: int, version: str, seed_value: int, variant: str = 
                 tags=["support"],
             ) as trial:
                 output = run({"case": name, "version": version, "variant": variant})
-                trial.score("quality", output["quality"])
+                trial.score("quality", output["quality"], range=(0, 100))
                 trial.check("request resolved", output["resolved"])
     handle.flush()
 

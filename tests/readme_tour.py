@@ -99,8 +99,11 @@ def _argv(line: str) -> list[str]:
     raise ValueError(f"the tour runs assay and python commands only, not {argv[0]!r}")
 
 
-def run(step: Step, folder: Path) -> str:
-    """Run one step in ``folder``; its stdout. A crash or a usage error (exit 2) raises."""
+def run(step: Step, folder: Path, stderr: list[str] | None = None) -> str:
+    """Run one step in ``folder``; its stdout. A crash or a usage error (exit 2) raises.
+
+    ``stderr``, when given, receives what each command wrote there.
+    """
     env = environment()
     outputs = []
     if step.kind == "python":
@@ -117,6 +120,8 @@ def run(step: Step, folder: Path) -> str:
             shown = " ".join(argv)
             raise AssertionError(f"{shown}: exit {done.returncode}\n{done.stderr[-3000:]}")
         outputs.append(done.stdout)
+        if stderr is not None:
+            stderr.append(done.stderr)
     return "".join(outputs)
 
 

@@ -30,8 +30,9 @@ def test_the_tour_runs_and_prints_what_the_readme_shows(tmp_path: Path) -> None:
     assert [s.kind for s in steps].count("sh") >= 5
     assert sum(s.shown is not None for s in steps) >= 6
     folder = tour.tour_folder(tmp_path)
+    said: list[str] = []
     for step in steps:
-        printed = tour.shown_as(tour.run(step, folder), folder)
+        printed = tour.shown_as(tour.run(step, folder, said), folder)
         if step.shown is None:
             continue
         shown, actual = tour.compared(step.shown, printed)
@@ -39,10 +40,27 @@ def test_the_tour_runs_and_prints_what_the_readme_shows(tmp_path: Path) -> None:
             f"README output of\n{step.code}\ndiffers from what it prints; if the change is "
             "intended, run: PYTHONPATH=src .venv/bin/python tests/readme_tour.py --update"
         )
+    # the tour causes no warning: the example's models cost what it records, its score says
+    # its range (a warning the reader did not cause teaches them to ignore warnings)
+    warned = [
+        line
+        for line in "".join(said).splitlines()
+        if "warning" in line.lower() or line.startswith("note:")
+    ]
+    assert warned == []
     # the tour wrote what it says, each step in its own folder
     for written in ("my-traces", "otel-traces", "traces", "v1", "v2", "runs"):
         assert any((folder / written).rglob("*.parquet")), written
     assert (folder / "report.html").read_text().startswith("<!DOCTYPE html>")
+    # and a reader who follows the tour in the checkout leaves git nothing new to track
+    for entry in folder.iterdir():
+        if entry.name in ("examples", "_step.py"):
+            continue
+        name = entry.name + ("/" if entry.is_dir() else "")
+        ignored = subprocess.run(
+            ["git", "check-ignore", "-q", "--no-index", name], cwd=tour.ROOT, check=False
+        )
+        assert ignored.returncode == 0, f"the tour writes {name}, which .gitignore misses"
 
 
 def test_an_output_block_that_differs_is_caught(tmp_path: Path) -> None:
@@ -80,7 +98,7 @@ def test_every_command_is_in_the_cli_doc() -> None:
 def test_what_the_tour_and_a_build_write_is_ignored_by_git() -> None:
     written = ["build/", "dist/", "src/assay_otel.egg-info/", "demo-traces/", "report.html"]
     written += [f"{name}/" for name in ("traces", "my-traces", "otel-traces", "v1", "v2")]
-    written += ["run-traces/", "eval-traces/"]
+    written += ["run-traces/", "eval-traces/", "runs/", "runs/0123abcd/", "examples/runs/"]
     for path in written:
         ignored = subprocess.run(
             ["git", "check-ignore", "-q", "--no-index", path], cwd=tour.ROOT, check=False

@@ -11,9 +11,16 @@ import polars as pl
 
 from assay.analysis import (
     Engine,
+    LabelledTrials,
+    Repeats,
     bucket_size,
     engine_trials,
+    judge_repeats,
+    labelled_trials,
+    parse_pass_when,
+    read_labels,
     read_trials,
+    recorded_labels,
     tools_as_strings,
     with_cost,
 )
@@ -24,16 +31,24 @@ from assay.judge import (
     AnalyzeOptions,
     Judgement,
     OptionValue,
+    agreement_findings,
+    agreement_text,
+    corrected_suites,
     judge_all,
+    judge_report,
     mixed_findings,
     price_table,
     read_judgements,
+    with_judge_error,
 )
 from assay.quality import DataQuality, Finding
 from assay.stats import preload
 from assay.store import READ_ERRORS, TraceSet, open_trace_set, read_failure
 
 Paths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+RECORDED_LABELS = "traces"
+"""``labels="traces"``: only the human labels the trace sets record, no file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +126,8 @@ class _Read:
     findings: tuple[Finding, ...]
     """What reading the trials noticed (a nesting mapping, incomplete traces, ...) and what
     pricing them noticed (unpriced models, ...)."""
+    spans: pl.LazyFrame | None = None
+    """The spans the trials were read from (each span once)."""
 
 
 def _read_trials(
@@ -151,7 +168,93 @@ def _read_trials(
         findings = (*read.data_quality.findings, *priced)
     except READ_ERRORS as exc:
         raise read_failure(exc, trace_set.names) from exc
-    return _Read(trace_set, trials, recorded, findings)
+    return _Read(trace_set, trials, recorded, findings, spans)
+
+
+def _labelled(
+    reads: Sequence[_Read], labels: str | os.PathLike[str], options: AnalyzeOptions
+) -> LabelledTrials:
+    """People's labels matched to the trials of ``reads``, each with both outcomes.
+
+    ``labels`` is a file, whose labels join those the traces record, or ``traces``: only those.
+    """
+    from_file = os.fspath(labels) != RECORDED_LABELS
+    table = read_labels(labels) if from_file else None
+    rule = parse_pass_when(options.pass_when) if options.pass_when else None
+
+    def again(spans: pl.LazyFrame) -> pl.DataFrame:
+        return read_trials(
+            spans,
+            min_score=options.min_score,
+            test_attribute=options.test_attribute,
+            suite_attribute=options.suite_attribute,
+            pass_when=rule,
+        ).table
+
+    parts = []
+    tables = []
+    for read in reads:
+        assert read.spans is not None
+        try:
+            recorded = recorded_labels(read.spans)
+            both = pl.concat([table, recorded]) if table is not None else recorded
+            tables.append(both)
+            parts.append(labelled_trials(read.spans, read.trials, both, rule=rule, read=again))
+        except READ_ERRORS as exc:
+            raise read_failure(exc, read.trace_set.names) from exc
+    if not any(t.height for t in tables):
+        raise InputError(
+            f"--labels {RECORDED_LABELS}: the trace set records no human label (an evaluation "
+            "with assay.evaluation.source = human)"
+        )
+    names = sorted(
+        {n for p in parts for e in p.table["evaluation"].to_list() for n in e.split(",")}
+    )
+    counted: dict[str, list[int]] = {}
+    for read in reads:
+        assert read.spans is not None
+        try:
+            for repeat in judge_repeats(read.spans, names):
+                seen = counted.setdefault(repeat.evaluation, [0, 0])
+                seen[0] += repeat.trials
+                seen[1] += repeat.flipped
+        except READ_ERRORS as exc:
+            raise read_failure(exc, read.trace_set.names) from exc
+    repeats = tuple(Repeats(name, t, f) for name, (t, f) in counted.items())
+    if len(parts) == 1:
+        return replace(parts[0], repeats=repeats)
+    who = tuple(g for p in parts for g in p.graders)
+    scored = [p.scores for p in parts if p.scores is not None]
+    # Labels on the other set's trials are not unmatched: only those no set holds are named.
+    # A trial in both sets (the same traces read twice) is one labelled trial.
+    matched = pl.concat([p.table for p in parts]).unique(
+        ["trace_id", "span_id"], maintain_order=True
+    )
+    unmatched = [f for f in parts[-1].findings if f.kind != "labels_without_trial"] + [
+        f for p in parts[:-1] for f in p.findings if f.kind != "labels_without_trial"
+    ]
+    held = set(matched["trace_id"].to_list())
+    every = pl.concat(tables).unique(maintain_order=True)  # the file's labels are in each
+    nowhere = [t for t in every["trace_id"].unique(maintain_order=True).to_list() if t not in held]
+    if nowhere:
+        unmatched.append(
+            Finding(
+                "labels_without_trial",
+                f"{len(nowhere)} labelled trace(s) hold no trial of either set: not used",
+                len(nowhere),
+                tuple(nowhere[:3]),
+            )
+        )
+    notes = tuple(dict.fromkeys(n for p in parts for n in p.notes))
+    return LabelledTrials(
+        matched,
+        tuple(unmatched),
+        notes,
+        every.height,
+        repeats,
+        who,
+        pl.concat(scored) if scored else None,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,13 +305,30 @@ def _analysis(
     extra_options: dict[str, OptionValue] | None = None,
     also_read: Sequence[TraceSet] = (),
     findings: Sequence[Finding] = (),
+    labelled: LabelledTrials | None = None,
+    min_agreement: float | None = None,
 ) -> Analysis:
     judged = judge_all(trials, options, recorded=recorded, baseline=baseline_trials)
-    tests, notes = judged.tests, judged.notes
+    tests, notes, suites = judged.tests, list(judged.notes), judged.suites
+    report = None
+    if labelled is not None:
+        confidence = next((t.interval.confidence for t in tests if t.interval), 0.95)
+        repeats = [(r.evaluation, r.trials, r.flipped) for r in labelled.repeats]
+        report = judge_report(
+            labelled.table, labelled.labels, confidence, repeats, min_agreement, labelled.graders
+        )
+        tests = with_judge_error(
+            tests, labelled.table, report.overall.agreement, trials, labelled.scores
+        )
+        findings = (*findings, *labelled.findings, *agreement_findings(report))
+        said = [agreement_text(report)] if report.overall.agreement.labelled else []
+        notes += [*said, *labelled.notes]
+        if report.overall.agreement.labelled:
+            suites = corrected_suites(suites, tests, report.overall.agreement)
     skipped = [(f.path, f.reason) for t in (*also_read, trace_set) for f in t.skipped]
     result = AnalysisResult(
         tests=tests,
-        suites=judged.suites,
+        suites=suites,
         options={**_as_dict(options), **(extra_options or {})},
         skipped_files=tuple(skipped),
         notes=tuple(notes),
@@ -216,6 +336,7 @@ def _analysis(
             findings,
             mixed_findings(tests, baseline_trials),
         ),
+        judge=report,
     )
     return Analysis(trials, result, trace_set, baseline_trials)
 
@@ -236,6 +357,8 @@ def analyze(
     run_id: str | None = None,
     engine: Engine | str = Engine.LOCAL,
     spark_master: str | None = None,
+    labels: str | os.PathLike[str] | None = None,
+    min_agreement: float | None = None,
 ) -> Analysis:
     """Read a trace set and give every test its verdict.
 
@@ -252,6 +375,12 @@ def analyze(
         engine: Where spans become trials: ``local`` (here, bucket by bucket) or ``spark``
             (see ``docs/scale.md``); the statistics are the same either way.
         spark_master: The Spark master URL for ``engine="spark"``.
+        labels: People's labels of some trials (CSV or JSON Lines, see
+            :func:`assay.analysis.read_labels`): each verdict then reads the pass rate
+            corrected for the judge's measured error (docs/statistics.md, "When the judge is
+            wrong"); ``"traces"``: the labels the trace set records.
+        min_agreement: With labels, the Cohen's kappa the judge must reach: below it, the
+            ``judge_below_agreement`` finding.
 
     Returns:
         An :class:`Analysis` with the trials and per-test tables and the results.
@@ -264,12 +393,23 @@ def analyze(
     settings = _options(options)
     read = _read_trials(paths, settings, skip_bad_files, engine, spark_master)
     trace_set, trials, recorded = read.trace_set, read.trials, read.recorded
+    labelled = _labelled([read], labels, settings) if labels is not None else None
+    extra: dict[str, OptionValue] = {"labels": os.fspath(labels)} if labels is not None else {}
     if run_id is not None:
         trials = _run(trials, run_id)
     if baseline_version is None:
         if current_version is not None:
             trials = _version(trials, current_version)
-        return _analysis(trace_set, trials, settings, recorded, findings=read.findings)
+        return _analysis(
+            trace_set,
+            trials,
+            settings,
+            recorded,
+            extra_options=extra,
+            findings=read.findings,
+            labelled=labelled,
+            min_agreement=min_agreement,
+        )
     baseline = _version(trials, baseline_version)
     if current_version is None:
         # Trials without a version belong to neither side: they are named, never compared.
@@ -305,8 +445,10 @@ def analyze(
         settings,
         recorded,
         baseline,
-        {"baseline_version": baseline_version, "current_version": current_version},
+        {"baseline_version": baseline_version, "current_version": current_version, **extra},
         findings=findings,
+        labelled=labelled,
+        min_agreement=min_agreement,
     )
 
 
@@ -318,6 +460,8 @@ def compare(
     skip_bad_files: bool = False,
     run_id: str | None = None,
     baseline_run_id: str | None = None,
+    labels: str | os.PathLike[str] | None = None,
+    min_agreement: float | None = None,
 ) -> Analysis:
     """Regression verdicts between two trace sets: did the current one get worse?
 
@@ -333,6 +477,9 @@ def compare(
         skip_bad_files: Skip unreadable files instead of failing.
         run_id: Only the current set's trials of this ``assay.run.id``.
         baseline_run_id: Only the baseline's trials of this ``assay.run.id``.
+        labels: People's labels of trials of either set: one judge graded both, so one
+            agreement, pooled over both, corrects the current set's pass rates.
+        min_agreement: As for :func:`analyze`.
     """
     settings = _options(options)
     base = _read_trials(baseline, settings, skip_bad_files)
@@ -342,6 +489,7 @@ def compare(
         base_trials = _run(base_trials, baseline_run_id, "--baseline-run-id")
     if run_id is not None:
         trials = _run(trials, run_id)
+    labelled = _labelled([base, read], labels, settings) if labels is not None else None
     return _analysis(
         read.trace_set,
         trials,
@@ -349,8 +497,11 @@ def compare(
         # The baseline's recorded designs tell the regression test how its trials stopped.
         {**base.recorded, **read.recorded},
         base_trials,
+        {"labels": os.fspath(labels)} if labels is not None else None,
         also_read=(base.trace_set,),
         findings=(*base.findings, *read.findings),
+        labelled=labelled,
+        min_agreement=min_agreement,
     )
 
 

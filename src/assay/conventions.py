@@ -25,6 +25,8 @@ OUTCOMES: Final = (OUTCOME_PASS, OUTCOME_FAIL, OUTCOME_ERROR)
 SCORE_EVENT: Final = "assay.score"
 SCORE_NAME: Final = "assay.score.name"
 SCORE_VALUE: Final = "assay.score.value"
+SCORE_RANGE: Final = "assay.score.range"
+"""The scale a score lies on, ``[low, high]`` (double array): ``watch`` bounds its mean by it."""
 EVALVIEW_SCORE: Final = "evalview_score"
 """The score ``assay run`` records for an EvalView test (``run/_score.py``), always in [0, 100]."""
 KNOWN_SCORE_RANGES: Final = {EVALVIEW_SCORE: (0.0, 100.0)}
@@ -51,6 +53,13 @@ GENAI_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
 GENAI_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 GENAI_EXECUTE_TOOL: Final = "execute_tool"
 GENAI_INVOKE_AGENT: Final = "invoke_agent"
+GENAI_INVOKE_WORKFLOW: Final = "invoke_workflow"
+"""A workflow run: its own span up to semantic-conventions v1.41 (named by
+``gen_ai.workflow.name``), an internal ``invoke_agent`` span from semantic-conventions-genai v0.1.0
+that keeps this operation name and names the workflow by ``gen_ai.agent.name``."""
+GENAI_AGENT_VERSION: Final = "gen_ai.agent.version"
+"""The agent's version (v1.40): read as the version under test where ``assay.agent.version`` is
+absent from the trial span."""
 GENAI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
 GENAI_LLM_OPERATIONS: Final = ("chat", "text_completion", "generate_content")
 GENAI_WORKFLOW_NAME: Final = "gen_ai.workflow.name"
@@ -63,6 +72,20 @@ EVALUATION_EVENT: Final = "gen_ai.evaluation.result"
 EVALUATION_NAME: Final = "gen_ai.evaluation.name"
 EVALUATION_SCORE: Final = "gen_ai.evaluation.score.value"
 EVALUATION_LABEL: Final = "gen_ai.evaluation.score.label"
+EVALUATION_SCORE_RANGE: Final = "gen_ai.evaluation.score.range"
+"""An evaluation score's scale (an open proposal, semantic-conventions-genai#39): read as a
+``[low, high]`` number array or a string such as ``"[0, 100]"`` / ``"0-100"``."""
+EVALUATION_SOURCE: Final = "assay.evaluation.source"
+"""Who graded, on a ``gen_ai.evaluation.result`` event: ``human`` marks a person's label (read
+as a label of the judge, never as the judge's own record); absent or anything else, the judge."""
+EVALUATION_SOURCE_HUMAN: Final = "human"
+EVALUATION_LABELLER: Final = "assay.evaluation.labeller"
+"""Who the person was, on a human evaluation event (optional)."""
+EVALUATION_JUDGE_MODEL: Final = "assay.evaluation.judge.model"
+"""The model that graded, on a judge's evaluation event (optional; ``gen_ai.response.model`` and
+``gen_ai.request.model`` on the event are read too)."""
+EVALUATION_JUDGE_PROMPT: Final = "assay.evaluation.judge.prompt_version"
+"""The version of the judge's prompt, on a judge's evaluation event (optional)."""
 
 # --- OpenInference ----------------------------------------------------------------------------
 OPENINFERENCE_KIND: Final = "openinference.span.kind"

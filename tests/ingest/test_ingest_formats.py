@@ -413,6 +413,9 @@ def test_mlflow_attributes_span_types_and_assessments(tmp_path: Path) -> None:
         "gen_ai.evaluation.explanation": "cites the order",
         "mlflow.assessment.source_type": "HUMAN",
         "mlflow.assessment.source_id": "ana",
+        # a person's feedback: a label of the judge (--labels traces), not the judge's record
+        "assay.evaluation.source": "human",
+        "assay.evaluation.labeller": "ana",
     }
     (quality,) = top["events"]
     assert [a["double_value"] for a in quality["attributes"] if a["key"].endswith("value")] == [
@@ -547,6 +550,7 @@ def test_langfuse_ids_times_usage_cost_and_scores(tmp_path: Path) -> None:
     values = {a["key"]: a["string_value"] or a["double_value"] for a in event["attributes"]}
     assert values["gen_ai.evaluation.score.label"] == "true"
     assert values["gen_ai.evaluation.score.value"] == 1.0
+    assert values["assay.evaluation.source"] == "human"  # an ANNOTATION: a person's label
 
 
 def test_a_langfuse_row_with_a_bad_time_is_one_line_exit_2(tmp_path: Path) -> None:

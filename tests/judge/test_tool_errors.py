@@ -70,7 +70,8 @@ def test_every_report_says_it(parquet_sink, tracer, capsys, tmp_path) -> None:
     texts = [e.text or "" for e in ET.parse(junit).getroot().iter() if e.tag == "failure"]
     texts += [e.text or "" for e in ET.parse(junit).getroot().iter("system-out")]
     assert any(f"tool errors: {said}" in t for t in texts)
-    assert said in markdown.read_text()
+    # the Markdown names the trace as code (a link with --trace-url)
+    assert said.replace(failed[0], f"<code>{failed[0]}</code>") in markdown.read_text()
 
 
 def test_no_tool_error_says_zero_and_prints_nothing(parquet_sink, tracer, capsys) -> None:

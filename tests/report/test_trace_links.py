@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -88,3 +89,56 @@ def test_the_html_report_links_every_trial(traces: Path, tmp_path: Path) -> None
     page = report.read_text()
     for trace_id in TRUTH:
         assert f'href="http://localhost:16686/trace/{trace_id}"' in page
+
+
+def test_the_markdown_links_the_trace_of_each_failing_tool(traces: Path) -> None:
+    args = ["analyze", str(traces), "--test-attribute", "gen_ai.agent.name"]
+    _, summary = _cli(*args, "--format", "markdown", "--all-cases", "--trace-url", JAEGER)
+    for trace_id in _first_tool_errors():
+        assert (
+            f"trace [<code>{trace_id}</code>](http://localhost:16686/trace/{trace_id})" in summary
+        )
+    # without a template the id is still named, as code, and nothing links
+    _, plain = _cli(*args, "--format", "markdown", "--all-cases")
+    assert "](http" not in plain
+    assert all(f"trace <code>{t}</code>" in plain for t in _first_tool_errors())
+
+
+def _versions() -> None:
+    """Two versions of one case; v2 calls its tool twice in half its trials (a behaviour change)."""
+    import assay.instrument as ai
+
+    for version in ("v1", "v2"):
+        for index in range(40):
+            with ai.trial("case", agent_version=version, index=index):
+                for _ in range(2 if version == "v2" and index % 2 else 1):
+                    with ai.tool("search"):
+                        pass
+
+
+def test_every_trace_id_the_markdown_names_is_a_link(parquet_sink: Any) -> None:
+    import re
+
+    _versions()
+    args = [
+        "analyze",
+        str(parquet_sink.flush()),
+        "--baseline-version",
+        "v1",
+        "--format",
+        "markdown",
+    ]
+    # a template holding what would end a Markdown link: it cannot break out of the link
+    template = "http://viewer/x)[pwned](javascript:alert(1)) <b>/{trace_id}"
+    _, summary = _cli(*args, "--trace-url", template)
+    assert "typical trials" in summary
+    links = re.findall(r"\[<code>([0-9a-f]{12})</code>\]\(([^)\s]*)\)", summary)
+    assert len(links) >= 4
+    for short, url in links:
+        assert re.fullmatch(
+            rf"http://viewer/x%29%5Bpwned%5D%28javascript:alert%281%29%29%20%3Cb%3E/{short}[0-9a-f]{{20}}",
+            url,
+        )
+    shown = re.findall(r"<code>([0-9a-f]{12})</code>", summary)
+    assert len(shown) == len(links)  # every id named is a link
+    assert "[pwned](javascript" not in summary

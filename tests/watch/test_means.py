@@ -119,3 +119,19 @@ def test_metrics_carry_the_means_and_their_intervals(tmp_path: Path) -> None:
     assert samples[key] == pytest.approx(cost.mean)
     # no bound given: no interval series for the cost, rather than a made-up one
     assert not any(name.startswith("assay_test_cost_per_trial_usd_") for name, _ in samples)
+
+
+def test_the_table_shows_no_cost_nobody_spent_and_says_why_once(tmp_path: Path) -> None:
+    from assay.watch import status_table
+
+    write_trials(tmp_path / "free", [True] * 10, test="no-llm")  # a tool, no LLM call
+    write_trials(tmp_path / "paid", [True] * 10, test="a", tokens=1000)
+    write_trials(tmp_path / "paid2", [True] * 10, test="b", tokens=1000)
+    free = Watcher((str(tmp_path / "free"),)).look(final=True)
+    (test,) = free.tests
+    assert test.cost is not None and test.cost.mean == 0  # JSON and /metrics still say 0
+    assert "cost" not in status_table(free)
+    paid = Watcher((str(tmp_path / "paid"), str(tmp_path / "paid2"))).look(final=True)
+    table = status_table(paid)
+    assert table.count("cost per trial (USD): mean") == 2
+    assert table.count("--max-cost") == 1  # why there is no interval: once, not per test

@@ -80,3 +80,53 @@ def test_the_evalview_score_assay_run_records_is_known_to_lie_in_0_to_100(tmp_pa
     (score,) = test.scores
     assert score.name == c.EVALVIEW_SCORE and score.note is None
     assert 0 <= score.low <= score.mean <= score.high <= 100
+
+
+def _recorded(folder: Path, values: list[float], event: str, range_value: object) -> Path:
+    """Trials whose score event records its own range, through the real SDK and exporter."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from assay.instrument import ParquetSpanExporter
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(ParquetSpanExporter(folder)))
+    tracer = provider.get_tracer("t")
+    name_key = "assay.score.name" if event == "assay.score" else "gen_ai.evaluation.name"
+    value_key = "assay.score.value" if event == "assay.score" else "gen_ai.evaluation.score.value"
+    range_key = "assay.score.range" if event == "assay.score" else "gen_ai.evaluation.score.range"
+    for value in values:
+        with tracer.start_as_current_span("trial", attributes={"assay.test.id": "t"}) as span:
+            span.add_event(event, {name_key: "quality", value_key: value, range_key: range_value})
+    provider.shutdown()
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("event", "range_value"),
+    [
+        ("assay.score", [0.0, 100.0]),
+        ("gen_ai.evaluation.result", [0, 100]),
+        ("gen_ai.evaluation.result", "[0, 100]"),
+        ("gen_ai.evaluation.result", "0-100"),
+    ],
+)
+def test_a_range_the_traces_record_bounds_the_score_unasked(
+    tmp_path: Path, event: str, range_value: object
+) -> None:
+    values = _scores(60)
+    folder = _recorded(tmp_path / "recorded", values, event, range_value)
+    recorded = _quality(Watcher((str(folder),)).look(final=True).tests)
+    declared = _watched(tmp_path / "declared", values, (("quality", 0.0, 100.0),))
+    assert recorded.note is None
+    assert (recorded.low, recorded.high) == pytest.approx((declared.low, declared.high))
+    # a flag for the name still wins over what the traces say
+    narrow = WatchOptions(score_ranges=(("quality", 50.0, 100.0),))
+    flagged = _quality(Watcher((str(folder),), narrow).look(final=True).tests)
+    assert flagged.low is not None and flagged.low > recorded.low
+
+
+def test_a_range_that_is_no_range_is_not_read(tmp_path: Path) -> None:
+    folder = _recorded(tmp_path, _scores(20), "gen_ai.evaluation.result", "high is good")
+    score = _quality(Watcher((str(folder),)).look(final=True).tests)
+    assert score.low is None and score.note is not None and "outside [0, 1]" in score.note

@@ -75,14 +75,16 @@ def test_in_a_log_the_table_is_printed_when_it_changed_then_the_events(tmp_path:
     write_trials(tmp_path, [True] * 50)
     args = [str(tmp_path), "--interval", "0.1", "--grace", "0"]
     watch, _ = start_watch(args, tmp_path / "watch.log")
-    wait_for_log(tmp_path / "watch.log", "pass rate")
+    wait_for_log(tmp_path / "watch.log", "trials pass rate")
     time.sleep(1)  # ten more looks, nothing new: the table is not repeated
-    assert (tmp_path / "watch.log").read_text().count("pass rate") == 1
+    assert (tmp_path / "watch.log").read_text().count("trials pass rate") == 1
     write_trials(tmp_path, [True] * 5, test="billing")  # a new test: shown at once
     wait_for_log(tmp_path / "watch.log", "billing")
     assert stop(watch) == 0
     log = (tmp_path / "watch.log").read_text()
-    assert log.count("pass rate") == 2 and "\x1b[" not in log
+    # and once more at shutdown: the log ends with the final counts
+    assert log.count("trials pass rate") == 3 and "\x1b[" not in log
+    assert re.search(r"assay watch, stopped [^\n]* UTC:\ntest ", log)
     # the first look is announced (stderr), then each table says when it was taken
     assert log.startswith("assay watch: first look: reading the set as it is\nassay watch, ")
     assert " UTC:\n" in log
@@ -127,3 +129,33 @@ def test_a_log_that_began_before_any_trial_shows_them_when_they_come(
     assert re.search(r"^support +90 ", capsys.readouterr().out, re.M)
     show.update(watcher.look(now=200.0), [], first=False, now=200.0)
     assert capsys.readouterr().out == ""  # nothing changed: nothing printed
+
+
+def test_a_log_ends_with_the_counts_metrics_shows_and_events_carry_theirs(tmp_path: Path) -> None:
+    import urllib.request
+
+    write_trials(tmp_path, [True])
+    args = [str(tmp_path), "--interval", "0.1", "--grace", "0", "--metrics-port", "0"]
+    watch, port = start_watch(args, tmp_path / "watch.log")
+    wait_for_log(tmp_path / "watch.log", "trials pass rate")
+    # trials keep arriving, faster than the table is reprinted (at most every 15 s)
+    for first in range(1, 40, 13):
+        write_trials(tmp_path, [True] * 13, first_index=first)
+        time.sleep(0.3)
+    metrics = ""
+    deadline = time.monotonic() + 60
+    while (
+        time.monotonic() < deadline and 'assay_test_trials_total{test="support"} 40' not in metrics
+    ):
+        metrics = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics").read().decode()
+        time.sleep(0.1)
+    assert 'assay_test_trials_total{test="support"} 40' in metrics
+    assert stop(watch) == 0
+    log = (tmp_path / "watch.log").read_text()
+    last_table = log.rsplit("assay watch, stopped", 1)[1]
+    assert re.search(r"^support +40 +100\.0% ", last_table, re.M), log[-1500:]
+    # the verdict changed on the way (INCONCLUSIVE → PASS): the event line says on what
+    (event,) = [line for line in log.splitlines() if "→" in line]
+    assert re.search(
+        r"support: INCONCLUSIVE → PASS: \d+ trials, pass rate 100\.0%, sequence \[", event
+    )

@@ -253,3 +253,20 @@ Buckets = Annotated[
     int | None,
     typer.Option(help="Also lay the output out in N bucket=NN folders by trace (large sets)."),
 ]
+Labels = Annotated[
+    Path | None,
+    typer.Option(
+        "--labels",
+        help="People's labels of some trials (CSV or JSON Lines: trace_id, evaluation, label; "
+        "optional span_id, labeller): the judge's agreement is measured and each verdict reads "
+        "the pass rate corrected for its error (docs/statistics.md).",
+    ),
+]
+MinAgreement = Annotated[
+    float | None,
+    typer.Option(
+        "--min-agreement",
+        help="With --labels: the Cohen's kappa the judge must reach with people; below it, a "
+        "judge_below_agreement finding (default: none asked).",
+    ),
+]

@@ -89,6 +89,8 @@ class Settings:
     report on stdout."""
     all_cases: bool = False
     """List every case with its details (``--all-cases``), however many."""
+    export_otlp: str | None = None
+    """An OTLP/HTTP endpoint the verdicts are sent to (``--export-otlp``, report/_otlp.py)."""
 
 
 Renderer = Callable[["Analysis", Settings], str]
@@ -159,7 +161,9 @@ def _junit(analysis: Analysis, settings: Settings) -> str:
 def _markdown(analysis: Analysis, settings: Settings) -> str:
     from assay.report import render_markdown
 
-    return render_markdown(analysis.result, all_cases=settings.all_cases)
+    return render_markdown(
+        analysis.result, all_cases=settings.all_cases, trace_url=settings.trace_url
+    )
 
 
 def _annotations(analysis: Analysis, settings: Settings) -> str:
@@ -219,4 +223,15 @@ def emit(analysis: Analysis, targets: list[FormatTarget], settings: Settings) ->
             counts = ", ".join(f"{n} {v}" for v, n in analysis.result.counts.items())
             tests = counted(len(analysis.result.tests), "test")
             print(f"wrote {path} ({tests}: {counts})", file=sys.stderr)
+    if settings.export_otlp:
+        from assay.report import export_otlp
+
+        problem = export_otlp(analysis.result, settings.export_otlp)
+        # The verdicts and the exit code stand: the export is a copy of them, like a report file.
+        print(
+            f"assay: warning: --export-otlp: {problem}"
+            if problem
+            else f"sent the verdicts to {settings.export_otlp} (OTLP spans and metrics)",
+            file=sys.stderr,
+        )
     _print_diagnostics(analysis, settings)

@@ -12,6 +12,15 @@ from assay._cli._emit import Settings, emit, parse_formats
 from assay._cli._progress import described, working
 from assay.choices import DEFAULT_REGRESSION_TEST, OutputFormat
 
+ExportOtlp = Annotated[
+    str | None,
+    typer.Option(
+        envvar="ASSAY_EXPORT_OTLP",
+        help="Also send the verdicts to this OTLP/HTTP endpoint, e.g. http://127.0.0.1:4318: "
+        "a span per test and suite with a gen_ai.evaluation.result event, and the pass rates "
+        "and interval bounds as gauges (docs/reports.md).",
+    ),
+]
 TraceUrl = Annotated[
     str | None,
     typer.Option(
@@ -72,6 +81,9 @@ def analyze(
         typer.Option(help="Spark master URL for --engine spark, e.g. local[4], spark://h:7077."),
     ] = None,
     trace_url: TraceUrl = None,
+    export_otlp: ExportOtlp = None,
+    labels: o.Labels = None,
+    min_agreement: o.MinAgreement = None,
 ) -> None:
     """Read a trace set and give every test a verdict (the CI entry point)."""
     from assay.api import analyze as run_analysis
@@ -114,6 +126,8 @@ def analyze(
             run_id=run_id,
             engine=engine,
             spark_master=spark_master,
+            labels=labels,
+            min_agreement=min_agreement,
         )
     emit(
         analysis,
@@ -123,6 +137,7 @@ def analyze(
             inconclusive_ok=inconclusive_ok,
             all_cases=all_cases,
             trace_url=trace_url,
+            export_otlp=export_otlp,
         ),
     )
     raise SystemExit(analysis.exit_code(inconclusive_ok))
@@ -167,6 +182,9 @@ def compare(
         typer.Option("--baseline-run-id", help="Only BASELINE's trials of this assay.run.id."),
     ] = None,
     trace_url: TraceUrl = None,
+    export_otlp: ExportOtlp = None,
+    labels: o.Labels = None,
+    min_agreement: o.MinAgreement = None,
 ) -> None:
     """Regression and behaviour verdicts: did CURRENT get worse than BASELINE, what changed?"""
     from assay.api import compare as run_compare
@@ -205,6 +223,8 @@ def compare(
             skip_bad_files=skip_bad_files,
             run_id=run_id,
             baseline_run_id=baseline_run_id,
+            labels=labels,
+            min_agreement=min_agreement,
         )
     emit(
         analysis,
@@ -214,6 +234,7 @@ def compare(
             inconclusive_ok=inconclusive_ok,
             all_cases=all_cases,
             trace_url=trace_url,
+            export_otlp=export_otlp,
         ),
     )
     raise SystemExit(analysis.exit_code(inconclusive_ok))
@@ -247,6 +268,8 @@ def report(
     skip_bad_files: o.SkipBadFiles = False,
     trace_url: TraceUrl = None,
     run_id: o.RunId = None,
+    labels: o.Labels = None,
+    min_agreement: o.MinAgreement = None,
 ) -> None:
     """Write the HTML report of a trace set (exit code as for analyze)."""
     from assay.api import analyze as run_analysis
@@ -275,6 +298,8 @@ def report(
             baseline_version=baseline_version,
             current_version=current_version,
             run_id=run_id,
+            labels=labels,
+            min_agreement=min_agreement,
         )
     emit(analysis, [o.FormatTarget(OutputFormat.HTML, output)], Settings(trace_url=trace_url))
     raise SystemExit(analysis.exit_code(inconclusive_ok))

@@ -80,6 +80,19 @@ def plan(
             "(assay run --baseline-agent, by simulating its stopping rule).",
         ),
     ] = PairedDesign.FIXED,
+    judge_sensitivity: Annotated[
+        float | None,
+        typer.Option(
+            help="Labels: the LLM judge's sensitivity (share of true passes it passes); with "
+            "--judge-specificity, --trials, --threshold and --expected, plans the human labels "
+            "a verdict corrected for the judge's error needs."
+        ),
+    ] = None,
+    judge_specificity: Annotated[
+        float | None,
+        typer.Option(help="Labels: the judge's specificity (share of true failures it fails)."),
+    ] = None,
+    trials: Annotated[int | None, typer.Option(help="Labels: the trials the judge grades.")] = None,
 ) -> None:
     """Power analysis: how many trials a threshold or a regression check needs.
 
@@ -89,6 +102,18 @@ def plan(
     two versions over many cases (--paired, --delta, and --pilot SET or --between-sd and
     --within-var) lists the cases needed for each number of trials per case.
     """
+    if judge_sensitivity is not None or judge_specificity is not None:
+        _labels_plan(
+            threshold,
+            expected,
+            judge_sensitivity,
+            judge_specificity,
+            trials,
+            power,
+            confidence,
+            format,
+        )
+        return
     if fixed and (paired or baseline_rate is not None):
         raise ConfigError("--fixed applies to a threshold plan (--threshold and --expected)")
     if paired:
@@ -138,6 +163,50 @@ def plan(
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
     else:
         print("\n".join(lines))
+
+
+def _labels_plan(
+    threshold: float | None,
+    expected: float | None,
+    sensitivity: float | None,
+    specificity: float | None,
+    trials: int | None,
+    power: float,
+    confidence: float,
+    format: SummaryFormat,
+) -> None:
+    """How many human labels a corrected verdict needs (docs/statistics.md)."""
+    from assay.stats.judges import plan_labels
+
+    if None in (threshold, expected, sensitivity, specificity, trials):
+        raise ConfigError(
+            "a labels plan needs --threshold, --expected, --judge-sensitivity, "
+            "--judge-specificity and --trials"
+        )
+    assert threshold is not None and expected is not None and trials is not None
+    assert sensitivity is not None and specificity is not None
+    result = plan_labels(threshold, expected, sensitivity, specificity, trials, power, confidence)
+    if format is SummaryFormat.JSON:
+        document = {"schema": "assay.plan/v1", "kind": "labels", **asdict(result)}
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        return
+    lines = [
+        f"labels for a verdict corrected for the judge's error: {result.verdict} at "
+        f"{threshold:g} when the true rate is {expected:g}; the judge (sensitivity "
+        f"{sensitivity:g}, specificity {specificity:g}) shows {result.judge_rate:.3f} on "
+        f"{trials} trials",
+    ]
+    if result.labels is None:
+        lines.append(
+            f"even labelling all {trials} trials does not reach probability {power:g}: more "
+            "trials are needed too"
+        )
+    else:
+        lines.append(
+            f"{result.labels} human labels of trials drawn at random (simulated probability "
+            f"{result.probability:.3f} ≥ {power:g}, {result.repetitions} seeded repetitions)"
+        )
+    print("\n".join(lines))
 
 
 ADAPTIVE_DOC = "docs/adaptive.md"

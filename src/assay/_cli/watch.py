@@ -135,6 +135,15 @@ def watch(
     prices: o.Prices = None,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
+    export_otlp: Annotated[
+        str | None,
+        typer.Option(
+            envvar="ASSAY_EXPORT_OTLP",
+            help="Also send the live verdicts to this OTLP/HTTP endpoint: gauges at every look "
+            "(exported every OTEL_METRIC_EXPORT_INTERVAL ms, and at shutdown) and a span with a "
+            "gen_ai.evaluation.result event per verdict change or drift alarm.",
+        ),
+    ] = None,
 ) -> None:
     """Follow a growing trace set (e.g. `assay collect --out`) and judge every test live."""
     from assay.judge import AnalyzeOptions, check_range
@@ -175,11 +184,12 @@ def watch(
     if max_seen_spans is not None:
         options = replace(options, max_seen_spans=max_seen_spans)
     watcher = Watcher(tuple(paths), options)
+    for flag, url in (("--webhook", webhook), ("--export-otlp", export_otlp)):
+        if url is not None and not url.startswith(("http://", "https://")):
+            o.fail(f"{flag} must be an http:// or https:// URL (got {url!r})")
     if once:
-        _once(watcher, inconclusive_ok)
-    if webhook is not None and not webhook.startswith(("http://", "https://")):
-        o.fail(f"--webhook must be an http:// or https:// URL (got {webhook!r})")
-    _follow(watcher, interval, metrics_port, metrics_host, webhook, metrics_max_tests)
+        _once(watcher, inconclusive_ok, export_otlp)
+    _follow(watcher, interval, metrics_port, metrics_host, webhook, metrics_max_tests, export_otlp)
 
 
 def _score_range(text: str) -> tuple[str, float, float]:
@@ -197,14 +207,18 @@ def _score_range(text: str) -> tuple[str, float, float]:
     return name or "*", values[0], values[1]
 
 
-def _once(watcher: Watcher, inconclusive_ok: bool) -> None:
+def _once(watcher: Watcher, inconclusive_ok: bool, export_otlp: str | None = None) -> None:
     from assay.errors import InputError
-    from assay.watch import notes_text, status_table
+    from assay.watch import WatchExport, notes_text, status_table
 
     status = watcher.look(final=True)
     if not status.tests:
         raise InputError(f"{', '.join(watcher.paths)}: no trial in the trace set yet")
     print(status_table(status))
+    if export_otlp is not None:
+        export = WatchExport(export_otlp)
+        export.publish(status, [])
+        export.close()
     if status.notes:  # diagnostics go to stderr, as in every command
         print(notes_text(status), file=sys.stderr)
     raise SystemExit(status.exit_code(inconclusive_ok))
@@ -217,9 +231,10 @@ def _follow(
     host: str,
     webhook: str | None,
     max_tests: int | None = None,
+    export_otlp: str | None = None,
 ) -> None:
     """Look every ``interval`` seconds until SIGINT or SIGTERM; serve, post and show each look."""
-    from assay.watch import MetricsServer, WebhookSender, events_between
+    from assay.watch import MetricsServer, WatchExport, WebhookSender, events_between
 
     with StopSignal() as stop:
         server = None
@@ -231,6 +246,7 @@ def _follow(
         if server is not None:
             print(f"assay watch: /metrics on http://{host}:{server.port}/metrics", file=sys.stderr)
         sender = WebhookSender(webhook).start() if webhook is not None else None
+        export = WatchExport(export_otlp) if export_otlp is not None else None
         show = _Display(sys.stdout.isatty())
         before = None
         interrupted = False
@@ -250,13 +266,17 @@ def _follow(
                 for event in events:
                     if sender is not None:
                         sender.send(event)
+                if export is not None:
+                    export.publish(status, events)
                 show.update(status, events, first=before is None)
                 before = status
                 stop.wait(interval)
         finally:
-            show.close()
+            show.close(before)
             if sender is not None:
                 sender.stop()
+            if export is not None:
+                export.close()  # the last look's gauges and pending spans go out
             if server is not None:
                 server.stop()
         if interrupted:
@@ -298,8 +318,10 @@ def _look(watcher: Watcher, stop: StopSignal) -> WatchStatus | None:
     return outcome
 
 
-LOG_EVERY_S = 60.0
-"""In a log, the table is printed again at most this often while trials keep arriving."""
+LOG_EVERY_S = 15.0
+"""In a log, the table is printed again at most this often while trials keep arriving: the
+staleness of a Prometheus scrape at its default interval, so a log lags /metrics no more than a
+dashboard does."""
 
 
 class _Display:
@@ -309,7 +331,9 @@ class _Display:
     "(no trial yet)", while /metrics counted 80 trials. Now it gets the table at the first look,
     again as soon as the first trials or a new test arrive, and otherwise at most every
     ``LOG_EVERY_S`` seconds while the counts change — as a collector logs its throughput
-    periodically rather than per request; each table headed by the time it was taken.
+    periodically rather than per request; each table headed by the time it was taken. At
+    shutdown the last look's table is printed once more, so a log ends with the counts /metrics
+    served last (as pytest ends with its summary).
     """
 
     def __init__(self, terminal: bool, every: float = LOG_EVERY_S) -> None:
@@ -357,6 +381,15 @@ class _Display:
             print(notes_text(replace(status, notes=tuple(grown))), file=sys.stderr, flush=True)
         self.noted = {n.kind: n.count for n in status.notes}
 
-    def close(self) -> None:
+    def close(self, last: WatchStatus | None = None) -> None:
+        """Stop the live display; in a log, end with ``last``'s table (the final counts)."""
         if self.live is not None:
             self.live.stop()
+            return
+        if last is not None:
+            import time
+
+            from assay.watch import status_table
+
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+            print(f"assay watch, stopped {stamp}:\n{status_table(last)}", flush=True)

@@ -22,9 +22,19 @@ from assay.analysis._features import (
     tool_paths,
     trial_features,
 )
+from assay.analysis._human_outcomes import (
+    Grader,
+    LabelledTrials,
+    Repeats,
+    judge_repeats,
+    labelled_trials,
+    recorded_labels,
+)
+from assay.analysis._labels import read_labels
 from assay.analysis._ownership import assign_trials
 from assay.analysis._passwhen import PassRule, parse_pass_when
 from assay.analysis._per_bucket import tools_as_strings
+from assay.analysis._score_ranges import parse_score_range, recorded_score_ranges
 from assay.analysis._suggest import Suggestion, suggest
 from assay.analysis._trials import NoTrialSpans, Trials, read_trials, trials_from_spans
 from assay.analysis._unclaimed import is_work_feature, work_unknown
@@ -51,6 +61,13 @@ __all__ = [
     "Price",
     "PriceTable",
     "NoTrialSpans",
+    "Grader",
+    "LabelledTrials",
+    "Repeats",
+    "judge_repeats",
+    "labelled_trials",
+    "read_labels",
+    "recorded_labels",
     "Trials",
     "assign_trials",
     "behaviour_sample",
@@ -63,7 +80,9 @@ __all__ = [
     "is_work_feature",
     "load_prices",
     "parse_pass_when",
+    "parse_score_range",
     "read_trials",
+    "recorded_score_ranges",
     "suggest",
     "tool_variants",
     "trials_from_spans",

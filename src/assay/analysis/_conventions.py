@@ -47,9 +47,16 @@ def handoff_target() -> pl.Expr:
 
 
 def is_agent_invocation() -> pl.Expr:
-    """True for a span that is one run of an agent (an exception escaping it is an error)."""
+    """True for a span that is one run of an agent (an exception escaping it is an error).
+
+    GenAI ``invoke_agent`` spans of either kind (a remote agent's CLIENT span, an in-process
+    agent's INTERNAL span: v1.41) and workflow runs (``invoke_workflow``: a span of its own up to
+    v1.41, an internal agent span since semantic-conventions-genai v0.1.0) count alike.
+    """
     return (
-        (_col(c.GENAI_OPERATION) == c.GENAI_INVOKE_AGENT).fill_null(False)
+        _col(c.GENAI_OPERATION)
+        .is_in([c.GENAI_INVOKE_AGENT, c.GENAI_INVOKE_WORKFLOW])
+        .fill_null(False)
         | (_col(c.OPENINFERENCE_KIND) == c.OPENINFERENCE_AGENT).fill_null(False)
         | (_col(c.OPENAI_AGENTS_SPAN_TYPE) == c.OPENAI_AGENTS_AGENT).fill_null(False)
         | _col(c.TRACELOOP_KIND).is_in([c.TRACELOOP_AGENT, c.TRACELOOP_WORKFLOW]).fill_null(False)
@@ -60,8 +67,11 @@ def agent_name() -> pl.Expr:
     """The named agent a span runs, or null.
 
     Only spans that name their agent count: an OpenInference ``AGENT`` span without
-    ``agent.name`` (the OpenAI Agents bridge's workflow root) and traceloop workflows are runs
-    of no particular agent, so that a run lists the same agents under every bridge.
+    ``agent.name`` (the OpenAI Agents bridge's workflow root), traceloop workflows and GenAI
+    ``invoke_workflow`` spans are runs of no particular agent, so that a run lists the same
+    agents under every bridge — and under both forms of the GenAI workflow span (since
+    semantic-conventions-genai v0.1.0 its ``gen_ai.agent.name`` is the workflow's name, which
+    ``gen_ai.workflow.name`` held before: not an agent of the run).
     """
     return (
         pl.when(_col(c.GENAI_OPERATION) == c.GENAI_INVOKE_AGENT)

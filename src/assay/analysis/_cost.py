@@ -192,6 +192,7 @@ def load_prices(path: str | Path) -> PriceTable:
 _SPAN_COST = "_span_cost"
 _SPAN_LLM = "_span_llm_calls"
 _SPAN_TOKENS = "_span_tokens"
+_SPAN_RECORDED = "_span_recorded"
 
 
 def _per_call_costs(
@@ -270,6 +271,7 @@ def _per_call_costs(
             .otherwise(None)
             .alias(_SPAN_COST),
             pl.len().cast(pl.Int64).alias(_SPAN_LLM),
+            pl.col("_recorded").is_not_null().all().alias(_SPAN_RECORDED),
             (pl.col("_in") + pl.col("_out")).sum().cast(pl.Int64).alias(_SPAN_TOKENS),
         )
     )
@@ -311,7 +313,8 @@ def with_cost(
             knows them (``Trials.unnamed_calls``); None: the spans are scanned for them.
 
     Returns:
-        The table with ``cost_usd`` (Float64, nullable), and what the user must be told.
+        The table with ``cost_usd`` (Float64, nullable) and ``cost_recorded`` (whether every
+        call's cost was the recorded one), and what the user must be told.
     """
     costed, unpriced = _estimated_cost(trials, prices)
     per_call = (
@@ -335,9 +338,12 @@ def with_cost(
                 .otherwise(pl.col(tc.COST_USD))
                 .alias(tc.COST_USD),
                 pl.when(exact).then(False).otherwise(pl.col(_MIXED)).alias(_MIXED),
+                (exact & pl.col(_SPAN_RECORDED).fill_null(False)).alias(tc.COST_RECORDED),
             )
-            .drop(_SPAN_COST, _SPAN_LLM, _SPAN_TOKENS)
+            .drop(_SPAN_COST, _SPAN_LLM, _SPAN_TOKENS, _SPAN_RECORDED)
         )
+    else:
+        costed = costed.with_columns(pl.lit(False).alias(tc.COST_RECORDED))
     findings = _findings(costed, unpriced, prices)
     return costed.drop(_MODELS_AT, _MIXED), findings
 

@@ -214,8 +214,9 @@ class EvaluationSeen:
     name: str
     """The evaluation, score or check name."""
     kind: str
-    """``check`` (an ``assay.check``) or ``evaluation`` (a ``gen_ai.evaluation.result`` or an
-    ``assay.score``)."""
+    """``check`` (an ``assay.check``), ``evaluation`` (a ``gen_ai.evaluation.result`` or an
+    ``assay.score``) or ``human label`` (a person's evaluation: ``assay.evaluation.source =
+    human``, read by ``--labels traces``)."""
     records: int
     """Records of it."""
     traces: int
@@ -230,7 +231,10 @@ def evaluations_seen(spans: pl.LazyFrame) -> tuple[EvaluationSeen, ...]:
     # Only spans holding such an event are collected (exception events may be everywhere).
     holds = pl.col("events").list.eval(pl.element().struct.field("name").is_in(wanted)).list.any()
     evented = spans.filter(holds).select("trace_id", "span_id", "events")
-    records = explode_events(evented.collect())
+    collected = evented.collect()
+    judged = explode_events(collected)
+    people = explode_events(collected, human=True).drop("labeller")
+    records = pl.concat([judged, people.with_columns(pl.lit("human label").alias("kind"))])
     if records.height == 0:
         return ()
     out = []
@@ -239,7 +243,7 @@ def evaluations_seen(spans: pl.LazyFrame) -> tuple[EvaluationSeen, ...]:
         out.append(
             EvaluationSeen(
                 name=str(name),
-                kind="check" if kind == "check" else "evaluation",
+                kind={"check": "check", "human label": "human label"}.get(str(kind), "evaluation"),
                 records=group.height,
                 traces=group["trace_id"].n_unique(),
                 labels=tuple(sorted(labels.items(), key=lambda kv: (-kv[1], kv[0]))),

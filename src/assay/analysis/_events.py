@@ -63,12 +63,16 @@ def _typed_attributes(events: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     return pl.concat(columns, how="horizontal")
 
 
-def explode_events(evented: pl.DataFrame) -> pl.DataFrame:
-    """One row per score or check event.
+def explode_events(evented: pl.DataFrame, *, human: bool = False) -> pl.DataFrame:
+    """One row per score or check event: the judge's records, or people's labels.
 
     Columns: ``trace_id``, ``span_id``, ``time``, ``kind`` (``score`` / ``check``), ``name``,
     ``value`` (float, scores), ``label`` (str, evaluations) and ``passed`` (bool, checks).
     An evaluation may carry only a label; its ``value`` is then null.
+
+    An evaluation whose ``assay.evaluation.source`` is ``human`` is a person's label, never the
+    judge's record: left out by default, and the only rows with ``human=True`` (which adds a
+    ``labeller`` column, ``assay.evaluation.labeller``).
 
     Raises:
         SchemaError: A score whose value is not a number.
@@ -92,10 +96,11 @@ def explode_events(evented: pl.DataFrame) -> pl.DataFrame:
                 "value": pl.Float64,
                 "label": pl.String,
                 "passed": pl.Boolean,
+                **({"labeller": pl.String} if human else {}),
             }
         )
     keys = [c.SCORE_NAME, c.SCORE_VALUE, c.CHECK_NAME, c.CHECK_PASSED, c.EVALUATION_NAME]
-    keys += [c.EVALUATION_SCORE, c.EVALUATION_LABEL]
+    keys += [c.EVALUATION_SCORE, c.EVALUATION_LABEL, c.EVALUATION_SOURCE, c.EVALUATION_LABELLER]
     typed = _typed_attributes(events, keys)
     events = pl.concat(
         [events, typed.rename({f"{c.EVALUATION_LABEL}#str": "label"})], how="horizontal"
@@ -147,24 +152,40 @@ def explode_events(evented: pl.DataFrame) -> pl.DataFrame:
             f"span {row['span_id']} (trace {row['trace_id']}): event {c.CHECK_EVENT} needs a "
             f"boolean {c.CHECK_PASSED}"
         )
-    return events.select(
-        "trace_id",
-        "span_id",
-        "time",
-        pl.when(pl.col("_event") == c.CHECK_EVENT)
-        .then(pl.lit("check"))
-        .otherwise(pl.lit("score"))
-        .alias("kind"),
-        pl.when(is_score)
-        .then(pl.col(f"{c.SCORE_NAME}#str"))
-        .when(is_eval)
-        .then(pl.col(f"{c.EVALUATION_NAME}#str"))
-        .otherwise(pl.col(f"{c.CHECK_NAME}#str"))
-        .fill_null("score")
-        .alias("name"),
-        "value",
-        "label",
-        pl.col(f"{c.CHECK_PASSED}#bool").alias("passed"),
-    ).filter(
-        (pl.col("kind") == "check") | pl.col("value").is_not_null() | pl.col("label").is_not_null()
+    by_person = (
+        is_eval
+        & (pl.col(f"{c.EVALUATION_SOURCE}#str").str.to_lowercase() == c.EVALUATION_SOURCE_HUMAN)
+    ).fill_null(False)
+    return (
+        events.with_columns(by_person.alias("_human"))
+        .select(
+            "trace_id",
+            "span_id",
+            "time",
+            pl.when(pl.col("_event") == c.CHECK_EVENT)
+            .then(pl.lit("check"))
+            .otherwise(pl.lit("score"))
+            .alias("kind"),
+            pl.when(is_score)
+            .then(pl.col(f"{c.SCORE_NAME}#str"))
+            .when(is_eval)
+            .then(pl.col(f"{c.EVALUATION_NAME}#str"))
+            .otherwise(pl.col(f"{c.CHECK_NAME}#str"))
+            .fill_null("score")
+            .alias("name"),
+            "value",
+            "label",
+            pl.col(f"{c.CHECK_PASSED}#bool").alias("passed"),
+            *([pl.col(f"{c.EVALUATION_LABELLER}#str").alias("labeller")] if human else []),
+            "_human",
+        )
+        .filter(
+            (
+                (pl.col("kind") == "check")
+                | pl.col("value").is_not_null()
+                | pl.col("label").is_not_null()
+            )
+            & (pl.col("_human") if human else ~pl.col("_human"))
+        )
+        .drop("_human")
     )

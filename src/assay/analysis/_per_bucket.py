@@ -14,8 +14,9 @@ import numpy.typing as npt
 import polars as pl
 
 from assay.analysis import _columns as tc
+from assay.analysis._attribute import attribute_as_string
 from assay.analysis._in_order import taken_in_order
-from assay.analysis._trials import Trials, attribute_as_string
+from assay.analysis._trials import Trials
 from assay.analysis._unwritten import unwritten
 from assay.analysis._waiting import ColumnWaiting, Packed, columns_waiting
 from assay.errors import SchemaError

@@ -112,7 +112,7 @@ def _nesting(test_attribute: str, owned: pl.DataFrame) -> list[Finding]:
             severity="info",
         )
     ]
-    other = inner.filter(pl.col(_TEST) != pl.col("_trial_value"))
+    other = _workflow_agents_left_out(owned, inner.filter(pl.col(_TEST) != pl.col("_trial_value")))
     if other.height:
         values = ", ".join(_examples(other[_TEST]))
         out.append(
@@ -126,6 +126,29 @@ def _nesting(test_attribute: str, owned: pl.DataFrame) -> list[Finding]:
             )
         )
     return out
+
+
+def _workflow_agents_left_out(owned: pl.DataFrame, other: pl.DataFrame) -> pl.DataFrame:
+    """``other`` less the agents a GenAI workflow trial runs, which name themselves by right.
+
+    Since semantic-conventions-genai v0.1.0 a workflow is an ``invoke_workflow`` span naming the
+    workflow by ``gen_ai.agent.name``, and the agents it runs are ``invoke_agent`` spans naming
+    themselves by the same attribute: the convention's shape, not a mapping that went wrong.
+    """
+    operation = promoted_column(c.GENAI_OPERATION)
+    if other.height == 0 or operation not in owned.columns:
+        return other
+    trial_operation = owned.filter(pl.col("span_id") == pl.col(tc.TRIAL_SPAN_ID)).select(
+        "trace_id", tc.TRIAL_SPAN_ID, pl.col(operation).alias("_trial_operation")
+    )
+    agent_of_workflow = (pl.col("_trial_operation") == c.GENAI_INVOKE_WORKFLOW) & (
+        pl.col(operation) == c.GENAI_INVOKE_AGENT
+    )
+    return (
+        other.join(trial_operation, on=["trace_id", tc.TRIAL_SPAN_ID], how="left")
+        .filter(~agent_of_workflow.fill_null(False))
+        .drop("_trial_operation")
+    )
 
 
 _HAS_WORK = (pl.col(tc.TOOL_CALLS) + pl.col(tc.LLM_CALLS)) > 0

@@ -9,6 +9,8 @@ import polars as pl
 from assay import conventions as c
 from assay.analysis import _columns as tc
 from assay.analysis import _quality as quality
+from assay.analysis._agent_version import read_agent_versions
+from assay.analysis._attribute import attribute_as_string
 from assay.analysis._calls import settle_calls
 from assay.analysis._evaluations import UnusedEvaluation, unused_evaluations
 from assay.analysis._events import explode_events
@@ -34,10 +36,8 @@ from assay.errors import SchemaError
 from assay.quality import DataQuality
 from assay.store import (
     DUPLICATE_SPANS,
-    PROMOTED_ATTRIBUTES,
     EventsColumn,
     SpanContents,
-    coerce_expr,
     promoted_column,
     span_ids_may_repeat,
 )
@@ -51,6 +51,7 @@ _CARRIED = [
     "parent_span_id",
     *(_P(a) for a in (c.TEST_ID, c.SUITE, c.RUN_ID, c.AGENT_VERSION, c.TRIAL_INDEX)),
     _P(c.TRIAL_OUTCOME),
+    _P(c.GENAI_OPERATION),  # a workflow trial's agents name themselves (_quality._nesting)
     "status_code",
     "status_message",
     "start_time_unix_nano",
@@ -193,6 +194,7 @@ def read_trials(
     if carriers.height == 0:
         raise NoTrialSpans(quality.no_trials_message(no_trials, test_attribute))
     carriers = read_outcomes(spans, carriers, contents)
+    carriers = read_agent_versions(spans, carriers, contents)
     shapes = classify_traces(carriers, topmost=mapped, spans=read)
     if shapes.rootless.height:
         # The stand-in span of a run whose root was never recorded covers the whole run.
@@ -440,18 +442,3 @@ def _finish(trials: pl.DataFrame) -> pl.DataFrame:
 def in_trials_order(trials: pl.DataFrame) -> pl.DataFrame:
     """The trials table in its documented order: by test, start time and trial index."""
     return trials.sort(tc.TEST_ID, tc.START_TIME, tc.TRIAL_INDEX, nulls_last=True)
-
-
-def attribute_as_string(attribute: str) -> pl.Expr:
-    """An attribute's value as a string: its promoted column, else read from ``attributes``.
-
-    Either way by the one type rule of promoted string columns (``assay.store._coercion``).
-    """
-    if attribute in PROMOTED_ATTRIBUTES:
-        return pl.col(_P(attribute)).cast(pl.String)
-    match = (
-        pl.col("attributes")
-        .list.eval(pl.element().filter(pl.element().struct.field("key") == attribute))
-        .list.first()
-    )
-    return coerce_expr(match, integer=False)

@@ -35,6 +35,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
+from assay import conventions as c
 from assay.errors import InputError
 from assay.ingest._build import FORMAT_ATTRIBUTE, key_value
 
@@ -297,6 +298,11 @@ def _score_span(row: dict[str, Any], where: str, trace_id: bytes, parent: bytes)
     for column in ("source", "dataset_run_id"):
         if _filled(row.get(column)):
             attributes.append(key_value(f"langfuse.score.{column}", str(row[column])))
+    if str(row.get("source") or "").upper() == "ANNOTATION":
+        # A person's annotation: a label of the judge, not the judge's record (docs/analysis.md).
+        attributes.append(key_value(c.EVALUATION_SOURCE, c.EVALUATION_SOURCE_HUMAN))
+        if _filled(row.get("author_user_id")):
+            attributes.append(key_value(c.EVALUATION_LABELLER, str(row["author_user_id"])))
     span = Span()
     span.trace_id = trace_id
     span.span_id = _span_id(f"score:{_text(row.get('id'), f'{where} id')}", where)

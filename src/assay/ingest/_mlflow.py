@@ -33,6 +33,7 @@ from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from assay import conventions as c
 from assay.errors import InputError
 from assay.ingest._build import as_list, as_object, bytes_id, key_value
 from assay.ingest._tempo import wrapped_to_request
@@ -189,6 +190,11 @@ def _evaluation(assessment: dict[str, Any], where: str) -> tuple[int, list[Any]]
         for field in ("source_type", "source_id"):
             if source.get(field) is not None:
                 attributes.append(key_value(f"mlflow.assessment.{field}", str(source[field])))
+        if str(source.get("source_type") or "").upper() == "HUMAN":
+            # A person's feedback: a label of the judge, not the judge's record.
+            attributes.append(key_value(c.EVALUATION_SOURCE, c.EVALUATION_SOURCE_HUMAN))
+            if source.get("source_id") is not None:
+                attributes.append(key_value(c.EVALUATION_LABELLER, str(source["source_id"])))
     time = assessment.get("create_time") or assessment.get("last_update_time")
     return _nanos(time, f"{where}.create_time"), attributes
 

@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
+from assay.conventions import EVALUATION_SOURCE, EVALUATION_SOURCE_HUMAN
 from assay.errors import InputError
 from assay.ingest._build import FORMAT_ATTRIBUTE, bytes_id, key_value
 
@@ -75,7 +76,11 @@ def _evaluation_rows(path: Path) -> tuple[str, list[dict[str, Any]]]:
     key = _SPAN if _SPAN in table.column_names else "span_id"
     if key not in table.column_names:
         raise InputError(f"{path}: evaluations without a context.span_id column")
-    wanted = [c for c in (key, "label", "score", "explanation") if c in table.column_names]
+    wanted = [
+        c
+        for c in (key, "label", "score", "explanation", "annotator_kind")
+        if c in table.column_names
+    ]
     rows = table.select(wanted).rename_columns([_SPAN, *wanted[1:]]).to_pylist()
     return name, rows
 
@@ -100,6 +105,9 @@ def _evaluations(dataset: Path, metadata: dict[str, Any]) -> dict[bytes, list[li
                 attributes.append(
                     key_value("gen_ai.evaluation.explanation", str(row["explanation"]))
                 )
+            if str(row.get("annotator_kind") or "").upper() == "HUMAN":
+                # A person's annotation: a label of the judge, not the judge's record.
+                attributes.append(key_value(EVALUATION_SOURCE, EVALUATION_SOURCE_HUMAN))
             by_span.setdefault(span_id, []).append(attributes)
     return by_span
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -11,6 +12,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
 from assay import conventions as c
+from assay.errors import ConfigError
 from assay.version import __version__
 
 
@@ -55,6 +57,18 @@ class LLMCall:
         """Record ``gen_ai.usage.input_tokens`` and ``gen_ai.usage.output_tokens``."""
         self.span.set_attribute(c.GENAI_INPUT_TOKENS, int(input_tokens))
         self.span.set_attribute(c.GENAI_OUTPUT_TOKENS, int(output_tokens))
+
+    def cost(self, usd: float) -> None:
+        """Record what the call cost, in USD, as ``gen_ai.usage.cost``.
+
+        LiteLLM and Langfuse write the same attribute; a recorded cost wins over assay's price
+        table (docs/reports.md), so a model the table does not know is still costed.
+        """
+        if isinstance(usd, bool) or not isinstance(usd, int | float) or not math.isfinite(usd):
+            raise ConfigError(f"cost: must be a finite number of USD (got {usd!r})")
+        if usd < 0:
+            raise ConfigError(f"cost: must not be negative (got {usd})")
+        self.span.set_attribute(c.GENAI_USAGE_COST, float(usd))
 
     def response_model(self, model: str) -> None:
         """Record ``gen_ai.response.model``."""

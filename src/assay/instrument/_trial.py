@@ -49,15 +49,27 @@ class Trial:
         self._failed_checks: list[str] = []
         self._low_scores: list[str] = []
 
-    def score(self, name: str, value: float) -> None:
-        """Record a named score (an ``assay.score`` event on the trial span)."""
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
+    def score(self, name: str, value: float, *, range: tuple[float, float] | None = None) -> None:
+        """Record a named score (an ``assay.score`` event on the trial span).
+
+        Args:
+            name: ``assay.score.name``.
+            value: ``assay.score.value``.
+            range: The scale the score lies on, ``(low, high)``, recorded as
+                ``assay.score.range``: ``assay watch`` bounds the score's mean by it (an
+                anytime-valid interval needs the bounds; without them it assumes [0, 1]).
+        """
+        if not _finite(value):
             raise ConfigError(f"score {name!r}: value must be a finite number (got {value!r})")
-        self.span.add_event(c.SCORE_EVENT, {c.SCORE_NAME: name, c.SCORE_VALUE: float(value)})
+        attributes: dict[str, Any] = {c.SCORE_NAME: name, c.SCORE_VALUE: float(value)}
+        if range is not None:
+            low, high = range
+            if not (_finite(low) and _finite(high) and low < high):
+                raise ConfigError(f"score {name!r}: range must be two numbers, low < high")
+            if not low <= value <= high:
+                raise ConfigError(f"score {name!r}: {value} lies outside its range [{low}, {high}]")
+            attributes[c.SCORE_RANGE] = [float(low), float(high)]
+        self.span.add_event(c.SCORE_EVENT, attributes)
         if self._min_score is not None and value < self._min_score:
             self._low_scores.append(name)
 
@@ -231,6 +243,10 @@ class trial:  # noqa: N801 - used like a function: `with trial("t"):` and `@tria
         return fresh
 
 
+def _finite(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def current_trial() -> Trial:
     """The innermost running trial; :class:`ConfigError` outside any trial."""
     handle = _current.get()
@@ -241,9 +257,9 @@ def current_trial() -> Trial:
     return handle
 
 
-def score(name: str, value: float) -> None:
-    """Record a named score on the current trial."""
-    current_trial().score(name, value)
+def score(name: str, value: float, *, range: tuple[float, float] | None = None) -> None:
+    """Record a named score on the current trial (see :meth:`Trial.score`)."""
+    current_trial().score(name, value, range=range)
 
 
 def check(name: str, passed: bool) -> bool:

@@ -19,6 +19,8 @@ Each module answers one question:
 * :mod:`._sources` — the runs and agent versions a test's trials come from;
 * :mod:`._suite` (with :mod:`._suite_result`) — each suite's answer over its cases, and its
   paired comparison against a baseline;
+* :mod:`._judge_error` (with :mod:`._judge_error_result`) — with people's labels, each verdict
+  read on the pass rate corrected for the LLM judge's measured error;
 * :mod:`._reasons` — the one-line reason beside each verdict;
 * :mod:`._results` — the typed results every report renders;
 * :mod:`._pipeline` — all of it, per test, for a whole trials table; :mod:`._collector` — the
@@ -36,6 +38,20 @@ from assay.judge._collector import collector_paused
 from assay.judge._cost import CostSummary, price_table, prices_label
 from assay.judge._figures import DurationSummary, Usage
 from assay.judge._gate import FailOn, gate_failures, parse_fail_on
+from assay.judge._judge_error import (
+    agreement_findings,
+    agreement_text,
+    corrected_suites,
+    judge_report,
+    with_judge_error,
+)
+from assay.judge._judge_error_result import (
+    JudgeAgreement,
+    JudgeError,
+    JudgeReport,
+    ScoreCorrection,
+    SelfAgreement,
+)
 from assay.judge._options import (
     DEFAULT_CONFIDENCE,
     DEFAULT_THRESHOLD,
@@ -98,10 +114,15 @@ __all__ = [
     "ErrorsPolicy",
     "FailOn",
     "Judged",
+    "JudgeAgreement",
+    "JudgeError",
+    "JudgeReport",
     "Judgement",
     "OptionValue",
     "RegressionResult",
+    "ScoreCorrection",
     "ScoreRegressionResult",
+    "SelfAgreement",
     "Share",
     "SequentialDesign",
     "SequentialOutcome",
@@ -116,6 +137,8 @@ __all__ = [
     "VarianceCheck",
     "Verdict",
     "adjust_regressions",
+    "agreement_findings",
+    "agreement_text",
     "anytime_interval",
     "behaviour_diff",
     "behaviour_diffs",
@@ -126,6 +149,7 @@ __all__ = [
     "share_text",
     "check_range",
     "collector_paused",
+    "corrected_suites",
     "ci_text",
     "decide_regression",
     "describe_change",
@@ -134,6 +158,8 @@ __all__ = [
     "judge",
     "follow_up_trials_needed",
     "judge_all",
+    "judge_report",
+    "with_judge_error",
     "more_trials_needed",
     "parse_fail_on",
     "parse_ks",

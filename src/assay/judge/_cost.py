@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -27,7 +27,9 @@ class CostSummary:
     unpriced: int
     """Trials left without a cost because a model they used has no price."""
     prices: str
-    """Where the prices come from: ``default (list prices of 2025-06)`` or a file's path."""
+    """Where the prices come from: ``default list prices of 2025-06``, a file's path, or ``as
+    recorded by the instrumentation`` (``gen_ai.usage.cost``, ``llm.cost.total``), alone or
+    before the table that priced the other trials."""
 
     @classmethod
     def of(cls, costs: npt.ArrayLike, prices: str) -> CostSummary:
@@ -56,9 +58,21 @@ def cost_summaries(
         return [None] * len(tests)
     # Read by numpy (a null is NaN), not cast and filled by Polars queries a test.
     values = np.asarray(trials[tc.COST_USD].to_numpy(), dtype=np.float64)
-    summaries: list[CostSummary | None] = [
-        *_summaries([values[a:b] for a, b in tests], prices_label(prices))
-    ]
+    label = prices_label(prices)
+    summaries: list[CostSummary | None] = [*_summaries([values[a:b] for a, b in tests], label)]
+    if tc.COST_RECORDED not in trials.columns:
+        return summaries
+    # Where the instrumentation recorded the cost, no price table priced it: the label says so.
+    recorded = trials[tc.COST_RECORDED].fill_null(False).to_numpy()
+    spent = np.nan_to_num(values) > 0
+    for i, (a, b) in enumerate(tests):
+        summary = summaries[i]
+        mine, paid = recorded[a:b], spent[a:b]
+        if summary is None or not mine.any():
+            continue
+        every = bool(mine[paid].all()) if paid.any() else True
+        source = "as recorded by the instrumentation"
+        summaries[i] = replace(summary, prices=source if every else f"{source}, else {label}")
     return summaries
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from assay.judge._behaviour_result import BehaviourResult
 from assay.judge._cost import CostSummary
 from assay.judge._figures import DurationSummary, Usage
+from assay.judge._judge_error_result import JudgeError, JudgeReport, ScoreCorrection
 from assay.judge._regression import RegressionResult, ScoreRegressionResult
 from assay.judge._sequential import SequentialOutcome
 from assay.judge._sources import Share
@@ -100,6 +101,12 @@ class TestResult:
     work_unknown: int = 0
     """Trials whose traces hold work-like spans no convention claims: their tool and LLM
     figures (tool paths, calls, tokens, cost, tool errors) are unknown, and left None."""
+    judge_error: JudgeError | None = None
+    """With people's labels (``--labels``): the corrected rate the verdict read, and the
+    judge's own rate, interval and verdict beside it; None without labels."""
+    judge_scores: tuple[ScoreCorrection, ...] = ()
+    """With people's scores of trials of this test: each judged score's mean corrected by them
+    (PPI++); reported, no verdict reads it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +125,8 @@ class AnalysisResult:
     """What assay noticed about its input (duplicates, incomplete traces, skipped files...)."""
     suites: tuple[SuiteResult, ...] = ()
     """One answer per suite over its cases (``assay.suite``; the set's own suite last)."""
+    judge: JudgeReport | None = None
+    """With people's labels (``--labels``): the judge's agreement with them; None without."""
 
     @property
     def counts(self) -> dict[str, int]:

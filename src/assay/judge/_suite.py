@@ -454,6 +454,7 @@ def _comparison(
         .sort([pl.col("d").abs(), tc.TEST_ID], descending=[True, False])
         .head(10)
     )
+    spent = _no_cost(both)
     return replace(
         empty,
         paired=paired,
@@ -466,7 +467,8 @@ def _comparison(
         verdict=verdict,
         reason=reason,
         score=_paired(both, _SCORE, options, confidence) if score is not None else None,
-        cost_usd=_paired(both, _COST, options, confidence),
+        cost_usd=_paired(both, _COST, options, confidence) if spent is None else None,
+        cost_usd_reason=spent,
         duration_s=_paired(both, _DURATION, options, confidence),
         moved=tuple((str(t), float(d)) for t, d in moved.iter_rows()),
         worst_case=worst,
@@ -626,6 +628,20 @@ def _paired(
         confidence=confidence,
         seed=options.seed,
     )
+
+
+def _no_cost(both: pl.DataFrame) -> str | None:
+    """Why the paired cases have no cost change to show, or None when they have one.
+
+    A difference of 0 with p = 1 from costs nobody recorded (an agent without LLM calls, or
+    calls that carry no cost) would read as a measured "no change".
+    """
+    costs = both.select(_COST, f"{_COST}_base").drop_nulls().drop_nans()
+    if costs.height == 0:
+        return "no paired case has a cost in both versions (a model without a price: --prices)"
+    if not ((costs[_COST] != 0).any() or (costs[f"{_COST}_base"] != 0).any()):
+        return "nothing spent in either version: no LLM call recorded a cost or had a price"
+    return None
 
 
 def _points(value: float | None, *, signed: bool = True) -> str:

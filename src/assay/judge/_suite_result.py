@@ -65,7 +65,9 @@ class SuiteComparison:
     score: PairedDifference | None = None
     """The main score's mean paired difference (current − baseline), when both record it."""
     cost_usd: PairedDifference | None = None
-    """Mean cost per trial, paired, when both versions were priced."""
+    """Mean cost per trial, paired, when both versions were priced and something was spent."""
+    cost_usd_reason: str | None = None
+    """Why ``cost_usd`` is None (nothing spent, or no price), else None."""
     duration_s: PairedDifference | None = None
     """Mean trial duration, paired."""
     moved: tuple[tuple[str, float], ...] = ()

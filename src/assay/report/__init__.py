@@ -1,4 +1,7 @@
-"""Rendering analysis results: console, JSON, JUnit, Markdown/GitHub, HTML. Computes nothing new."""
+"""Rendering analysis results: console, JSON, JUnit, Markdown/GitHub, HTML, OTLP.
+
+Computes nothing new.
+"""
 
 from assay.report._console import (
     VERDICT_STYLE,
@@ -13,6 +16,7 @@ from assay.report._html import render_html
 from assay.report._json import SCHEMA, analysis_to_dict, render_json, test_to_dict
 from assay.report._junit import render_junit, test_properties
 from assay.report._markdown import render_annotations, render_markdown
+from assay.report._otlp import export_otlp, otlp_url, record_verdicts
 from assay.report._safe import visible
 from assay.report._text import counted, interval_label
 
@@ -23,8 +27,11 @@ __all__ = [
     "counted",
     "data_text",
     "diagnostics",
+    "export_otlp",
     "interval_label",
+    "otlp_url",
     "pass_rate_bar",
+    "record_verdicts",
     "render_annotations",
     "render_console",
     "render_html",

@@ -11,7 +11,7 @@ import html
 from typing import Any
 
 from assay.judge import BehaviourChange, BehaviourResult, CostSummary, describe_change
-from assay.report._links import trace_link
+from assay.report._links import TraceText, trace_link
 from assay.report._safe import code_spans, visible
 
 SHOWN = 5
@@ -82,6 +82,8 @@ def cost_text(cost: CostSummary | None) -> str | None:
         if cost.unpriced:
             return f"cost unknown: no price for the models of {cost.unpriced} trials"
         return None
+    if cost.total_usd == 0 and not cost.unpriced:
+        return None  # nothing spent (no LLM call, or no cost recorded): "$0.0000" says nothing
     text = f"cost {_usd(cost.total_usd)} ({_usd(cost.mean_usd)} per trial"
     if cost.unpriced:
         text += f"; {cost.unpriced} trials unpriced"
@@ -92,23 +94,29 @@ def _short(trace_id: str) -> str:
     return trace_id[:12]
 
 
-def examples_text(change: BehaviourChange) -> str:
-    """``typical trials: baseline 1a2b…, 3c4d…; current 5e6f…``."""
+def examples_text(change: BehaviourChange, trace: TraceText | None = None) -> str:
+    """``typical trials: baseline 1a2b…, 3c4d…; current 5e6f…`` (``trace`` shows each id)."""
     sides = []
     for side, ids in (("baseline", change.baseline_traces), ("current", change.current_traces)):
         if ids:
-            sides.append(f"{side} " + ", ".join(_short(i) for i in ids[:2]))
+            shown = [trace(i, _short(i)) if trace else _short(i) for i in ids[:2]]
+            sides.append(f"{side} " + ", ".join(shown))
     return "typical trials: " + "; ".join(sides) if sides else ""
 
 
-def behaviour_lines(behaviour: BehaviourResult | None, limit: int = SHOWN) -> list[str]:
-    """The behaviour verdict and its largest changes, one line each (empty without one)."""
+def behaviour_lines(
+    behaviour: BehaviourResult | None, limit: int = SHOWN, trace: TraceText | None = None
+) -> list[str]:
+    """The behaviour verdict and its largest changes, one line each (empty without one).
+
+    ``trace`` shows the typical trials' trace ids (a link in Markdown).
+    """
     if behaviour is None:
         return []
     lines = [f"behaviour {behaviour.verdict.value}: {behaviour.reason}"]
     changes = behaviour.changes
     for change in changes[:limit]:
-        examples = examples_text(change)
+        examples = examples_text(change, trace)
         lines.append(
             f"  - {describe_change(change)} (adjusted p = {change.adjusted_p:.2g})"
             + (f"; {examples}" if examples else "")

@@ -27,14 +27,14 @@ COLOURS = {"PASS": "#1a7f37", "FAIL": "#cf222e", "INCONCLUSIVE": "#bf8700"}
 PASS_COLOUR, FAIL_COLOUR, GREY = "#2da44e", "#cf222e", "#57606a"
 
 
-def _figure(width: float, height: float) -> Figure:
+def new_figure(width: float, height: float) -> Figure:
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
     return fig
 
 
-def _style(ax: Axes) -> None:
+def style_axes(ax: Axes) -> None:
     ax.spines[["top", "right"]].set_visible(False)
     ax.tick_params(labelsize=9)
 
@@ -73,7 +73,7 @@ def overview_chart(tests: Sequence[TestResult]) -> Figure:
 
     The interval is the anytime-valid one for a sequential verdict, else the confidence one.
     """
-    fig = _figure(9, 0.45 * len(tests) + 1.1)
+    fig = new_figure(9, 0.45 * len(tests) + 1.1)
     ax = fig.add_subplot()
     labels = []
     for row, test in enumerate(reversed(tests)):
@@ -105,7 +105,7 @@ def overview_chart(tests: Sequence[TestResult]) -> Figure:
     ax.set_xlim(0, 1)
     _percent_axis(ax)
     ax.set_xlabel("pass rate with its confidence interval; dashed line = threshold")
-    _style(ax)
+    style_axes(ax)
     return fig
 
 
@@ -116,7 +116,7 @@ def score_chart(
     summary: ScoreSummary | None,
 ) -> Figure:
     """Histogram of one score, passing and failing trials stacked, with the mean's interval."""
-    fig = _figure(4.6, 2.8)
+    fig = new_figure(4.6, 2.8)
     ax = fig.add_subplot()
     values = [*passing, *failing]
     low, high = min(values), max(values)
@@ -136,7 +136,7 @@ def score_chart(
     ax.set_title(f"score: {visible(name)}", fontsize=10, loc="left")
     ax.set_ylabel("trials")
     ax.legend(fontsize=8, frameon=False)
-    _style(ax)
+    style_axes(ax)
     return fig
 
 
@@ -145,7 +145,7 @@ def variants_chart(variants: Sequence[VariantRow], labels: Sequence[str]) -> Fig
     from matplotlib import colormaps
 
     cmap = colormaps["RdYlGn"]
-    fig = _figure(4.6, 0.42 * len(variants) + 1.0)
+    fig = new_figure(4.6, 0.42 * len(variants) + 1.0)
     ax = fig.add_subplot()
     rows = range(len(variants))[::-1]
     counts = [v.count for v in variants]
@@ -161,13 +161,13 @@ def variants_chart(variants: Sequence[VariantRow], labels: Sequence[str]) -> Fig
     ax.set_yticks(list(rows), [path_label(i) for i in range(len(variants))])
     ax.set_xlim(0, max(counts) * 1.45)
     ax.set_xlabel("trials (colour: pass rate, red 0% → green 100%)")
-    _style(ax)
+    style_axes(ax)
     return fig
 
 
 def factors_chart(factors: Sequence[Factor]) -> Figure:
     """The flakiness factors, each in [0, 1] (0 = perfectly steady)."""
-    fig = _figure(4.6, 0.4 * len(factors) + 1.0)
+    fig = new_figure(4.6, 0.4 * len(factors) + 1.0)
     ax = fig.add_subplot()
     rows = range(len(factors))[::-1]
     values = [f.value for f in factors]
@@ -176,7 +176,7 @@ def factors_chart(factors: Sequence[Factor]) -> Figure:
     ax.set_xlim(0, 1)
     ax.set_xlabel("contribution (0 steady → 1 erratic)")
     ax.set_title("flakiness factors", fontsize=10, loc="left")
-    _style(ax)
+    style_axes(ax)
     return fig
 
 
@@ -184,7 +184,7 @@ def passk_chart(
     pass_at_k: Mapping[str, float | None] | None, pass_hat_k: Mapping[str, float | None] | None
 ) -> Figure:
     """pass@k (at least one of k succeeds) and pass^k (all k succeed) against k."""
-    fig = _figure(4.6, 2.8)
+    fig = new_figure(4.6, 2.8)
     ax = fig.add_subplot()
     for values, label, colour in (
         (pass_at_k, "pass@k (any of k)", PASS_COLOUR),
@@ -198,13 +198,13 @@ def passk_chart(
     ax.set_xlabel("k")
     ax.set_title("pass@k and pass^k", fontsize=10, loc="left")
     ax.legend(fontsize=8, frameon=False)
-    _style(ax)
+    style_axes(ax)
     return fig
 
 
 def regression_chart(test: TestResult, regression: RegressionResult) -> Figure:
     """Baseline against current pass rate, the current interval, and the threshold."""
-    fig = _figure(4.6, 2.6)
+    fig = new_figure(4.6, 2.6)
     ax = fig.add_subplot()
     base = regression.baseline_passed / regression.baseline_n
     current = test.pass_rate or 0.0
@@ -229,5 +229,5 @@ def regression_chart(test: TestResult, regression: RegressionResult) -> Figure:
     ax.set_xlim(0, 1)
     _percent_axis(ax)
     ax.set_title(f"vs baseline: regression {regression.verdict.value}", fontsize=10, loc="left")
-    _style(ax)
+    style_axes(ax)
     return fig

@@ -25,6 +25,7 @@ from assay.judge import AnalysisResult, OptionValue, TestResult, Verdict, pct
 from assay.report import _charts as ch
 from assay.report import _text as tx
 from assay.report._behaviour import behaviour_html
+from assay.report._comparison_chart import case_changes, comparison_chart
 from assay.report._json import SCHEMA
 from assay.report._links import trace_link
 from assay.report._rows import Row, TrialRow, VariantRow, trials_by_test, variants_by_test
@@ -321,18 +322,27 @@ def _section(
     )
 
 
-def _suites(result: AnalysisResult) -> str:
-    """The suites' answer, first on the page: verdict, reason, figures, comparison."""
+def _suites(result: AnalysisResult, charts: _Charts) -> str:
+    """The suites' answer, first on the page: verdict, reason, figures, comparison.
+
+    A suite compared with a baseline leads with the comparison picture
+    (:mod:`assay.report._comparison_chart`): every case's change, the suite's mean difference
+    with its interval, and the cases that moved.
+    """
     blocks = []
     for suite in shown_suites(result):
         items = "".join(
             f"<li>{_e(line)}</li>"
             for line in [*figure_lines(suite), *comparison_lines(suite), *suite.notes]
         )
+        picture = ""
+        changes = case_changes(suite, result.tests) if suite.comparison is not None else []
+        if suite.comparison is not None and changes:
+            picture = charts.svg(comparison_chart(suite.comparison, changes), "comparison")
         blocks.append(
             f'<div class="suite"><p><span class="badge {suite.verdict.value}">'
             f"{suite.verdict.value}</span> <b>suite {_e(suite_name(suite))}</b> — "
-            f"{_e(suite.reason)}</p><ul>{items}</ul></div>"
+            f"{_e(suite.reason)}</p>{picture}<ul>{items}</ul></div>"
         )
     return f"<h2>Suites</h2>{''.join(blocks)}" if blocks else ""
 
@@ -358,6 +368,22 @@ _WORDS: dict[str, Callable[[OptionValue], str]] = {
     "min_score": lambda v: f"a score below {v} fails its trial",
     "pass_when": lambda v: f"a trial passes when {v}",
     "fail_on": lambda v: "a test also fails on " + ", ".join(map(str, v)),  # type: ignore[arg-type]
+    "anytime": lambda v: (
+        "anytime-valid intervals and tests (valid however often one looks)"
+        if v
+        else "fixed-sample intervals and tests"
+    ),
+    "suite_attribute": lambda v: f"suites named by {v}",
+    "suite_ci": lambda v: (
+        "suite means with t intervals over cases"
+        if v == "t"
+        else f"suite means with {v} intervals over cases"
+    ),
+    "suite_threshold": lambda v: f"suite threshold {v}",
+    "margin": lambda v: f"a drop up to {100 * float(v):g} points tolerated",  # type: ignore[arg-type]
+    "prices": lambda v: f"prices from {v}",
+    "min_mean_score": lambda v: f"a test needs a mean score of at least {v}",
+    "max_std_dev": lambda v: f"a test's score may vary by a standard deviation of at most {v}",
 }
 """Each analysis option as a reader says it; an option not listed is shown by its name."""
 
@@ -430,7 +456,7 @@ def render_html(
         f"<h1>{_e(title)}</h1><p class=muted>{_e(settings_in_words(given))}</p>"
         f"<details class=muted><summary>options, as the JSON names them</summary>"
         f"{_e(SCHEMA)} · {_e(settings)}</details>"
-        f"{_suites(result)}{_overview(result, tests, charts)}"
+        f"{_suites(result, charts)}{_overview(result, tests, charts)}"
         + (f"<h3>Data quality</h3><ul>{warnings}</ul>" if warnings else "")
         + (f"<ul>{skipped}</ul>" if skipped else "")
         + f"{sections}</main></body></html>\n"

@@ -20,6 +20,11 @@ from assay.judge import (
     collector_paused,
 )
 from assay.report._behaviour import behaviour_to_dict, cost_to_dict
+from assay.report._judge import (
+    judge_error_to_dict,
+    judge_report_to_dict,
+    judge_scores_to_dict,
+)
 
 SCHEMA = "assay.analysis/v1"
 
@@ -131,6 +136,8 @@ def test_to_dict(test: TestResult) -> dict[str, Any]:
         "runs": _plain(test.runs),
         "agent_versions": _plain(test.agent_versions),
         "work_unknown": test.work_unknown,
+        "judge_error": judge_error_to_dict(test.judge_error),
+        "judge_scores": judge_scores_to_dict(test.judge_scores),
     }
 
 
@@ -194,6 +201,7 @@ def _comparison(comparison: SuiteComparison | None) -> dict[str, Any] | None:
         "reason": comparison.reason,
         "score": shift(comparison.score),
         "cost_usd": shift(comparison.cost_usd),
+        "cost_usd_reason": comparison.cost_usd_reason,
         "duration_s": shift(comparison.duration_s),
         "moved": [{"test_id": t, "difference": d} for t, d in comparison.moved],
         "missing_current": list(comparison.missing_current),
@@ -248,6 +256,7 @@ def analysis_to_dict(result: AnalysisResult) -> dict[str, Any]:
         "skipped_files": [{"path": p, "reason": r} for p, r in result.skipped_files],
         "data_quality": _plain(result.data_quality),
         "notes": list(result.notes),
+        "judge": judge_report_to_dict(result.judge),
     }
 
 

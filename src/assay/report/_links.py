@@ -7,7 +7,13 @@ Grafana/Tempo, Phoenix and Langfuse.
 
 from __future__ import annotations
 
-__all__ = ["TRACE_ID_FIELD", "trace_link"]
+from collections.abc import Callable
+
+__all__ = ["TRACE_ID_FIELD", "TraceText", "trace_link"]
+
+TraceText = Callable[[str, str], str]
+"""How a report shows a trace id it names: ``(trace_id, text) -> shown``. Plain-text reports show
+the text; the Markdown report makes it a link when a template is given."""
 
 TRACE_ID_FIELD = "{trace_id}"
 """The field of a template that the trace id replaces."""

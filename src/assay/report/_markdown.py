@@ -8,8 +8,12 @@ request comment or a GitLab job summary. Annotations follow GitHub's workflow-co
 
 from __future__ import annotations
 
+import re
+from urllib.parse import quote
+
 from assay.judge import AnalysisResult, TestResult, Verdict
 from assay.report import _text as tx
+from assay.report._links import trace_link
 from assay.report._safe import visible
 from assay.report._suites import (
     comparison_lines,
@@ -23,6 +27,11 @@ _INLINE = str.maketrans({c: "\\" + c for c in "\\`*_[]|~"})
 _HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 #: Where :func:`_code` text goes inside a line escaped as a whole (private-use characters).
 _CODE_OPEN, _CODE_CLOSE = "\ue000", "\ue001"
+#: A trace id named in such a line: ``OPEN index SEP shown CLOSE``, made a link after escaping.
+_LINK_OPEN, _LINK_SEP, _LINK_CLOSE = "\ue002", "\ue003", "\ue004"
+_LINK = re.compile(f"{_LINK_OPEN}(\\d+){_LINK_SEP}(.*?){_LINK_CLOSE}")
+_URL_UNSAFE = " ()<>[]`\"'\\"
+"""Characters percent-encoded in a link's URL, so that no template or id can end the link."""
 
 
 def _md(text: object) -> str:
@@ -42,9 +51,36 @@ def _code(text: object) -> str:
     return f"<code>{_md(text)}</code>"
 
 
-def _line(text: str) -> str:
-    """A line of assay's own text holding names: escaped whole, its code marks restored."""
-    return _md(text).replace(_CODE_OPEN, "<code>").replace(_CODE_CLOSE, "</code>")
+class _Traces:
+    """The trace ids a report's lines name, marked while the lines are escaped, then linked."""
+
+    def __init__(self, template: str | None) -> None:
+        self.template = template
+        self.ids: list[str] = []
+
+    def mark(self, trace_id: str, shown: str) -> str:
+        """:data:`assay.report._links.TraceText`: the id marked, to be linked by :meth:`link`."""
+        self.ids.append(trace_id)
+        return f"{_LINK_OPEN}{len(self.ids) - 1}{_LINK_SEP}{shown}{_LINK_CLOSE}"
+
+    def link(self, escaped: str) -> str:
+        """``escaped`` (a line through :func:`_md`) with each marked id a link to its trace."""
+
+        def linked(match: re.Match[str]) -> str:
+            shown = f"<code>{match.group(2)}</code>"
+            url = trace_link(self.template, self.ids[int(match.group(1))])
+            if url is None:
+                return shown
+            safe = "".join(quote(ch, safe="") if ch in _URL_UNSAFE else ch for ch in url)
+            return f"[{shown}]({visible(safe)})"
+
+        return _LINK.sub(linked, escaped)
+
+
+def _line(text: str, traces: _Traces | None = None) -> str:
+    """A line of assay's own text holding names: escaped whole, its code and link marks made."""
+    escaped = _md(text).replace(_CODE_OPEN, "<code>").replace(_CODE_CLOSE, "</code>")
+    return traces.link(escaped) if traces is not None else escaped
 
 
 def _score_cell(test: TestResult) -> str:
@@ -72,13 +108,17 @@ def _suite_lines(result: AnalysisResult) -> list[str]:
     return lines
 
 
-def render_markdown(result: AnalysisResult, *, all_cases: bool = False) -> str:
+def render_markdown(
+    result: AnalysisResult, *, all_cases: bool = False, trace_url: str | None = None
+) -> str:
     """The step-summary Markdown: a headline, the suites, the verdict table, and the reasons.
 
     Args:
         result: The analysis result.
         all_cases: List every case, however many (by default a large set lists the cases
             needing a look and counts the rest, as the console does).
+        trace_url: A trace-viewer template (``{trace_id}``, docs/reports.md): every trace id
+            the reasons name is a link to its trace.
 
     Returns:
         GitHub-flavoured Markdown ending with a newline.
@@ -123,8 +163,9 @@ def render_markdown(result: AnalysisResult, *, all_cases: bool = False) -> str:
         lines.append("**Data quality:**")
         lines += [f"- ⚠️ {_md(finding.message)}" for finding in warnings]
         lines.append("")
+    traces = _Traces(trace_url)
     for test in tests if listing.in_full else [t for t in tests if t.verdict is Verdict.FAIL]:
-        body = _explanation(test)
+        body = _explanation(test, traces)
         if test.verdict is Verdict.PASS and len(body) <= 1:
             continue
         lines.append(
@@ -134,7 +175,9 @@ def render_markdown(result: AnalysisResult, *, all_cases: bool = False) -> str:
         )
         lines.append("")
         lines += [
-            line[:4] + _line(line[4:]) if line.startswith("  - ") else f"- {_line(line)}"
+            line[:4] + _line(line[4:], traces)
+            if line.startswith("  - ")
+            else f"- {_line(line, traces)}"
             for line in body
         ]
         lines += ["", "</details>", ""]
@@ -145,8 +188,10 @@ def render_markdown(result: AnalysisResult, *, all_cases: bool = False) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _explanation(test: TestResult) -> list[str]:
-    return tx.explanation_lines(test, label=lambda name: f"score {_CODE_OPEN}{name}{_CODE_CLOSE}")
+def _explanation(test: TestResult, traces: _Traces) -> list[str]:
+    return tx.explanation_lines(
+        test, label=lambda name: f"score {_CODE_OPEN}{name}{_CODE_CLOSE}", trace=traces.mark
+    )
 
 
 def _escape_data(text: str) -> str:

@@ -81,8 +81,6 @@ def comparison_lines(suite: SuiteResult) -> list[str]:
     ):
         if figure is None or figure.difference is None:
             continue
-        if figure.interval is not None and figure.interval.low == figure.interval.high == 0:
-            continue  # nothing spent in either version (no priced LLM call)
         text = f"{label} {tx.num(figure.difference)}{unit}"
         if figure.interval is not None:
             text += f" [{tx.num(figure.interval.low)}, {tx.num(figure.interval.high)}]"

@@ -14,7 +14,7 @@ from assay.judge import ci_text as ci_text  # one copy, in assay.judge; read her
 from assay.judge import pct as pct
 from assay.judge import rate_text as judged_rate_text
 from assay.report._behaviour import behaviour_lines, cost_text
-from assay.report._links import trace_link
+from assay.report._links import TraceText, trace_link
 from assay.stats import Flakiness, ScoreSummary, ToolConsistency
 
 VERDICT_ORDER = {Verdict.FAIL: 0, Verdict.INCONCLUSIVE: 1, Verdict.PASS: 2}
@@ -88,8 +88,11 @@ def interval_header(tests: Sequence[TestResult]) -> str:
 
 
 def rate_text(test: TestResult) -> str:
-    """``43.3% (26/60)``."""
-    return judged_rate_text(test.passed, test.n)
+    """``43.3% (26/60)``; with people's labels ``70.1% corrected; judge 75.5% (1933/2560)``."""
+    judged = judged_rate_text(test.passed, test.n)
+    if test.judge_error is None:
+        return judged
+    return f"{pct(test.pass_rate)} corrected; judge {judged}"
 
 
 def headline(test: TestResult) -> str:
@@ -231,16 +234,20 @@ def regression_text(test: TestResult) -> str | None:
     return f"regression {regression.verdict.value}: " + ", ".join(parts)
 
 
-def tool_errors_text(test: TestResult, trace_url: str | None = None) -> str | None:
+def tool_errors_text(
+    test: TestResult, trace_url: str | None = None, trace: TraceText | None = None
+) -> str | None:
     """``8 in 5 of 20 trials (...); first in trial 3, trace 0af7…: RuntimeError: boom``.
 
-    With a ``trace_url`` template the trace is its URL in the user's viewer. None when no tool
-    call failed.
+    With a ``trace_url`` template the trace is its URL in the user's viewer; ``trace`` shows
+    the id as the report shows trace ids. None when no tool call failed.
     """
     errors = test.tool_errors
     if errors is None or errors.count == 0:
         return None
-    where = f"trace {trace_link(trace_url, errors.first_trace_id) or errors.first_trace_id}"
+    first = errors.first_trace_id
+    shown = trace_link(trace_url, first) or str(first)
+    where = f"trace {trace(first, shown) if trace is not None and first else shown}"
     if errors.first_trial_index is not None:
         where = f"trial {errors.first_trial_index}, {where}"
     text = (
@@ -277,8 +284,16 @@ def score_label(name: str) -> str:
     return f"score {name}"
 
 
-def figure_lines(test: TestResult, *, label: Callable[[str], str] = score_label) -> list[str]:
-    """pass@k, pass^k, each score and the tool consistency, one line each (those present)."""
+def figure_lines(
+    test: TestResult,
+    *,
+    label: Callable[[str], str] = score_label,
+    trace: TraceText | None = None,
+) -> list[str]:
+    """pass@k, pass^k, each score and the tool consistency, one line each (those present).
+
+    ``trace`` shows the trace ids named (:data:`assay.report._links.TraceText`).
+    """
     lines = []
     for values, symbol in ((test.pass_at_k, "pass@"), (test.pass_hat_k, "pass^")):
         text = passk_text(values, symbol)
@@ -292,18 +307,24 @@ def figure_lines(test: TestResult, *, label: Callable[[str], str] = score_label)
     spent = cost_text(test.cost)
     if spent:
         lines.append(spent)
-    failed_tools = tool_errors_text(test)
+    failed_tools = tool_errors_text(test, trace=trace)
     if failed_tools:
         lines.append(f"tool errors: {failed_tools}")
     lines += source_lines(test)
     return lines
 
 
-def explanation_lines(test: TestResult, *, label: Callable[[str], str] = score_label) -> list[str]:
+def explanation_lines(
+    test: TestResult,
+    *,
+    label: Callable[[str], str] = score_label,
+    trace: TraceText | None = None,
+) -> list[str]:
     """Everything a text report says of one test, one line each.
 
     The reason for the verdict (and, for a sequential verdict, the interval it rests on), the
-    figures, why it is flaky, what failing trials do differently, and the notes.
+    figures, why it is flaky, what failing trials do differently, and the notes. ``trace``
+    shows the trace ids named (a link in Markdown).
     """
     lines = [headline(test)]
     sequential = sequential_text(test)
@@ -312,7 +333,7 @@ def explanation_lines(test: TestResult, *, label: Callable[[str], str] = score_l
     regression = regression_text(test)
     if regression:
         lines.append(regression)
-    lines += figure_lines(test, label=label)
+    lines += figure_lines(test, label=label, trace=trace)
     flaky = flakiness_headline(test.flakiness)
     if flaky:
         lines.append(f"flakiness {flaky}")
@@ -321,7 +342,7 @@ def explanation_lines(test: TestResult, *, label: Callable[[str], str] = score_l
     if explanations:
         lines.append("failing trials differ:")
         lines += [f"  - {line}" for line in explanations]
-    lines += behaviour_lines(test.behaviour)
+    lines += behaviour_lines(test.behaviour, trace=trace)
     if test.first_error:
         lines.append(f"first error, {test.first_error}")
     lines += list(test.notes)

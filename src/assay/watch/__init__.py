@@ -16,7 +16,8 @@ that does not change). One idea per module:
 * :mod:`._metrics` — ``/metrics`` for Prometheus;
 * :mod:`._console` — the console table (plain, and live on a terminal);
 * :mod:`._events` — verdict changes and alarms, as JSON events;
-* :mod:`._webhook` — posting them, retried, off the watch's thread.
+* :mod:`._webhook` — posting them, retried, off the watch's thread;
+* :mod:`._otlp` — the live verdicts as OTLP gauges and evaluation spans (``--export-otlp``).
 """
 
 from assay.watch._console import event_line, live_table, notes_text, status_table
@@ -24,6 +25,7 @@ from assay.watch._drift import DriftDetector, DriftRule, lower_bounds, sequence_
 from assay.watch._events import EVENT_SCHEMA, events_between
 from assay.watch._follow import FileFollower, NewSpans
 from assay.watch._metrics import MAX_METRICS_TESTS, MetricsServer
+from assay.watch._otlp import WatchExport, record_watch_events, set_watch_gauges
 from assay.watch._pass_rate import PassRateCounts, sequence_verdict
 from assay.watch._pending import PendingTraces, Released
 from assay.watch._seen import MAX_SEEN_SPANS, SeenSpans
@@ -39,6 +41,9 @@ __all__ = [
     "MAX_SEEN_SPANS",
     "SeenSpans",
     "WebhookSender",
+    "WatchExport",
+    "record_watch_events",
+    "set_watch_gauges",
     "event_line",
     "events_between",
     "live_table",

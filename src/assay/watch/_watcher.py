@@ -16,7 +16,7 @@ import numpy.typing as npt
 import polars as pl
 
 from assay import conventions as c
-from assay.analysis import NoTrialSpans
+from assay.analysis import NoTrialSpans, recorded_score_ranges
 from assay.analysis import columns as tc
 from assay.choices import ErrorPolicy
 from assay.errors import SchemaError
@@ -73,15 +73,18 @@ class WatchOptions:
     """Declared ranges of scores, ``(name, low, high)``; the name ``*`` is every other score.
     A score with none lies in [0, 1] (``--score-range``; see :mod:`assay.watch._means`)."""
 
-    def score_range(self, name: str) -> tuple[float, float]:
+    def score_range(
+        self, name: str, recorded: tuple[float, float] | None = None
+    ) -> tuple[float, float]:
         """The range of score ``name``.
 
-        Its own, else the one assay records it in (``assay run``'s EvalView score: 0-100), else
-        ``*``'s, else [0, 1].
+        Its own ``--score-range``, else the one the traces record with it (``recorded``:
+        ``assay.score.range``, ``gen_ai.evaluation.score.range``), else the one assay records it
+        in (``assay run``'s EvalView score: 0-100), else ``*``'s, else [0, 1].
         """
         ranges = {n: (low, high) for n, low, high in self.score_ranges}
         known = c.KNOWN_SCORE_RANGES.get(name)
-        return ranges.get(name) or known or ranges.get("*", (0.0, 1.0))
+        return ranges.get(name) or recorded or known or ranges.get("*", (0.0, 1.0))
 
     @property
     def threshold(self) -> float:
@@ -149,6 +152,8 @@ class Watcher:
     _changed_noted: int = 0
     _started: bool = False
     _intervals: dict[str, tuple[tuple[int, int], tuple[float, float]]] = field(default_factory=dict)
+    _ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """The scales the traces record scores on (:func:`assay.analysis.recorded_score_ranges`)."""
 
     def __post_init__(self) -> None:
         self.options.analysis.validate()
@@ -253,6 +258,7 @@ class Watcher:
             return True
         for finding in read.findings:
             self._note(finding.kind, finding.count, finding.message)
+        self._record_ranges(recorded_score_ranges(scan))
         trials = read.trials.filter(~trace_key.is_in(rootless.implode()))
         recorded: dict[tuple[float, float, str], int] = {}
         if read.recorded:  # trial span id -> the judgement it records
@@ -289,8 +295,15 @@ class Watcher:
             self._note("spans_without_trial", spans.height, batch.refused)
             return
         self._note_recorded(batch.recorded or {})
+        self._record_ranges(recorded_score_ranges(spans))
         if batch.trials.height:  # every trace of the look rejected: nothing to count
             self._count(batch.trials)
+
+    def _record_ranges(self, found: dict[str, tuple[float, float]]) -> None:
+        """Add the score ranges of a look; a name seen with two gets the range holding both."""
+        for name, (low, high) in found.items():
+            known = self._ranges.get(name, (low, high))
+            self._ranges[name] = (min(low, known[0]), max(high, known[1]))
 
     def _count(self, trials: pl.DataFrame) -> None:
         """Add trials (in the order they started) to their tests' counts and alarms."""
@@ -340,7 +353,7 @@ class Watcher:
             tc.COST_USD,
             self.options.confidence,
             self.options.max_cost,
-            "cost per trial has no known bound (--max-cost gives one): no anytime-valid interval",
+            "no interval without a known bound: --max-cost USD gives one",
         )
         detector = DriftDetector(self.options.drift, own_reference=baseline is None)
         return _Test(PassRateCounts(), detector, cost)
@@ -355,7 +368,7 @@ class Watcher:
         for name, values in scores.items():
             score = test.scores.get(name)
             if score is None:
-                low, high = self.options.score_range(name)
+                low, high = self.options.score_range(name, self._ranges.get(name))
                 score = test.scores[name] = RunningMean(
                     name,
                     self.options.confidence,
