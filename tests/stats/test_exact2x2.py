@@ -194,7 +194,7 @@ def test_p_value_properties(n1: int, n2: int, data: st.DataObject) -> None:
 
 
 def test_table_cache_is_bounded_by_tables_and_least_recently_used() -> None:
-    from assay.stats._exact2x2 import _TableCache
+    from assay.stats.two_sample._exact2x2 import _TableCache
 
     cache = _TableCache(100)
     cache.put(("a",), 60, "A")

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from assay.stats import explain_failures
-from assay.stats._explain import _rank_sum_p_values
+from assay.stats.behaviour._explain import _rank_sum_p_values
 
 
 @settings(deadline=None, max_examples=60)
@@ -84,7 +84,7 @@ def _pairs(seed: int, count: int) -> list[tuple[np.ndarray, np.ndarray]]:
 @settings(deadline=None, max_examples=30)
 @given(st.integers(0, 2**32 - 1))
 def test_vectorised_asymptotic_tests_are_scipys(seed: int) -> None:
-    from assay.stats._explain import _asymptotic_p_values
+    from assay.stats.behaviour._explain import _asymptotic_p_values
 
     samples = _pairs(seed, 40)
     expected = [
@@ -129,8 +129,8 @@ def _feature_by_feature(request, alpha: float) -> list:
     """The explanations as they were made before tests were batched: each feature on its own,
     each U test one scipy call, every finding worded before the adjustment."""
     from assay.stats import FailureFactor, adjust_p_values
-    from assay.stats._explain import _kind, _numeric_factor, _numeric_samples, _p, _Share
-    from assay.stats._fisher import fisher_two_sided
+    from assay.stats.behaviour._explain import _kind, _numeric_factor, _numeric_samples, _p, _Share
+    from assay.stats.two_sample._fisher import fisher_two_sided
 
     ok = np.asarray(request.passed, dtype=bool)
     failed = ~ok
