@@ -130,7 +130,7 @@ def test_rejects_bad_arguments(args: tuple[int, int, int, int, str]) -> None:
 def test_row_prefix_shortcut_equals_the_general_sum(test: str) -> None:
     import dataclasses
 
-    from assay.stats import _exact2x2
+    from assay.stats.two_sample import _exact2x2
 
     ordering = _exact2x2._ordering(23, 17, test)
     assert ordering.rows_are_prefixes
@@ -152,7 +152,7 @@ def test_an_empty_group_is_insufficient_data() -> None:
 
 @pytest.mark.parametrize(("n1", "n2"), [(37, 150), (120, 120), (200, 200)])
 def test_fisher_statistic_equals_scipy_hypergeom(n1: int, n2: int) -> None:
-    from assay.stats import _exact2x2
+    from assay.stats.two_sample import _exact2x2
 
     x1 = np.arange(n1 + 1)[:, None]
     x2 = np.arange(n2 + 1)[None, :]

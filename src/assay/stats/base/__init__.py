@@ -9,7 +9,13 @@
 """
 
 from assay.stats.base._case_order import case_order
-from assay.stats.base._checks import check_drop, check_open_unit, check_probability, check_range
+from assay.stats.base._checks import (
+    check_drop,
+    check_open_unit,
+    check_probability,
+    check_range,
+    check_successes,
+)
 from assay.stats.base._moments import Moments, sample_moments
 from assay.stats.base._preload import preload
 from assay.stats.base._search import smallest_passing
@@ -20,6 +26,7 @@ __all__ = [
     "check_open_unit",
     "check_probability",
     "check_range",
+    "check_successes",
     "Moments",
     "sample_moments",
     "preload",

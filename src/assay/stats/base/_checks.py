@@ -41,3 +41,9 @@ def check_probability(name: str, value: float) -> None:
 def check_drop(name: str, value: float) -> None:
     """Raise ConfigError unless 0 < value ≤ 1 (a drop in pass rate worth seeing)."""
     check_range(name, value, closed_high=True)
+
+
+def check_successes(successes: int, n: int) -> None:
+    """Raise ConfigError unless 0 ≤ successes ≤ n (a count of passes among ``n`` trials)."""
+    if n < 0 or not 0 <= successes <= n:
+        raise ConfigError(f"successes must lie in [0, n] (got {successes} of {n})")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ from assay.choices import Adjustment
 from assay.errors import ConfigError
 from assay.stats.base import check_open_unit
 from assay.stats.suites import adjust_p_values
-from assay.stats.two_sample import fisher_two_sided
+from assay.stats.two_sample import fisher_two_sided, mann_whitney_p_values
 
 FEATURE_KINDS: Final = ("binary", "count", "continuous", "categorical")
 """How a feature is tested: Fisher's exact test (binary, each categorical level against the
@@ -138,176 +137,6 @@ def _numeric_samples(
     if fail_x.size == 0 or pass_x.size == 0 or np.ptp(x[keep]) == 0:
         return None
     return fail_x, pass_x
-
-
-def _rank_sum_p_values(
-    samples: list[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]],
-) -> list[float]:
-    """Two-sided Mann–Whitney p-values, one per (failing, passing) pair of samples.
-
-    Where scipy's "auto" method is the asymptotic one (both samples above 8 values, or ties),
-    every pair is tested at once by :func:`_asymptotic_p_values`, scipy's formula over arrays;
-    small tie-free pairs by scipy's exact test, looked up by their ranks.
-    """
-    from scipy import stats as sps
-
-    out: list[float | None] = [None] * len(samples)
-    asymptotic: list[int] = []
-    for i, (fail_x, pass_x) in enumerate(samples):
-        pooled = fail_x.size + pass_x.size
-        if pooled > _VECTORISED_MAX:
-            result = sps.mannwhitneyu(fail_x, pass_x, alternative="two-sided")
-            out[i] = float(result.pvalue)
-        elif fail_x.size > 8 and pass_x.size > 8:
-            asymptotic.append(i)
-        elif pooled <= _RANKS_CACHED:
-            out[i] = _small_rank_sum_p(*_rank_key(fail_x, pass_x))
-        elif np.unique(np.concatenate([fail_x, pass_x])).size < pooled:
-            asymptotic.append(i)  # ties: scipy's "auto" is asymptotic
-        else:
-            result = sps.mannwhitneyu(fail_x, pass_x, alternative="two-sided")
-            out[i] = float(result.pvalue)
-    if asymptotic:
-        p_values = _asymptotic_p_values([samples[i] for i in asymptotic])
-        for i, p in zip(asymptotic, p_values.tolist(), strict=True):
-            out[i] = p
-    return [float(p) for p in out if p is not None]
-
-
-_VECTORISED_MAX = 200_000
-"""Pooled sizes up to which :func:`_asymptotic_p_values` is scipy's to the bit: its sums of
-ranks and of tie terms (t³ − t) are integers or halves below 2⁵³, exact in any order."""
-
-
-def _asymptotic_p_values(
-    samples: list[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]],
-) -> npt.NDArray[np.float64]:
-    """Two-sided asymptotic Mann–Whitney p-values of many pairs of samples, sizes mixed.
-
-    ``scipy.stats.mannwhitneyu(x, y, alternative="two-sided", method="asymptotic")`` for each
-    pair, bit for bit: the same average ranks, the same tie-corrected z with continuity
-    correction, in the same floating-point steps, and ``scipy.special.ndtr``. Pairs of one
-    pooled size are ranked together, one row each (one scipy call costs about a millisecond
-    of overhead; a set of thousands of tests has thousands of pairs).
-    """
-    from scipy import special
-
-    n1 = np.array([f.size for f, _ in samples], dtype=np.int64)
-    n = n1 + np.array([p.size for _, p in samples], dtype=np.int64)
-    r1 = np.empty(n.size)
-    tie_term = np.empty(n.size)
-    for size in np.unique(n).tolist():
-        same = np.flatnonzero(n == size)
-        # Blocks of about 64k values: the temporaries stay in cache, not in fresh pages.
-        step = max(1, _BLOCK // size)
-        for block in range(0, same.size, step):
-            rows = same[block : block + step]
-            pooled = np.empty((rows.size, size))
-            for row, i in enumerate(rows.tolist()):
-                fail_x, pass_x = samples[i]
-                pooled[row, : fail_x.size] = fail_x
-                pooled[row, fail_x.size :] = pass_x
-            r1[rows], tie_term[rows] = _rank_sums(pooled, n1[rows])
-    n2 = n - n1
-    u1 = r1 - n1 * (n1 + 1) / 2
-    u2 = n1 * n2 - u1
-    u = np.maximum(u1, u2)
-    mu = n1 * n2 / 2
-    s = np.sqrt(n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1))))
-    numerator = u - mu
-    numerator -= 0.5
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = numerator / s
-    p: npt.NDArray[np.float64] = np.clip(special.ndtr(-z) * 2, 0.0, 1.0)
-    return p
-
-
-_BLOCK = 1 << 16
-"""Values ranked at once by :func:`_asymptotic_p_values`."""
-_COUNTED = 256
-"""Small counts (every value an integer below this) are ranked by counting, not sorting."""
-
-
-def _counted_rank_sums(
-    values: npt.NDArray[np.intp], n1: npt.NDArray[np.int64], width: int
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """:func:`_rank_sums` of rows of small counts, by counting each value's trials.
-
-    A value held by c trials after s smaller ones has the average rank s + 1 + (c − 1) / 2;
-    the first sample's rank sum is the sum over values of its trials times that rank. Every
-    term and partial sum is an integer or a half below 2⁵³, so the sums are the sorted ones
-    to the bit.
-    """
-    k, size = values.shape
-    cells = values + (np.arange(k) * width)[:, None]
-    counts = np.bincount(cells.ravel(), minlength=k * width).reshape(k, width)
-    first = np.arange(size) < n1[:, None]
-    counts_first = np.bincount(cells[first], minlength=k * width).reshape(k, width)
-    ties = counts.astype(np.float64)
-    before = np.cumsum(counts, axis=1) - counts
-    ranks = (before + 1).astype(np.float64) + (ties - 1) / 2
-    r1 = (counts_first * ranks).sum(axis=1)
-    tie_term = (ties**3 - ties).sum(axis=1)
-    return r1, tie_term
-
-
-def _rank_sums(
-    pooled: npt.NDArray[np.float64], n1: npt.NDArray[np.int64]
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """The first sample's sum of average ranks and the tie term Σ (t³ − t), per row.
-
-    Each row of ``pooled`` holds one pair, its first ``n1`` values the first sample.
-    """
-    k, size = pooled.shape
-    low, high = pooled.min(), pooled.max()
-    if low >= 0 and high < _COUNTED and (pooled == np.floor(pooled)).all():
-        return _counted_rank_sums(pooled.astype(np.intp), n1, int(high) + 1)
-    order = np.argsort(pooled, axis=1)  # ties share their rank: any order of them will do
-    ordered = np.take_along_axis(pooled, order, axis=1)
-    new = np.ones((k, size), dtype=bool)  # the first of a run of equal values
-    new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-    last = np.ones((k, size), dtype=bool)  # the last of one
-    last[:, :-1] = new[:, 1:]
-    position = np.arange(size)
-    start = np.maximum.accumulate(np.where(new, position, 0), axis=1)
-    end = np.minimum.accumulate(np.where(last, position, size)[:, ::-1], axis=1)[:, ::-1]
-    # scipy's average rank: the run's first ordinal rank plus (count - 1) / 2.
-    counts = (end - start + 1).astype(np.float64)
-    ranks = (start + 1).astype(np.float64) + (counts - 1) / 2
-    first = order < n1[:, None]
-    r1 = np.where(first, ranks, 0.0).sum(axis=1)
-    tie_term = np.where(new, counts**3 - counts, 0.0).sum(axis=1)
-    return r1, tie_term
-
-
-_RANKS_CACHED = 64
-"""Pooled sizes up to which a U test is looked up by its ranks (the cache stays small)."""
-
-
-def _rank_key(
-    fail_x: npt.NDArray[np.float64], pass_x: npt.NDArray[np.float64]
-) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """The pooled samples' average ranks, each sample's sorted: all the U test depends on."""
-    _, inverse, counts = np.unique(
-        np.concatenate([fail_x, pass_x]), return_inverse=True, return_counts=True
-    )
-    ranks = (np.cumsum(counts) - (counts - 1) / 2)[inverse.ravel()]
-    split = fail_x.size
-    return tuple(np.sort(ranks[:split]).tolist()), tuple(np.sort(ranks[split:]).tolist())
-
-
-@functools.lru_cache(maxsize=8192)
-def _small_rank_sum_p(fail_ranks: tuple[float, ...], pass_ranks: tuple[float, ...]) -> float:
-    """Two-sided Mann–Whitney p-value of small samples, from their ranks.
-
-    The U statistic, the tie correction and the choice of the exact or the asymptotic method
-    depend only on the pooled ranks, so the test of the ranks is the test of the values; a set
-    of thousands of small tests repeats few rank patterns, each tested once.
-    """
-    from scipy import stats as sps
-
-    result = sps.mannwhitneyu(np.array(fail_ranks), np.array(pass_ranks), alternative="two-sided")
-    return float(result.pvalue)
 
 
 def _numeric_factor(
@@ -451,7 +280,7 @@ def explain_many(
     tables = np.array([s.table for s in shares], dtype=np.int64).reshape(-1, 2, 2)
     share_p = fisher_two_sided(tables).tolist() if shares else []
     samples = [(f, p) for plan in plans if plan is not None for _, _, _, f, p in plan.numeric]
-    rank_p = _rank_sum_p_values(samples)
+    rank_p = mann_whitney_p_values(samples)
     per_plan: list[list[float]] = []
     at_share = at_rank = 0
     for plan in plans:

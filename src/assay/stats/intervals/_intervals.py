@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from assay.choices import IntervalMethod
 from assay.errors import ConfigError, InsufficientDataError
-from assay.stats.base import check_open_unit, check_probability, smallest_passing
+from assay.stats.base import check_open_unit, check_probability, check_successes, smallest_passing
 
 METHODS: Final = tuple(IntervalMethod)
 """The interval methods assay knows, by the names the CLI and the JSON use."""
@@ -47,8 +47,7 @@ class Interval:
 
 
 def _check(successes: int, n: int, confidence: float) -> None:
-    if n < 0 or not 0 <= successes <= n:
-        raise ConfigError(f"successes must lie in [0, n] (got {successes} of {n})")
+    check_successes(successes, n)
     check_open_unit("confidence", confidence)
     if n == 0:
         raise InsufficientDataError("an interval needs at least one trial (n = 0)")

@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from assay.errors import ConfigError
-from assay.stats.base import check_open_unit
+from assay.stats.base import check_open_unit, check_successes
 
 __all__ = [
     "BernoulliConfidenceSequence",
@@ -129,8 +129,7 @@ class BernoulliConfidenceSequence:
         """
         from scipy import optimize
 
-        if n < 0 or not 0 <= successes <= n:
-            raise ConfigError(f"successes must lie in [0, n] (got {successes} of {n})")
+        check_successes(successes, n)
         if n == 0:
             return 0.0, 1.0
         rate = min(max(successes / n, _EDGE), 1 - _EDGE)

@@ -37,7 +37,7 @@ import numpy.typing as npt
 
 from assay.choices import SequentialMethod
 from assay.errors import ConfigError
-from assay.stats.base import check_open_unit
+from assay.stats.base import check_open_unit, check_successes
 from assay.stats.sequential._confidence_sequence import (
     BernoulliConfidenceSequence,
     pass_rate_sequence,
@@ -127,11 +127,6 @@ def _decision(code: int, n: int, max_trials: int | None) -> SequentialDecision:
     return SequentialDecision.CONTINUE
 
 
-def _check_counts(successes: int, n: int) -> None:
-    if n < 0 or not 0 <= successes <= n:
-        raise ConfigError(f"successes must lie in [0, n] (got {successes} of {n})")
-
-
 def _check_threshold(threshold: float) -> None:
     if not 0 < threshold < 1:
         raise ConfigError(
@@ -140,7 +135,7 @@ def _check_threshold(threshold: float) -> None:
 
 
 def _state(test: SequentialTest, successes: int, n: int, statistic: float) -> SequentialState:
-    _check_counts(successes, n)
+    check_successes(successes, n)
     code = int(test.decide_many(np.array([successes], dtype=np.int64), n)[0]) if n else 0
     low, high = test.sequence.interval(successes, n)
     decision = _decision(code, n, test.max_trials)
@@ -281,7 +276,7 @@ class SPRT(_ZoneRule):
 
     def state(self, successes: int, n: int) -> SequentialState:
         """The decision, log likelihood ratio and anytime-valid interval after ``n`` trials."""
-        _check_counts(successes, n)
+        check_successes(successes, n)
         return _state(self, successes, n, float(self._llr(successes, n)))
 
 
@@ -314,7 +309,7 @@ class LegacyConfidenceSequenceTest(_ZoneRule):
 
     def state(self, successes: int, n: int) -> SequentialState:
         """The decision, log mixture at the threshold and anytime-valid interval."""
-        _check_counts(successes, n)
+        check_successes(successes, n)
         statistic = float(self._bound(self.alpha).log_evidence(successes, n, self.p0))
         return _state(self, successes, n, statistic)
 
