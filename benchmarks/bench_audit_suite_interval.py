@@ -29,7 +29,7 @@ from collections.abc import Callable
 import numpy as np
 
 from assay.stats import case_order, clustered_mean, proportion_bounds
-from assay.stats._bounded_mean import unit_lower_bounds
+from assay.stats.intervals._bounded_mean import unit_lower_bounds
 
 SEED = 20261206
 Draw = Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]

@@ -247,7 +247,7 @@ def test_a_guess_never_changes_the_trials_for_power(
 
 def test_moments_of_many_samples_are_each_samples_own_bit_for_bit() -> None:
     """Row-wise numpy reductions of a stacked array equal each row's own mean and variance."""
-    from assay.stats._behaviour import _moments
+    from assay.stats.behaviour._behaviour import _moments
 
     rng = np.random.default_rng(3)
     samples = [rng.lognormal(0, 2, int(n)) for n in rng.integers(1, 60, 600)]
@@ -277,7 +277,7 @@ def test_count_shifts_of_many_features_are_each_features_shift() -> None:
 def test_path_shift_p_values_do_not_depend_on_cases_tested_before() -> None:
     # Cases sharing their path totals reuse one set of draws: each p-value must still be the
     # one its own draws give, whatever was tested before it.
-    from assay.stats._behaviour_paths import _null_statistics
+    from assay.stats.behaviour._behaviour_paths import _null_statistics
 
     rng = np.random.default_rng(7)
     paths = [("a",), ("a", "b"), ("b",), ("c", "a")]

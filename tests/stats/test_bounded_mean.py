@@ -21,7 +21,7 @@ from assay.stats import (
     paired_comparison,
     proportion_bounds,
 )
-from assay.stats._bounded_mean import TRUNCATION, unit_lower_bounds
+from assay.stats.intervals._bounded_mean import TRUNCATION, unit_lower_bounds
 
 
 def capital_by_hand(x: np.ndarray, m: float, alpha: float) -> float:

@@ -174,7 +174,7 @@ def test_inspect_ai_form_is_statsmodels_on_unweighted_trials() -> None:
 def test_bootstrap_of_few_distinct_values_matches_resampling_cases() -> None:
     # The multinomial shortcut (few distinct case means) and resampling the cases themselves
     # give the same interval up to Monte Carlo error.
-    from assay.stats._clustered import bca_interval
+    from assay.stats.suites._clustered import bca_interval
 
     rng = np.random.default_rng(9)
     values = rng.binomial(3, rng.beta(2, 1, 400)) / 3

@@ -67,7 +67,7 @@ def test_similarities_looked_up_are_those_computed(
 ) -> None:
     # A pair's similarity does not depend on the other pairs computed with it: pairs met
     # before, beside other sequences, are looked up.
-    from assay.stats._consistency import _known_similarity, _pairs, _pairwise_similarity
+    from assay.stats.behaviour._consistency import _known_similarity, _pairs, _pairwise_similarity
 
     for _ in range(3):
         rng.shuffle(sequences)

@@ -16,7 +16,7 @@ from scipy import stats as sps
 
 from assay.errors import ConfigError, InsufficientDataError
 from assay.stats import DropSequence, pass_rate_sequence
-from assay.stats._drop_sequence import (
+from assay.stats.sequential._drop_sequence import (
     MAX_POWER_PAIRS,
     _crowd_bounds,
     _linear,

@@ -130,7 +130,7 @@ def test_rejects_bad_arguments(args: tuple[int, int, int, int, str]) -> None:
 def test_row_prefix_shortcut_equals_the_general_sum(test: str) -> None:
     import dataclasses
 
-    from assay.stats import _exact2x2
+    from assay.stats.two_sample import _exact2x2
 
     ordering = _exact2x2._ordering(23, 17, test)
     assert ordering.rows_are_prefixes
@@ -152,7 +152,7 @@ def test_an_empty_group_is_insufficient_data() -> None:
 
 @pytest.mark.parametrize(("n1", "n2"), [(37, 150), (120, 120), (200, 200)])
 def test_fisher_statistic_equals_scipy_hypergeom(n1: int, n2: int) -> None:
-    from assay.stats import _exact2x2
+    from assay.stats.two_sample import _exact2x2
 
     x1 = np.arange(n1 + 1)[:, None]
     x2 = np.arange(n2 + 1)[None, :]
@@ -194,7 +194,7 @@ def test_p_value_properties(n1: int, n2: int, data: st.DataObject) -> None:
 
 
 def test_table_cache_is_bounded_by_tables_and_least_recently_used() -> None:
-    from assay.stats._exact2x2 import _TableCache
+    from assay.stats.two_sample._exact2x2 import _TableCache
 
     cache = _TableCache(100)
     cache.put(("a",), 60, "A")

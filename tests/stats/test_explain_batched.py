@@ -5,8 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from assay.stats import explain_failures
-from assay.stats._explain import _rank_sum_p_values
+from assay.stats import explain_failures, mann_whitney_p_values
 
 
 @settings(deadline=None, max_examples=60)
@@ -20,7 +19,7 @@ def test_batched_rank_sums_equal_one_scipy_call_each(seed: int, fails: int, pass
         else:
             samples.append((rng.normal(size=fails), rng.normal(0.3, size=passes)))
     expected = [float(sps.mannwhitneyu(f, p, alternative="two-sided").pvalue) for f, p in samples]
-    assert _rank_sum_p_values(samples) == expected
+    assert mann_whitney_p_values(samples) == expected
 
 
 def test_explanations_do_not_depend_on_the_order_of_features() -> None:
@@ -49,8 +48,8 @@ def test_explanations_do_not_depend_on_the_order_of_features() -> None:
 def test_small_samples_of_one_rank_pattern_share_scipys_p_value(
     seed: int, fails: int, passes: int
 ) -> None:
-    # Small tests are looked up by their pooled ranks: values of the same ranks (ties included)
-    # must give each its own scipy p-value, bit for bit.
+    # Small tests (exact when untied, asymptotic when tied): values of the same ranks (ties
+    # included) must give each its own scipy p-value, bit for bit.
     rng = np.random.default_rng(seed)
     ranks = rng.integers(0, 4, fails + passes) * 1.0
     for scale in (1.0, 3.5, 1e-3):
@@ -59,7 +58,7 @@ def test_small_samples_of_one_rank_pattern_share_scipys_p_value(
         if np.ptp(values) == 0:
             continue
         expected = float(sps.mannwhitneyu(fail_x, pass_x, alternative="two-sided").pvalue)
-        assert _rank_sum_p_values([(fail_x, pass_x)]) == [expected]
+        assert mann_whitney_p_values([(fail_x, pass_x)]) == [expected]
 
 
 def _pairs(seed: int, count: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -82,19 +81,19 @@ def _pairs(seed: int, count: int) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 @settings(deadline=None, max_examples=30)
-@given(st.integers(0, 2**32 - 1))
-def test_vectorised_asymptotic_tests_are_scipys(seed: int) -> None:
-    from assay.stats._explain import _asymptotic_p_values
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["two-sided", "less", "greater"]))
+def test_vectorised_asymptotic_tests_are_scipys(seed: int, alternative: str) -> None:
+    from assay.stats.two_sample._mann_whitney import _asymptotic_p_values
 
     samples = _pairs(seed, 40)
     expected = [
-        float(sps.mannwhitneyu(f, p, alternative="two-sided", method="asymptotic").pvalue)
+        float(sps.mannwhitneyu(f, p, alternative=alternative, method="asymptotic").pvalue)
         for f, p in samples
     ]
-    assert _asymptotic_p_values(samples).tolist() == expected
+    assert _asymptotic_p_values(samples, alternative).tolist() == expected
     # And the "auto" choice (exact for small samples without ties) as scipy makes it.
-    auto = [float(sps.mannwhitneyu(f, p, alternative="two-sided").pvalue) for f, p in samples]
-    assert _rank_sum_p_values(samples) == auto
+    auto = [float(sps.mannwhitneyu(f, p, alternative=alternative).pvalue) for f, p in samples]
+    assert mann_whitney_p_values(samples, alternative) == auto
 
 
 def test_explaining_many_cases_is_explaining_each() -> None:
@@ -129,8 +128,8 @@ def _feature_by_feature(request, alpha: float) -> list:
     """The explanations as they were made before tests were batched: each feature on its own,
     each U test one scipy call, every finding worded before the adjustment."""
     from assay.stats import FailureFactor, adjust_p_values
-    from assay.stats._explain import _kind, _numeric_factor, _numeric_samples, _p, _Share
-    from assay.stats._fisher import fisher_two_sided
+    from assay.stats.behaviour._explain import _kind, _numeric_factor, _numeric_samples, _p, _Share
+    from assay.stats.two_sample._fisher import fisher_two_sided
 
     ok = np.asarray(request.passed, dtype=bool)
     failed = ~ok

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from assay.stats._fisher import _KNOWN, fisher_two_sided
+from assay.stats.two_sample._fisher import _KNOWN, fisher_two_sided
 
 _CELL = st.integers(0, 60)
 _TABLE = st.tuples(_CELL, _CELL, _CELL, _CELL)

@@ -82,3 +82,16 @@ def test_a_bad_value_is_named_whichever_pair_holds_it() -> None:
         continuous_shifts([good, good, (np.array([-1.0]), np.ones(2))])
     with pytest.raises(InsufficientDataError, match="no current values"):
         continuous_shifts([(np.ones(2), np.array([]))])
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
+def test_large_and_lopsided_pairs_are_scipys_too(alternative: str) -> None:
+    # Past the rank cache: a small sample beside a large one (exact when untied, one scipy
+    # call), both large (asymptotic, vectorised), tied and untied.
+    rng = np.random.default_rng(3)
+    pairs = []
+    for n1, n2 in [(3, 90), (90, 3), (8, 70), (40, 60), (120, 9), (100, 100), (9, 9)]:
+        pairs.append((rng.normal(size=n1), rng.normal(0.2, size=n2)))
+        pairs.append((rng.integers(0, 5, n1) * 1.0, rng.integers(0, 6, n2) * 1.0))
+    single = [float(sps.mannwhitneyu(x, y, alternative=alternative).pvalue) for x, y in pairs]
+    assert mann_whitney_p_values(pairs, alternative) == single

@@ -18,7 +18,7 @@ from assay.stats import (
     paired_mean_difference,
     sign_flip_p_value,
 )
-from assay.stats._paired_power import BETTING_DROP_RESOLUTION
+from assay.stats.suites._paired_power import BETTING_DROP_RESOLUTION
 
 
 @pytest.mark.parametrize("drops, gains", [(5, 1), (9, 3), (12, 11), (20, 2), (3, 0), (7, 7)])

@@ -21,7 +21,7 @@ from assay.stats import (
     regression_power,
     rejection_probability,
 )
-from assay.stats._prefix_power import (
+from assay.stats.two_sample._prefix_power import (
     fisher_boundary,
     fisher_p_value,
     prefix_power,

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from assay.errors import ConfigError, InsufficientDataError
 from assay.stats import paired_comparison, pilot_variances, plan_paired, sign_flip_power
-from assay.stats._paired_power import planned_betting_power
+from assay.stats.suites._paired_power import planned_betting_power
 
 
 def test_each_option_is_the_smallest_number_of_cases() -> None:

@@ -2,7 +2,7 @@
 
 Every feature of a test (its tool paths, each tool's use and calls, steps, LLM calls, tokens,
 cost, latency, error spans, models) is tested with the test of its kind
-(:mod:`assay.stats._behaviour`). Multiple testing (docs/statistics.md, "Behaviour diff"):
+(:mod:`assay.stats.behaviour._behaviour`). Multiple testing (docs/statistics.md, "Behaviour diff"):
 
 * Within a test, the features are always Holm-adjusted, whatever ``--adjust`` says: a test's
   verdict is "did *any* feature change?", and over fifteen unadjusted features a version

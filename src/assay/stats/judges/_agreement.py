@@ -16,7 +16,8 @@ import numpy.typing as npt
 
 from assay.choices import IntervalMethod
 from assay.errors import ConfigError
-from assay.stats._intervals import Interval, proportion_interval
+from assay.stats.base import check_open_unit
+from assay.stats.intervals import Interval, proportion_interval
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +55,7 @@ class Agreement:
         counts = (self.true_pass, self.false_fail, self.false_pass, self.true_fail)
         if any(k < 0 for k in counts):
             raise ConfigError(f"agreement counts must be ≥ 0 (got {counts})")
-        if not 0 < self.confidence < 1:
-            raise ConfigError(f"confidence must lie strictly between 0 and 1 ({self.confidence})")
+        check_open_unit("confidence", self.confidence)
 
     @property
     def labelled(self) -> int:

@@ -30,7 +30,8 @@ import numpy as np
 import numpy.typing as npt
 
 from assay.errors import ConfigError
-from assay.stats._intervals import Interval
+from assay.stats.base import check_open_unit
+from assay.stats.intervals import Interval
 from assay.stats.judges._agreement import Agreement
 
 METHOD: Final = "rogan-gladen-mover"
@@ -176,8 +177,7 @@ def corrected_bounds(
     Returns:
         ``(low, high, identifiable)``; a case not identifiable has bounds 0 and 1.
     """
-    if not 0 < confidence < 1:
-        raise ConfigError(f"confidence must lie strictly between 0 and 1 (got {confidence})")
+    check_open_unit("confidence", confidence)
     pieces = _pieces(
         judged_passed, judged, true_pass, false_fail, false_pass, true_fail, confidence
     )

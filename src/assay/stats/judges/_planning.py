@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from assay.errors import ConfigError
-from assay.stats._search import smallest_passing
+from assay.stats.base import check_probability, smallest_passing
 from assay.stats.judges._correction import corrected_bounds
 
 
@@ -88,12 +88,13 @@ def plan_labels(
         repetitions: Simulated repetitions per label count.
         seed: Seed of the simulation (the plan is reproducible).
     """
-    for name, value in (("threshold", threshold), ("expected", expected)):
-        if not 0 <= value <= 1:
-            raise ConfigError(f"{name} must lie in [0, 1] (got {value})")
-    for name, value in (("sensitivity", sensitivity), ("specificity", specificity)):
-        if not 0 <= value <= 1:
-            raise ConfigError(f"{name} must lie in [0, 1] (got {value})")
+    for name, value in (
+        ("threshold", threshold),
+        ("expected", expected),
+        ("sensitivity", sensitivity),
+        ("specificity", specificity),
+    ):
+        check_probability(name, value)
     if sensitivity + specificity <= 1:
         raise ConfigError("sensitivity + specificity must exceed 1: the judge must beat chance")
     if trials < 2 or not 0 < power < 1:

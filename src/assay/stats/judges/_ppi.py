@@ -17,7 +17,8 @@ import numpy as np
 import numpy.typing as npt
 
 from assay.errors import ConfigError, InsufficientDataError
-from assay.stats._intervals import Interval
+from assay.stats.base import check_open_unit
+from assay.stats.intervals import Interval
 
 _METHOD = "ppi++"
 
@@ -68,8 +69,7 @@ def ppi_mean(
     g = np.asarray(judge_unlabelled, dtype=float)
     if y.shape != f.shape or y.ndim != 1 or g.ndim != 1:
         raise ConfigError("human and judge scores of the labelled trials must pair one to one")
-    if not 0 < confidence < 1:
-        raise ConfigError(f"confidence must lie strictly between 0 and 1 (got {confidence})")
+    check_open_unit("confidence", confidence)
     n, big_n = y.size, g.size
     if n < 2 or big_n < 1:
         raise InsufficientDataError(
