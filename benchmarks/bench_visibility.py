@@ -105,7 +105,7 @@ def measure(processor: str, seconds: int, flags: list[str]) -> None:
     else:
         out.mkdir(parents=True)
         make = SimpleSpanProcessor if processor == "simple" else BatchSpanProcessor
-        provider.add_span_processor(make(ParquetSpanExporter(out)))
+        provider.add_span_processor(make(ParquetSpanExporter(out, compact_fanout=None)))
     tracer = provider.get_tracer("bench")
     port = _free_port()
     log = out.parent / "watch.log"
