@@ -23,7 +23,7 @@ from assay.store import (
     compact_tree,
     open_trace_set,
 )
-from assay.watch import FileFollower
+from assay.watch import FileFollower, Watcher, WatchOptions
 
 ASSAY = str(Path(sys.executable).parent / "assay")
 IDS = ["trace_id", "span_id"]
@@ -162,3 +162,35 @@ def test_assay_compact_merges_a_set_and_refuses_bad_paths(tmp_path: Path) -> Non
         refused = subprocess.run([ASSAY, "compact", bad], capture_output=True, text=True)
         assert refused.returncode == 2
         assert len(refused.stderr.strip().splitlines()) == 1 and bad in refused.stderr
+
+
+def test_a_file_merged_away_before_watch_read_it_is_read_from_the_merged_file(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "traces"
+    _trials(out, 11)
+    follower = FileFollower((str(out),))
+    claimed, _ = follower.claim_new()
+    compact_tree(out, fanout=10)  # between watch's listing and its reading
+    assert follower.read_new(claimed).spans.height == 0
+    assert follower.read_new().spans.sort(IDS).select(IDS).equals(_ids(out))
+
+
+@pytest.mark.parametrize("compact_first", [False, True])
+def test_watch_counts_each_trial_once_across_compactions_with_a_tiny_span_memory(
+    tmp_path: Path, compact_first: bool
+) -> None:
+    """Two spans remembered: only the replaced-files rule keeps a merged file from recounting."""
+    out = tmp_path / "traces"
+    _trials(out, 6)
+    if compact_first:
+        compact_tree(out, fanout=3)
+    watcher = Watcher((str(out),), WatchOptions(grace=0, max_seen_spans=2))
+    assert [t.trials for t in watcher.look(final=True).tests] == [6]
+    _trials(out, 7, first=6)
+    compact_tree(out, fanout=3)
+    assert [t.trials for t in watcher.look(final=True).tests] == [13]
+    compact_tree(out, fanout=2)
+    status = watcher.look(final=True)
+    assert [t.trials for t in status.tests] == [13]
+    assert DUPLICATE_SPANS not in {n.kind for n in status.notes}

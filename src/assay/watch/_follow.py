@@ -31,7 +31,10 @@ from assay.store import (
     read_failure,
 )
 
-__all__ = ["FileFollower", "NewSpans"]
+__all__ = ["UNREADABLE", "FileFollower", "NewSpans"]
+
+UNREADABLE: tuple[type[BaseException], ...] = (InputError, *READ_ERRORS)
+"""What reading a file can raise; a file gone when it is read was merged away by a compaction."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +126,16 @@ class FileFollower:
         self._read.update(path for path, _ in linked)
         return claimed, linked
 
+    def forget(self, paths: list[str]) -> None:
+        """Count ``paths`` as never read: a compaction removed them before they were.
+
+        Their rows are then read from the merged file, which names them, when it is found.
+        """
+        for path in paths:
+            self._seen.pop(path, None)
+            self._read.discard(path)
+            self._skip_rows.pop(path, None)
+
     def _merged_first(self, fresh: list[str]) -> list[str]:
         """``fresh`` less files a merged file replaces; each merged file's read rows noted."""
         merged: list[tuple[str, list[tuple[str, int]]]] = []
@@ -170,16 +183,19 @@ class FileFollower:
         for path in files:
             try:
                 frames.append(self._read_one(path))
-            except InputError as exc:
+            except UNREADABLE as exc:
+                if not os.path.exists(path):
+                    self.forget([path])  # merged away meanwhile: read from the merged file
+                    continue
+                if not isinstance(exc, InputError):
+                    failure = read_failure(exc, [path])
+                    if not self.skip_bad_files:
+                        raise failure from exc
+                    skipped.append((path, str(failure)))
+                    continue
                 if not self.skip_bad_files:
                     raise
                 skipped.append((path, str(exc).removeprefix(f"{path}: ")))
-                continue
-            except READ_ERRORS as exc:
-                failure = read_failure(exc, [path])
-                if not self.skip_bad_files:
-                    raise failure from exc
-                skipped.append((path, str(failure)))
                 continue
             read.append(path)
         spans = pl.concat(frames, how="vertical") if frames else _empty()
