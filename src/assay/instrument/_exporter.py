@@ -157,7 +157,11 @@ class ParquetSpanExporter(SpanExporter):
         """Write every buffered span to a complete, visible file."""
         with self._lock:
             self._writer.flush()
-        self._compact()
+            background = self._timer is not None and self._timer.is_alive()
+            if background:
+                self._lock.notify()  # the timer thread compacts: the caller does not wait
+        if not background:
+            self._compact()
         return True
 
     def shutdown(self) -> None:
@@ -169,29 +173,32 @@ class ParquetSpanExporter(SpanExporter):
             timer = self._timer
         if timer is not None and timer is not threading.current_thread():
             timer.join()
-        self._compact()
+        self._compact(wait=True)
 
     def _rolled(self, path: Path, rows: int) -> None:
         """The writer's ``on_roll``: remember the partition folder to compact."""
         self._touched.add(path.parent)
 
-    def _compact(self) -> None:
+    def _compact(self, *, wait: bool = False) -> None:
         """Compact the partitions written since the last compaction (one thread at a time).
 
-        Called without the export lock: compaction reads only visible files, which the writer
-        never touches again, so exports go on meanwhile. A failure is said, never raised: the
-        inputs stay, complete and readable, and the next flush tries again.
+        Called without the export lock, by the timer thread after a flush (so ``force_flush()``
+        does not wait for it) or inline when there is none: compaction reads only visible
+        files, which the writer never touches again, so exports go on meanwhile. A failure is
+        said, never raised: the inputs stay, complete and readable, and the next flush into
+        the folder tries again. ``wait``: wait for a compaction in progress instead of leaving
+        the folders to it.
         """
-        if self._compact_fanout is None or not self._compacting.acquire(blocking=False):
+        if self._compact_fanout is None or not self._compacting.acquire(blocking=wait):
             return
         try:
             with self._lock:
                 folders, self._touched = self._touched, set()
+            if not folders:
+                return
             try:
                 compact_tree(self._writer.root, self._compact_fanout, sorted(folders))
             except (OSError, pa.ArrowException) as error:
-                with self._lock:
-                    self._touched |= folders
                 _LOG.warning("assay: could not compact spans files in %s: %s", self.path, error)
         finally:
             self._compacting.release()
@@ -221,6 +228,13 @@ class ParquetSpanExporter(SpanExporter):
     def _flush_on_time(self) -> None:
         with self._lock:
             while not self._shut_down:
+                if self._touched and self._compact_fanout is not None:
+                    self._lock.release()  # exports go on while files are merged
+                    try:
+                        self._compact(wait=True)
+                    finally:
+                        self._lock.acquire()
+                    continue
                 due = self._due()
                 wait = None if due is None else due - time.monotonic()
                 if wait is not None and wait <= 0:
@@ -237,11 +251,5 @@ class ParquetSpanExporter(SpanExporter):
                         # new timer, and force_flush() or shutdown() raise it to their caller.
                         _LOG.warning("assay: could not write spans to %s: %s", self.path, error)
                         return
-                    if self._touched:
-                        self._lock.release()  # exports go on while files are merged
-                        try:
-                            self._compact()
-                        finally:
-                            self._lock.acquire()
                     continue
                 self._lock.wait(wait)
