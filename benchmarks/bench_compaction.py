@@ -45,13 +45,18 @@ ASSAY = str(Path(sys.executable).parent / "assay")
 LAYOUTS = ("files", "exporter", "compacted", "one")
 
 
-def write_trials(out: Path, trials: int, fanout: int | None) -> float:
-    """``trials`` one-trial files by the exporter, ``force_flush()`` after each; the seconds."""
+def write_trials(out: Path, trials: int, fanout: int | None) -> tuple[float, list[float]]:
+    """``trials`` one-trial files by the exporter, ``force_flush()`` after each.
+
+    Returns the seconds in all (compactions still running at the end included) and each
+    ``force_flush()``'s seconds (what a test that flushes after each trial waits).
+    """
     exporter = ParquetSpanExporter(out, compact_fanout=fanout)
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("bench")
     started = time.perf_counter()
+    flushes: list[float] = []
     for i in range(trials):
         attributes = {
             c.TEST_ID: f"test-{i % 20}",
@@ -68,9 +73,18 @@ def write_trials(out: Path, trials: int, fanout: int | None) -> float:
             llm = {c.GENAI_OPERATION: "chat", c.GENAI_INPUT_TOKENS: 120, c.GENAI_OUTPUT_TOKENS: 40}
             with tracer.start_as_current_span("chat", attributes=llm):
                 pass
+        flushed = time.perf_counter()
         exporter.force_flush()
+        flushes.append(time.perf_counter() - flushed)
     provider.shutdown()
-    return time.perf_counter() - started
+    return time.perf_counter() - started, flushes
+
+
+def latency(flushes: list[float]) -> str:
+    ms = sorted(f * 1000 for f in flushes)
+    return (
+        f"force_flush() median {statistics.median(ms):.1f} ms, p99 {ms[int(0.99 * len(ms))]:.1f} ms"
+    )
 
 
 def count(folder: Path) -> int:
@@ -85,8 +99,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="assay-compaction-") as tmp:
         data = Path(tmp)
         sets = {name: data / name for name in LAYOUTS}
-        plain = write_trials(sets["files"], args.trials, None)
-        compacting = write_trials(sets["exporter"], args.trials, 10)
+        plain, plain_flushes = write_trials(sets["files"], args.trials, None)
+        compacting, compacting_flushes = write_trials(sets["exporter"], args.trials, 10)
         shutil.copytree(sets["files"], sets["compacted"])
         subprocess.run([ASSAY, "compact", str(sets["compacted"])], check=True)
         write_spans(read_spans(sets["files"]).to_arrow(), sets["one"], partition_by=())
@@ -95,12 +109,16 @@ def main() -> None:
             f"{args.trials} trials written in {plain:.1f} s without compaction, "
             f"{compacting:.1f} s with the exporter's (fanout 10)"
         )
+        print(f"without compaction: {latency(plain_flushes)}")
+        print(f"with compaction: {latency(compacting_flushes)}")
         print("files: " + ", ".join(f"{n} {count(p)}" for n, p in sets.items()))
         runs: dict[str, list[Run]] = {n: [] for n in LAYOUTS}
         for _ in range(args.rounds):
             for name in LAYOUTS:
                 warm(sets[name])
                 runs[name].append(_run(ANALYZE, str(sets[name]), str(data / f"{name}.json")))
+        if not args.rounds:
+            return
         print("| layout | files | wall s | CPU s | wall / one | CPU / one |")
         print("|---|---|---|---|---|---|")
         for name in LAYOUTS:
