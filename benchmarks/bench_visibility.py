@@ -9,7 +9,8 @@ defaults; then under ``BatchSpanProcessor`` without ``force_flush()``, as produc
 ``assay watch DIR --metrics-port P`` process follows the folder. For each trial it prints the
 seconds from the trial's end (or its flush) until its file is visible on disk, from then until
 ``/metrics`` counts it (watch's own share: a look, ``--grace``), and the sum, and at the end
-the number of files written. Then the same agent through the OTLP/HTTP exporter into a real
+the number of files written (the exporter's compaction off: ``bench_compaction.py`` measures
+that). Then the same agent through the OTLP/HTTP exporter into a real
 ``assay collect`` (its ``--idle-flush``, 0.5 s, makes the files visible).
 """
 
@@ -105,7 +106,7 @@ def measure(processor: str, seconds: int, flags: list[str]) -> None:
     else:
         out.mkdir(parents=True)
         make = SimpleSpanProcessor if processor == "simple" else BatchSpanProcessor
-        provider.add_span_processor(make(ParquetSpanExporter(out)))
+        provider.add_span_processor(make(ParquetSpanExporter(out, compact_fanout=None)))
     tracer = provider.get_tracer("bench")
     port = _free_port()
     log = out.parent / "watch.log"

@@ -22,6 +22,7 @@ from typer.exceptions import TyperException
 from assay._cli import EXIT_USAGE, fail
 from assay._cli.analyze import analyze, compare, report
 from assay._cli.collect import collect, import_
+from assay._cli.compact import compact
 from assay._cli.describe import describe
 from assay._cli.plan import plan
 from assay._cli.run import run_command
@@ -103,6 +104,7 @@ _COMMANDS = (
     ("run", run_command, "Run an agent's suite many times and record its traces."),
     ("describe", describe, "What a trace set holds: names, conventions, test attributes."),
     ("watch", watch, "Follow a growing trace set and judge every test live."),
+    ("compact", compact, "Merge a trace set's small files into few (crash-safe)."),
 )
 for _name, _function, _short in _COMMANDS:
     app.command(_name, cls=_Command, short_help=_short)(_function)

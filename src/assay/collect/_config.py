@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.errors import ConfigError, DecompressionError, TooLargeError
+from assay.store import DEFAULT_FANOUT
 
 __all__ = [
     "CollectorConfig",
@@ -60,6 +61,9 @@ class CollectorConfig:
     idle_flush_s: float = 0.5
     """Once no span has arrived for this long, write what was received to visible files, so a
     running collector's spans can be read within a second of a pause; 0 = only at the roll."""
+    compact_fanout: int | None = DEFAULT_FANOUT
+    """After each commit, merge a partition's files once it holds this many of one size tier
+    (``assay.store.compact_folder``: crash-safe, docs/collector.md); None: never."""
     fsync: bool = True
     """fsync the write-ahead log before acknowledging (turning it off loses durability)."""
     retry_after_s: int = 1
@@ -101,6 +105,8 @@ class CollectorConfig:
                 raise ConfigError(f"{name} must be positive")
         if self.idle_flush_s < 0:
             raise ConfigError("idle_flush_s must not be negative")
+        if self.compact_fanout is not None and self.compact_fanout < 2:
+            raise ConfigError("compact_fanout must be at least 2 (or None: never compact)")
         if self.http_port is None and self.grpc_port is None:
             raise ConfigError("enable at least one receiver (an HTTP or a gRPC port)")
         for name in ("http_port", "grpc_port"):

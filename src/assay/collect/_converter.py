@@ -8,7 +8,9 @@ and once it has converted every record of the sealed segments it commits:
 1. flush the writer: every staged file is complete, fsynced and renamed inside staging;
 2. write ``_staging/COMMIT`` (fsynced) listing those files and the last sealed segment;
 3. move each staged file to its final place in ``OUT`` (one line logged per file);
-4. delete the sealed log segments, then the ``COMMIT`` marker.
+4. delete the sealed log segments, then the ``COMMIT`` marker;
+5. compact the partition folders it wrote into (``assay.store.compact_folder``), so that a
+   collector receiving sporadic trials keeps a few files per partition, not one per pause.
 
 A checkpoint is due after ``roll_age_s`` or ``roll_bytes``, or as soon as nothing new has
 arrived for ``idle_flush_s``: a pause in traffic makes what was acknowledged readable within a
@@ -35,11 +37,13 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
+import pyarrow as pa
+
 from assay.collect._config import CollectorConfig
 from assay.collect._counters import Counters
 from assay.collect._decoding import DecodePool, decode_record
 from assay.collect._wal import disk_full, list_segments, read_segment, segment_name
-from assay.store import SpanWriter, fsync_dir
+from assay.store import SpanWriter, compact_tree, fsync_dir
 
 __all__ = ["Converter", "recover"]
 
@@ -111,6 +115,27 @@ def _publish(config: CollectorConfig, counters: Counters | None) -> None:
             folder.rmdir()  # empty partition folders only
         except OSError:
             pass
+    _compact(config, folders, counters)
+
+
+def _compact(config: CollectorConfig, folders: set[Path], counters: Counters | None) -> None:
+    """Step 5: merge small files of the folders just written into; never fails a commit.
+
+    It runs after the commit, on visible files only: the spans are acknowledged and stored
+    already, and a compaction that fails or is killed leaves its inputs (or its merged file
+    beside inputs readers then skip), so nothing acknowledged can be lost by it.
+    """
+    if config.compact_fanout is None or not folders:
+        return
+    try:
+        done = compact_tree(config.out, config.compact_fanout, sorted(folders))
+    except (OSError, pa.ArrowException) as exc:
+        _log.warning("could not compact files in %s (kept as they are): %s", config.out, exc)
+        return
+    for path in done.merged:
+        _log.info("compacted into %s", path)
+    if counters is not None and done.replaced:
+        counters.add("files_compacted", done.replaced)
 
 
 def _commit(

@@ -19,6 +19,7 @@ _HELP = {
     "requests_throttled": "requests pushed back (429 / RESOURCE_EXHAUSTED / 503)",
     "tls_handshakes_failed": "HTTP connections closed because their TLS handshake failed",
     "files_written": "Parquet files made visible",
+    "files_compacted": "Parquet files merged into compacted files and deleted",
     "conversion_errors": "logged requests that could not be converted (should stay 0)",
     "wal_bytes": "bytes appended to the write-ahead log",
     "wal_damaged_records": "acknowledged records found damaged on disk (kept in quarantine)",

@@ -7,6 +7,7 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import pyarrow as pa
 from opentelemetry.sdk.trace import ReadableSpan
@@ -14,7 +15,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import format_span_id, format_trace_id
 
 from assay.errors import ConfigError
-from assay.store import SpanRows, SpanWriter, encode_attributes
+from assay.store import DEFAULT_FANOUT, SpanRows, SpanWriter, compact_tree, encode_attributes
 
 _LOG = logging.getLogger("assay")
 
@@ -97,6 +98,9 @@ class ParquetSpanExporter(SpanExporter):
             None: never (files only when full, old, flushed or shut down).
         buckets: Also lay the files out in this many ``bucket=NN`` folders by trace, so that
             large sets are analysed bucket by bucket (see ``docs/scale.md``).
+        compact_fanout: After each flush, merge a partition's files once it holds this many of
+            one size tier (crash-safe, ``assay.store.compact_folder``), so that a day of
+            sporadic trials stays a few dozen files (docs/scale.md); None: never.
     """
 
     def __init__(
@@ -107,12 +111,22 @@ class ParquetSpanExporter(SpanExporter):
         max_file_age_s: float | None = 60.0,
         idle_flush_s: float | None = 0.5,
         buckets: int | None = None,
+        compact_fanout: int | None = DEFAULT_FANOUT,
     ) -> None:
         if idle_flush_s is not None and not idle_flush_s > 0:
             raise ConfigError(f"idle_flush_s must be positive or None, not {idle_flush_s}")
+        if compact_fanout is not None and compact_fanout < 2:
+            raise ConfigError(f"compact_fanout must be at least 2 or None, not {compact_fanout}")
         self._writer = SpanWriter(
-            path, max_file_bytes=max_file_bytes, max_file_age_s=max_file_age_s, buckets=buckets
+            path,
+            max_file_bytes=max_file_bytes,
+            max_file_age_s=max_file_age_s,
+            buckets=buckets,
+            on_roll=self._rolled,
         )
+        self._compact_fanout = compact_fanout
+        self._touched: set[Path] = set()
+        self._compacting = threading.Lock()
         self._idle_flush_s = idle_flush_s
         self._max_file_age_s = max_file_age_s
         self._lock = threading.Condition()
@@ -143,6 +157,11 @@ class ParquetSpanExporter(SpanExporter):
         """Write every buffered span to a complete, visible file."""
         with self._lock:
             self._writer.flush()
+            background = self._timer is not None and self._timer.is_alive()
+            if background:
+                self._lock.notify()  # the timer thread compacts: the caller does not wait
+        if not background:
+            self._compact()
         return True
 
     def shutdown(self) -> None:
@@ -154,6 +173,35 @@ class ParquetSpanExporter(SpanExporter):
             timer = self._timer
         if timer is not None and timer is not threading.current_thread():
             timer.join()
+        self._compact(wait=True)
+
+    def _rolled(self, path: Path, rows: int) -> None:
+        """The writer's ``on_roll``: remember the partition folder to compact."""
+        self._touched.add(path.parent)
+
+    def _compact(self, *, wait: bool = False) -> None:
+        """Compact the partitions written since the last compaction (one thread at a time).
+
+        Called without the export lock, by the timer thread after a flush (so ``force_flush()``
+        does not wait for it) or inline when there is none: compaction reads only visible
+        files, which the writer never touches again, so exports go on meanwhile. A failure is
+        said, never raised: the inputs stay, complete and readable, and the next flush into
+        the folder tries again. ``wait``: wait for a compaction in progress instead of leaving
+        the folders to it.
+        """
+        if self._compact_fanout is None or not self._compacting.acquire(blocking=wait):
+            return
+        try:
+            with self._lock:
+                folders, self._touched = self._touched, set()
+            if not folders:
+                return
+            try:
+                compact_tree(self._writer.root, self._compact_fanout, sorted(folders))
+            except (OSError, pa.ArrowException) as error:
+                _LOG.warning("assay: could not compact spans files in %s: %s", self.path, error)
+        finally:
+            self._compacting.release()
 
     def _start_timer(self) -> None:
         """Start the thread that flushes on the clocks, once (again in a forked child)."""
@@ -180,6 +228,13 @@ class ParquetSpanExporter(SpanExporter):
     def _flush_on_time(self) -> None:
         with self._lock:
             while not self._shut_down:
+                if self._touched and self._compact_fanout is not None:
+                    self._lock.release()  # exports go on while files are merged
+                    try:
+                        self._compact(wait=True)
+                    finally:
+                        self._lock.acquire()
+                    continue
                 due = self._due()
                 wait = None if due is None else due - time.monotonic()
                 if wait is not None and wait <= 0:

@@ -8,6 +8,15 @@ from assay.store import _schema as schema
 from assay.store._arrow import int64_array
 from assay.store._buckets import Bucket, existing_buckets, made_buckets, row_group_buckets
 from assay.store._coercion import coerce, coerce_expr
+from assay.store._compact import (
+    DEFAULT_FANOUT,
+    REPLACES_KEY,
+    Compaction,
+    compact_folder,
+    compact_tree,
+    merged_inputs,
+    replaced_inputs,
+)
 from assay.store._contents import SpanContents, span_contents
 from assay.store._copies import CONFLICTING_SPANS, one_copy_each
 from assay.store._events_column import EventsColumn, events_column
@@ -53,6 +62,13 @@ from assay.store._writer import SpanWriter, fsync_dir, sanitize_partition_value,
 __all__ = [
     "ATTRIBUTE_LIST_TYPE",
     "CONFLICTING_SPANS",
+    "DEFAULT_FANOUT",
+    "REPLACES_KEY",
+    "Compaction",
+    "compact_folder",
+    "compact_tree",
+    "merged_inputs",
+    "replaced_inputs",
     "DUPLICATE_SPANS",
     "TEMP_SUFFIX",
     "Bucket",

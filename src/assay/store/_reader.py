@@ -20,6 +20,7 @@ from assay.quality import DataQuality, Finding
 from assay.store import _schema as s
 from assay.store._buckets import Bucket, total_spans
 from assay.store._coercion import coerce_expr
+from assay.store._compact import replaced_inputs
 from assay.store._contents import SpanContents, span_contents
 from assay.store._copies import conflicting_copies, one_copy_each
 from assay.store._events_column import EventsColumn, events_column
@@ -225,9 +226,13 @@ def _open(names: list[str], skip_bad_files: bool, screen_limit: int | None) -> T
     remote = [f for f in listing.files if "://" in f]
     local = [f for f in listing.files if "://" not in f]
     checks: list[FileCheck] = []
+    replaced: set[str] = set()
     # Every footer is read first (by a few threads), then checked in the listing's order, so
     # the first bad file is the one reported. Later steps read the footers from memory.
     for f, footer in zip(local, read_footers(local), strict=True):
+        if not isinstance(footer, BaseException):
+            folder = os.path.dirname(f)
+            replaced.update(os.path.join(folder, name) for name, _ in replaced_inputs(footer))
         try:
             checks.append(check_read_footer(f, footer))
         except InputError as exc:
@@ -236,8 +241,9 @@ def _open(names: list[str], skip_bad_files: bool, screen_limit: int | None) -> T
             skipped.append(SkippedFile(f, str(exc).removeprefix(f"{f}: ")))
     if not checks and not remote:
         raise InputError(f"{', '.join(names)}: no readable spans file")
+    checks, superseded = _drop_replaced(checks, replaced)
     checks, copies = find_copies(checks)
-    findings = listing.findings() + ([copies] if copies else []) + _findings(checks)
+    findings = listing.findings() + superseded + ([copies] if copies else []) + _findings(checks)
     trace_set = TraceSet(
         tuple(c.path for c in checks) + tuple(remote),
         tuple(skipped),
@@ -254,6 +260,31 @@ def _open(names: list[str], skip_bad_files: bool, screen_limit: int | None) -> T
         quality=DataQuality(tuple(findings) + found),
         deduplicate=bool(found),
     )
+
+
+def _drop_replaced(
+    checks: list[FileCheck], replaced: set[str]
+) -> tuple[list[FileCheck], list[Finding]]:
+    """``checks`` less the inputs of a compaction whose merged file is present (``_compact``).
+
+    A crash between a compaction's rename and its deletions leaves both; the merged file holds
+    every row of each, so reading both would count them twice.
+    """
+    if not replaced:
+        return checks, []
+    kept = [c for c in checks if c.path not in replaced]
+    dropped = [c.path for c in checks if c.path in replaced]
+    if not dropped:
+        return checks, []
+    found = Finding(
+        "compacted_inputs",
+        f"{len(dropped)} file(s) were merged into a compacted file that is present (a "
+        "compaction interrupted before it deleted them); each is read once, from that file",
+        len(dropped),
+        tuple(dropped[:_EXAMPLES]),
+        "info",
+    )
+    return kept, [found]
 
 
 DUPLICATE_SPANS = "duplicate_spans"

@@ -6,19 +6,35 @@ its path, size and modification time; one that changes after it was read is not 
 (the collector never rewrites a file) and is named instead, never silently counted twice.
 A new path to a file already read (a hard link: the same device and inode) is named and not
 read; a copy is read, and its spans are counted once (:mod:`assay.watch._seen`).
+
+A compaction (:mod:`assay.store._compact`) replaces files by one holding their rows, in order,
+and names them with their row counts in its metadata. The rows of the files it replaces that
+were read already are skipped when it is read, and a replaced file still present (a compaction
+interrupted before its deletions) is not read: its rows are read from the merged file. So a
+compaction never counts a span twice, whatever the span memory's bound.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import polars as pl
 
 from assay.errors import InputError
-from assay.store import READ_ERRORS, list_files, open_trace_set, read_failure
+from assay.store import (
+    READ_ERRORS,
+    list_files,
+    merged_inputs,
+    one_copy_each,
+    open_trace_set,
+    read_failure,
+)
 
-__all__ = ["FileFollower", "NewSpans"]
+__all__ = ["UNREADABLE", "FileFollower", "NewSpans"]
+
+UNREADABLE: tuple[type[BaseException], ...] = (InputError, *READ_ERRORS)
+"""What reading a file can raise; a file gone when it is read was merged away by a compaction."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +63,12 @@ class FileFollower:
     _inodes: dict[tuple[int, int, int, int], str] = field(default_factory=dict)
     changed: list[str] = field(default_factory=list)
     """Files that changed after they were read (not read again)."""
+    _read: set[str] = field(default_factory=set)
+    """Paths whose rows were counted (read, or a link to a file read)."""
+    _replaced: set[str] = field(default_factory=set)
+    """Paths a merged file claimed holds (never read on their own)."""
+    _skip_rows: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    """Merged files claimed, with the row ranges of their inputs read already."""
 
     def __post_init__(self) -> None:
         for name in self.paths:
@@ -99,7 +121,56 @@ class FileFollower:
             elif known != identity and path not in self.changed:
                 self.changed.append(path)
         fresh.sort()
-        return [path for _, path in fresh], linked
+        claimed = self._merged_first([path for _, path in fresh])
+        self._read.update(claimed)
+        self._read.update(path for path, _ in linked)
+        return claimed, linked
+
+    def forget(self, paths: list[str]) -> None:
+        """Count ``paths`` as never read: a compaction removed them before they were.
+
+        Their rows are then read from the merged file, which names them, when it is found.
+        """
+        for path in paths:
+            self._seen.pop(path, None)
+            self._read.discard(path)
+            self._skip_rows.pop(path, None)
+
+    def _merged_first(self, fresh: list[str]) -> list[str]:
+        """``fresh`` less files a merged file replaces; each merged file's read rows noted."""
+        merged: list[tuple[str, list[tuple[str, int]]]] = []
+        for path in fresh:
+            try:
+                inputs = merged_inputs(path)
+            except READ_ERRORS:
+                continue  # reading it will say what is wrong
+            if inputs:
+                merged.append((path, inputs))
+        for _, inputs in merged:
+            self._replaced.update(p for p, _ in inputs)
+        for path, inputs in merged:
+            skip: list[tuple[int, int]] = []
+            offset = 0
+            for source, rows in inputs:
+                if source in self._read:
+                    skip.append((offset, rows))
+                offset += rows
+            if skip:
+                self._skip_rows[path] = skip
+        return [p for p in fresh if p not in self._replaced]
+
+    def _read_one(self, path: str) -> pl.DataFrame:
+        """A file's spans, less the rows of the files it replaces that were read already."""
+        trace_set = open_trace_set([path])
+        skip = self._skip_rows.pop(path, None)
+        if not skip:
+            return trace_set.scan().collect()
+        row = pl.int_range(pl.len())
+        read_before = pl.any_horizontal(
+            [(row >= start) & (row < start + rows) for start, rows in skip]
+        )
+        scan = replace(trace_set, deduplicate=False).scan().filter(~read_before)
+        return (one_copy_each(scan) if trace_set.deduplicate else scan).collect()
 
     def read_new(self, files: list[str] | None = None) -> NewSpans:
         """Read every complete file not read before (or ``files``, claimed already)."""
@@ -111,17 +182,20 @@ class FileFollower:
         skipped: list[tuple[str, str]] = []
         for path in files:
             try:
-                frames.append(open_trace_set([path]).scan().collect())
-            except InputError as exc:
+                frames.append(self._read_one(path))
+            except UNREADABLE as exc:
+                if not os.path.exists(path):
+                    self.forget([path])  # merged away meanwhile: read from the merged file
+                    continue
+                if not isinstance(exc, InputError):
+                    failure = read_failure(exc, [path])
+                    if not self.skip_bad_files:
+                        raise failure from exc
+                    skipped.append((path, str(failure)))
+                    continue
                 if not self.skip_bad_files:
                     raise
                 skipped.append((path, str(exc).removeprefix(f"{path}: ")))
-                continue
-            except READ_ERRORS as exc:
-                failure = read_failure(exc, [path])
-                if not self.skip_bad_files:
-                    raise failure from exc
-                skipped.append((path, str(failure)))
                 continue
             read.append(path)
         spans = pl.concat(frames, how="vertical") if frames else _empty()

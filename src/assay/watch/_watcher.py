@@ -7,6 +7,7 @@ kept.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from assay.judge import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, AnalyzeOptions, c
 from assay.stats import BernoulliConfidenceSequence, watch_family_risk
 from assay.store import DUPLICATE_SPANS, open_trace_set
 from assay.watch._drift import DriftDetector, DriftRule, sequence_intervals
-from assay.watch._follow import FileFollower
+from assay.watch._follow import UNREADABLE, FileFollower
 from assay.watch._means import RunningMean
 from assay.watch._pass_rate import PassRateCounts, sequence_verdict
 from assay.watch._pending import PARENT_SPAN_ID, TRACE_ID, PendingTraces
@@ -225,6 +226,14 @@ class Watcher:
             read = None
             refused = str(exc)
         except SchemaError:
+            return False
+        except UNREADABLE:
+            vanished = [f for f in files if not os.path.exists(f)]
+            if not vanished:
+                raise
+            # A compaction merged some away since they were listed: read file by file, as
+            # later looks do (a file gone is then read from the merged file that names it).
+            self._follower.forget(vanished)
             return False
         skip = self.options.skip_bad_files
         trace_set = (
