@@ -57,7 +57,7 @@ TAKES = {
     "analyze": SHARED_FLAGS,
     "compare": SHARED_FLAGS,
     "run": SHARED_FLAGS,
-    "report": {"--errors", "--inconclusive-ok", "--delta"},  # HTML only, to --output
+    "report": SHARED_FLAGS - {"--format"},  # HTML only, to --output
     "plan": {"--format", "--delta", "--alpha"},
 }
 

@@ -10,6 +10,7 @@ import typer
 
 from assay.choices import (
     Adjustment,
+    Engine,
     ErrorPolicy,
     IntervalMethod,
     OutputFormat,
@@ -17,6 +18,7 @@ from assay.choices import (
     ScoreInterval,
     SuiteInterval,
 )
+from assay.errors import ConfigError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -25,9 +27,11 @@ EXIT_USAGE = 2
 
 
 def fail(message: str) -> NoReturn:
-    """Print one line to stderr and exit with the usage/input error code."""
-    print(f"assay: error: {message}", file=sys.stderr)
-    raise SystemExit(EXIT_USAGE)
+    """Stop on a usage or input error: one line on stderr, exit 2.
+
+    The one way a command reports one is a :class:`ConfigError`; :mod:`assay.cli` prints it.
+    """
+    raise ConfigError(message)
 
 
 def stdout_console() -> Console:
@@ -215,9 +219,9 @@ def format_target(spec: str) -> FormatTarget:
     name, colon, path = spec.partition(":")
     name = name.strip().lower()
     if name not in tuple(OutputFormat):
-        raise typer.BadParameter(f"{name!r} is not one of {', '.join(OutputFormat)}")
+        raise ConfigError(f"--format {name!r} is not one of {', '.join(OutputFormat)}")
     if colon and not path:
-        raise typer.BadParameter(f"{spec}: give a file after the colon, or leave it out")
+        raise ConfigError(f"--format {spec}: give a file after the colon, or leave it out")
     return FormatTarget(OutputFormat(name), Path(path) if path else None)
 
 
@@ -283,5 +287,41 @@ MinAgreement = Annotated[
         "--min-agreement",
         help="With --labels: the Cohen's kappa the judge must reach with people; below it, a "
         "judge_below_agreement finding (default: none asked).",
+    ),
+]
+
+
+# What reads a trace set, shared by analyze and report (compare reads two: its own --run-id).
+BaselineVersion = Annotated[
+    str | None,
+    typer.Option(help="Judge regressions against this assay.agent.version in the same set."),
+]
+CurrentVersion = Annotated[
+    str | None, typer.Option(help="The version under test (when the set holds several).")
+]
+EngineOpt = Annotated[
+    Engine,
+    typer.Option("--engine", help="Where spans become trials: local (bucket by bucket) or spark."),
+]
+SparkMaster = Annotated[
+    str | None,
+    typer.Option(help="Spark master URL for --engine spark, e.g. local[4], spark://h:7077."),
+]
+ExportOtlp = Annotated[
+    str | None,
+    typer.Option(
+        envvar="ASSAY_EXPORT_OTLP",
+        help="Also send the verdicts to this OTLP/HTTP endpoint, e.g. http://127.0.0.1:4318: "
+        "a span per test and suite with a gen_ai.evaluation.result event, and the pass rates "
+        "and interval bounds as gauges (docs/reports.md).",
+    ),
+]
+TraceUrl = Annotated[
+    str | None,
+    typer.Option(
+        envvar="ASSAY_TRACE_URL",
+        help="Your trace viewer's URL of a trace, e.g. http://localhost:16686/trace/{trace_id}: "
+        "trials named in reports link there (docs/reports.md lists Jaeger, Grafana/Tempo, "
+        "Phoenix and Langfuse templates).",
     ),
 ]

@@ -57,7 +57,7 @@ def run_command(
     fixed: Annotated[
         bool, typer.Option("--fixed", help="Run every test to its maximum (no adaptive stop).")
     ] = False,
-    sequential: Annotated[
+    method: Annotated[
         SequentialMethod,
         typer.Option(
             "--sequential",
@@ -178,7 +178,7 @@ def run_command(
     if comparing:
         from assay._cli._paired_run import PairedAsk, check_paired_flags
 
-        check_paired_flags(fixed=fixed, sequential=sequential, beta=beta)
+        check_paired_flags(fixed=fixed, sequential=method, beta=beta)
         ask = PairedAsk(baseline_agent, baseline, baseline_version, delta, alpha, margin, max_cases)
         delta = alpha = None  # the comparison's, not an SPRT's
     elif margin is not None or max_cases is not None or baseline_version is not None:
@@ -191,7 +191,7 @@ def run_command(
         runs=runs,
         pass_rate=pass_rate,
         adaptive=not fixed,
-        method=sequential,
+        method=method,
         delta=delta,
         alpha=alpha,
         beta=beta,
