@@ -190,7 +190,7 @@ def test_diagnostics_go_to_stderr_and_stdout_holds_only_the_report(
         (["analyze", "{tmp}/missing"], "missing: no such file or folder"),
         (["analyze", "{tmp}/empty"], "empty: folder holds no .parquet files"),
         (["analyze", "{tmp}/junk.parquet"], "junk.parquet: not a readable Parquet file"),
-        (["analyze", "{traces}", "--format", "xml"], "Invalid value for '--format'"),
+        (["analyze", "{traces}", "--format", "xml"], "error: --format 'xml' is not one of console"),
         (["analyze", "{traces}", "--threshold", "1.5"], "--threshold must lie in [0, 1]"),
         (
             ["analyze", "{traces}", "--k", "1,x"],

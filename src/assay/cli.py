@@ -21,6 +21,7 @@ from typer.exceptions import TyperException
 # First of assay's modules: the package configures Polars' allocator before anything loads it.
 from assay._cli import EXIT_USAGE, fail
 from assay._cli._analysis import show_defaults
+from assay._cli._renamed import renamed
 from assay._cli.analyze import analyze, compare, report
 from assay._cli.collect import collect, import_
 from assay._cli.describe import describe
@@ -69,6 +70,9 @@ class _Command(TyperCommand):
 
     def get_usage(self, ctx: Any) -> str:
         return _usage(super().get_usage(ctx))
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return list(super().parse_args(ctx, renamed(str(self.name), args)))
 
     def invoke(self, ctx: Any) -> Any:
         try:

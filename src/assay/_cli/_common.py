@@ -71,7 +71,8 @@ Threshold = Annotated[
     typer.Option(
         "--threshold",
         "--pass-rate",
-        help="Required pass rate (default: what the trials record, else 0.8).",
+        help="Required pass rate (default: what the trials record, else 0.8; watch reads "
+        "none recorded).",
     ),
 ]
 Confidence = Annotated[
@@ -119,11 +120,12 @@ Test = Annotated[
     ),
 ]
 Alpha = Annotated[
-    float,
+    float | None,
     typer.Option(help="Significance level: the chance of a wrong verdict against the baseline."),
 ]
 Delta = Annotated[
-    float, typer.Option(help="The smallest difference in pass rate that matters (0.1 = 10 points).")
+    float | None,
+    typer.Option(help="The smallest difference in pass rate that matters (0.1 = 10 points)."),
 ]
 Power = Annotated[float, typer.Option(help="Power needed to call 'no regression' a PASS.")]
 Anytime = Annotated[

@@ -360,7 +360,7 @@ class Watcher:
             tc.COST_USD,
             self.options.confidence,
             self.options.max_cost,
-            "no interval without a known bound: --max-cost USD gives one",
+            "no interval without a known bound: --trial-cost-bound USD gives one",
         )
         detector = DriftDetector(self.options.drift, own_reference=baseline is None)
         return _Test(PassRateCounts(), detector, cost)
