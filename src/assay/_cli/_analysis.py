@@ -79,7 +79,7 @@ ANALYSIS_FLAGS: tuple[AnalysisFlag, ...] = (
     AnalysisFlag("power", o.Power),
     AnalysisFlag("adjust", o.AdjustOpt),
     AnalysisFlag("fail_on", o.FailOnOpt, tuple),
-    AnalysisFlag("prices", o.Prices),
+    AnalysisFlag("prices", o.Prices, str),
     AnalysisFlag("suite_attribute", o.SuiteAttribute),
     AnalysisFlag("suite_threshold", o.SuiteThreshold),
     AnalysisFlag("suite_ci", o.SuiteCIOpt),

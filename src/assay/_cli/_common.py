@@ -71,8 +71,8 @@ Threshold = Annotated[
     typer.Option(
         "--threshold",
         "--pass-rate",
-        help="Required pass rate (default: what the trials record, else 0.8; watch reads "
-        "none recorded).",
+        help="Required pass rate (default: what the suite or the trials record, else 0.8; "
+        "watch reads none recorded).",
     ),
 ]
 Confidence = Annotated[
@@ -239,7 +239,11 @@ Formats = Annotated[
 ]
 Output = Annotated[
     Path | None,
-    typer.Option("--output", "-o", help="Write the one format given without a PATH here."),
+    typer.Option(
+        "--output",
+        "-o",
+        help="The file to write: the one --format given without a PATH (report: its HTML).",
+    ),
 ]
 InconclusiveOk = Annotated[
     bool, typer.Option("--inconclusive-ok", help="Exit 0 instead of 3 on INCONCLUSIVE.")
@@ -263,9 +267,11 @@ FailOnOpt = Annotated[
     ),
 ]
 Prices = Annotated[
-    str | None,
+    Path | None,
     typer.Option(
-        "--prices", help="Model price table (YAML/JSON) for cost; default: a dated built-in one."
+        "--prices",
+        help="Model price table (YAML/JSON, USD per 1M tokens) for cost; default: a dated "
+        "built-in one.",
     ),
 ]
 
@@ -296,7 +302,11 @@ MinAgreement = Annotated[
 # What reads a trace set, shared by analyze and report (compare reads two: its own --run-id).
 BaselineVersion = Annotated[
     str | None,
-    typer.Option(help="Judge regressions against this assay.agent.version in the same set."),
+    typer.Option(
+        help="The baseline's assay.agent.version: regressions are judged against its trials "
+        "in the same set (run: of the --baseline set, needed when it holds several; watch: "
+        "the drift reference, default each test's own earlier trials)."
+    ),
 ]
 CurrentVersion = Annotated[
     str | None, typer.Option(help="The version under test (when the set holds several).")
@@ -315,7 +325,15 @@ ExportOtlp = Annotated[
         envvar="ASSAY_EXPORT_OTLP",
         help="Also send the verdicts to this OTLP/HTTP endpoint, e.g. http://127.0.0.1:4318: "
         "a span per test and suite with a gen_ai.evaluation.result event, and the pass rates "
-        "and interval bounds as gauges (docs/reports.md).",
+        "and interval bounds as gauges (watch: gauges at every look, a span per verdict change "
+        "or drift alarm; docs/reports.md).",
+    ),
+]
+MaxDecompressedMb = Annotated[
+    int,
+    typer.Option(
+        help="Most MB one request (collect) or input file (import) may decompress to (gzip "
+        "bombs stop here)."
     ),
 ]
 TraceUrl = Annotated[

@@ -128,9 +128,7 @@ def compare(
 def report(
     paths: o.Paths,
     options: AnalyzeOptions,
-    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")] = Path(
-        "assay-report.html"
-    ),
+    output: o.Output = Path("assay-report.html"),
     quiet: o.Quiet = False,
     baseline_version: o.BaselineVersion = None,
     current_version: o.CurrentVersion = None,

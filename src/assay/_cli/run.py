@@ -30,12 +30,7 @@ def run_command(
     runs: Annotated[
         int | None, typer.Option("--runs", help="Maximum trials per test (default: suite, 30).")
     ] = None,
-    pass_rate: Annotated[
-        float | None,
-        typer.Option(
-            "--threshold", "--pass-rate", help="Required pass rate (default: the suite's, 0.8)."
-        ),
-    ] = None,
+    pass_rate: o.Threshold = None,
     difficulty: Annotated[
         str | None, typer.Option("--difficulty", help="Only tests of this difficulty.")
     ] = None,
@@ -107,13 +102,7 @@ def run_command(
             help="Compare with a recorded baseline trace set (its pass rate per case) instead.",
         ),
     ] = None,
-    baseline_version: Annotated[
-        str | None,
-        typer.Option(
-            help="A comparison: assay.agent.version of the baseline (default: baseline; with "
-            "--baseline, the set's own, needed when it holds several)."
-        ),
-    ] = None,
+    baseline_version: o.BaselineVersion = None,
     margin: o.Margin = None,
     max_cases: Annotated[
         int | None, typer.Option("--max-cases", help="Budget of a comparison: cases started.")
@@ -128,9 +117,7 @@ def run_command(
     max_time: Annotated[
         float | None, typer.Option("--max-time", help="Budget: seconds of wall time.")
     ] = None,
-    prices: Annotated[
-        Path | None, typer.Option("--prices", help="Price table (YAML/JSON), USD per 1M tokens.")
-    ] = None,
+    prices: o.Prices = None,
     agent_version: Annotated[
         str | None, typer.Option("--agent-version", help="assay.agent.version of the trials.")
     ] = None,

@@ -47,13 +47,7 @@ def watch(
             "below its reference (default 0.02 = 2 points)."
         ),
     ] = None,
-    baseline_version: Annotated[
-        str | None,
-        typer.Option(
-            help="The drift reference is this assay.agent.version's trials (default: each "
-            "test's own earlier trials)."
-        ),
-    ] = None,
+    baseline_version: o.BaselineVersion = None,
     poll_interval: Annotated[
         float,
         typer.Option(
@@ -125,15 +119,7 @@ def watch(
     ] = None,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
-    export_otlp: Annotated[
-        str | None,
-        typer.Option(
-            envvar="ASSAY_EXPORT_OTLP",
-            help="Also send the live verdicts to this OTLP/HTTP endpoint: gauges at every look "
-            "(exported every OTEL_METRIC_EXPORT_INTERVAL ms, and at shutdown) and a span with a "
-            "gen_ai.evaluation.result event per verdict change or drift alarm.",
-        ),
-    ] = None,
+    export_otlp: o.ExportOtlp = None,
 ) -> None:
     """Follow a growing trace set (e.g. `assay collect --out`) and judge every test live."""
     from assay.judge import check_range
