@@ -18,6 +18,12 @@ threshold, or at the maximum), all runs of a cell at once. Printed:
   (simulated); then adaptive runs judged by the anytime test (simulated), with the mean
   trials and pairs they used.
 
+``--speed``: instead, the seconds ``DropSequence(0.95).test`` takes (its e-value and both ends
+of the drop's interval) at 1,000 to 1,000,000 pairs, both versions at 0.9 → 0.8 and at 0.9 →
+0.9, and the process's peak resident memory after each; up to ``--reference-up-to`` pairs
+(20,000 by default) beside it the same figures from every pair's crowd computed at every drop
+the root finder asks for (the computation it replaced), checked equal bit for bit.
+
 Boschloo's regions are computed per pair of stopped sizes (cached); at maximum 200 there are
 thousands of pairs, so by default its figure is computed for maxima up to 100
 (``--boschloo-up-to 200`` for all, about five more minutes). Each cell has its own seeded
@@ -28,7 +34,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import resource
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -210,6 +219,44 @@ def power(args: argparse.Namespace) -> None:
             )
 
 
+def exhaustive(sequence: DropSequence, baseline: Bools, current: Bools) -> tuple[float, ...]:
+    """``(e_value, p_value, low, high)`` as computed before the search: every pair's crowd at
+    every drop the root finder asks for (the written-out test of the unit tests)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "stats"))
+    from test_drop_sequence import _reference
+
+    return _reference(sequence, baseline, current)
+
+
+def speed(args: argparse.Namespace) -> None:
+    print("\nseconds of DropSequence(0.95).test, both versions at n trials (one pair a trial)")
+    print(
+        f"{'pairs':>9} {'rates':>10} {'seconds':>8} {'exhaustive':>11} {'peak RSS':>9} "
+        f"{'p-value':>9} {'interval':>19}"
+    )
+    sequence = DropSequence(0.95)
+    for n in args.sizes:
+        for rate_c in (0.8, 0.9):
+            rng = np.random.default_rng([args.seed, n, round(100 * rate_c)])
+            baseline, current = rng.random(n) < 0.9, rng.random(n) < rate_c
+            start = time.perf_counter()
+            found = sequence.test(baseline, current)
+            seconds = time.perf_counter() - start
+            before = "—"
+            if n <= args.reference_up_to:
+                start = time.perf_counter()
+                expected = exhaustive(sequence, baseline, current)
+                before = f"{time.perf_counter() - start:.2f}"
+                figures = (found.e_value, found.p_value, found.low, found.high)
+                assert figures == expected, (figures, expected)
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            print(
+                f"{n:>9,} {f'0.9 → {rate_c}':>10} {seconds:>8.2f} {before:>11} {peak:>6.0f} MB "
+                f"{found.p_value:>9.2g} [{found.low:+.5f}, {found.high:+.5f}]",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pairs", type=int, default=8000)
@@ -220,7 +267,13 @@ def main() -> None:
     )
     parser.add_argument("--boschloo-up-to", type=int, default=100)
     parser.add_argument("--only", choices=["type-one", "power"], default=None)
+    parser.add_argument("--speed", action="store_true", help="time the test at large sizes")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 20_000, 100_000, 1_000_000])
+    parser.add_argument("--reference-up-to", type=int, default=20_000)
     args = parser.parse_args()
+    if args.speed:
+        speed(args)
+        return
     if args.only != "power":
         type_one(args)
         peeking(args)

@@ -170,12 +170,35 @@ def test_json_output_is_the_python_api_document(mixed: Path, capsys, tmp_path: P
     assert out_file.read_text() == printed
 
 
+def _with_a_stray_tool_span(traces: Path, tmp_path: Path) -> Path:
+    """A copy of ``traces`` plus one span that looks like a tool call no convention claims."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+    from assay.instrument import ParquetSpanExporter
+
+    copy = tmp_path / "with-stray"
+    shutil.copytree(traces, copy)
+    provider = TracerProvider()  # not the global one: its spans go to this file alone
+    provider.add_span_processor(SimpleSpanProcessor(ParquetSpanExporter(str(copy))))
+    parent = SpanContext(0x1234, 0x99, is_remote=True, trace_flags=TraceFlags(1))
+    context = trace.set_span_in_context(NonRecordingSpan(parent))
+    with provider.get_tracer("tests").start_as_current_span("tool lookup", context=context):
+        pass
+    provider.shutdown()
+    return copy
+
+
 def test_diagnostics_go_to_stderr_and_stdout_holds_only_the_report(
     traces: Path, tmp_path: Path, capsys
 ) -> None:
+    # The example's trace set warns of nothing: one stray span gives it a warning to route.
+    traces = _with_a_stray_tool_span(traces, tmp_path)
     analysis = assay.analyze(traces)
     messages = [finding.message for finding in analysis.result.data_quality.warnings]
-    assert any(m.startswith("no price for model(s) ") for m in messages)  # the example's models
+    assert any("look like tool or LLM calls" in m for m in messages)
     warnings = [f"assay: warning: {m}" for m in messages]
     # A JSON document on stdout is the document alone; the warnings are on stderr.
     assert run(["analyze", str(traces), "--format", "json"]) == 1

@@ -72,6 +72,7 @@ EVALUATION_EVENT: Final = "gen_ai.evaluation.result"
 EVALUATION_NAME: Final = "gen_ai.evaluation.name"
 EVALUATION_SCORE: Final = "gen_ai.evaluation.score.value"
 EVALUATION_LABEL: Final = "gen_ai.evaluation.score.label"
+EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"
 EVALUATION_SCORE_RANGE: Final = "gen_ai.evaluation.score.range"
 """An evaluation score's scale (an open proposal, semantic-conventions-genai#39): read as a
 ``[low, high]`` number array or a string such as ``"[0, 100]"`` / ``"0-100"``."""

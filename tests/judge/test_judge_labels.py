@@ -366,3 +366,48 @@ def test_several_labellers_the_majority_counts_and_a_tie_is_named(
     assert table == {"true_pass": 4, "false_fail": 0, "false_pass": 0, "true_fail": 3}
     kinds = {f["kind"]: f for f in document["data_quality"]["findings"]}
     assert kinds["labels_tied"]["examples"] == [ids[7]]
+
+
+@pytest.mark.slow  # 600 judged trials, analysed twice
+def test_a_suite_comparison_passes_only_if_it_can_see_the_true_drop_through_the_judge(
+    parquet_sink, tracer, tmp_path, capsys
+) -> None:
+    # 300 cases, one trial a version, the same agent twice; a flattering judge (Se 0.95,
+    # Sp 0.7) grades every trial and people label 100 of them. The judge passes on only about
+    # 0.65 of a true drop, so "no drop, and power to see 10 points" on its scale is not power
+    # to see 10 true points.
+    rng = np.random.default_rng(47)
+    truth = rng.random(300) < 0.7
+    rows = []
+    for version in ("v1", "v2"):
+        for case in range(300):
+            truly = bool(truth[case] if rng.random() < 0.95 else not truth[case])
+            says = rng.random() < (0.95 if truly else 0.3)
+            attributes = {
+                c.TEST_ID: f"case-{case:03d}",
+                c.SUITE: "s",
+                c.AGENT_VERSION: version,
+            }
+            with tracer.start_as_current_span("trial", attributes=attributes) as span:
+                span.add_event(
+                    c.EVALUATION_EVENT,
+                    {
+                        c.EVALUATION_NAME: "correctness",
+                        c.EVALUATION_LABEL: "pass" if says else "fail",
+                    },
+                )
+                trace_id = f"{span.get_span_context().trace_id:032x}"
+            if len(rows) < 100 and rng.random() < 0.2:
+                label = "pass" if truly else "fail"
+                rows.append({"trace_id": trace_id, "evaluation": "correctness", "label": label})
+    traces = parquet_sink.flush()
+    labels = _write(tmp_path / "labels.jsonl", rows)
+    argv = ["analyze", str(traces), *RULE, "--baseline-version", "v1"]
+    _, alone = _json(capsys, *argv)
+    code, document = _json(capsys, *argv, "--labels", str(labels))
+    (before,) = alone["suites"]
+    (after,) = document["suites"]
+    assert before["comparison"]["verdict"] == "PASS"
+    assert after["comparison"]["verdict"] == "INCONCLUSIVE" and code == 3
+    reason = after["comparison"]["reason"]
+    assert "shows in the judge's rates as at least" in reason and "error at most 0.1" in reason

@@ -75,6 +75,8 @@ def _reads_by_name(source: str) -> list[tuple[int, str, str]]:
         if isinstance(node, ast.Subscript):
             if ast.unparse(node.value).split(".")[-1] in FOREIGN_REGISTRIES:
                 continue
+            if isinstance(node.ctx, ast.Store):  # a key written (an export's attributes), not read
+                continue
             key, how = node.slice, "key"
         elif isinstance(node, ast.Call) and node.args:
             func = node.func
@@ -108,6 +110,7 @@ def test_the_scan_sees_every_way_of_reading_by_name() -> None:
     source = (
         'a = row["passed"]\nb = test.pass_at_k.get("1")\nc = getattr(test, "verdict")\n'
         'd = hasattr(value, "item")\ne = matplotlib.colormaps["RdYlGn"]\nf = row[COLUMN]\n'
+        'g["written"] = 1\n'
     )
     assert _reads_by_name(source) == [
         (1, "key", "passed"),

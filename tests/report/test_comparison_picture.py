@@ -93,6 +93,7 @@ def test_the_settings_line_is_in_words(compared: assay.Analysis) -> None:
 
     given = {k: v for k, v in compared.result.options.items() if v is not None and v != ()}
     line = settings_in_words(given)
-    assert "fixed-sample intervals and tests" in line and "suite means with t intervals" in line
-    for raw in ("anytime False", "suite ci t", "suite attribute assay.suite"):
+    assert "fixed-sample intervals and tests" in line
+    assert "suite means with betting intervals" in line
+    for raw in ("anytime False", "suite ci", "suite attribute assay.suite", "False", "True"):
         assert raw not in line

@@ -16,7 +16,13 @@ from scipy import stats as sps
 
 from assay.errors import ConfigError, InsufficientDataError
 from assay.stats import DropSequence, pass_rate_sequence
-from assay.stats._drop_sequence import MAX_POWER_PAIRS
+from assay.stats._drop_sequence import (
+    MAX_POWER_PAIRS,
+    _crowd_bounds,
+    _linear,
+    _log_mean_exp,
+    _rounding,
+)
 
 FRACTIONS = (np.arange(200) + 0.5) / 200
 Bools = npt.NDArray[np.bool_]
@@ -243,3 +249,64 @@ def test_interval_properties(baseline: list[bool], current: list[bool]) -> None:
     assert 0 < result.p_value <= 1
     assert (result.low > 0) == (result.e_value >= 20)
     assert (result.high < 0) == (DropSequence(0.95).test(current, baseline).e_value >= 20)
+
+
+def _reference(sequence: DropSequence, baseline: Bools, current: Bools) -> tuple[float, ...]:
+    """The test written out: every pair's crowd computed at every drop the root finder asks
+    for (the per-pair definition is the module's), the e-value the largest at a drop of 0."""
+    from scipy import optimize
+
+    pairs = min(baseline.size, current.size)
+    diff = baseline[:pairs].astype(int) - current[:pairs].astype(int)
+    level = -math.log(sequence.alpha)
+
+    def lower_end(counts: npt.NDArray[np.float64]) -> float:
+        def excess(drop: float) -> float:
+            return float(np.max(_log_mean_exp(_linear(counts, drop)))) - level
+
+        if excess(-1 + 1e-9) < 0:
+            return -1.0
+        shown = excess(0.0) >= 0
+        low, high = (0.0, 1 - 1e-9) if shown else (-1 + 1e-9, 0.0)
+        end = float(optimize.brentq(excess, low, high, xtol=1e-12))
+        while excess(end) >= 0 and end < high:
+            end = min(end + 1e-12, high)
+        return end if shown else min(end, 0.0)
+
+    counts = np.stack([np.cumsum(diff == v) for v in (1, 0, -1)], axis=-1).astype(np.float64)
+    top = max(float(np.max(_log_mean_exp(_linear(counts, 0.0)))), 0.0)
+    low, high = lower_end(counts), -lower_end(counts[:, ::-1].copy())
+    return math.exp(min(top, 700.0)), min(1.0, math.exp(-top)), low, high
+
+
+@pytest.mark.parametrize("pairs", [1, 7, 90, 700, 3000])
+def test_the_search_equals_computing_every_pairs_crowd(pairs: int) -> None:
+    # The search computes only the crowds that can hold the maximum: its figures must be the
+    # written-out test's, bit for bit, on drops, no drop, rises, and rates at the edges.
+    rng = np.random.default_rng(pairs)
+    for confidence in (0.95, 0.8):
+        sequence = DropSequence(confidence)
+        for rate_b, rate_c in ((0.9, 0.8), (0.9, 0.9), (0.5, 0.55), (1.0, 1.0), (0.02, 0.05)):
+            baseline = rng.random(pairs) < rate_b
+            current = rng.random(pairs + int(rng.integers(0, 3))) < rate_c
+            found = sequence.test(baseline, current)
+            expected = _reference(sequence, baseline, current)
+            assert (found.e_value, found.p_value, found.low, found.high) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    counts=st.lists(st.integers(0, 2_000_000), min_size=3, max_size=3),
+    drop=st.one_of(
+        st.floats(-1 + 1e-9, 1 - 1e-9), st.sampled_from([-1 + 1e-9, 0.0, 1e-13, 1 - 1e-9])
+    ),
+)
+def test_the_bound_is_above_every_crowds_computed_log_capital(
+    counts: list[int], drop: float
+) -> None:
+    # The search skips a pair only on this bound: it must hold for the crowd as computed,
+    # rounding and all, or a skipped pair could have held the maximum.
+    rows = np.array([counts, [max(c // 7, 1) for c in counts], [counts[0], 0, 0]], np.float64)
+    rows = rows[rows.sum(axis=1) > 0]
+    bound = _crowd_bounds(rows, drop) + _rounding(rows.sum(axis=1), drop)
+    assert (bound >= _log_mean_exp(_linear(rows, drop))).all()

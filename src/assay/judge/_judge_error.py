@@ -33,7 +33,7 @@ from assay.judge._judge_error_result import (
 from assay.judge._regression import RegressionResult, regression_test
 from assay.judge._results import TestResult
 from assay.judge._sequential import ANYTIME_METHOD
-from assay.judge._suite_result import SuiteResult
+from assay.judge._suite_result import SuiteComparison, SuiteResult
 from assay.judge._threshold import Verdict, threshold_verdict
 from assay.quality import Finding
 from assay.stats import TESTS, Interval, proportion_interval
@@ -411,6 +411,8 @@ def corrected_suites(
     by_id = {t.test_id: t for t in tests}
     out = []
     for suite in suites:
+        if suite.comparison is not None:
+            suite = judged_comparison(suite, used)
         if suite.interval is None or suite.pass_rate is None:
             out.append(suite)
             continue
@@ -457,3 +459,54 @@ def corrected_suites(
             )
         )
     return tuple(out)
+
+
+def judged_comparison(suite: SuiteResult, used: Agreement) -> SuiteResult:
+    """The suite comparison's PASS when one judge graded both versions.
+
+    The judge shows a true drop d as d·(Se + Sp − 1), so a drop it shows is a true drop (FAIL
+    stands) but a PASS must hold for the true drop: without a margin, the comparison must
+    detect a drop of delta times the lower bound J of Se + Sp − 1 (its smallest detectable
+    drop at most delta·J); with a margin M, the drop's upper bound must lie below M·J. J is a
+    one-sided 1 − alpha bound, so such a PASS rests on two bounds, each at level alpha: its
+    error is at most 2·alpha, and the note says so.
+    """
+    comparison = suite.comparison
+    if comparison is None or comparison.verdict is not Verdict.PASS or comparison.paired is None:
+        return suite
+    paired = comparison.paired
+    youden = youden_lower(used, 1 - paired.alpha)
+    if youden is None or youden <= 0:
+        note = (
+            "against the baseline: the judge may not show a true drop at all (its sensitivity "
+            "+ specificity is not shown to exceed 1), so no PASS: INCONCLUSIVE"
+        )
+        return _with_comparison(suite, replace(comparison, verdict=Verdict.INCONCLUSIVE), note)
+    both = f"sensitivity + specificity − 1 ≥ {youden:.2f} at {100 * (1 - paired.alpha):g}%"
+    if comparison.margin is not None:
+        limit = comparison.margin * youden
+        holds = paired.drop_upper < limit
+        note = (
+            f"against the baseline: a true drop of {why.pct(comparison.margin)} shows in the "
+            f"judge's rates as at least {why.pct(limit)} ({both}); the drop's upper bound "
+            f"{why.pct(paired.drop_upper)} {'lies below' if holds else 'does not lie below'} it"
+        )
+    else:
+        shrunk = comparison.delta * youden
+        detectable = paired.min_detectable_drop
+        holds = detectable is not None and detectable <= shrunk
+        shown = why.pct(detectable) if detectable is not None else "none"
+        note = (
+            f"against the baseline: a true drop of {why.pct(comparison.delta, 0)} shows in the "
+            f"judge's rates as at least {why.pct(shrunk)} ({both}); the smallest drop the "
+            f"comparison detects with power {paired.required_power:g} is {shown}"
+        )
+    verdict = Verdict.PASS if holds else Verdict.INCONCLUSIVE
+    note += f" → {verdict} (two bounds, each at level {paired.alpha:g}: error at most "
+    note += f"{2 * paired.alpha:g})"
+    return _with_comparison(suite, replace(comparison, verdict=verdict), note)
+
+
+def _with_comparison(suite: SuiteResult, comparison: SuiteComparison, note: str) -> SuiteResult:
+    reason = f"{comparison.reason}; {note}"
+    return replace(suite, comparison=replace(comparison, reason=reason))

@@ -414,7 +414,16 @@ _WORDS: dict[str, Callable[[OptionValue], str]] = {
     "prices": lambda v: f"prices from {v}",
     "min_mean_score": lambda v: f"a test needs a mean score of at least {v}",
     "max_std_dev": lambda v: f"a test's score may vary by a standard deviation of at most {v}",
-    "gate_cases": lambda v: "every case's verdict counts in the exit code",
+    "gate_cases": lambda v: (
+        "every case's verdict counts in the exit code"
+        if v
+        else "the exit code counts the verdicts docs/cli.md's rule names"
+    ),
+    "allow_missing_cases": lambda v: (
+        "a suite may PASS with cases the current version did not run"
+        if v
+        else "a suite PASSes only when the current version ran every case"
+    ),
 }
 """Each analysis option as a reader says it; an option not listed is shown by its name."""
 

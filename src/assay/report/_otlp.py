@@ -28,6 +28,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from assay.conventions import (
+    EVALUATION_EVENT,
+    EVALUATION_EXPLANATION,
+    EVALUATION_LABEL,
+    EVALUATION_NAME,
+    EVALUATION_SCORE,
+)
 from assay.judge import AnalysisResult, SuiteResult, TestResult, Verdict
 from assay.report._text import shown_interval
 from assay.version import __version__
@@ -39,7 +46,6 @@ if TYPE_CHECKING:
 
 __all__ = ["EVALUATION_EVENT", "export_otlp", "otlp_url", "record_verdicts"]
 
-EVALUATION_EVENT = "gen_ai.evaluation.result"
 """The OTel GenAI evaluation event each judgement span carries."""
 SCOPE = "assay"
 """The instrumentation scope of what assay exports."""
@@ -49,12 +55,12 @@ def _event(
     name: str, value: float | None, verdict: Verdict, reason: str
 ) -> dict[str, AttributeValue]:
     attributes: dict[str, AttributeValue] = {
-        "gen_ai.evaluation.name": name,
-        "gen_ai.evaluation.score.label": verdict.value,
-        "gen_ai.evaluation.explanation": reason,
+        EVALUATION_NAME: name,
+        EVALUATION_LABEL: verdict.value,
+        EVALUATION_EXPLANATION: reason,
     }
     if value is not None:
-        attributes["gen_ai.evaluation.score.value"] = float(value)
+        attributes[EVALUATION_SCORE] = float(value)
     return attributes
 
 

@@ -69,7 +69,8 @@ def unit_log_capital(
     """
     lam = _stakes(x, alpha) if stakes is None else stakes
     at = np.asarray(m, dtype=np.float64)[..., None]
-    with np.errstate(divide="ignore"):
+    # m = 0 or a subnormal m: no cap (TRUNCATION / m is infinite or overflows to it)
+    with np.errstate(divide="ignore", over="ignore"):
         cap = np.where(at > 0, TRUNCATION / at, np.inf)
     return np.asarray(np.log1p(np.minimum(lam, cap) * (x - at)).sum(axis=-1))
 

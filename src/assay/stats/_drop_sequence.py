@@ -189,8 +189,10 @@ class DropSequence:
         """
         b, c = _outcomes(baseline, current)
         plus, zero, minus = _pair_counts(b, c)
-        log_e = max(float(np.max(self.log_e_value(plus, minus))), 0.0)
-        low, high = self._interval(plus, zero, minus)
+        # The lower end's search reads the capital at a drop of 0, which is the e-process.
+        low, top = self._lower_end(plus, zero, minus)
+        log_e = max(top, 0.0)
+        high = -self._lower_end(minus, zero, plus)[0]
         return DropTest(
             int(b.sum()),
             b.size,
@@ -210,37 +212,29 @@ class DropSequence:
 
     def _interval(self, plus: IntArray, zero: IntArray, minus: IntArray) -> tuple[float, float]:
         # The upper end of d is minus the lower end of -d with the roles of the versions swapped.
-        return self._lower_end(plus, zero, minus), -self._lower_end(minus, zero, plus)
+        return self._lower_end(plus, zero, minus)[0], -self._lower_end(minus, zero, plus)[0]
 
-    def _lower_end(self, plus: IntArray, zero: IntArray, minus: IntArray) -> float:
-        """The smallest drop whose capital stayed below ``1/alpha`` after every pair so far."""
+    def _lower_end(self, plus: IntArray, zero: IntArray, minus: IntArray) -> tuple[float, float]:
+        """The smallest drop whose capital stayed below ``1/alpha`` after every pair so far.
+
+        And the largest log-capital at a drop of 0: the e-process's maximum.
+        """
         from scipy import optimize
 
         level = self._level
-        counts = np.stack([plus, zero, minus], axis=-1).astype(np.float64)
-
-        def excess(drop: float) -> float:
-            # Falls as the drop grows: each gambler's factor does.
-            each = _linear(counts, drop)
-            richest = np.max(each, axis=-1)
-            # A crowd's log-capital is at most its richest gambler's: after the pair with the
-            # richest gambler of all, only pairs whose richest beats that crowd can hold the
-            # maximum (usually a handful).
-            first = float(_log_mean_exp(each[int(np.argmax(richest))]))
-            rows = richest > first
-            rest = float(np.max(_log_mean_exp(each[rows]))) if rows.any() else first
-            return max(first, rest) - level
-
+        search = _Search(np.stack([plus, zero, minus], axis=-1).astype(np.float64), level)
+        excess = search.excess  # falls as the drop grows: each gambler's factor does
+        at_zero = search.largest(0.0)
         # At d near 1 no factor exceeds 1, so the top is never out; at d near -1 it may be in.
         if excess(-1 + _EDGE) < 0:
-            return -1.0
+            return -1.0, at_zero
         # Which side of 0 the end lies on is the test's own decision, read at 0 exactly.
         shown = excess(0.0) >= 0
         low, high = (0.0, 1 - _EDGE) if shown else (-1 + _EDGE, 0.0)
         end = float(optimize.brentq(excess, low, high, xtol=_XTOL))
         while excess(end) >= 0 and end < high:  # step inside: an end never claims more
             end = min(end + _XTOL, high)
-        return end if shown else min(end, 0.0)
+        return (end if shown else min(end, 0.0)), at_zero
 
     def boundary(self, signs: int) -> IntArray:
         """Where the test rejects, by the count ``0..signs`` of current-only passes.
@@ -343,6 +337,179 @@ def _log_capital(
     """
     counts = np.stack(np.broadcast_arrays(plus, zero, minus), axis=-1).astype(np.float64)
     return _log_mean_exp(_linear(counts, drop))
+
+
+_FEW = 256  # pairs whose crowds are all computed, not bounded first
+_BLOCK = 64  # pairs bounded together before pair by pair
+_CHUNK = 4096  # pairs whose crowds are computed at once: 4096 x 200 doubles, 6.5 MB an array
+_ROUNDING = 2e-12  # thousands of ulps a unit of log-capital: above any rounding of one pair's
+_SLOPES = 1000.0  # bound on |d log-factor / d u| (< 1 / 0.0025), for the rounding of slopes
+
+
+def _crowd_bounds(counts: FloatArray, drop: float) -> FloatArray:
+    """An upper bound on each pair's crowd's log-capital, at a cost of O(1) a pair.
+
+    A gambler's log-capital ``f(u) = n+ log(1 + u a) + n0 log(1 - u b) + n- log(1 - u)``
+    (``a = (1 - d)/(1 + d)``, ``b = d/(1 + d)``) is concave in its fraction ``u``, so each
+    gambler of the grid is below the tangent at one of the two fractions around the top of
+    ``f`` (the one on its side). Two bounds follow, the smaller kept: the richest gambler's
+    (the larger of the two values, each raised by its tangent's rise towards the end of the
+    grid on its outer side: zero when the two straddle the top, as they do unless the top was
+    found wrong), and the crowd's mean capital, each side's gamblers below a geometric series.
+    The top solves ``f'(u) = 0``, a quadratic once its denominators are cleared. Rounding is
+    not included: see :func:`_rounding`.
+    """
+    plus, zero, minus = counts[:, 0], counts[:, 1], counts[:, 2]
+    scale = 1.0 / (1.0 + drop)
+    a, b = (1.0 - drop) * scale, drop * scale
+    first, last = float(_FRACTIONS[0]), float(_FRACTIONS[-1])
+    c0 = plus * a - zero * b - minus
+    c1 = -(plus * (a * (1 + b)) + zero * (b * (a - 1)) + minus * (a - b))
+    c2 = (a * b) * (plus + zero + minus)
+    with np.errstate(all="ignore"):
+        root = 2 * c0 / (-c1 + np.sqrt(c1 * c1 - 4 * c2 * c0))
+    # f' <= 0 from the start: the top is the first fraction; no root in (0, 1): f' > 0 all along.
+    top = np.where(c0 <= 0, first, np.where(np.isfinite(root) & (root > 0), root, last))
+    left = np.clip(np.floor((top - first) * _GRID), 0, _GRID - 2).astype(np.int64)
+    logs = _bet_logs(drop)
+    richest = np.full(plus.shape, -np.inf)
+    sides = []
+    for column, outer, count in ((left, first, left + 1), (left + 1, last, _GRID - 1 - left)):
+        u = _FRACTIONS[column]
+        value = plus * logs[0, column] + zero * logs[1, column] + minus * logs[2, column]
+        slope = plus * (a / (1 + u * a)) - zero * (b / (1 - u * b)) - minus / (1 - u)
+        # The tangent's rise from u towards the outer end of the grid (never a fall).
+        np.maximum(richest, value + np.maximum(slope * (outer - u), 0.0), out=richest)
+        # The gamblers from u outwards, each below the tangent: a geometric sum of capitals.
+        sides.append(value + _log_geometric(slope * np.sign(outer - u) / _GRID, count))
+    # The crowd's log-capital: the log of the mean of the sides' capitals.
+    crowd = np.logaddexp(*sides) - math.log(_GRID)
+    bound = np.minimum(richest, crowd)
+    return np.where(np.isnan(bound), np.inf, bound)
+
+
+def _log_geometric(step: FloatArray, count: IntArray) -> FloatArray:
+    """``log sum_{j < count} e^(j step)``, stably whatever the sign of ``step``."""
+    with np.errstate(all="ignore"):
+        rising = step > 0
+        t = np.where(rising, -step, step)  # <= 0: the sum from its largest term down
+        ratio = np.expm1(t * count) / np.expm1(t)
+        out = np.log(np.where(t == 0, count, ratio)) + np.where(rising, step * (count - 1), 0.0)
+    return np.asarray(out, dtype=np.float64)
+
+
+def _rounding(pairs: FloatArray, drop: float) -> FloatArray:
+    """What rounding may move a pair's computed log-capital or its bound by, and far more.
+
+    Relative errors of a few ulps in each of ``pairs`` terms no larger than the largest
+    log-factor, and in slopes below :data:`_SLOPES` times ``pairs``: 2e-12 is thousands of ulps.
+    """
+    largest = float(np.max(np.abs(_bet_logs(drop))))
+    return _ROUNDING * (1.0 + pairs * (largest + _SLOPES))
+
+
+class _Search:
+    """The largest log-capital over a path's pairs, at the drops a root finder asks for.
+
+    Equal, bit for bit, to computing every pair's crowd and taking the maximum, while
+    computing only the crowds that can hold it: a crowd's log-capital is at most its richest
+    gambler's (so at most :func:`_crowd_bounds`), which leaves few pairs near the top at any
+    one drop. And every crowd's capital falls as the drop grows, so once a drop ``lo`` is
+    known to reach ``1/alpha`` and a drop ``hi`` not, at every drop between them a pair whose
+    bound at ``lo`` is below the largest log-capital at ``hi`` cannot hold the maximum: the
+    search keeps only the others, fewer at each step of the root finder.
+    """
+
+    def __init__(self, counts: FloatArray, level: float) -> None:
+        self._counts = counts
+        self._pairs = counts.sum(axis=1)
+        self._level = level
+        self._seen: dict[float, float] = {}
+        self._lo, self._hi = -math.inf, math.inf
+        self._upper = np.full(counts.shape[0], np.inf)  # each pair's bound, at every d >= lo
+        self._at_hi = -math.inf  # the largest log-capital at hi: at most the one at d <= hi
+        self._live = np.arange(counts.shape[0])
+
+    def excess(self, drop: float) -> float:
+        """The largest log-capital over the pairs at this drop, less ``log(1/alpha)``."""
+        return self.largest(drop) - self._level
+
+    def largest(self, drop: float) -> float:
+        """The largest log-capital over the pairs at this drop."""
+        if drop not in self._seen:
+            inside = self._lo <= drop <= self._hi
+            rows = self._live if inside else np.arange(self._counts.shape[0])
+            # Bounds found at lo hold at every drop above it, even above hi.
+            prior = self._upper[rows] if self._lo <= drop else None
+            top, upper = self._largest(rows, drop, prior)
+            self._seen[drop] = top
+            if inside:
+                self._narrow(drop, top, rows, upper)
+        return self._seen[drop]
+
+    def _largest(
+        self, rows: IntArray, drop: float, prior: FloatArray | None
+    ) -> tuple[float, FloatArray]:
+        """The largest computed log-capital over these pairs (ascending), and bounds.
+
+        Each pair's bound holds at every drop from this one up. The pairs are bounded first
+        in blocks of :data:`_BLOCK`, each by counts no pair in it beats in its capital's
+        favour (its last pair's ``+1`` count, its first pair's ``-1`` count, and its last or
+        first pair's ``0`` count as a ``0`` raises or lowers every capital at this drop);
+        then pair by pair in the blocks whose bound beats the best block's best crowd; then
+        the crowds of the pairs whose bound beats the best so far are computed, richest first.
+        ``prior``: bounds already known at this drop, one a pair.
+        """
+        whole = rows.size == self._pairs.size  # no copy of every pair's counts
+        counts = self._counts if whole else self._counts[rows]
+        pairs = self._pairs if whole else self._pairs[rows]
+        if rows.size <= _FEW:  # bounding costs more than it saves
+            values = _log_mean_exp(_linear(counts, drop))
+            return float(np.max(values)), values + _rounding(pairs, drop)
+        starts = np.arange(0, rows.size, _BLOCK)
+        ends = np.minimum(starts + _BLOCK - 1, rows.size - 1)
+        corner = counts[ends]
+        corner[:, 2] = counts[starts, 2]
+        if drop > 0:
+            corner[:, 1] = counts[starts, 1]
+        blocks = _crowd_bounds(corner, drop) + _rounding(pairs[ends], drop)
+        upper = np.repeat(blocks, _BLOCK)[: rows.size]
+        if prior is not None:
+            np.minimum(upper, prior, out=upper)
+            blocks = np.maximum.reduceat(upper, starts)
+        best, top = -math.inf, int(np.argmax(blocks))
+        for first in (True, False):
+            # The best block alone gives a first best; then every block that may beat it.
+            if first:
+                span = np.arange(starts[top], ends[top] + 1)
+            else:
+                span = np.flatnonzero(np.repeat(blocks > best, _BLOCK)[: rows.size])
+            slack = _rounding(pairs[span], drop)
+            upper[span] = np.minimum(upper[span], _crowd_bounds(counts[span], drop) + slack)
+            keep = upper[span] > best
+            span, slack = span[keep], slack[keep]
+            order = np.argsort(-upper[span], kind="stable")
+            span, slack = span[order], slack[order]
+            start, size = 0, 1  # the richest alone first, then growing chunks
+            while start < span.size and upper[span[start]] > best:
+                chunk, extra = span[start : start + size], slack[start : start + size]
+                keep = upper[chunk] > best
+                chunk, extra = chunk[keep], extra[keep]
+                values = _log_mean_exp(_linear(counts[chunk], drop))
+                upper[chunk] = np.minimum(upper[chunk], values + extra)
+                best = max(best, float(np.max(values)))
+                start, size = start + size, min(4 * size, _CHUNK)
+        return best, upper
+
+    def _narrow(self, drop: float, top: float, rows: IntArray, upper: FloatArray) -> None:
+        if top >= self._level:  # the end lies above: later drops are at least this one
+            self._lo = drop
+            self._upper[rows] = upper
+        else:
+            self._hi, self._at_hi = drop, top
+        # Rounding at any drop from lo up: the largest log-factor only shrinks as drops grow.
+        slack = float(_rounding(self._pairs[-1:], max(self._lo, -1 + _EDGE))[0])
+        self._live = self._live[self._upper[self._live] >= self._at_hi - slack]
 
 
 def _pair_counts(
