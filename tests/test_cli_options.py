@@ -119,3 +119,14 @@ def test_a_bad_value_is_one_line_naming_the_flag(
     assert run(["analyze", str(versions), *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith(line) and err.count("\n") == 1
+
+
+def test_building_the_command_line_does_not_import_the_analysis() -> None:
+    """The options' defaults are read when help is drawn, not when `assay` starts."""
+    import subprocess
+    import sys
+
+    code = "import sys, typer.main, assay.cli; typer.main.get_command(assay.cli.app); "
+    code += "print('polars' in sys.modules, 'assay.judge' in sys.modules)"
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert shown.stdout.split() == ["False", "False"]
