@@ -1,7 +1,7 @@
 """How soon spans from ``ParquetSpanExporter`` reach a running ``assay watch``; how many files.
 
-Run: ``python benchmarks/bench_visibility.py [--seconds 20] [--interval S] [--grace S]``
-(without ``--interval`` / ``--grace``: watch's defaults). An agent in this process records one
+Run: ``python benchmarks/bench_visibility.py [--seconds 20] [--poll-interval S] [--grace S]``
+(without ``--poll-interval`` / ``--grace``: watch's defaults). An agent in this process records one
 trial (a trial span and a tool span) and calls ``provider.force_flush()`` once a second, under
 the SDK's ``SimpleSpanProcessor`` and then its ``BatchSpanProcessor``, with the exporter's
 defaults; then under ``BatchSpanProcessor`` without ``force_flush()``, as production code runs
@@ -152,7 +152,9 @@ def measure(processor: str, seconds: int, flags: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=int, default=20)
-    parser.add_argument("--interval", type=float, default=None, help="assay watch --interval")
+    parser.add_argument(
+        "--poll-interval", type=float, default=None, help="assay watch --poll-interval"
+    )
     parser.add_argument("--grace", type=float, default=None, help="assay watch --grace")
     parser.add_argument(
         "--processors", default="simple,batch,batch-noflush,collector", help="which to run"
@@ -161,9 +163,9 @@ def main() -> None:
     os.environ.setdefault("PYTHONFAULTHANDLER", "1")
     flags = [
         part
-        for name in ("interval", "grace")
+        for name in ("poll_interval", "grace")
         if getattr(args, name) is not None
-        for part in (f"--{name}", str(getattr(args, name)))
+        for part in (f"--{name.replace('_', '-')}", str(getattr(args, name)))
     ]
     print(f"assay watch {' '.join(flags) or '(defaults)'}; one trial a second")
     for processor in args.processors.split(","):

@@ -104,7 +104,17 @@ def keep_up(work: Path, files: int, per_file: int, every: float) -> None:
     out = work / "stream"
     out.mkdir()
     watch = subprocess.Popen(
-        [*ASSAY, "watch", str(out), "--interval", "0.5", "--grace", "0.5", "--metrics-port", "0"],
+        [
+            *ASSAY,
+            "watch",
+            str(out),
+            "--poll-interval",
+            "0.5",
+            "--grace",
+            "0.5",
+            "--metrics-port",
+            "0",
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

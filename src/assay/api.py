@@ -112,10 +112,8 @@ class Analysis:
 
 
 def _options(options: AnalyzeOptions | None) -> AnalyzeOptions:
-    """The options given (defaults throughout if None), checked."""
-    chosen = options or AnalyzeOptions()
-    chosen.validate()
-    return chosen
+    """The options given (defaults throughout if None; each checked itself when made)."""
+    return options or AnalyzeOptions()
 
 
 @dataclass(frozen=True, slots=True)

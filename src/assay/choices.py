@@ -12,6 +12,7 @@ from typing import Final
 
 __all__ = [
     "Adjustment",
+    "Engine",
     "ErrorPolicy",
     "IntervalMethod",
     "OutputFormat",
@@ -109,6 +110,13 @@ class ErrorPolicy(StrEnum):
     """As failures."""
     EXCLUDE = "exclude"
     """Left out of n (always reported)."""
+
+
+class Engine(StrEnum):
+    """Where the spans → trials function runs (``--engine``)."""
+
+    LOCAL = "local"
+    SPARK = "spark"
 
 
 class OutputFormat(StrEnum):

@@ -20,6 +20,8 @@ from typer.exceptions import TyperException
 
 # First of assay's modules: the package configures Polars' allocator before anything loads it.
 from assay._cli import EXIT_USAGE, fail
+from assay._cli._analysis import show_defaults
+from assay._cli._renamed import renamed
 from assay._cli.analyze import analyze, compare, report
 from assay._cli.collect import collect, import_
 from assay._cli.compact import compact
@@ -27,7 +29,7 @@ from assay._cli.describe import describe
 from assay._cli.plan import plan
 from assay._cli.run import run_command
 from assay._cli.watch import watch
-from assay.errors import AssayError, OptionError
+from assay.errors import AssayError, ConfigError, OptionError
 
 __all__ = ["app", "fail", "main", "run"]
 
@@ -60,6 +62,7 @@ class _Command(TyperCommand):
     """
 
     def get_help(self, ctx: Any) -> str:  # typer's own click Context
+        show_defaults(self)
         text = super().get_help(ctx)
         usage, _, rest = text.partition("\n")
         # padded to the same width, so the help column stays aligned
@@ -68,6 +71,22 @@ class _Command(TyperCommand):
 
     def get_usage(self, ctx: Any) -> str:
         return _usage(super().get_usage(ctx))
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return list(super().parse_args(ctx, renamed(str(self.name), args)))
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OptionError as exc:  # the library names a field: say the flag that set it
+            raise ConfigError(f"{self.flag(exc.field)} {exc.problem}") from None
+
+    def flag(self, field: str) -> str:
+        """The flag of this command that sets ``field``: its parameter is named after it."""
+        for param in self.params:
+            if param.name == field:
+                return next((str(o) for o in param.opts if o.startswith("--")), field)
+        return field
 
 
 def _print_version(value: bool) -> None:
@@ -136,22 +155,10 @@ def run(argv: Sequence[str] | None = None) -> int:
     except typer.Abort:
         print("assay: aborted", file=sys.stderr)
         return 130
-    except OptionError as exc:
-        print(f"assay: error: {_flag(exc.field)} {exc.problem}", file=sys.stderr)
-        return EXIT_USAGE
     except AssayError as exc:
         print(f"assay: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     return result if isinstance(result, int) else 0
-
-
-#: Options fields whose flag is not the field's name with dashes.
-_FLAGS = {"regression_test": "--test", "ks": "--k", "method": "--sequential"}
-
-
-def _flag(field: str) -> str:
-    """The flag that sets an options field: ``ci_method`` → ``--ci-method``."""
-    return _FLAGS.get(field, "--" + field.replace("_", "-"))
 
 
 def main() -> None:

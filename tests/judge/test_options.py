@@ -27,7 +27,7 @@ def test_bad_ks_name_the_field_not_a_flag(text: str, problem: str) -> None:
     assert str(caught.value) == f"ks {problem}"
 
 
-def test_validate_names_ks() -> None:
+def test_an_invalid_options_object_cannot_be_made() -> None:
     with pytest.raises(OptionError) as caught:
-        AnalyzeOptions(ks=(0, 5)).validate()
+        AnalyzeOptions(ks=(0, 5))
     assert caught.value.field == "ks"

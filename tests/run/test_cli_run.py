@@ -112,12 +112,12 @@ def test_run_inconclusive_exit_3_and_inconclusive_ok(
         ),
         (["--agent", "assay_test_agents:echo", "--concurrency", "0"], "--concurrency must be"),
         (
-            ["--agent", "assay_test_agents:echo", "--sequential", "sprt", "--delta", "2"],
+            ["--agent", "assay_test_agents:echo", "--sequential", "sprt", "--sprt-delta", "2"],
             "delta must lie in (0, 1)",
         ),
         (
-            ["--agent", "assay_test_agents:echo", "--delta", "0.2", "--beta", "0.1"],
-            "--delta, --beta shape only the SPRT (--sequential sprt)",
+            ["--agent", "assay_test_agents:echo", "--sprt-delta", "0.2", "--beta", "0.1"],
+            "--sprt-delta, --beta shape only the SPRT (--sequential sprt)",
         ),
         (["--agent", "assay_test_agents:echo", "--prices", "/nonexistent.yaml"], "price table"),
     ],
@@ -411,3 +411,20 @@ def test_run_warnings_go_to_stderr_and_stdout_holds_only_the_report(
     lines = err.splitlines()
     assert f"assay: warning: {found} (give prices with --prices)" in lines
     assert f"assay: warning: {ran}" in lines
+
+
+@pytest.mark.parametrize(("old", "new"), [("--delta", "--sprt-delta"), ("--alpha", "--sprt-alpha")])
+def test_the_sprt_flags_old_spelling_still_works_and_says_its_new_name(
+    suite: Path, capsys: pytest.CaptureFixture[str], old: str, new: str
+) -> None:
+    """Without a baseline, --delta and --alpha were the SPRT's; they now mean a comparison's."""
+    agent = ["--agent", "assay_test_agents:echo", "--dry-run", "--sequential", "sprt"]
+    code, out, err = _run(capsys, str(suite), *agent, new, "0.2")
+    assert (code, err) == (0, "")
+    assert _run(capsys, str(suite), *agent, old, "0.2") == (
+        0,
+        out,
+        f"assay run: {old} is deprecated for the SPRT, use {new} ({old} is a comparison's, "
+        "as in compare)\n",
+    )
+    assert _run(capsys, str(suite), *agent, old, "0.2", new, "0.2")[0] == 2

@@ -74,7 +74,7 @@ def test_without_a_bound_the_mean_cost_is_shown_alone_and_says_why(tmp_path: Pat
     status = Watcher((str(tmp_path),)).look(final=True)
     (test,) = status.tests
     assert test.cost is not None and test.cost.low is None
-    assert test.cost.note is not None and "--max-cost" in test.cost.note
+    assert test.cost.note is not None and "--trial-cost-bound" in test.cost.note
     (score,) = test.scores
     assert score.mean == 5.0 and score.low is None and "outside [0, 1]" in (score.note or "")
     assert any(n.kind == "score_out_of_range" for n in status.notes)
@@ -134,4 +134,4 @@ def test_the_table_shows_no_cost_nobody_spent_and_says_why_once(tmp_path: Path) 
     paid = Watcher((str(tmp_path / "paid"), str(tmp_path / "paid2"))).look(final=True)
     table = status_table(paid)
     assert table.count("cost per trial (USD): mean") == 2
-    assert table.count("--max-cost") == 1  # why there is no interval: once, not per test
+    assert table.count("--trial-cost-bound") == 1  # why there is no interval: once, not per test

@@ -36,7 +36,7 @@ def test_prometheus_scrapes_the_verdicts_of_trials_sent_to_the_collector(
     url = f"{collector.url}/v1/traces"
     send_trials(OTLPSpanExporter(endpoint=url), [True] * 60, test="steady", batch=True)
     send_trials(OTLPSpanExporter(endpoint=url), [False] * 30, test="broken", batch=True)
-    args = [str(collector.out), "--metrics-port", "0", "--interval", "0.2", "--grace", "0.5"]
+    args = [str(collector.out), "--metrics-port", "0", "--poll-interval", "0.2", "--grace", "0.5"]
     watch, port = start_watch(args, tmp_path / "watch.log")
     assert port is not None
     prometheus = Prometheus(tmp_path / "prometheus", port).start()

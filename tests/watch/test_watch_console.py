@@ -25,7 +25,7 @@ def test_on_a_terminal_the_table_is_live(tmp_path: Path) -> None:
     master, slave = pty.openpty()
     env = {**os.environ, "COLUMNS": "120", "TERM": "xterm", **FAULT_HANDLER}
     proc = subprocess.Popen(
-        [ASSAY, "watch", str(tmp_path), "--interval", "0.2", "--grace", "0"],
+        [ASSAY, "watch", str(tmp_path), "--poll-interval", "0.2", "--grace", "0"],
         stdout=slave,
         stderr=slave,
         env=env,
@@ -73,7 +73,7 @@ def _drain(master: int, tail: list[bytes]) -> None:
 
 def test_in_a_log_the_table_is_printed_when_it_changed_then_the_events(tmp_path: Path) -> None:
     write_trials(tmp_path, [True] * 50)
-    args = [str(tmp_path), "--interval", "0.1", "--grace", "0"]
+    args = [str(tmp_path), "--poll-interval", "0.1", "--grace", "0"]
     watch, _ = start_watch(args, tmp_path / "watch.log")
     wait_for_log(tmp_path / "watch.log", "trials pass rate")
     time.sleep(1)  # ten more looks, nothing new: the table is not repeated
@@ -135,7 +135,7 @@ def test_a_log_ends_with_the_counts_metrics_shows_and_events_carry_theirs(tmp_pa
     import urllib.request
 
     write_trials(tmp_path, [True])
-    args = [str(tmp_path), "--interval", "0.1", "--grace", "0", "--metrics-port", "0"]
+    args = [str(tmp_path), "--poll-interval", "0.1", "--grace", "0", "--metrics-port", "0"]
     watch, port = start_watch(args, tmp_path / "watch.log")
     wait_for_log(tmp_path / "watch.log", "trials pass rate")
     # trials keep arriving, faster than the table is reprinted (at most every 15 s)

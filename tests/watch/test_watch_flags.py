@@ -36,3 +36,30 @@ def test_help_shows_the_new_name_only(capsys: pytest.CaptureFixture[str]) -> Non
     assert run(["watch", "--help"]) == 0
     shown = capsys.readouterr().out
     assert "--drift-margin" in shown and "--delta" not in shown
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "value"),
+    [
+        ("--alpha", "--drift-alpha", "0.01"),
+        ("--max-cost", "--trial-cost-bound", "0.5"),
+        ("--interval", "--poll-interval", "0.5"),
+    ],
+)
+def test_every_renamed_flag_still_works_and_says_its_new_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, value: str
+) -> None:
+    write_trials(tmp_path, [True] * 30)
+    path = str(tmp_path)
+    assert run(["watch", path, "--once", new, value]) == 0
+    expected = capsys.readouterr()
+    assert "deprecated" not in expected.err
+    assert run(["watch", path, "--once", f"{old}={value}"]) == 0
+    given = capsys.readouterr()
+    assert given.out == expected.out
+    (line,) = [line for line in given.err.splitlines() if "deprecated" in line]
+    assert line.startswith(f"assay watch: {old} is deprecated, use {new} (")
+    assert given.err.replace(line + "\n", "") == expected.err
+    assert run(["watch", "--help"]) == 0
+    shown = capsys.readouterr().out
+    assert new in shown and f"{old} " not in shown

@@ -111,7 +111,7 @@ def test_one_malformed_trial_is_named_and_skipped_never_its_look(tmp_path: Path)
 def test_a_live_watch_names_a_malformed_trial_on_stderr_and_in_metrics(tmp_path: Path) -> None:
     traces = tmp_path / "traces"
     write_trials(traces, [True] * 40, test="T")
-    args = [str(traces), "--interval", "0.2", "--grace", "0", "--metrics-port", "0"]
+    args = [str(traces), "--poll-interval", "0.2", "--grace", "0", "--metrics-port", "0"]
     watch, port = start_watch(args, tmp_path / "watch.log")
     try:
         wait_for_log(tmp_path / "watch.log", "pass rate")

@@ -160,7 +160,7 @@ def test_the_family_wide_statement_is_shown_over_several_tests(
     assert family.family_confidence == pytest.approx(1 - 0.05 / 50)
     run(["watch", str(tmp_path), "--once"])
     out = capsys.readouterr().out
-    assert "family: 50 tests watched" in out and "--confidence 0.999 --alpha 0.001" in out
+    assert "family: 50 tests watched" in out and "--confidence 0.999 --drift-alpha 0.001" in out
     metrics = {m.name: m for m in _family(status)}
     assert metrics["assay_watch_expected_wrong_verdicts"].samples[0].value == pytest.approx(2.5)
     assert "per test only" in metrics["assay_watch_expected_false_alarms"].documentation

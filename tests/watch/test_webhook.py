@@ -71,7 +71,7 @@ def test_the_running_watch_posts_when_a_test_starts_failing(tmp_path: Path) -> N
     receiver = Receiver(fail_first=1)
     traces = tmp_path / "traces"
     write_trials(traces, [True] * 200)
-    args = [str(traces), "--interval", "0.2", "--grace", "0", "--webhook", receiver.url]
+    args = [str(traces), "--poll-interval", "0.2", "--grace", "0", "--webhook", receiver.url]
     watch, _ = start_watch(args, tmp_path / "watch.log")
     try:
         wait_for_log(tmp_path / "watch.log", "pass rate")  # the first look: no event for it

@@ -10,6 +10,7 @@ import typer
 
 from assay.choices import (
     Adjustment,
+    Engine,
     ErrorPolicy,
     IntervalMethod,
     OutputFormat,
@@ -17,6 +18,7 @@ from assay.choices import (
     ScoreInterval,
     SuiteInterval,
 )
+from assay.errors import ConfigError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -25,9 +27,11 @@ EXIT_USAGE = 2
 
 
 def fail(message: str) -> NoReturn:
-    """Print one line to stderr and exit with the usage/input error code."""
-    print(f"assay: error: {message}", file=sys.stderr)
-    raise SystemExit(EXIT_USAGE)
+    """Stop on a usage or input error: one line on stderr, exit 2.
+
+    The one way a command reports one is a :class:`ConfigError`; :mod:`assay.cli` prints it.
+    """
+    raise ConfigError(message)
 
 
 def stdout_console() -> Console:
@@ -67,7 +71,8 @@ Threshold = Annotated[
     typer.Option(
         "--threshold",
         "--pass-rate",
-        help="Required pass rate (default: what the trials record, else 0.8).",
+        help="Required pass rate (default: what the suite or the trials record, else 0.8; "
+        "watch reads none recorded).",
     ),
 ]
 Confidence = Annotated[
@@ -115,11 +120,12 @@ Test = Annotated[
     ),
 ]
 Alpha = Annotated[
-    float,
+    float | None,
     typer.Option(help="Significance level: the chance of a wrong verdict against the baseline."),
 ]
 Delta = Annotated[
-    float, typer.Option(help="The smallest difference in pass rate that matters (0.1 = 10 points).")
+    float | None,
+    typer.Option(help="The smallest difference in pass rate that matters (0.1 = 10 points)."),
 ]
 Power = Annotated[float, typer.Option(help="Power needed to call 'no regression' a PASS.")]
 Anytime = Annotated[
@@ -215,9 +221,9 @@ def format_target(spec: str) -> FormatTarget:
     name, colon, path = spec.partition(":")
     name = name.strip().lower()
     if name not in tuple(OutputFormat):
-        raise typer.BadParameter(f"{name!r} is not one of {', '.join(OutputFormat)}")
+        raise ConfigError(f"--format {name!r} is not one of {', '.join(OutputFormat)}")
     if colon and not path:
-        raise typer.BadParameter(f"{spec}: give a file after the colon, or leave it out")
+        raise ConfigError(f"--format {spec}: give a file after the colon, or leave it out")
     return FormatTarget(OutputFormat(name), Path(path) if path else None)
 
 
@@ -233,7 +239,11 @@ Formats = Annotated[
 ]
 Output = Annotated[
     Path | None,
-    typer.Option("--output", "-o", help="Write the one format given without a PATH here."),
+    typer.Option(
+        "--output",
+        "-o",
+        help="The file to write: the one --format given without a PATH (report: its HTML).",
+    ),
 ]
 InconclusiveOk = Annotated[
     bool, typer.Option("--inconclusive-ok", help="Exit 0 instead of 3 on INCONCLUSIVE.")
@@ -257,9 +267,11 @@ FailOnOpt = Annotated[
     ),
 ]
 Prices = Annotated[
-    str | None,
+    Path | None,
     typer.Option(
-        "--prices", help="Model price table (YAML/JSON) for cost; default: a dated built-in one."
+        "--prices",
+        help="Model price table (YAML/JSON, USD per 1M tokens) for cost; default: a dated "
+        "built-in one.",
     ),
 ]
 
@@ -283,5 +295,53 @@ MinAgreement = Annotated[
         "--min-agreement",
         help="With --labels: the Cohen's kappa the judge must reach with people; below it, a "
         "judge_below_agreement finding (default: none asked).",
+    ),
+]
+
+
+# What reads a trace set, shared by analyze and report (compare reads two: its own --run-id).
+BaselineVersion = Annotated[
+    str | None,
+    typer.Option(
+        help="The baseline's assay.agent.version: regressions are judged against its trials "
+        "in the same set (run: of the --baseline set, needed when it holds several; watch: "
+        "the drift reference, default each test's own earlier trials)."
+    ),
+]
+CurrentVersion = Annotated[
+    str | None, typer.Option(help="The version under test (when the set holds several).")
+]
+EngineOpt = Annotated[
+    Engine,
+    typer.Option("--engine", help="Where spans become trials: local (bucket by bucket) or spark."),
+]
+SparkMaster = Annotated[
+    str | None,
+    typer.Option(help="Spark master URL for --engine spark, e.g. local[4], spark://h:7077."),
+]
+ExportOtlp = Annotated[
+    str | None,
+    typer.Option(
+        envvar="ASSAY_EXPORT_OTLP",
+        help="Also send the verdicts to this OTLP/HTTP endpoint, e.g. http://127.0.0.1:4318: "
+        "a span per test and suite with a gen_ai.evaluation.result event, and the pass rates "
+        "and interval bounds as gauges (watch: gauges at every look, a span per verdict change "
+        "or drift alarm; docs/reports.md).",
+    ),
+]
+MaxDecompressedMb = Annotated[
+    int,
+    typer.Option(
+        help="Most MB one request (collect) or input file (import) may decompress to (gzip "
+        "bombs stop here)."
+    ),
+]
+TraceUrl = Annotated[
+    str | None,
+    typer.Option(
+        envvar="ASSAY_TRACE_URL",
+        help="Your trace viewer's URL of a trace, e.g. http://localhost:16686/trace/{trace_id}: "
+        "trials named in reports link there (docs/reports.md lists Jaeger, Grafana/Tempo, "
+        "Phoenix and Langfuse templates).",
     ),
 ]

@@ -51,9 +51,7 @@ def collect(
         typer.Option(help="Seconds without new spans before they are written (0: at the roll)."),
     ] = 0.5,
     max_body_mb: Annotated[int, typer.Option(help="Largest request body accepted.")] = 16,
-    max_decompressed_mb: Annotated[
-        int, typer.Option(help="Largest request once decompressed.")
-    ] = 64,
+    max_decompressed_mb: o.MaxDecompressedMb = 64,
     max_queue_mb: Annotated[
         int, typer.Option(help="Request MB waiting to be converted before pushing back.")
     ] = 128,
@@ -133,9 +131,7 @@ def import_(
         ),
     ],
     out: Annotated[Path, typer.Option("--out", help="Output folder of the spans table.")],
-    max_decompressed_mb: Annotated[
-        int, typer.Option(help="Most MB one input file may decompress to (gzip bombs stop here).")
-    ] = 1024,
+    max_decompressed_mb: o.MaxDecompressedMb = 1024,
     max_message_mb: Annotated[
         int, typer.Option(help="Most MB in one JSON line or protobuf message (held in memory).")
     ] = 64,

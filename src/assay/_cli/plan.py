@@ -102,6 +102,8 @@ def plan(
     two versions over many cases (--paired, --delta, and --pilot SET or --between-sd and
     --within-var) lists the cases needed for each number of trials per case.
     """
+    # the shared --delta and --alpha are optional (run's comparison); plan's have defaults
+    assert delta is not None and alpha is not None
     if judge_sensitivity is not None or judge_specificity is not None:
         _labels_plan(
             threshold,

@@ -6,6 +6,7 @@ code (0 all PASS, 1 any FAIL, 2 usage or input error, 3 INCONCLUSIVE and no FAIL
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +15,7 @@ import typer
 from assay._cli import _common as o
 from assay._cli._emit import Settings, emit, parse_formats
 from assay.choices import OutputFormat, SequentialMethod
+from assay.errors import ConfigError
 
 
 def run_command(
@@ -28,12 +30,7 @@ def run_command(
     runs: Annotated[
         int | None, typer.Option("--runs", help="Maximum trials per test (default: suite, 30).")
     ] = None,
-    pass_rate: Annotated[
-        float | None,
-        typer.Option(
-            "--threshold", "--pass-rate", help="Required pass rate (default: the suite's, 0.8)."
-        ),
-    ] = None,
+    pass_rate: o.Threshold = None,
     difficulty: Annotated[
         str | None, typer.Option("--difficulty", help="Only tests of this difficulty.")
     ] = None,
@@ -57,7 +54,7 @@ def run_command(
     fixed: Annotated[
         bool, typer.Option("--fixed", help="Run every test to its maximum (no adaptive stop).")
     ] = False,
-    sequential: Annotated[
+    method: Annotated[
         SequentialMethod,
         typer.Option(
             "--sequential",
@@ -66,22 +63,22 @@ def run_command(
             "The verdict is that interval either way.",
         ),
     ] = SequentialMethod.CONFIDENCE_SEQUENCE,
-    delta: Annotated[
+    sprt_delta: Annotated[
         float | None,
         typer.Option(
-            help="SPRT: the smallest difference in pass rate that matters, the "
-            "indifference zone [threshold, threshold + delta] (default 0.1). A comparison "
-            "(--baseline-agent, --baseline): the drop that matters, as in compare (default 0.1)."
+            help="SPRT: the width of its indifference zone [threshold, threshold + this] "
+            "(default 0.1)."
         ),
     ] = None,
-    alpha: Annotated[
+    sprt_alpha: Annotated[
         float | None,
         typer.Option(
-            help="SPRT: the chance of its PASS decision at the threshold (default "
-            "1 - the suite's confidence). A comparison: the chance of a wrong verdict against "
-            "the baseline, as in compare (default 0.05)."
+            help="SPRT: the chance of its PASS decision at the threshold (default 1 - the "
+            "suite's confidence)."
         ),
     ] = None,
+    delta: o.Delta = None,
+    alpha: o.Alpha = None,
     beta: Annotated[
         float | None,
         typer.Option(
@@ -105,13 +102,7 @@ def run_command(
             help="Compare with a recorded baseline trace set (its pass rate per case) instead.",
         ),
     ] = None,
-    baseline_version: Annotated[
-        str | None,
-        typer.Option(
-            help="A comparison: assay.agent.version of the baseline (default: baseline; with "
-            "--baseline, the set's own, needed when it holds several)."
-        ),
-    ] = None,
+    baseline_version: o.BaselineVersion = None,
     margin: o.Margin = None,
     max_cases: Annotated[
         int | None, typer.Option("--max-cases", help="Budget of a comparison: cases started.")
@@ -126,9 +117,7 @@ def run_command(
     max_time: Annotated[
         float | None, typer.Option("--max-time", help="Budget: seconds of wall time.")
     ] = None,
-    prices: Annotated[
-        Path | None, typer.Option("--prices", help="Price table (YAML/JSON), USD per 1M tokens.")
-    ] = None,
+    prices: o.Prices = None,
     agent_version: Annotated[
         str | None, typer.Option("--agent-version", help="assay.agent.version of the trials.")
     ] = None,
@@ -162,8 +151,6 @@ def run_command(
     stderr = Console(stderr=True)
     loaded = r.load_suite(suite)
     if strict and loaded.findings:
-        from assay.errors import ConfigError
-
         for finding in loaded.findings:
             stderr.print(f"assay: warning: {finding.message}", markup=False, highlight=False)
         raise ConfigError(
@@ -178,12 +165,15 @@ def run_command(
     if comparing:
         from assay._cli._paired_run import PairedAsk, check_paired_flags
 
-        check_paired_flags(fixed=fixed, sequential=sequential, beta=beta)
+        check_paired_flags(fixed=fixed, sequential=method, beta=beta)
+        if sprt_delta is not None or sprt_alpha is not None:
+            given = "--sprt-delta" if sprt_delta is not None else "--sprt-alpha"
+            raise ConfigError(f"{given} shapes the SPRT; a comparison reads --delta and --alpha")
         ask = PairedAsk(baseline_agent, baseline, baseline_version, delta, alpha, margin, max_cases)
-        delta = alpha = None  # the comparison's, not an SPRT's
-    elif margin is not None or max_cases is not None or baseline_version is not None:
-        from assay.errors import ConfigError
-
+    else:  # --delta and --alpha were the SPRT's before they meant a comparison's alone
+        sprt_delta = _sprt_alias("--delta", delta, "--sprt-delta", sprt_delta)
+        sprt_alpha = _sprt_alias("--alpha", alpha, "--sprt-alpha", sprt_alpha)
+    if not comparing and (margin is not None or max_cases is not None or baseline_version):
         given = "--margin" if margin is not None else "--max-cases"
         given = "--baseline-version" if baseline_version is not None else given
         raise ConfigError(f"{given} applies to a comparison (--baseline-agent or --baseline)")
@@ -191,9 +181,9 @@ def run_command(
         runs=runs,
         pass_rate=pass_rate,
         adaptive=not fixed,
-        method=sequential,
-        delta=delta,
-        alpha=alpha,
+        method=method,
+        delta=sprt_delta,
+        alpha=sprt_alpha,
         beta=beta,
         errors=errors or o.ErrorsPolicy.COUNT,
         concurrency=concurrency,
@@ -263,3 +253,17 @@ def run_command(
     if result.interrupted:
         raise SystemExit(130)
     raise SystemExit(result.exit_code(inconclusive_ok))
+
+
+def _sprt_alias(old: str, value: float | None, new: str, given: float | None) -> float | None:
+    """The SPRT's value of ``new``, read from its deprecated spelling ``old`` if that was used."""
+    if value is None:
+        return given
+    if given is not None:
+        raise ConfigError(f"{old} without a baseline is the deprecated {new}: give {new} alone")
+    print(
+        f"assay run: {old} is deprecated for the SPRT, use {new} ({old} is a comparison's, "
+        "as in compare)",
+        file=sys.stderr,
+    )
+    return value

@@ -12,38 +12,28 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from assay._cli import _common as o
+from assay._cli._analysis import analysis_options
 from assay._stop_signal import StopSignal
 
 if TYPE_CHECKING:
+    from assay.judge import AnalyzeOptions
     from assay.watch import FileNotifier, Watcher, WatchStatus
 
 _STOP_CHECK_S = 0.1
 """How often a look in progress checks for SIGINT / SIGTERM (a stop is answered within this)."""
 
 
-# watch reads no judgement recorded on the trials (assay.judgement.*): its defaults are fixed.
-Threshold = Annotated[
-    float | None, typer.Option("--threshold", "--pass-rate", help="Required pass rate (0.8).")
-]
-Confidence = Annotated[
-    float | None,
-    typer.Option(help="Confidence of the pass rate's confidence sequence (0.95)."),
-]
-Errors = Annotated[
-    o.ErrorsPolicy | None,
-    typer.Option(help="Count error trials as failures, or exclude them from n (count)."),
-]
+WATCHED = frozenset(
+    {"threshold", "confidence", "errors", "min_score", "test_attribute", "pass_when", "prices"}
+)
+"""The analysis options a watch honours (docs/monitoring.md); the rest are analyze's."""
 
 
+@analysis_options(only=WATCHED)
 def watch(
     paths: o.Paths,
-    threshold: Threshold = None,
-    confidence: Confidence = None,
-    errors: Errors = None,
-    min_score: o.MinScore = None,
-    test_attribute: o.TestAttribute = "assay.test.id",
-    pass_when: o.PassWhen = None,
-    alpha: Annotated[
+    options: AnalyzeOptions,
+    drift_alpha: Annotated[
         float | None,
         typer.Option(
             help="The drift alarm's bound on P(a false alarm, ever) on a steady stream "
@@ -57,22 +47,8 @@ def watch(
             "below its reference (default 0.02 = 2 points)."
         ),
     ] = None,
-    delta: Annotated[
-        float | None,
-        typer.Option(
-            help="Deprecated: --drift-margin (--delta is the smallest drop worth detecting in "
-            "analyze, plan and compare).",
-            hidden=True,
-        ),
-    ] = None,
-    baseline_version: Annotated[
-        str | None,
-        typer.Option(
-            help="The drift reference is this assay.agent.version's trials (default: each "
-            "test's own earlier trials)."
-        ),
-    ] = None,
-    interval: Annotated[
+    baseline_version: o.BaselineVersion = None,
+    poll_interval: Annotated[
         float,
         typer.Option(
             help="Seconds between looks at the trace set (a file landing starts a look at "
@@ -116,7 +92,7 @@ def watch(
         float,
         typer.Option(help="Seconds after which a trace whose root span never came is judged."),
     ] = 60.0,
-    max_cost: Annotated[
+    trial_cost_bound: Annotated[
         float | None,
         typer.Option(
             help="A known upper bound on a trial's cost (USD): the mean cost per trial gets an "
@@ -141,34 +117,17 @@ def watch(
             "Repeatable.",
         ),
     ] = None,
-    prices: o.Prices = None,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
-    export_otlp: Annotated[
-        str | None,
-        typer.Option(
-            envvar="ASSAY_EXPORT_OTLP",
-            help="Also send the live verdicts to this OTLP/HTTP endpoint: gauges at every look "
-            "(exported every OTEL_METRIC_EXPORT_INTERVAL ms, and at shutdown) and a span with a "
-            "gen_ai.evaluation.result event per verdict change or drift alarm.",
-        ),
-    ] = None,
+    export_otlp: o.ExportOtlp = None,
 ) -> None:
     """Follow a growing trace set (e.g. `assay collect --out`) and judge every test live."""
-    from assay.judge import AnalyzeOptions, check_range
+    from assay.judge import check_range
     from assay.watch import Watcher, WatchOptions
 
-    options = WatchOptions(
-        analysis=AnalyzeOptions(
-            threshold=threshold,
-            confidence=confidence,
-            errors=errors,
-            min_score=min_score,
-            test_attribute=test_attribute,
-            pass_when=pass_when,
-            prices=prices,
-        ),
-        max_cost=max_cost,
+    watching = WatchOptions(
+        analysis=options,
+        max_cost=trial_cost_bound,
         score_ranges=tuple(_score_range(text) for text in score_range or ()),
         baseline_version=baseline_version,
         grace=grace,
@@ -176,29 +135,23 @@ def watch(
         skip_bad_files=skip_bad_files,
     )
     # what is not given keeps the library's default (one source: assay.watch.DriftRule)
-    if alpha is not None:
-        options = replace(options, alpha=alpha)
-    if delta is not None:  # the old name, kept working and said (docs/cli.md)
-        if drift_margin is not None:
-            o.fail("--delta is the deprecated name of --drift-margin: give --drift-margin alone")
-        print(
-            "assay watch: --delta is deprecated, use --drift-margin (--delta means the smallest "
-            "drop worth detecting in analyze, plan and compare)",
-            file=sys.stderr,
-        )
-        drift_margin = delta
+    if drift_alpha is not None:
+        check_range("drift_alpha", drift_alpha)  # named as the user spelt it
+        watching = replace(watching, alpha=drift_alpha)
     if drift_margin is not None:
-        check_range("drift_margin", drift_margin)  # named as the user spelt it
-        options = replace(options, delta=drift_margin)
+        check_range("drift_margin", drift_margin)
+        watching = replace(watching, delta=drift_margin)
     if max_seen_spans is not None:
-        options = replace(options, max_seen_spans=max_seen_spans)
-    watcher = Watcher(tuple(paths), options)
+        watching = replace(watching, max_seen_spans=max_seen_spans)
+    watcher = Watcher(tuple(paths), watching)
     for flag, url in (("--webhook", webhook), ("--export-otlp", export_otlp)):
         if url is not None and not url.startswith(("http://", "https://")):
             o.fail(f"{flag} must be an http:// or https:// URL (got {url!r})")
     if once:
         _once(watcher, inconclusive_ok, export_otlp)
-    _follow(watcher, interval, metrics_port, metrics_host, webhook, metrics_max_tests, export_otlp)
+    _follow(
+        watcher, poll_interval, metrics_port, metrics_host, webhook, metrics_max_tests, export_otlp
+    )
 
 
 def _score_range(text: str) -> tuple[str, float, float]:

@@ -12,7 +12,7 @@ from assay.analysis._cost import (
     with_cost,
 )
 from assay.analysis._describe import Candidate, Description, SourceSeen, describe_spans
-from assay.analysis._engines import SPANS_PER_BUCKET, Engine, bucket_size, engine_trials
+from assay.analysis._engines import SPANS_PER_BUCKET, bucket_size, engine_trials
 from assay.analysis._features import (
     Feature,
     column_features,
@@ -39,6 +39,7 @@ from assay.analysis._suggest import Suggestion, suggest
 from assay.analysis._trials import NoTrialSpans, Trials, read_trials, trials_from_spans
 from assay.analysis._unclaimed import is_work_feature, work_unknown
 from assay.analysis._variants import tool_variants
+from assay.choices import Engine
 
 __all__ = [
     "Candidate",

@@ -16,7 +16,6 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
-from enum import StrEnum
 from typing import Final, TypeVar
 
 import polars as pl
@@ -33,6 +32,7 @@ from assay.analysis._per_bucket import (
 )
 from assay.analysis._trials import SpansMayRepeat, Trials, in_trials_order, read_trials
 from assay.analysis._waiting import Packed, Waiting
+from assay.choices import Engine
 from assay.errors import ConfigError
 from assay.quality import Finding
 from assay.store import (
@@ -62,13 +62,6 @@ bucket size, so the spans in memory stay about one bucket's. Two at once keep bo
 busy where one bucket alone leaves one idle (its Python steps, its single-threaded Polars
 steps): about 10% less wall time at 20M spans for the same peak (docs/scale.md). A set laid
 out in buckets by its writers is read one bucket at a time: their size is the writer's."""
-
-
-class Engine(StrEnum):
-    """Where the spans → trials function runs."""
-
-    LOCAL = "local"
-    SPARK = "spark"
 
 
 def trials_function(

@@ -101,8 +101,8 @@ class AnalyzeOptions:
     the suite has no answer from the current version (default: INCONCLUSIVE until every case
     is there; the worst case is shown either way)."""
 
-    def validate(self) -> None:
-        """Raise :class:`OptionError` naming the first bad field."""
+    def __post_init__(self) -> None:
+        """Raise :class:`OptionError` naming the first bad field: an invalid one cannot exist."""
         check_range("threshold", self.threshold, closed=True)
         check_range("suite_threshold", self.suite_threshold, closed=True)
         if self.margin is not None and not 0 < self.margin < 1:

@@ -80,7 +80,8 @@ class RunOptions:
         check_choice("method", self.method, SequentialMethod)
         check_choice("errors", self.errors, ErrorPolicy)
         if self.method != SequentialMethod.SPRT:
-            given = [f"--{n}" for n in ("delta", "alpha", "beta") if getattr(self, n) is not None]
+            flags = {"delta": "--sprt-delta", "alpha": "--sprt-alpha", "beta": "--beta"}
+            given = [flag for n, flag in flags.items() if getattr(self, n) is not None]
             if given:
                 verb = "shapes" if len(given) == 1 else "shape"
                 raise ConfigError(

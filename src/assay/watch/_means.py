@@ -6,9 +6,10 @@ EvalView's scale) — gets the betting confidence sequence of :class:`BoundedMea
 value outside that range voids the interval: its mean is shown, with no interval, and the
 reason (the guarantee needs the bounds; guessing them from the values seen would break it).
 Cost per trial has no natural upper bound, and no finite-sample interval is valid for the mean
-of an unbounded quantity without one (a single rare, huge trial can move the mean anywhere): with
-``--max-cost USD`` (a bound the operator knows, e.g. a budget the agent enforces) the cost is
-rescaled to [0, 1] and gets the same sequence; a trial above that bound voids it, and says so.
+of an unbounded quantity without one (a single rare, huge trial can move the mean anywhere):
+with ``--trial-cost-bound USD`` (a bound the operator knows, e.g. a budget the agent enforces)
+the cost is rescaled to [0, 1] and gets the same sequence; a trial above that bound voids it,
+and says so.
 Without it the mean is shown alone.
 """
 

@@ -121,7 +121,7 @@ def _family(status: WatchStatus | None) -> Iterator[Metric]:
         "assay_watch_expected_false_alarms",
         "Upper bound on the expected number of tests with a false drift alarm, over all tests "
         "watched: tests x alpha. Each alarm's bound is per test only; for the whole set, "
-        "divide --alpha by the number of tests (Bonferroni).",
+        "divide --drift-alpha by the number of tests (Bonferroni).",
     )
     if family is not None:
         wrong.add_metric([], family.expected_wrong_verdicts)
@@ -146,12 +146,12 @@ def _means(tests: tuple[TestStatus, ...]) -> Iterator[Metric]:
     )
     cost_low = GaugeMetricFamily(
         "assay_test_cost_per_trial_usd_lower",
-        "Lower end of the mean cost's interval (with --max-cost).",
+        "Lower end of the mean cost's interval (with --trial-cost-bound).",
         labels=["test"],
     )
     cost_high = GaugeMetricFamily(
         "assay_test_cost_per_trial_usd_upper",
-        "Upper end of the mean cost's interval (with --max-cost).",
+        "Upper end of the mean cost's interval (with --trial-cost-bound).",
         labels=["test"],
     )
     for test in tests:

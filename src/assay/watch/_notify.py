@@ -4,9 +4,9 @@ Writers (the exporter, the collector, ``assay import``) write each file under a 
 and rename it when complete, so a file lands by a rename (or, copied in, by a creation) of a
 ``.parquet`` name. The notifier watches the followed folders, recursively, through watchdog
 (inotify on Linux, FSEvents on macOS, ReadDirectoryChangesW on Windows) and notes such an
-event; the watch loop then looks at once instead of at its next ``--interval``. Where no
+event; the watch loop then looks at once instead of at its next ``--poll-interval``. Where no
 notification can be had (watchdog missing, a file system that gives none, the system's limit
-of inotify watches reached), the loop looks every ``--interval`` as before, and says so.
+of inotify watches reached), the loop looks every ``--poll-interval`` as before, and says so.
 A notification only starts a look: what a look reads is decided by listing the folders, as
 always, so a missed or spurious event costs time, never a file.
 """

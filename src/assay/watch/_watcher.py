@@ -75,6 +75,11 @@ class WatchOptions:
     """Declared ranges of scores, ``(name, low, high)``; the name ``*`` is every other score.
     A score with none lies in [0, 1] (``--score-range``; see :mod:`assay.watch._means`)."""
 
+    def __post_init__(self) -> None:
+        """Raise :class:`~assay.errors.OptionError` naming the first bad field."""
+        check_range("alpha", self.alpha)
+        check_range("delta", self.delta)
+
     def score_range(
         self, name: str, recorded: tuple[float, float] | None = None
     ) -> tuple[float, float]:
@@ -158,9 +163,6 @@ class Watcher:
     """The scales the traces record scores on (:func:`assay.analysis.recorded_score_ranges`)."""
 
     def __post_init__(self) -> None:
-        self.options.analysis.validate()
-        check_range("alpha", self.options.alpha)
-        check_range("delta", self.options.delta)
         self._follower = FileFollower(self.paths, self.options.skip_bad_files)
         self._pending = PendingTraces(
             self.options.grace, self.options.trace_timeout, self.options.max_pending_traces
@@ -367,7 +369,7 @@ class Watcher:
             tc.COST_USD,
             self.options.confidence,
             self.options.max_cost,
-            "no interval without a known bound: --max-cost USD gives one",
+            "no interval without a known bound: --trial-cost-bound USD gives one",
         )
         detector = DriftDetector(self.options.drift, own_reference=baseline is None)
         return _Test(PassRateCounts(), detector, cost)

@@ -168,7 +168,7 @@ def watch_family_risk(n_tests: int, confidence: float, alpha: float) -> WatchFam
         f"{n_tests} tests watched, each at {confidence:.0%} (drift alpha {alpha:g}): over all of "
         f"them up to {wrong:.2g} wrong verdict(s) and {alarms:.2g} false alarm(s) expected by "
         f"chance (any at all: up to {min(1.0, wrong):.0%} and {min(1.0, alarms):.0%}); for "
-        f"{confidence:.0%} over the family use --confidence {family_confidence:.6g} --alpha "
+        f"{confidence:.0%} over the family use --confidence {family_confidence:.6g} --drift-alpha "
         f"{alpha / n_tests:.3g}"
     )
     return WatchFamilyRisk(
