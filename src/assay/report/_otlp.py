@@ -225,12 +225,23 @@ def export_otlp(result: AnalysisResult, endpoint: str, *, timeout_s: float = 10.
     data = reader.get_metrics_data()
     failed = []
     spans = OTLPSpanExporter(endpoint=otlp_url(endpoint, "traces"), timeout=timeout_s)
-    if spans.export(held.get_finished_spans()) is not SpanExportResult.SUCCESS:
+    # Releases before 1.40 of the exporter raise on a refused connection instead of
+    # returning FAILURE: either way the signal was not accepted.
+    try:
+        sent = spans.export(held.get_finished_spans()) is SpanExportResult.SUCCESS
+    except OSError:  # requests' ConnectionError is an OSError
+        sent = False
+    if not sent:
         failed.append("spans")
     spans.shutdown()  # type: ignore[no-untyped-call]
     metrics = OTLPMetricExporter(endpoint=otlp_url(endpoint, "metrics"), timeout=timeout_s)
-    if data is not None and metrics.export(data) is not MetricExportResult.SUCCESS:
-        failed.append("metrics")
+    if data is not None:
+        try:
+            sent = metrics.export(data) is MetricExportResult.SUCCESS
+        except OSError:
+            sent = False
+        if not sent:
+            failed.append("metrics")
     metrics.shutdown()
     provider.shutdown()
     meters.shutdown()
