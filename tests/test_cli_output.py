@@ -10,7 +10,18 @@ import pytest
 import assay.instrument as ai
 from assay.cli import run
 
-COMMANDS = ("analyze", "compare", "plan", "report", "collect", "import", "run", "describe", "watch")
+COMMANDS = (
+    "analyze",
+    "compare",
+    "plan",
+    "report",
+    "collect",
+    "import",
+    "run",
+    "describe",
+    "watch",
+    "compact",
+)
 
 
 def _record(test_id: str, passes: int, trials: int) -> None:

@@ -19,9 +19,7 @@ from typer.core import TyperCommand
 from typer.exceptions import TyperException
 
 # First of assay's modules: the package configures Polars' allocator before anything loads it.
-from assay._cli import EXIT_USAGE, fail
-from assay._cli._analysis import show_defaults
-from assay._cli._renamed import renamed
+from assay._cli import EXIT_USAGE, fail, renamed, show_defaults
 from assay._cli.analyze import analyze, compare, report
 from assay._cli.collect import collect, import_
 from assay._cli.compact import compact

@@ -140,7 +140,8 @@ def test_unknown_engine(example: Path, capsys) -> None:
     with pytest.raises(ConfigError, match="--engine flink: unknown engine"):
         assay.analyze(example, engine="flink")
     assert run(["analyze", str(example), "--engine", "flink"]) == 2
-    assert "use one of local, spark" in capsys.readouterr().err
+    assert "Invalid value for '--engine'" in (err := capsys.readouterr().err)
+    assert "'flink' is not one of 'local', 'spark'" in err
 
 
 @pytest.mark.slow

@@ -105,7 +105,7 @@ def test_console_to_a_file_is_plain(traces: Path, tmp_path: Path) -> None:
         (["--format", "json", "--format", "console"], "would all write to stdout"),
         (["--format", "json", "--format", "html", "-o", "x"], "--output names the file of one"),
         (["--format", "junit:"], "give a file after the colon"),
-        (["--format", "pdf:r.pdf"], "Invalid value for '--format'"),
+        (["--format", "pdf:r.pdf"], "--format 'pdf' is not one of console, json"),
     ],
 )
 def test_bad_format_specs(traces: Path, formats: list[str], message: str, capsys) -> None:
