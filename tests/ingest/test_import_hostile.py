@@ -449,3 +449,16 @@ def test_utf16_is_refused_by_name(tmp_path: Path, encoding: str) -> None:
     source.write_bytes((FIXTURES / "jaeger.json").read_text().encode(encoding))
     line = _refused(tmp_path, source)
     assert "UTF-16 text; assay reads UTF-8" in line
+
+
+def test_a_failed_import_leaves_no_output_folder_it_made(tmp_path: Path, capsys) -> None:
+    source = tmp_path / "u16.json"
+    source.write_bytes('{"resourceSpans": []}'.encode("utf-16"))
+    fresh, kept = tmp_path / "fresh", tmp_path / "kept"
+    kept.mkdir()
+    (kept / "mine.txt").write_text("the user's")
+    for out in (fresh, kept):
+        assert run(["import", str(source), "--out", str(out)]) == 2
+        assert "UTF-16" in capsys.readouterr().err
+    assert not fresh.exists()  # made by the import, removed again
+    assert sorted(p.name for p in kept.iterdir()) == ["mine.txt"]  # the user's folder stays

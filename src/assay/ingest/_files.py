@@ -13,6 +13,7 @@ stream ends in one clear error at the limit, never in the OOM killer.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -569,11 +570,20 @@ def import_files(
     if not files:
         raise InputError("no input files given")
     root = Path(out)
+    existed = root.exists()
     staging = root / f"_import-{uuid.uuid4().hex[:12]}"
     limits = limits or ImportLimits()
     interruptible = Interruptible()
-    with interruptible:
-        return _import(files, root, staging, limits, partition_by, buckets, interruptible)
+    try:
+        with interruptible:
+            return _import(files, root, staging, limits, partition_by, buckets, interruptible)
+    except BaseException:
+        # Nothing was imported: an output folder this import made is removed again (rmdir
+        # removes it only when empty), so a failed import leaves the disk as it was.
+        if not existed:
+            with contextlib.suppress(OSError):
+                root.rmdir()
+        raise
 
 
 def _import(
