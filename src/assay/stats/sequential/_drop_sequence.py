@@ -70,6 +70,7 @@ import numpy as np
 import numpy.typing as npt
 
 from assay.errors import ConfigError, InsufficientDataError
+from assay.stats.base import check_drop, check_open_unit, check_probability
 
 __all__ = [
     "MAX_POWER_PAIRS",
@@ -135,8 +136,7 @@ class DropSequence:
     ``confidence`` at every moment."""
 
     def __post_init__(self) -> None:
-        if not 0 < self.confidence < 1:
-            raise ConfigError(f"confidence must lie in (0, 1) (got {self.confidence})")
+        check_open_unit("confidence", self.confidence)
 
     @property
     def alpha(self) -> float:
@@ -254,8 +254,7 @@ class DropSequence:
         The chance of rejecting within ``min(baseline_n, current_n)`` pairs with the current
         rate ``max(baseline_rate - delta, 0)`` (see :meth:`rejection_probability`).
         """
-        if not 0 < delta <= 1:
-            raise ConfigError(f"delta must lie in (0, 1] (got {delta})")
+        check_drop("delta", delta)
         return self.rejection_probability(
             baseline_n, current_n, baseline_rate, max(baseline_rate - delta, 0.0)
         )
@@ -275,8 +274,7 @@ class DropSequence:
         from scipy import stats as sps
 
         for name, rate in (("baseline_rate", baseline_rate), ("current_rate", current_rate)):
-            if not 0 <= rate <= 1:
-                raise ConfigError(f"{name} must lie in [0, 1] (got {rate})")
+            check_probability(name, rate)
         pairs = _check_sizes(baseline_n, current_n)
         plus = baseline_rate * (1 - current_rate)
         discordant = plus + (1 - baseline_rate) * current_rate
