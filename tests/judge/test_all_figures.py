@@ -10,6 +10,7 @@ figures are those of its rows alone, however the table around it is read.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import replace
 
 import numpy as np
@@ -607,3 +608,14 @@ def test_path_features_from_counted_codes_are_those_counted_from_the_paths(
         for mine, theirs in zip(counted, expected, strict=True):
             assert mine.values.dtype == theirs.values.dtype == np.float64
             assert mine.values.tolist() == theirs.values.tolist()
+        # A path leaves the most common passing path (Counter's, ties to the one the passing
+        # trials took first) exactly when it is another path.
+        kept = [tuple(_PATHS[k] or ()) for k, ok in rows[a:b] if ok]
+        counts = Counter(kept)
+        reference = max(kept, key=lambda t: (counts[t], -kept.index(t))) if kept else None
+        leaves = {f.name: f.values for f in counted}.get("leaves_common_path")
+        wanted = [float(t != reference) for t in paths.distinct]
+        if reference is None or len(set(wanted)) < 2:
+            assert leaves is None
+        else:
+            assert leaves is not None and leaves.tolist() == wanted
