@@ -324,8 +324,9 @@ class _Lists:
         393 MiB more for 1M trials of 20 tool calls).
         """
         lists = values.fill_null([]) if values.null_count() else values
-        strings = lists.dtype == pl.List(pl.String)
-        keys = lists.cast(pl.List(pl.Categorical)) if strings else lists
+        # Strings, or strings held as a dictionary (a set read in many buckets: COMPACT_TOOLS).
+        strings = lists.dtype in (pl.List(pl.String), pl.List(pl.Categorical))
+        keys = lists.cast(pl.List(pl.Categorical)) if lists.dtype == pl.List(pl.String) else lists
         frame = pl.DataFrame({"_list": keys}).with_row_index("_row")
         del lists, keys
         groups = frame.group_by("_list").agg(pl.col("_row"))
