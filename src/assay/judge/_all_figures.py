@@ -344,9 +344,16 @@ class _Lists:
         return cls([()], np.zeros(rows, dtype=np.intp))
 
     def _chosen(self, codes: IntArray) -> Sequence[tuple[str, ...]]:
-        """The distinct lists ``codes``, in that order (a view of a :class:`PathTable`)."""
+        """The distinct lists ``codes``, in that order.
+
+        Of a :class:`PathTable`, a view where they are many (:data:`_VIEW_FROM`): a test's
+        figures read a sample of its paths then. A few are made tuples at once: consistency
+        compares every pair of up to 45 paths, each read many times.
+        """
         if isinstance(self.distinct, PathTable):
-            return self.distinct.view(codes)
+            if codes.size >= _VIEW_FROM:
+                return self.distinct.view(codes)
+            return tuple(map(self.distinct.item, codes.tolist()))
         return tuple(map(self.distinct.__getitem__, codes.tolist()))
 
     def local(self, codes: IntArray) -> tuple[Sequence[tuple[str, ...]], IntArray]:
@@ -471,6 +478,8 @@ def _coded_lists(
     return table, (tuple(ordered), calls.reshape(sizes.size, len(ordered)))
 
 
+_VIEW_FROM: Final = 1024
+"""Distinct lists from which a test's are a :class:`PathView`, not tuples (see ``_chosen``)."""
 _MOST_CALL_CELLS: Final = 1 << 24
 """Lists × names up to which :func:`_coded_lists` counts each list's names (64 MiB as int32)."""
 
