@@ -303,6 +303,13 @@ Prices = Annotated[
 ]
 
 
+Fanout = Annotated[
+    int,
+    typer.Option(
+        "--fanout",
+        help="Merge a folder's files once it holds this many of one size tier (docs/scale.md).",
+    ),
+]
 Buckets = Annotated[
     int | None,
     typer.Option(help="Also lay the output out in N bucket=NN folders by trace (large sets)."),
