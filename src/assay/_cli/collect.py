@@ -13,9 +13,7 @@ from assay.errors import ConfigError
 
 
 def collect(
-    out: Annotated[Path, typer.Option("--out", help="Output folder of the spans table.")] = Path(
-        "traces"
-    ),
+    out: o.Out = Path("traces"),
     host: Annotated[
         str, typer.Option(help="Interface to bind (0.0.0.0 exposes it to the network).")
     ] = "127.0.0.1",
@@ -139,7 +137,7 @@ def import_(
             "(told by content)."
         ),
     ],
-    out: Annotated[Path, typer.Option("--out", help="Output folder of the spans table.")],
+    out: o.Out,
     max_decompressed_mb: o.MaxDecompressedMb = 1024,
     max_message_mb: Annotated[
         int, typer.Option(help="Most MB in one JSON line or protobuf message (held in memory).")
