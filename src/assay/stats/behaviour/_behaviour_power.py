@@ -9,6 +9,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import numpy as np
+import numpy.typing as npt
+
 from assay.errors import ConfigError
 from assay.stats.base import check_open_unit
 from assay.stats.behaviour._behaviour import BehaviourKind
@@ -77,16 +80,39 @@ def ratio_power(cv: float, n_baseline: int, n_current: int, ratio: float, alpha:
     Returns:
         The power, in [0, 1]; 1 when the values never vary.
     """
+    check_open_unit("alpha", alpha)
+    return float(ratio_powers(np.array([cv]), n_baseline, n_current, ratio, np.array([alpha]))[0])
+
+
+def ratio_powers(
+    cv: npt.NDArray[np.float64],
+    n_baseline: int,
+    n_current: int,
+    ratio: float,
+    alpha: npt.NDArray[np.float64],
+) -> npt.NDArray[np.float64]:
+    """:func:`ratio_power` of many features of the same sizes at once, element by element.
+
+    Args:
+        cv: Each feature's coefficient of variation (≥ 0).
+        n_baseline: Baseline trials.
+        n_current: Current trials.
+        ratio: The ratio of means to detect (> 1).
+        alpha: Each feature's two-sided significance level, in (0, 1).
+
+    Returns:
+        The powers.
+    """
     from scipy import special
 
-    check_open_unit("alpha", alpha)
     if ratio <= 1:
         raise ConfigError(f"the ratio to detect must exceed 1 (got {ratio})")
-    if cv <= 0:
-        return 1.0
     se = cv * math.sqrt(1 / n_baseline + 1 / n_current)
     # ndtr / ndtri: the normal cdf and its inverse, without scipy.stats' per-call overhead.
-    return float(special.ndtr(math.log(ratio) / se + special.ndtri(alpha / 2)))
+    with np.errstate(divide="ignore", invalid="ignore"):  # cv 0: power 1, below
+        power = special.ndtr(math.log(ratio) / se + special.ndtri(alpha / 2))
+    result: npt.NDArray[np.float64] = np.where(cv > 0, power, 1.0)
+    return result
 
 
 def trials_for_power(
