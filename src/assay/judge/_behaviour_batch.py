@@ -161,6 +161,8 @@ def _stack(samples: Sequence[BehaviourSample], members: list[tuple[int, int]]) -
 def _informative(kind: BehaviourKind, group: _Group) -> _Group:
     """The rows that vary: a feature of one value everywhere cannot have changed."""
     both = np.hstack([group.baseline, group.current])
+    if not both.shape[1]:  # no values at all: nothing to test
+        return _Group([], both[:, :0], both[:, :0])
     # max > min is ptp > 0 (NaN and infinities alike).
     keep = both.max(axis=1) > both.min(axis=1)
     if kind == "count":
