@@ -104,7 +104,7 @@ def watch(
         int | None,
         typer.Option(
             help="Spans remembered so that a span read twice (a copied file, a batch stored "
-            "twice) counts once; at least the latest half are always remembered (~16 bytes "
+            "twice) counts once; at least the latest half are always remembered (~32 bytes "
             "each; default 4,000,000).",
             min=2,
         ),

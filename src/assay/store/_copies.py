@@ -25,7 +25,7 @@ from assay import conventions as c
 from assay.quality import Finding
 from assay.store import _schema as s
 
-__all__ = ["CONFLICTING_SPANS", "conflicting_copies", "one_copy_each"]
+__all__ = ["CONFLICTING_SPANS", "conflicting_copies", "rule_fingerprint", "one_copy_each"]
 
 CONFLICTING_SPANS = "conflicting_spans"
 """The kind of the finding about copies of a span whose content differs."""
@@ -62,6 +62,21 @@ def _rule() -> list[pl.Expr]:
         pl.col(s.END_TIME),
         _content(),
     ]
+
+
+def rule_fingerprint() -> pl.Expr:
+    """A hash of what the rule reads before its tie-break: the outcome, the status, the end.
+
+    Two copies with different fingerprints say different things of their trial (or end at
+    different times). ``assay watch`` keeps it for the copy it counted, to name a copy that
+    differs arriving after its trace was judged; it reads three small columns, where the
+    content hash reads the whole span (it doubled the memory of a watch's first look).
+    """
+    return pl.struct(
+        pl.col(_OUTCOME).cast(pl.String).str.to_lowercase(),
+        pl.col(s.STATUS_CODE),
+        pl.col(s.END_TIME),
+    ).hash(seed=0)
 
 
 def one_copy_each(scan: pl.LazyFrame) -> pl.LazyFrame:

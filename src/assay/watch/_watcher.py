@@ -25,13 +25,26 @@ from assay.errors import SchemaError
 # The defaults of every command (docs/cli.md), defined once in assay.judge.
 from assay.judge import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, AnalyzeOptions, check_range
 from assay.stats import BernoulliConfidenceSequence, watch_family_risk
-from assay.store import DUPLICATE_SPANS, open_trace_set
+from assay.store import (
+    DUPLICATE_SPANS,
+    conflicting_copies,
+    one_copy_each,
+    open_trace_set,
+    rule_fingerprint,
+)
 from assay.watch._drift import DriftDetector, DriftRule, sequence_intervals
 from assay.watch._follow import UNREADABLE, FileFollower
 from assay.watch._means import RunningMean
 from assay.watch._pass_rate import PassRateCounts, sequence_verdict
 from assay.watch._pending import PARENT_SPAN_ID, TRACE_ID, PendingTraces
-from assay.watch._seen import MAX_SEEN_SPANS, SPAN_KEY, SeenSpans, as_keys, span_keys
+from assay.watch._seen import (
+    MAX_SEEN_SPANS,
+    SPAN_KEY,
+    SeenSpans,
+    as_keys,
+    contents_of,
+    span_keys,
+)
 from assay.watch._sequence import pass_rate_sequence
 from assay.watch._status import InputNote, TestStatus, WatchStatus
 from assay.watch._trials import trials_of
@@ -42,6 +55,15 @@ FAMILY_FROM = 2
 """Tests watched from which the family-wide statement is shown: with two, a per-test
 guarantee is already not a guarantee about the set (docs/monitoring.md)."""
 _WITHOUT_ROOT = "trace(s) judged without their root span (it never arrived in time)"
+_IDS = [TRACE_ID, tc.SPAN_ID]
+LATE_CONFLICTING_SPANS = "late_conflicting_spans"
+"""The kind of the note about a copy that differs arriving after its trace was judged."""
+_LATE_CONFLICT = (
+    "span(s) arrived again after their trace was judged, as a copy whose outcome, status or "
+    "end differs from the copy counted (same trace_id and span_id): a trial counted is never "
+    "un-counted, so watch kept the copy it had; analyze (and a restart of watch) counts the "
+    "copy chosen by the rule of docs/reliability.md, and may differ"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,11 +270,14 @@ class Watcher:
         trace_key = pl.col(TRACE_ID).hash(seed=0x5EED)
         ids = scan.select(
             SPAN_KEY.alias("_key"),
+            rule_fingerprint().alias("_content"),
             trace_key.alias("_trace"),
             pl.col(PARENT_SPAN_ID).is_null().alias("_root"),
         ).collect()
         keys = as_keys(ids["_key"])
-        self._seen.fresh(keys)  # the reader counted the repeats (a finding, below)
+        # The reader kept one copy of each span by the rule, and counted the repeats (a
+        # finding, below); the copy kept is the one a later copy is compared with.
+        self._seen.fresh(keys, contents_of(ids["_content"]))
         self._files += len(trace_set.files)
         self._spans += keys.size
         rootless = (
@@ -288,8 +313,15 @@ class Watcher:
         return True
 
     def _fresh(self, spans: pl.DataFrame) -> pl.DataFrame:
-        """``spans`` less those read before (a copied file, a batch stored twice), named."""
-        fresh = self._seen.fresh(span_keys(spans))
+        """``spans`` less the copies of spans already judged (a copied file, a batch stored again).
+
+        A copy whose first copy is still held (in this look, or its trace not judged yet) is
+        kept: the trace is judged with the copy ``analyze``'s rule keeps (:meth:`_one_copy`).
+        """
+        if spans.height == 0:
+            return spans
+        keys, contents = span_keys(spans)
+        fresh = self._seen.fresh(keys, contents)
         repeats = int(fresh.size - fresh.sum())
         if not repeats:
             return spans
@@ -299,9 +331,36 @@ class Watcher:
             "span(s) read again (the same trace_id and span_id: a copied or linked file, a "
             "batch stored twice): counted once",
         )
-        return spans.filter(pl.Series(fresh))
+        held = [keys[fresh]]
+        if self._pending.spans is not None and self._pending.spans.height:
+            held.append(span_keys(self._pending.spans)[0])
+        waiting = fresh | np.isin(keys, np.concatenate(held))
+        late = ~waiting
+        conflicts = int(self._seen.differs(keys[late], contents[late]).sum())
+        if conflicts:
+            self._note(LATE_CONFLICTING_SPANS, conflicts, _LATE_CONFLICT)
+        return spans.filter(pl.Series(waiting))
+
+    def _one_copy(self, spans: pl.DataFrame) -> pl.DataFrame:
+        """``spans`` with one copy of each span, chosen as ``analyze`` chooses it.
+
+        The rule is :func:`assay.store.one_copy_each`'s; copies that differ are named as
+        ``analyze`` names them (``conflicting_spans``), and the copy kept is remembered as the
+        one counted.
+        """
+        ids = pl.struct(_IDS)
+        repeated = spans.filter(ids.is_duplicated()).select(_IDS).unique()
+        if repeated.height == 0:
+            return spans
+        conflict = conflicting_copies(spans.lazy(), repeated)
+        if conflict is not None:
+            self._note(conflict.kind, conflict.count, conflict.message)
+        kept = one_copy_each(spans.lazy()).collect()
+        self._seen.update(*span_keys(kept.join(repeated, on=_IDS, how="semi")))
+        return kept
 
     def _judge(self, spans: pl.DataFrame) -> None:
+        spans = self._one_copy(spans)
         batch = trials_of(spans, self.options.analysis)
         for finding in batch.findings:
             self._note(finding.kind, finding.count, finding.message)
