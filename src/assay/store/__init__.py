@@ -22,7 +22,7 @@ from assay.store._copies import (
     CONFLICTING_SPANS,
     conflicting_copies,
     one_copy_each,
-    rule_fingerprint,
+    rule_rank,
 )
 from assay.store._events_column import EventsColumn, events_column
 from assay.store._paths import TEMP_SUFFIX, FileListing, is_remote, list_files
@@ -88,7 +88,7 @@ __all__ = [
     "made_buckets",
     "one_copy_each",
     "conflicting_copies",
-    "rule_fingerprint",
+    "rule_rank",
     "coerce",
     "coerce_expr",
     "row_group_buckets",

@@ -6,14 +6,15 @@ what it was never told was stored). ``analyze`` collapses such repeats (``assay.
 screen); :class:`SeenSpans` does the same for a set that grows, look after look.
 
 Each span is known by a 64-bit hash of its ``(trace_id, span_id)``, held in open-addressing
-hash tables of ``uint64`` (numpy, no Python object per span) beside the fingerprint of the copy
-counted (:func:`assay.store.rule_fingerprint`: its outcome, status and end): a copy that differs,
-arriving after its trace was judged, is named (``late_conflicting_spans``). A look costs what its
-new spans hold, never what was read before. The memory is bounded: the spans are held in two
-generations of at most ``max_spans / 2`` each; when the newer one is full the older is dropped.
-So a repeat is always recognised when fewer than ``max_spans / 2`` distinct spans were read
-between the two copies (and up to ``max_spans``); a copy that arrives later than that is counted
-again. The default, 4,000,000 spans, holds 128 MiB at most (docs/monitoring.md).
+hash tables of ``uint64`` (numpy, no Python object per span) beside the rank of the copy counted
+(:func:`assay.store.rule_rank`: its outcome, status and end as the copies rule orders them), so
+that a copy arriving after its trace was judged that ``analyze`` would count instead is named.
+A look costs what its new spans hold, never what was read before. The memory is bounded: the
+spans are held in two generations of at most ``max_spans / 2`` each; when the newer one is full
+the older is dropped. So a repeat is always recognised when fewer than ``max_spans / 2``
+distinct spans were read between the two copies (and up to ``max_spans``); a copy that arrives
+later than that is counted again. The default, 4,000,000 spans, holds 128 MiB at most
+(docs/monitoring.md).
 Two different spans share a hash with probability about ``n**2 / 2**65`` (n spans held:
 3e-7 at 4M); the second would be taken for a repeat.
 """
@@ -28,7 +29,7 @@ import numpy.typing as npt
 import polars as pl
 
 from assay.analysis import columns as tc
-from assay.store import rule_fingerprint
+from assay.store import rule_rank
 
 __all__ = ["MAX_SEEN_SPANS", "SeenSpans"]
 
@@ -51,19 +52,19 @@ def as_keys(hashed: pl.Series) -> Keys:
 
 
 def span_keys(spans: pl.DataFrame) -> tuple[Keys, Keys]:
-    """Each span's key (its ids) and its fingerprint (:func:`assay.store.rule_fingerprint`)."""
-    hashed = spans.select(SPAN_KEY.alias("_key"), rule_fingerprint().alias("_content"))
-    return as_keys(hashed["_key"]), contents_of(hashed["_content"])
+    """Each span's key (its ids) and its rank (:func:`assay.store.rule_rank`)."""
+    hashed = spans.select(SPAN_KEY.alias("_key"), rule_rank().alias("_rank"))
+    return as_keys(hashed["_key"]), ranks_of(hashed["_rank"])
 
 
-def contents_of(hashed: pl.Series) -> Keys:
-    """Fingerprints (:func:`assay.store.rule_fingerprint`) as :class:`SeenSpans` holds them."""
+def ranks_of(hashed: pl.Series) -> Keys:
+    """Ranks (:func:`assay.store.rule_rank`) as :class:`SeenSpans` holds them."""
     return hashed.to_numpy().astype(np.uint64, copy=False)
 
 
 @dataclass(slots=True)
 class _Table:
-    """One generation: an open-addressing hash map of keys to their copy's fingerprint.
+    """One generation: an open-addressing hash map of keys to their copy's rank.
 
     Linear probing, load <= 1/2; ``values[i]`` belongs to the key in ``slots[i]``.
     """
@@ -120,7 +121,7 @@ class _Table:
 
 @dataclass(slots=True)
 class SeenSpans:
-    """The spans counted so far, each with the fingerprint of the copy counted (see the module)."""
+    """The spans counted so far, each with the rank of the copy counted (see the module)."""
 
     max_spans: int = MAX_SEEN_SPANS
     """Spans remembered at most; at least the latest ``max_spans // 2`` always are."""
@@ -136,44 +137,40 @@ class SeenSpans:
         """Spans remembered now."""
         return self._newer.count + (self._older.count if self._older is not None else 0)
 
-    def fresh(self, keys: Keys, contents: Keys | None = None) -> npt.NDArray[np.bool_]:
+    def fresh(self, keys: Keys, ranks: Keys | None = None) -> npt.NDArray[np.bool_]:
         """Which of ``keys`` were not seen before (nor earlier in ``keys``); remember them.
 
         Args:
             keys: The spans' keys (:func:`span_keys`).
-            contents: Each span's fingerprint (:func:`assay.store.rule_fingerprint`), remembered
-                with its key for :meth:`differs`; 0 (unknown) when not given.
+            ranks: Each span's rank (:func:`assay.store.rule_rank`), remembered with its key
+                (:meth:`ranks`); 0 (unknown) when not given.
         """
         first = np.zeros(keys.size, dtype=bool)
         _, at = np.unique(keys, return_index=True)
         first[at] = True
         if keys.size:
             first &= self._lookup(keys)[1] < 0
-        values = np.zeros(keys.size, np.uint64) if contents is None else contents
+        values = np.zeros(keys.size, np.uint64) if ranks is None else ranks
         self._remember(keys[first], values[first])
         return first
 
-    def differs(self, keys: Keys, contents: Keys) -> npt.NDArray[np.bool_]:
-        """Which of ``keys`` are held with a fingerprint other than ``contents``.
-
-        A key not held, or held with no fingerprint (0), does not differ.
-        """
+    def ranks(self, keys: Keys) -> Keys:
+        """The rank held for each of ``keys``: 0 where the key is not held, or its rank unknown."""
         table, slot = self._lookup(keys)
         held = np.zeros(keys.size, np.uint64)
         for generation, which in ((self._newer, 0), (self._older, 1)):
             if generation is not None:
                 at = (table == which) & (slot >= 0)
                 held[at] = generation.values[slot[at]]
-        differ: npt.NDArray[np.bool_] = (held != _EMPTY) & (held != contents)
-        return differ
+        return held
 
-    def update(self, keys: Keys, contents: Keys) -> None:
-        """Set the fingerprint held for ``keys`` (the copy counted); keys not held are ignored."""
+    def update(self, keys: Keys, ranks: Keys) -> None:
+        """Set the rank held for ``keys`` (the copy counted); keys not held are ignored."""
         table, slot = self._lookup(keys)
         for generation, which in ((self._newer, 0), (self._older, 1)):
             if generation is not None:
                 at = (table == which) & (slot >= 0)
-                generation.values[slot[at]] = contents[at]
+                generation.values[slot[at]] = ranks[at]
 
     def _lookup(self, keys: Keys) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int64]]:
         """For each key, the generation holding it (0 newer, 1 older) and its slot (-1: none)."""

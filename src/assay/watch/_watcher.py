@@ -26,11 +26,12 @@ from assay.errors import SchemaError
 from assay.judge import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, AnalyzeOptions, check_range
 from assay.stats import BernoulliConfidenceSequence, watch_family_risk
 from assay.store import (
+    CONFLICTING_SPANS,
     DUPLICATE_SPANS,
     conflicting_copies,
     one_copy_each,
     open_trace_set,
-    rule_fingerprint,
+    rule_rank,
 )
 from assay.watch._drift import DriftDetector, DriftRule, sequence_intervals
 from assay.watch._follow import UNREADABLE, FileFollower
@@ -42,7 +43,7 @@ from assay.watch._seen import (
     SPAN_KEY,
     SeenSpans,
     as_keys,
-    contents_of,
+    ranks_of,
     span_keys,
 )
 from assay.watch._sequence import pass_rate_sequence
@@ -57,12 +58,17 @@ guarantee is already not a guarantee about the set (docs/monitoring.md)."""
 _WITHOUT_ROOT = "trace(s) judged without their root span (it never arrived in time)"
 _IDS = [TRACE_ID, tc.SPAN_ID]
 LATE_CONFLICTING_SPANS = "late_conflicting_spans"
-"""The kind of the note about a copy that differs arriving after its trace was judged."""
+"""The kind of the note about a copy ``analyze`` would count arriving after its trace was judged."""
 _LATE_CONFLICT = (
-    "span(s) arrived again after their trace was judged, as a copy whose outcome, status or "
-    "end differs from the copy counted (same trace_id and span_id): a trial counted is never "
-    "un-counted, so watch kept the copy it had; analyze (and a restart of watch) counts the "
-    "copy chosen by the rule of docs/reliability.md, and may differ"
+    "span(s) arrived again after their trace was judged, as a copy that analyze's rule counts "
+    "instead of the one counted (a worse outcome, an ERROR status or a later end; same trace_id "
+    "and span_id): a trial counted is never un-counted, so here watch and analyze differ (a "
+    "restart of watch reads the set by analyze's rule; docs/reliability.md)"
+)
+_LOST_CONFLICT = (
+    "span(s) are stored as copies that differ (same trace_id and span_id, another outcome, "
+    "status or end); each is counted once, as analyze counts it: the copy with the worst "
+    "outcome, then an ERROR status, then the latest end (docs/reliability.md)"
 )
 
 
@@ -270,14 +276,14 @@ class Watcher:
         trace_key = pl.col(TRACE_ID).hash(seed=0x5EED)
         ids = scan.select(
             SPAN_KEY.alias("_key"),
-            rule_fingerprint().alias("_content"),
+            rule_rank().alias("_rank"),
             trace_key.alias("_trace"),
             pl.col(PARENT_SPAN_ID).is_null().alias("_root"),
         ).collect()
         keys = as_keys(ids["_key"])
         # The reader kept one copy of each span by the rule, and counted the repeats (a
         # finding, below); the copy kept is the one a later copy is compared with.
-        self._seen.fresh(keys, contents_of(ids["_content"]))
+        self._seen.fresh(keys, ranks_of(ids["_rank"]))
         self._files += len(trace_set.files)
         self._spans += keys.size
         rootless = (
@@ -320,8 +326,8 @@ class Watcher:
         """
         if spans.height == 0:
             return spans
-        keys, contents = span_keys(spans)
-        fresh = self._seen.fresh(keys, contents)
+        keys, ranks = span_keys(spans)
+        fresh = self._seen.fresh(keys, ranks)
         repeats = int(fresh.size - fresh.sum())
         if not repeats:
             return spans
@@ -336,9 +342,14 @@ class Watcher:
             held.append(span_keys(self._pending.spans)[0])
         waiting = fresh | np.isin(keys, np.concatenate(held))
         late = ~waiting
-        conflicts = int(self._seen.differs(keys[late], contents[late]).sum())
-        if conflicts:
-            self._note(LATE_CONFLICTING_SPANS, conflicts, _LATE_CONFLICT)
+        counted, arrived = self._seen.ranks(keys[late]), ranks[late]
+        known = counted != 0
+        wins = int((known & (arrived > counted)).sum())
+        loses = int((known & (arrived < counted)).sum())
+        if wins:  # the one case where watch cannot count what analyze counts
+            self._note(LATE_CONFLICTING_SPANS, wins, _LATE_CONFLICT)
+        if loses:  # the copy counted is the rule's: a conflict, as analyze names it
+            self._note(CONFLICTING_SPANS, loses, _LOST_CONFLICT)
         return spans.filter(pl.Series(waiting))
 
     def _one_copy(self, spans: pl.DataFrame) -> pl.DataFrame:
