@@ -119,6 +119,9 @@ def test_a_set_of_parent_cycles_alone_is_refused_by_every_command_naming_them(
         assert err.count("\n") == 0, (command, err)
         assert "no trial spans" in err and "5 trace(s) dropped as parent cycles" in err, err
         assert f"{1:032x}" in err
+        if command[0] == "compare":  # which side has no trial
+            side = "current" if command[2] == str(cycles) else "baseline"
+            assert f"the {side} set ({cycles}): no trial spans" in err
     assert not (tmp_path / "r.html").exists()
     # a set with one well-formed trace beside its cycles is judged, the cycles named
     both = _imported(tmp_path / "both", [_trace(1, 3, cycle=True), _trace(10, 3, cycle=False)])
