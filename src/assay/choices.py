@@ -22,7 +22,6 @@ __all__ = [
     "ScoreInterval",
     "SequentialMethod",
     "SuiteInterval",
-    "SummaryFormat",
 ]
 
 
@@ -120,7 +119,7 @@ class Engine(StrEnum):
 
 
 class OutputFormat(StrEnum):
-    """Renderings of an analysis: ``--format`` of ``analyze``, ``compare`` and ``run``."""
+    """Renderings: ``--format`` of every command (``plan`` and ``describe`` render a few)."""
 
     CONSOLE = "console"
     JSON = "json"
@@ -129,10 +128,3 @@ class OutputFormat(StrEnum):
     GITHUB = "github"
     """GitHub's workflow annotations."""
     HTML = "html"
-
-
-class SummaryFormat(StrEnum):
-    """Formats of ``assay plan`` and ``assay describe``: text for people, or a JSON document."""
-
-    CONSOLE = OutputFormat.CONSOLE.value
-    JSON = OutputFormat.JSON.value

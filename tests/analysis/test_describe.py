@@ -56,6 +56,26 @@ def test_describe_command_prints_text_and_json(parquet_sink, tracer, capsys) -> 
     assert document["traces"] == 3
 
 
+def test_describe_takes_the_format_of_every_command(parquet_sink, tracer, capsys, tmp_path) -> None:
+    """--format NAME[:PATH], repeatable, and -o: what analyze takes, for what describe renders."""
+    _record(tracer)
+    path = str(parquet_sink.flush())
+    assert run(["describe", path, "--format", "json"]) == 0
+    document = capsys.readouterr().out
+    assert run(["describe", path]) == 0
+    text = capsys.readouterr().out
+    both = ["--format", f"json:{tmp_path / 'd.json'}", "--format", "console"]
+    assert run(["describe", path, *both]) == 0
+    out, err = capsys.readouterr()
+    assert (tmp_path / "d.json").read_text() == document and out == text
+    assert err == f"wrote {tmp_path / 'd.json'}\n"
+    assert run(["describe", path, "--format", "json", "-o", str(tmp_path / "o.json")]) == 0
+    assert (tmp_path / "o.json").read_text() == document and capsys.readouterr().out == ""
+    assert run(["describe", path, "--format", "markdown"]) == 2
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", "assay: error: --format markdown: describe writes console or json\n")
+
+
 def test_candidates_are_ranked_by_how_much_they_look_like_test_names(parquet_sink, tracer) -> None:
     # shaped like a Vercel AI SDK trace set: the function id names the test; the model id is a
     # constant, the prompt a value per run, the metadata a second mapping, a session id on the

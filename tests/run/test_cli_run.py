@@ -295,7 +295,7 @@ def test_format_json_is_the_analysis_document(
         "--format",
         "json",
         "--quiet",
-        "--run-id",
+        "--assign-run-id",
         "ci-42",
     )
     assert code == 1
@@ -428,3 +428,25 @@ def test_the_sprt_flags_old_spelling_still_works_and_says_its_new_name(
         "as in compare)\n",
     )
     assert _run(capsys, str(suite), *agent, old, "0.2", new, "0.2")[0] == 2
+
+
+def test_the_assigned_run_id_has_its_own_name_and_run_id_is_its_deprecated_alias(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--run-id selects a run's trials in analyze, compare and report; run's gives them one."""
+    argv = [str(suite), "--agent", "assay_test_agents:echo", "--fixed", "--runs", "2", "--quiet"]
+    code, out, err = _run(capsys, *argv, "--assign-run-id", "new", "--out", str(tmp_path / "t"))
+    assert "deprecated" not in err and "(run id new)" in out
+    code, out, err = _run(capsys, *argv, "--run-id=old", "--out", str(tmp_path / "t"))
+    assert "(run id old)" in out
+    (line,) = [line for line in err.splitlines() if "deprecated" in line]
+    assert line == (
+        "assay run: --run-id is deprecated, use --assign-run-id (--run-id selects the trials "
+        "of a run in analyze, compare and report)"
+    )
+    assert sorted(assay.analyze(tmp_path / "t").trials["run_id"].unique()) == ["new", "old"]
+    code, out, err = _run(capsys, *argv, "--run-id", "a", "--assign-run-id", "b", "--dry-run")
+    assert code == 2 and err == (
+        "assay: error: --run-id is the deprecated name of --assign-run-id: give "
+        "--assign-run-id alone\n"
+    )

@@ -44,9 +44,9 @@ def test_a_run_id_names_the_folder_and_out_still_wins(
     monkeypatch.chdir(tmp_path)
     (tmp_path / "suite.yaml").write_text(SUITE)
     argv = ["run", "suite.yaml", "--agent", "assay_test_agents:echo", "--fixed", "--quiet"]
-    assert cli([*argv, "--run-id", "nightly", "--dry-run"]) == 0
+    assert cli([*argv, "--assign-run-id", "nightly", "--dry-run"]) == 0
     assert "traces to runs/nightly\n" in capsys.readouterr().out
-    cli([*argv, "--run-id", "nightly"])
+    cli([*argv, "--assign-run-id", "nightly"])
     assert "traces: runs/nightly (run id nightly)" in capsys.readouterr().out
     cli([*argv, "--out", "mine"])
     assert (tmp_path / "mine").is_dir() and sorted(

@@ -72,7 +72,7 @@ Threshold = Annotated[
         "--threshold",
         "--pass-rate",
         help="Required pass rate (default: what the suite or the trials record, else 0.8; "
-        "watch reads none recorded).",
+        "watch reads none recorded; plan: the rate a threshold plan is for, no default).",
     ),
 ]
 Confidence = Annotated[
@@ -116,7 +116,7 @@ Test = Annotated[
     typer.Option(
         "--test",
         help="Test of a regression: an exact one, or anytime (used anyway when a version "
-        "stopped adaptively or ran in several runs).",
+        "stopped adaptively or ran in several runs; plan plans the exact ones).",
     ),
 ]
 Alpha = Annotated[
@@ -127,7 +127,22 @@ Delta = Annotated[
     float | None,
     typer.Option(help="The smallest difference in pass rate that matters (0.1 = 10 points)."),
 ]
-Power = Annotated[float, typer.Option(help="Power needed to call 'no regression' a PASS.")]
+Power = Annotated[
+    float,
+    typer.Option(
+        help="Power: the probability of the right verdict a check needs when the difference it "
+        "looks for is there ('no regression' is a PASS only with it; plan finds the trials "
+        "that reach it)."
+    ),
+]
+Fixed = Annotated[
+    bool,
+    typer.Option(
+        "--fixed",
+        help="The fixed design: every test runs its maximum trials, judged once, no adaptive "
+        "stop (plan: plan that design).",
+    ),
+]
 Anytime = Annotated[
     bool,
     typer.Option(
@@ -234,7 +249,8 @@ Formats = Annotated[
         parser=format_target,
         metavar="NAME[:PATH]",
         help="Output format, repeatable: NAME or NAME:PATH, NAME one of "
-        f"{', '.join(OutputFormat)} (github: annotations). Default: console.",
+        f"{', '.join(OutputFormat)} (github: annotations; plan: console, json, markdown; "
+        "describe: console, json). Default: console.",
     ),
 ]
 Output = Annotated[
@@ -251,9 +267,20 @@ InconclusiveOk = Annotated[
 RunId = Annotated[
     str | None,
     typer.Option(
-        "--run-id", help="Only the trials of this assay.run.id (when a set holds several runs)."
+        "--run-id",
+        help="Only the trials of this assay.run.id, when a set holds several runs (compare: "
+        "CURRENT's; --baseline-run-id: BASELINE's).",
     ),
 ]
+_OUT = typer.Option(
+    "--out",
+    help="The trace set folder written: the spans table (run: default runs/RUN_ID, a folder "
+    "of its own per run).",
+)  # typer copies an option's declaration before it fills it in: one for both types
+Out = Annotated[Path, _OUT]
+"""``--out`` of ``collect`` (with a default) and ``import`` (required)."""
+OutOrDefault = Annotated[Path | None, _OUT]
+"""``--out`` of ``run``: None, a folder of its own."""
 SkipBadFiles = Annotated[
     bool,
     typer.Option("--skip-bad-files", help="Skip unreadable files (listed) instead of failing."),
@@ -276,6 +303,13 @@ Prices = Annotated[
 ]
 
 
+Fanout = Annotated[
+    int,
+    typer.Option(
+        "--fanout",
+        help="Merge a folder's files once it holds this many of one size tier (docs/scale.md).",
+    ),
+]
 Buckets = Annotated[
     int | None,
     typer.Option(help="Also lay the output out in N bucket=NN folders by trace (large sets)."),
@@ -299,7 +333,7 @@ MinAgreement = Annotated[
 ]
 
 
-# What reads a trace set, shared by analyze and report (compare reads two: its own --run-id).
+# What reads a trace set, shared by analyze and report.
 BaselineVersion = Annotated[
     str | None,
     typer.Option(

@@ -21,13 +21,25 @@ if TYPE_CHECKING:
     from assay.api import Analysis
 
 
-def parse_formats(specs: list[FormatTarget] | None, output: Path | None) -> list[FormatTarget]:
+def parse_formats(
+    specs: list[FormatTarget] | None,
+    output: Path | None,
+    offered: tuple[OutputFormat, ...] = tuple(OutputFormat),
+    command: str = "",
+) -> list[FormatTarget]:
     """``--format NAME[:PATH]`` (repeatable) and ``--output`` → (format, file or None=stdout).
 
     ``--output FILE`` gives the file of the one format named without a path (so ``--format
     json --output FILE`` works as it always has). Without a path, ``markdown`` goes to
     ``$GITHUB_STEP_SUMMARY`` when set; everything else to stdout (also ``NAME:-``), which one
     format at most may use (``github`` annotations may share it with ``console``).
+
+    Args:
+        specs: Each ``--format`` given (None: console).
+        output: ``--output``.
+        offered: The formats the command renders (``plan`` and ``describe`` fewer); another
+            one is a usage error.
+        command: The command's name, for that error.
     """
     import os
 
@@ -35,6 +47,11 @@ def parse_formats(specs: list[FormatTarget] | None, output: Path | None) -> list
 
     stdout = Path("-")
     given = list(specs or [FormatTarget(OutputFormat.CONSOLE, None)])
+    for target in given:
+        if target.format not in offered:
+            *some, last = offered
+            listed = f"{', '.join(some)} or {last}" if some else last
+            raise ConfigError(f"--format {target.format}: {command} writes {listed}")
     bare = [i for i, target in enumerate(given) if target.path is None]
     if output is not None:
         if len(bare) != 1:
@@ -63,6 +80,7 @@ def parse_formats(specs: list[FormatTarget] | None, output: Path | None) -> list
     names = [name for name, _ in targets]
     if (
         os.environ.get("GITHUB_ACTIONS") == "true"
+        and OutputFormat.GITHUB in offered
         and OutputFormat.MARKDOWN in names
         and OutputFormat.GITHUB not in names
         and set(documents) <= {OutputFormat.CONSOLE}
@@ -208,19 +226,13 @@ def emit(analysis: Analysis, targets: list[FormatTarget], settings: Settings) ->
         settings = replace(settings, trace_url=os.environ.get("ASSAY_TRACE_URL") or None)
     template, said = checked_template(settings.trace_url)
     settings = replace(settings, trace_url=template, warnings=(*settings.warnings, *said))
-    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     for name, path in sorted(targets, key=lambda target: target.path is None):
         if name is OutputFormat.CONSOLE and path is None:
             # On stdout the table is printed by rich itself (o.stdout_console: its width).
             _print_console(analysis, settings, stdout_console(), on_stdout=True)
             continue
-        text = RENDERERS[name](analysis, settings)
-        if path is None:
-            sys.stdout.write(text)
-            sys.stdout.flush()
-        else:
-            append = name is OutputFormat.MARKDOWN and str(path) == summary_file
-            write_text(path, text, append=append)
+        write_document(name, path, RENDERERS[name](analysis, settings))
+        if path is not None:
             from assay.judge import SUITE_RULE
             from assay.report import counted
 
@@ -247,3 +259,29 @@ def emit(analysis: Analysis, targets: list[FormatTarget], settings: Settings) ->
             file=sys.stderr,
         )
     _print_diagnostics(analysis, settings)
+
+
+def write_document(name: OutputFormat, path: Path | None, text: str) -> None:
+    """Write one rendering to its file, or to stdout (None).
+
+    Markdown whose file is ``$GITHUB_STEP_SUMMARY`` is appended: a job's steps share it.
+    """
+    import os
+
+    if path is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    summary = name is OutputFormat.MARKDOWN and str(path) == os.environ.get("GITHUB_STEP_SUMMARY")
+    write_text(path, text, append=summary)
+
+
+def write_documents(targets: list[FormatTarget], render: Callable[[OutputFormat], str]) -> None:
+    """Write what a command without an analysis renders (``plan``, ``describe``) to each target.
+
+    Files first, each named on stderr, then stdout.
+    """
+    for name, path in sorted(targets, key=lambda target: target.path is None):
+        write_document(name, path, render(name))
+        if path is not None:
+            print(f"wrote {path}", file=sys.stderr)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from dataclasses import asdict
 from typing import Any
 
-from assay.choices import PairedDesign, SummaryFormat
+from assay._cli._plain import Plain
+from assay.choices import PairedDesign
 from assay.stats import PairedPlan, PilotVariances
 
 
@@ -21,10 +20,9 @@ def plan_paired_command(
     pilot: list[str] | None,
     pilot_baseline_version: str | None,
     trials_per_case: str,
-    format: SummaryFormat,
     design: PairedDesign = PairedDesign.FIXED,
-) -> None:
-    """Plan a paired comparison from assumed variances or a pilot set, and print the plan."""
+) -> Plain:
+    """Plan a paired comparison from assumed variances or a pilot set."""
     from assay.errors import ConfigError
     from assay.stats import plan_adaptive_paired, plan_paired
 
@@ -47,16 +45,13 @@ def plan_paired_command(
         within_case_var=within,
         trials_per_case=_ks(trials_per_case),
     )
-    if format is SummaryFormat.JSON:
-        document: dict[str, Any] = {
-            "schema": "assay.plan/v1",
-            "kind": "paired",
-            **asdict(plan),
-            "pilot": None if measured is None else {"paths": pilot, **asdict(measured)},
-        }
-        sys.stdout.write(json.dumps(document, indent=2) + "\n")
-    else:
-        print("\n".join(_lines(plan, measured, pilot)))
+    document: dict[str, Any] = {
+        "schema": "assay.plan/v1",
+        "kind": "paired",
+        **asdict(plan),
+        "pilot": None if measured is None else {"paths": pilot, **asdict(measured)},
+    }
+    return _plain(document, plan, measured, pilot)
 
 
 def _ks(text: str) -> list[int]:
@@ -103,7 +98,13 @@ def _pilot(paths: list[str], baseline_version: str | None) -> PilotVariances:
     )
 
 
-def _lines(plan: PairedPlan, measured: PilotVariances | None, pilot: list[str] | None) -> list[str]:
+def _plain(
+    document: dict[str, Any],
+    plan: PairedPlan,
+    measured: PilotVariances | None,
+    pilot: list[str] | None,
+) -> Plain:
+    """The plan's lines, its table of options, and what follows it."""
     source = "assumed"
     if measured is not None and pilot is not None:
         versions = "two versions" if measured.versions == 2 else "one version"
@@ -129,13 +130,15 @@ def _lines(plan: PairedPlan, measured: PilotVariances | None, pilot: list[str] |
         f"within-case variance of a trial pair's difference {plan.within_case_var:.4f}",
         "Var(mean difference) = (between² + within / K) / C  (Miller 2024, arXiv:2411.00640)",
         "",
+    ]
+    table = [
         f"{'trials/case K':>13}  {'cases C':>8}  {'trials, both versions':>21}  {'power':>6}"
         + (f"  {'mean cases at delta':>19}  {'no change':>9}" if adaptive else ""),
     ]
     for option in plan.options:
         if option.cases is None or option.power is None or option.trials is None:
             limit = "the simulation's cap" if adaptive else "1,000,000 cases"
-            lines.append(f"{option.trials_per_case:>13}  {f'none up to {limit}':>39}")
+            table.append(f"{option.trials_per_case:>13}  {f'none up to {limit}':>39}")
             continue
         line = (
             f"{option.trials_per_case:>13}  {option.cases:>8,}  {option.trials:>21,}  "
@@ -143,8 +146,8 @@ def _lines(plan: PairedPlan, measured: PilotVariances | None, pilot: list[str] |
         )
         if option.mean_cases_at_delta is not None and option.mean_cases_no_change is not None:
             line += f"  {option.mean_cases_at_delta:>19.0f}  {option.mean_cases_no_change:>9.0f}"
-        lines.append(line)
-    lines.append(f"power: {plan.method}")
+        table.append(line)
+    after = [f"power: {plan.method}"]
     if measured is not None and measured.note:
-        lines.append(f"note: {measured.note}")
-    return lines
+        after.append(f"note: {measured.note}")
+    return Plain(document, lines, table, after)

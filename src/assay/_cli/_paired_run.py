@@ -68,6 +68,7 @@ def run_paired_command(
     """Run the comparison, print it (console and/or JSON) and exit with its verdict's code."""
     from rich.console import Console
 
+    from assay.judge import AnalyzeOptions
     from assay.run import PairedRunOptions, load_agent, load_baseline_rates, run_paired
 
     if ask.baseline_agent is not None and ask.baseline is not None:
@@ -84,9 +85,10 @@ def run_paired_command(
     if ask.baseline is not None:
         rates, version = load_baseline_rates(ask.baseline, ask.baseline_version)
         source = str(ask.baseline)
+    judged = AnalyzeOptions()  # --delta and --alpha default as in the commands that judge
     paired = PairedRunOptions(
-        delta=0.10 if ask.delta is None else ask.delta,
-        alpha=0.05 if ask.alpha is None else ask.alpha,
+        delta=judged.delta if ask.delta is None else ask.delta,
+        alpha=judged.alpha if ask.alpha is None else ask.alpha,
         margin=ask.margin,
         baseline_version=version,
         max_cases=ask.max_cases,

@@ -14,6 +14,12 @@ from collections.abc import Sequence
 from assay.errors import ConfigError
 
 RENAMED: dict[str, dict[str, tuple[str, str]]] = {
+    "run": {
+        "--run-id": (
+            "--assign-run-id",
+            "--run-id selects the trials of a run in analyze, compare and report",
+        ),
+    },
     "watch": {
         "--alpha": ("--drift-alpha", "--alpha is a regression's significance in analyze"),
         "--delta": (

@@ -83,9 +83,7 @@ def compare(
     all_cases: o.AllCases = False,
     inconclusive_ok: o.InconclusiveOk = False,
     skip_bad_files: o.SkipBadFiles = False,
-    run_id: Annotated[
-        str | None, typer.Option("--run-id", help="Only CURRENT's trials of this assay.run.id.")
-    ] = None,
+    run_id: o.RunId = None,
     baseline_run_id: Annotated[
         str | None,
         typer.Option("--baseline-run-id", help="Only BASELINE's trials of this assay.run.id."),

@@ -9,12 +9,11 @@ import typer
 
 from assay._cli import _common as o
 from assay._cli._progress import described, working
+from assay.errors import ConfigError
 
 
 def collect(
-    out: Annotated[Path, typer.Option("--out", help="Output folder of the spans table.")] = Path(
-        "traces"
-    ),
+    out: o.Out = Path("traces"),
     host: Annotated[
         str, typer.Option(help="Interface to bind (0.0.0.0 exposes it to the network).")
     ] = "127.0.0.1",
@@ -86,10 +85,17 @@ def collect(
         bool, typer.Option("--verbose", "-v", help="Log every request, repeats included.")
     ] = False,
     buckets: o.Buckets = None,
+    compact: Annotated[
+        bool,
+        typer.Option(help="Merge each partition's small files as they are committed (--fanout)."),
+    ] = True,
+    fanout: o.Fanout = 10,  # store.DEFAULT_FANOUT (the store is not imported to start)
 ) -> None:
     """Receive OTLP (HTTP and gRPC) and write the spans table; SIGTERM drains and stops."""
     from assay.collect import CollectorConfig, run_collector
 
+    if compact and fanout < 2:
+        raise ConfigError(f"--fanout must be at least 2 (got {fanout}; --no-compact: never merge)")
     mb = 1024 * 1024
     config = CollectorConfig(
         out=out,
@@ -114,6 +120,7 @@ def collect(
         fsync=fsync,
         workers=workers,
         buckets=buckets,
+        compact_fanout=fanout if compact else None,
         log_file=log_file,
         log_file_bytes=log_file_mb * mb,
         verbose=verbose,
@@ -130,7 +137,7 @@ def import_(
             "(told by content)."
         ),
     ],
-    out: Annotated[Path, typer.Option("--out", help="Output folder of the spans table.")],
+    out: o.Out,
     max_decompressed_mb: o.MaxDecompressedMb = 1024,
     max_message_mb: Annotated[
         int, typer.Option(help="Most MB in one JSON line or protobuf message (held in memory).")

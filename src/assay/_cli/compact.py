@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from assay._cli import _common as o
 from assay.errors import ConfigError, InputError
 
 
@@ -16,13 +17,7 @@ def compact(
         list[Path],
         typer.Argument(help="Trace-set folders; every partition folder under each is compacted."),
     ],
-    fanout: Annotated[
-        int,
-        typer.Option(
-            "--fanout",
-            help="Merge a folder's files once it holds this many of one size tier (docs/scale.md).",
-        ),
-    ] = 10,
+    fanout: o.Fanout = 10,  # store.DEFAULT_FANOUT (the store is not imported to start)
 ) -> None:
     """Merge each partition's small spans files into few, crash-safe.
 

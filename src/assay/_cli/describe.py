@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Annotated
-
-import typer
+from typing import TYPE_CHECKING
 
 from assay._cli import _common as o
-from assay.choices import SummaryFormat
+from assay._cli._emit import parse_formats, write_documents
+from assay.choices import OutputFormat
 
 if TYPE_CHECKING:
     from assay.analysis import Description, Suggestion
@@ -59,17 +57,21 @@ def _text(d: Description, s: Suggestion | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+DESCRIBED = (OutputFormat.CONSOLE, OutputFormat.JSON)
+"""What ``describe`` renders."""
+
+
 def describe(
     paths: o.Paths,
-    format: Annotated[
-        SummaryFormat, typer.Option("--format", help="console or json.")
-    ] = SummaryFormat.CONSOLE,
+    format: o.Formats = None,
+    output: o.Output = None,
     skip_bad_files: o.SkipBadFiles = False,
 ) -> None:
     """Describe a trace set: span names, conventions, candidate test attributes."""
     from assay.analysis import describe_spans, suggest
     from assay.store import READ_ERRORS, open_trace_set, read_failure
 
+    targets = parse_formats(format, output, DESCRIBED, "describe")
     trace_set = open_trace_set(paths, skip_bad_files=skip_bad_files)
     try:
         scan = trace_set.scan()
@@ -77,10 +79,13 @@ def describe(
         suggestion = suggest(scan, description.candidates)
     except READ_ERRORS as exc:  # a file changed or removed while read: as analyze says it
         raise read_failure(exc, trace_set.names) from exc
-    if format is SummaryFormat.JSON:
+
+    def render(name: OutputFormat) -> str:
+        if name is OutputFormat.CONSOLE:
+            return _text(description, suggestion)
         shown = asdict(description)
         if suggestion is not None:
             shown["suggestion"] = {**asdict(suggestion), "command": suggestion.command}
-        sys.stdout.write(json.dumps(shown, indent=2) + "\n")
-    else:
-        sys.stdout.write(_text(description, suggestion))
+        return json.dumps(shown, indent=2) + "\n"
+
+    write_documents(targets, render)

@@ -2,50 +2,39 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from dataclasses import asdict
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from assay._cli import _common as o
-from assay.choices import DEFAULT_REGRESSION_TEST, PairedDesign, SummaryFormat
+from assay._cli._analysis import analysis_options
+from assay._cli._emit import parse_formats, write_documents
+from assay._cli._plain import PLAIN_FORMATS, Plain
+from assay.choices import PairedDesign, RegressionTest
 from assay.errors import ConfigError
 
+if TYPE_CHECKING:
+    from assay.judge import AnalyzeOptions
 
+PLANNED = frozenset(
+    {"threshold", "confidence", "ci_method", "regression_test", "alpha", "delta", "power"}
+)
+"""The analysis options a plan is for: the flags, help and defaults of the commands that judge."""
+
+
+@analysis_options(only=PLANNED)
 def plan(
-    threshold: Annotated[
-        float | None,
-        typer.Option("--threshold", "--pass-rate", help="Threshold check: the required pass rate."),
-    ] = None,
+    options: AnalyzeOptions,
     expected: Annotated[
         float | None, typer.Option(help="Threshold check: the true pass rate you expect.")
     ] = None,
     baseline_rate: Annotated[
         float | None, typer.Option(help="Regression check: the baseline's pass rate.")
     ] = None,
-    delta: o.Delta = 0.10,
-    alpha: o.Alpha = 0.05,
-    power: Annotated[float, typer.Option(help="Wanted probability of the right verdict.")] = 0.80,
-    confidence: Annotated[
-        float, typer.Option(help="Two-sided confidence of the interval that decides.")
-    ] = 0.95,
-    ci_method: o.CIMethodOpt = o.CIMethod.WILSON,
-    test: Annotated[
-        o.ExactTest, typer.Option("--test", help="Exact test of the regression check.")
-    ] = DEFAULT_REGRESSION_TEST,
-    fixed: Annotated[
-        bool,
-        typer.Option(
-            "--fixed",
-            help="Threshold check: plan a fixed number of trials judged once (assay run "
-            "--fixed) instead of the adaptive run assay run does by default.",
-        ),
-    ] = False,
-    format: Annotated[SummaryFormat, typer.Option("--format", help="Output format.")] = (
-        SummaryFormat.CONSOLE
-    ),
+    fixed: o.Fixed = False,
+    format: o.Formats = None,
+    output: o.Output = None,
     paired: Annotated[
         bool,
         typer.Option(
@@ -100,28 +89,27 @@ def plan(
     does by default (the maximum trials, --runs), or with --fixed a fixed number of trials; a
     regression check takes --baseline-rate and --delta. Power is exact. A paired comparison of
     two versions over many cases (--paired, --delta, and --pilot SET or --between-sd and
-    --within-var) lists the cases needed for each number of trials per case.
+    --within-var) lists the cases needed for each number of trials per case. The defaults are
+    those of the commands that judge.
     """
-    # the shared --delta and --alpha are optional (run's comparison); plan's have defaults
-    assert delta is not None and alpha is not None
+    from assay.judge import DEFAULT_CONFIDENCE
+
+    targets = parse_formats(format, output, PLAIN_FORMATS, "plan")
+    threshold, power, alpha, delta = options.threshold, options.power, options.alpha, options.delta
+    confidence = DEFAULT_CONFIDENCE if options.confidence is None else options.confidence
+    answer: Plain
     if judge_sensitivity is not None or judge_specificity is not None:
-        _labels_plan(
-            threshold,
-            expected,
-            judge_sensitivity,
-            judge_specificity,
-            trials,
-            power,
-            confidence,
-            format,
+        answer = _labels_plan(
+            threshold, expected, judge_sensitivity, judge_specificity, trials, power, confidence
         )
+        write_documents(targets, answer.render)
         return
     if fixed and (paired or baseline_rate is not None):
         raise ConfigError("--fixed applies to a threshold plan (--threshold and --expected)")
     if paired:
         from assay._cli._paired_plan import plan_paired_command
 
-        plan_paired_command(
+        answer = plan_paired_command(
             delta=delta,
             alpha=alpha,
             power=power,
@@ -130,9 +118,9 @@ def plan(
             pilot=pilot,
             pilot_baseline_version=pilot_baseline_version,
             trials_per_case=trials_per_case,
-            format=format,
             design=design,
         )
+        write_documents(targets, answer.render)
         return
     from assay.stats import plan_regression
 
@@ -147,10 +135,15 @@ def plan(
         if threshold is None or expected is None:
             raise ConfigError("a threshold plan needs both --threshold and --expected")
         document, lines, note = _threshold_plan(
-            threshold, expected, power, confidence, ci_method.value, fixed
+            threshold, expected, power, confidence, options.ci_method.value, fixed
         )
     else:
         assert baseline_rate is not None
+        test = options.regression_test
+        if test is RegressionTest.ANYTIME:
+            raise ConfigError(
+                "--test anytime: plan plans the exact tests only (boschloo, fisher or barnard)"
+            )
         reg = plan_regression(baseline_rate, delta, alpha, power, test.value)
         document = {"schema": "assay.plan/v1", "kind": "regression", **asdict(reg)}
         lines = [
@@ -161,10 +154,7 @@ def plan(
         note = reg.note
     if note:
         lines.append(f"note: {note}")
-    if format is SummaryFormat.JSON:
-        sys.stdout.write(json.dumps(document, indent=2) + "\n")
-    else:
-        print("\n".join(lines))
+    write_documents(targets, Plain(document, lines).render)
 
 
 def _labels_plan(
@@ -175,8 +165,7 @@ def _labels_plan(
     trials: int | None,
     power: float,
     confidence: float,
-    format: SummaryFormat,
-) -> None:
+) -> Plain:
     """How many human labels a corrected verdict needs (docs/statistics.md)."""
     from assay.stats.judges import plan_labels
 
@@ -188,10 +177,7 @@ def _labels_plan(
     assert threshold is not None and expected is not None and trials is not None
     assert sensitivity is not None and specificity is not None
     result = plan_labels(threshold, expected, sensitivity, specificity, trials, power, confidence)
-    if format is SummaryFormat.JSON:
-        document = {"schema": "assay.plan/v1", "kind": "labels", **asdict(result)}
-        sys.stdout.write(json.dumps(document, indent=2) + "\n")
-        return
+    document = {"schema": "assay.plan/v1", "kind": "labels", **asdict(result)}
     lines = [
         f"labels for a verdict corrected for the judge's error: {result.verdict} at "
         f"{threshold:g} when the true rate is {expected:g}; the judge (sensitivity "
@@ -208,7 +194,7 @@ def _labels_plan(
             f"{result.labels} human labels of trials drawn at random (simulated probability "
             f"{result.probability:.3f} ≥ {power:g}, {result.repetitions} seeded repetitions)"
         )
-    print("\n".join(lines))
+    return Plain(document, lines)
 
 
 ADAPTIVE_DOC = "docs/adaptive.md"

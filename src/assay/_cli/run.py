@@ -42,18 +42,11 @@ def run_command(
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds before a trial becomes an error.")
     ] = 300.0,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out", help="Trace set folder (default runs/RUN_ID: a folder of its own per run)."
-        ),
-    ] = None,
+    out: o.OutOrDefault = None,
     seed: Annotated[
         int | None, typer.Option("--seed", help="Base seed; each trial gets a derived seed.")
     ] = None,
-    fixed: Annotated[
-        bool, typer.Option("--fixed", help="Run every test to its maximum (no adaptive stop).")
-    ] = False,
+    fixed: o.Fixed = False,
     method: Annotated[
         SequentialMethod,
         typer.Option(
@@ -122,7 +115,12 @@ def run_command(
         str | None, typer.Option("--agent-version", help="assay.agent.version of the trials.")
     ] = None,
     run_id: Annotated[
-        str | None, typer.Option("--run-id", help="assay.run.id (default ASSAY_RUN_ID, random).")
+        str | None,
+        typer.Option(
+            "--assign-run-id",
+            help="The assay.run.id this run's trials get (default ASSAY_RUN_ID, else random); "
+            "--run-id elsewhere selects a run's trials.",
+        ),
     ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the plan (trials, cost) and run nothing.")
