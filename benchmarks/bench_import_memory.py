@@ -1,12 +1,13 @@
 """``assay import``: peak RSS against input size, for each format's reader.
 
-Each import runs in a fresh process that first imports a small file of the same format (every
-module loaded), then resets its peak RSS (``/proc/self/clear_refs``) and imports the measured
-file; the figure is how far the peak grew. Bounded readers grow by about the same at every size
-(``--max-message-mb`` and the row-group bound, not the file); a reader holding the whole input
-grows with it. The inputs are the shapes that once broke the bound (issue 48): one-span OTLP/JSON
-lines, a Langfuse CSV of large fields, gzip, and a Phoenix dataset whose large value is
-dictionary-encoded (stored once, decoded at each use).
+Each import is measured by ``import_peak.py`` (the tests' measurement): a fresh process
+imports a small file of the same format (every module loaded), resets its peak RSS
+(``/proc/self/clear_refs``) and imports the measured file; the figure is how far the peak grew.
+Bounded readers grow by about the same at every size (``--max-message-mb`` and the row-group
+bound, not the file); a reader holding the whole input grows with it. The inputs are the shapes
+that once broke the bound (issue 48): one-span OTLP/JSON lines, a Langfuse CSV of large fields,
+gzip, and a Phoenix dataset whose large value is dictionary-encoded (stored once, decoded at
+each use).
 
     python benchmarks/bench_import_memory.py [--scale 1]
 """
@@ -19,33 +20,16 @@ import datetime as dt
 import gzip
 import io
 import json
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from import_peak import CAN_MEASURE, import_peak  # noqa: E402
+
 MB = 1 << 20
 STARTED = 1_750_000_000_000_000  # µs
-
-_PEAK = """
-import sys
-from pathlib import Path
-from assay.ingest import ImportLimits, import_files
-
-def hwm() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    raise SystemExit("no VmHWM")
-
-limits = ImportLimits(max_message_bytes=int(sys.argv[3]) * (1 << 20))
-import_files([sys.argv[2]], sys.argv[4] + "-warm", limits=limits)
-Path("/proc/self/clear_refs").write_text("5")
-base = hwm()
-result = import_files([sys.argv[1]], sys.argv[4], limits=limits)
-print(result.spans, base, hwm() - base)
-"""
 
 
 def _otlp_lines(folder: Path, n: int) -> Path:
@@ -163,7 +147,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="Multiply every size.")
     args = parser.parse_args()
-    if not Path("/proc/self/clear_refs").exists():
+    if not CAN_MEASURE:
         print("needs Linux /proc/self/clear_refs to reset the peak RSS")
         return 0
     print(f"{'format':34} {'spans':>7} {'decoded MB':>11} {'peak grew MB':>13} (limit MB)")
@@ -174,21 +158,8 @@ def main() -> int:
             assert small is not None
             for n in sizes:
                 source = make(folder, max(3, int(n * args.scale)))
-                result = subprocess.run(
-                    [
-                        sys.executable,
-                        "-c",
-                        _PEAK,
-                        str(source),
-                        str(small),
-                        str(limit),
-                        str(folder / f"out-{n}"),
-                    ],
-                    capture_output=True,
-                    text=True,
-                    check=True,
-                )
-                spans, _, grown = map(int, result.stdout.split())
+                peak = import_peak(source, small, limit * MB, folder / f"out-{n}")
+                spans, grown = peak.spans, peak.grown
                 print(
                     f"{name:34} {spans:>7} {_decoded(source) / MB:>11.1f} "
                     f"{grown / MB:>13.1f} ({limit})",

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from assay.cli import run
+from docs_examples import check_console_sample, docs_block
 
 
 def test_example_agent_shows_all_three_verdicts(
@@ -23,3 +24,11 @@ def test_example_agent_shows_all_three_verdicts(
     assert set(verdicts.values()) == {"PASS", "FAIL", "INCONCLUSIVE"}
     assert all(t["n"] == 30 for t in document["tests"])
     assert all(t["usage"]["llm_calls"] == 60 for t in document["tests"])
+
+
+def test_the_docs_console_sample_is_what_analyze_prints(
+    traces: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample = docs_block("reports.md", "On the example trace set")
+    assert run(["analyze", str(traces)]) == 1
+    check_console_sample(sample, capsys.readouterr().out)

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from assay.cli import run
+from docs_examples import check_console_sample, check_json_sample, docs_block, json_sample
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from suite_sets import write_pair, write_version  # noqa: E402
@@ -188,3 +189,17 @@ def test_every_format_leads_with_the_answer(
     # No per-case advice to run more trials where the suite answers; said once instead.
     assert "more trials per version would settle it" not in full
     assert full.count("no single case can show a drop") == 1
+
+
+def test_the_docs_show_what_compare_prints(
+    sets: dict[str, tuple[Path, Path]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/reports.md's suite sample and docs/json.md's document are this set's, today."""
+    baseline, current = sets["drop"]  # suite_sets.py --cases 300 --trials 3 --drop 0.08 --seed 5
+    printed = _cli("compare", str(baseline), str(current)).stdout
+    sample = docs_block("reports.md", "it is not shown apart (the JSON lists it)")
+    assert sample[1] == "$ assay compare sets/v1 sets/v2"
+    check_console_sample(sample[2:], printed)
+    code, document = _document(capsys, "compare", str(baseline), str(current))
+    assert code == 1
+    check_json_sample(json_sample("json.md", "What `assay compare sets/v1 sets/v2"), document)

@@ -12,6 +12,7 @@ import polars as pl
 from assay.analysis import (
     Engine,
     LabelledTrials,
+    NoTrialSpans,
     Repeats,
     bucket_size,
     engine_trials,
@@ -126,6 +127,15 @@ class _Read:
     pricing them noticed (unpriced models, ...)."""
     spans: pl.LazyFrame | None = None
     """The spans the trials were read from (each span once)."""
+
+
+def _side(paths: Paths, role: str, options: AnalyzeOptions, skip_bad_files: bool) -> _Read:
+    """One side of a comparison; a side with no trial says which it is."""
+    try:
+        return _read_trials(paths, options, skip_bad_files)
+    except NoTrialSpans as exc:
+        names = [os.fspath(p) for p in ([paths] if isinstance(paths, str | os.PathLike) else paths)]
+        raise NoTrialSpans(f"the {role} set ({', '.join(names)}): {exc}") from None
 
 
 def _read_trials(
@@ -480,8 +490,8 @@ def compare(
         min_agreement: As for :func:`analyze`.
     """
     settings = _options(options)
-    base = _read_trials(baseline, settings, skip_bad_files)
-    read = _read_trials(current, settings, skip_bad_files)
+    base = _side(baseline, "baseline", settings, skip_bad_files)
+    read = _side(current, "current", settings, skip_bad_files)
     base_trials, trials = base.trials, read.trials
     if baseline_run_id is not None:
         base_trials = _run(base_trials, baseline_run_id, "--baseline-run-id")

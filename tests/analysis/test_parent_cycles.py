@@ -16,6 +16,7 @@ import pytest
 
 import assay
 from assay.analysis import read_trials
+from assay.cli import run
 from assay.ingest import import_files
 from assay.store import open_trace_set
 
@@ -49,6 +50,7 @@ def _trace(number: int, spans: int, *, cycle: bool) -> dict[str, Any]:
 
 
 def _imported(tmp_path: Path, traces: list[dict[str, Any]]) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     source = tmp_path / "jaeger.json"
     source.write_text(json.dumps({"data": traces}))
     out = tmp_path / "spans"
@@ -89,3 +91,40 @@ def test_a_cycle_beside_a_recorded_root_keeps_the_roots_one_trial(tmp_path: Path
     result = read_trials(open_trace_set(spans).scan(), test_attribute=AGENT)
     assert sorted(result.table["trace_id"]) == [trace_id, other["traceID"]]
     assert result.table.filter(trace_id=trace_id)["span_count"].to_list() == [5]
+
+
+def test_a_set_of_parent_cycles_alone_is_refused_by_every_command_naming_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No trial left is no result: exit 2 and one line, as for a set without trial spans.
+
+    Once ``analyze`` printed "0 tests" and exited 0 (its JSON decision a PASS of nothing).
+    """
+    cycles = _imported(tmp_path / "cycles", [_trace(n, 3, cycle=True) for n in range(1, 6)])
+    good = _imported(tmp_path / "good", [_trace(n, 3, cycle=False) for n in range(10, 13)])
+    mapped = ["--test-attribute", AGENT]
+    commands = [
+        ["analyze", str(cycles)],
+        ["analyze", str(cycles), "--format", "json"],
+        ["compare", str(good), str(cycles)],
+        ["compare", str(cycles), str(good)],
+        ["report", str(cycles), "--output", str(tmp_path / "r.html")],
+        ["watch", str(cycles), "--once"],
+    ]
+    for command in commands:
+        assert run([*command, *mapped]) == 2, command
+        captured = capsys.readouterr()
+        assert captured.out == "", command
+        err = captured.err.strip()
+        assert err.count("\n") == 0, (command, err)
+        assert "no trial spans" in err and "5 trace(s) dropped as parent cycles" in err, err
+        assert f"{1:032x}" in err
+        if command[0] == "compare":  # which side has no trial
+            side = "current" if command[2] == str(cycles) else "baseline"
+            assert f"the {side} set ({cycles}): no trial spans" in err
+    assert not (tmp_path / "r.html").exists()
+    # a set with one well-formed trace beside its cycles is judged, the cycles named
+    both = _imported(tmp_path / "both", [_trace(1, 3, cycle=True), _trace(10, 3, cycle=False)])
+    assert run(["analyze", str(both), *mapped, "--format", "json"]) == 3  # INCONCLUSIVE: one trial
+    report = json.loads(capsys.readouterr().out)
+    assert [t["n"] for t in report["tests"]] == [1]

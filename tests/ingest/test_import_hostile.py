@@ -21,6 +21,9 @@ import pytest
 
 from assay.cli import run
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from import_peak import CAN_MEASURE, import_peak  # noqa: E402
+
 FIXTURES = Path(__file__).parent / "formats"
 MLFLOW: dict[str, Any] = json.loads((FIXTURES / "mlflow-trace.json").read_text())
 STARTED = 1_750_000_000_000_000  # microseconds: 2025-06-15
@@ -268,40 +271,15 @@ def test_a_surrogate_pair_is_text_and_imports(tmp_path: Path) -> None:
 
 # -- memory: each reader bounded by the limits, whatever the encoding ------------------------
 
-_PEAK = """
-import sys
-from pathlib import Path
-from assay.ingest import ImportLimits, import_files
-
-def hwm() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    raise SystemExit("no VmHWM")
-
-limits = ImportLimits(max_message_bytes=int(sys.argv[3]))
-import_files([sys.argv[2]], sys.argv[4] + "-warm", limits=limits)  # every module loaded
-Path("/proc/self/clear_refs").write_text("5")  # the peak from here on
-base = hwm()
-result = import_files([sys.argv[1]], sys.argv[4], limits=limits)
-print(result.spans, hwm() - base)
-"""
 MB = 1 << 20
 
 
 def _peak(tmp_path: Path, source: Path, small: Path, limit: int) -> tuple[int, int]:
     """Spans imported from ``source`` and how far the importing process's peak RSS grew."""
-    if not Path("/proc/self/clear_refs").exists():
+    if not CAN_MEASURE:
         pytest.skip("needs Linux /proc/self/clear_refs to reset the peak RSS")
-    result = subprocess.run(
-        [sys.executable, "-c", _PEAK, str(source), str(small), str(limit), str(tmp_path / "o")],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=600,
-    )
-    spans, grown = map(int, result.stdout.split())
-    return spans, grown
+    peak = import_peak(source, small, limit, tmp_path / "o")
+    return peak.spans, peak.grown
 
 
 def _otlp_line(i: int) -> str:

@@ -247,14 +247,15 @@ def test_a_guess_never_changes_the_trials_for_power(
 
 def test_moments_of_many_samples_are_each_samples_own_bit_for_bit() -> None:
     """Row-wise numpy reductions of a stacked array equal each row's own mean and variance."""
-    from assay.stats.behaviour._behaviour import _moments
+    from assay.stats.behaviour._behaviour import _row_moments
 
     rng = np.random.default_rng(3)
-    samples = [rng.lognormal(0, 2, int(n)) for n in rng.integers(1, 60, 600)]
-    samples += [rng.integers(0, 4, int(n)).astype(float) for n in rng.integers(1, 12, 200)]
-    for x, (mean, variance, size) in zip(samples, _moments(samples), strict=True):
-        assert size == x.size and mean == float(x.mean())
-        assert variance == (float(x.var(ddof=1)) if x.size > 1 else 0.0)
+    for size in [*range(1, 60), 127, 128, 129, 300]:
+        for matrix in (rng.lognormal(0, 2, (20, size)), rng.integers(0, 4, (20, size)) * 1.0):
+            for x, (mean, variance, n) in zip(matrix, _row_moments(matrix), strict=True):
+                x = x.copy()  # the lone sample, as a feature holds it
+                assert n == x.size and mean == float(x.mean())
+                assert variance == (float(x.var(ddof=1)) if x.size > 1 else 0.0)
 
 
 def test_count_shifts_of_many_features_are_each_features_shift() -> None:

@@ -11,12 +11,21 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import polars as pl
 import pytest
 
 import assay
+from assay import conventions as c
 from assay.analysis import read_trials
 from assay.ingest import import_files
-from assay.store import open_trace_set
+from assay.store import (
+    one_copy_each,
+    open_trace_set,
+    polars_schema,
+    promoted_column,
+    rule_rank,
+)
 
 OPTIONS = assay.AnalyzeOptions(threshold=0.5)
 
@@ -90,3 +99,42 @@ def test_copies_saying_the_same_outcome_keep_the_latest_end(tmp_path: Path, firs
     assert conflict["examples"] == [
         f"span {1:016x} of trace {1:032x}: copies say pass, counted as pass"
     ]
+
+
+def test_the_copy_of_larger_rank_is_the_copy_kept() -> None:
+    """``rule_rank`` packs the rule's first three keys: where two copies' ranks differ, the
+    copy ``one_copy_each`` keeps is the one of larger rank (``assay watch`` relies on it)."""
+    rng = np.random.default_rng(7)
+    n = 2_000
+    outcomes = np.array([None, "pass", "fail", "error", "skipped", "FAIL"], dtype=object)
+    statuses = np.array([None, "OK", "ERROR", "UNSET"], dtype=object)
+    schema = polars_schema()
+    ids = [f"{i:016x}" for i in range(n)] * 2
+    copies = pl.DataFrame(
+        {
+            "trace_id": [f"{i:032x}" for i in range(n)] * 2,
+            "span_id": ids,
+            promoted_column(c.TRIAL_OUTCOME): rng.choice(outcomes, 2 * n).tolist(),
+            "status_code": rng.choice(statuses, 2 * n).tolist(),
+            # ends close together (ties within 4 ns) and far apart
+            "end_time_unix_nano": (
+                1_750_000_000_000_000_000
+                + rng.integers(0, 12, 2 * n) * rng.choice([1, 10**6], 2 * n)
+            ).tolist(),
+        }
+    )
+    spans = pl.DataFrame(schema=schema).vstack(
+        copies.select(pl.col(k).cast(schema[k]) for k in copies.columns).pipe(
+            lambda f: f.with_columns(
+                [pl.lit(None, schema[k]).alias(k) for k in schema if k not in f.columns]
+            ).select(list(schema))
+        )
+    )
+    ranked = spans.with_columns(rule_rank().alias("_rank"), pl.int_range(pl.len()).alias("_row"))
+    kept = one_copy_each(ranked.lazy()).collect()
+    best = ranked.group_by("span_id").agg(
+        pl.col("_rank").max().alias("_best"), pl.col("_rank").n_unique().alias("_ranks")
+    )
+    checked = kept.join(best, on="span_id").filter(pl.col("_ranks") > 1)
+    assert checked.height > n // 2  # most pairs differ in rank
+    assert (checked["_rank"] == checked["_best"]).all()

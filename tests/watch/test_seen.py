@@ -33,3 +33,23 @@ def test_past_its_bound_it_keeps_the_latest_half_and_forgets_the_oldest() -> Non
     # the latest 500 are always recognised; the first ones are forgotten, counted again
     assert not seen.fresh(later[-500:]).any()
     assert seen.fresh(first[:10]).all()
+
+
+def test_each_key_keeps_its_rank_in_either_generation_until_updated() -> None:
+    seen = SeenSpans(max_spans=1_000)
+    keys = np.arange(1, 801, dtype=np.uint64)  # the first 500 move to the older generation
+    ranks = keys * np.uint64(7)
+    assert seen.fresh(keys, ranks).all()
+    np.testing.assert_array_equal(seen.ranks(keys), ranks)
+    seen.update(keys[::2], ranks[::2] + np.uint64(1))  # both generations: 400 updated
+    expected = ranks.copy()
+    expected[::2] += np.uint64(1)
+    np.testing.assert_array_equal(seen.ranks(keys), expected)
+    # a key not held, and one remembered without a rank, hold 0 (unknown)
+    assert not seen.ranks(np.arange(5_000, 5_010, dtype=np.uint64)).any()
+    bare = np.arange(9_000, 9_010, dtype=np.uint64)
+    assert seen.fresh(bare).all()
+    assert not seen.ranks(bare).any()
+    # a repeat keeps the rank first remembered
+    assert not seen.fresh(keys[-5:], np.full(5, 3, dtype=np.uint64)).any()
+    np.testing.assert_array_equal(seen.ranks(keys[-5:]), expected[-5:])

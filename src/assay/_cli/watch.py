@@ -104,7 +104,7 @@ def watch(
         int | None,
         typer.Option(
             help="Spans remembered so that a span read twice (a copied file, a batch stored "
-            "twice) counts once; at least the latest half are always remembered (~16 bytes "
+            "twice) counts once; at least the latest half are always remembered (~32 bytes "
             "each; default 4,000,000).",
             min=2,
         ),
@@ -175,7 +175,9 @@ def _once(watcher: Watcher, inconclusive_ok: bool, export_otlp: str | None = Non
 
     status = watcher.look(final=True)
     if not status.tests:
-        raise InputError(f"{', '.join(watcher.paths)}: no trial in the trace set yet")
+        # Why, when the reader said (no span carries the attribute, only parent cycles do).
+        why = next((f": {n.message}" for n in status.notes if n.kind == "spans_without_trial"), "")
+        raise InputError(f"{', '.join(watcher.paths)}: no trial in the trace set yet{why}")
     print(status_table(status))
     if export_otlp is not None:
         export = WatchExport(export_otlp)

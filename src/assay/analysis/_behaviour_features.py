@@ -22,7 +22,14 @@ from assay.stats import BehaviourKind, BehaviourSample, FeaturePair
 def _pair(
     name: str, kind: BehaviourKind, label: str, baseline: np.ndarray, current: np.ndarray
 ) -> FeaturePair:
-    return FeaturePair(name, kind, label, baseline.astype(np.float64), current.astype(np.float64))
+    # Views where the values are floats already (a slice of the side's column): no copy.
+    return FeaturePair(
+        name,
+        kind,
+        label,
+        baseline.astype(np.float64, copy=False),
+        current.astype(np.float64, copy=False),
+    )
 
 
 _NUMERIC: tuple[tuple[str, str, BehaviourKind, str], ...] = (

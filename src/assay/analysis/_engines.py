@@ -22,6 +22,7 @@ import polars as pl
 
 from assay import conventions as c
 from assay.analysis import _columns as tc
+from assay.analysis._ownership import only_cycles_message
 from assay.analysis._passwhen import PassRule
 from assay.analysis._per_bucket import (
     COMPACT_TOOLS,
@@ -30,7 +31,13 @@ from assay.analysis._per_bucket import (
     concat_trials,
     tools_as_strings,
 )
-from assay.analysis._trials import SpansMayRepeat, Trials, in_trials_order, read_trials
+from assay.analysis._trials import (
+    NoTrialSpans,
+    SpansMayRepeat,
+    Trials,
+    in_trials_order,
+    read_trials,
+)
 from assay.analysis._waiting import Packed, Waiting
 from assay.choices import Engine
 from assay.errors import ConfigError
@@ -129,7 +136,9 @@ def engine_trials(
 
     Raises:
         ConfigError: An unknown engine, or ``spark`` without pyspark installed.
-        SchemaError: No trial spans in the whole set, or a bucket breaks the trial contract.
+        SchemaError: No trial spans in the whole set (:class:`NoTrialSpans` too when the only
+            traces carrying the test attribute were dropped as parent cycles), or a bucket
+            breaks the trial contract.
     """
     try:
         chosen = Engine(engine)
@@ -162,6 +171,12 @@ def engine_trials(
         read = concat_trials(tables, lambda: spans, test_attribute)
     else:
         read = local_trials(trace_set, build, test_attribute, spans_per_bucket)
+    if read.table.height == 0:
+        # Every trace carrying the attribute was dropped as a parent cycle: "0 tests" would
+        # look like a result; it is unreadable data, refused as a set without trial spans.
+        cycles_only = only_cycles_message(read.data_quality.findings, test_attribute)
+        if cycles_only is not None:
+            raise NoTrialSpans(cycles_only)
     return read if compact_tools else replace(read, table=tools_as_strings(read.table))
 
 

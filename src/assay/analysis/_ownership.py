@@ -14,6 +14,7 @@ takes about log2(d) joins.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -213,6 +214,24 @@ def cycle_finding(cyclic: pl.Series, test_attribute: str) -> Finding | None:
         "are not made into trials",
         ids.len(),
         tuple(ids.head(5).to_list()),
+    )
+
+
+def only_cycles_message(findings: Sequence[Finding], test_attribute: str) -> str | None:
+    """Why a set gives no trial when its only traces carrying the attribute are cycles.
+
+    ``findings`` are the set's; None when they name no parent cycle (the set gives no trial
+    for another reason, or gives some). A set of parent cycles alone is no result to judge:
+    the caller refuses it as it refuses a set without trial spans.
+    """
+    cycles = next((f for f in findings if f.kind == PARENT_CYCLES), None)
+    if cycles is None:
+        return None
+    return (
+        f"no trial spans: the spans carrying {test_attribute} lie only in {cycles.count} "
+        "trace(s) dropped as parent cycles (some span is its own ancestor, so none is "
+        f"top-most), e.g. {', '.join(cycles.examples[:3])}: see parent_cycles in "
+        "docs/reliability.md"
     )
 
 

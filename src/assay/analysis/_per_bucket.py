@@ -16,7 +16,7 @@ import polars as pl
 from assay.analysis import _columns as tc
 from assay.analysis._attribute import attribute_as_string
 from assay.analysis._in_order import taken_in_order
-from assay.analysis._trials import Trials
+from assay.analysis._trials import NoTrialSpans, Trials
 from assay.analysis._unwritten import unwritten
 from assay.analysis._waiting import ColumnWaiting, Packed, columns_waiting
 from assay.errors import SchemaError
@@ -84,11 +84,11 @@ def concat_trials(
     freed column by column as the set's table is sorted.
 
     Raises:
-        SchemaError: No bucket held a trial span.
+        NoTrialSpans: No bucket held a trial span.
     """
     found = [t for t in tables if t is not None]
     if not found:
-        raise SchemaError(
+        raise NoTrialSpans(
             f"no trial spans: none of the {spans_read()} spans read carries {test_attribute}"
         )
     if isinstance(tables, list):

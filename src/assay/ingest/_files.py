@@ -47,6 +47,7 @@ from assay.ingest._otlp import (
     traces_to_table,
 )
 from assay.ingest._phoenix import PARQUET_MAGIC, phoenix_requests
+from assay.ingest._times import far_times
 from assay.store import SpanWriter, fsync_dir
 
 __all__ = ["ImportLimits", "ImportResult", "import_files", "read_otlp_file", "read_trace_file"]
@@ -615,6 +616,7 @@ def _import(
             formats[source] = formats.get(source, 0) + decoded.table.num_rows
         gathered.flush()
         staged = writer.flush()
+        far = far_times(staged)  # said, never dropped: the spans are what the files hold
         with interruptible.held(then_raise=False):  # a few renames: never left half done
             written = _publish(staging, root, staged)
     except OSError as exc:
@@ -630,6 +632,8 @@ def _import(
             f"{join.unmatched} Langfuse score(s) judge a session, or a trace with no "
             "observation in the input: not imported",
         )
+    if far is not None:
+        notes = (*notes, far)
     return ImportResult(len(files), spans, rejected, tuple(written), tuple(formats.items()), notes)
 
 

@@ -21,16 +21,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 
-import numpy as np
 import polars as pl
 
 from assay.analysis import behaviour_samples, is_work_feature, work_unknown
 from assay.analysis import columns as tc
 from assay.choices import Adjustment
 from assay.errors import ConfigError
+from assay.judge._behaviour_batch import MIN_TRIALS, Tested, feature_tests
 from assay.judge._behaviour_result import (
     BehaviourChange,
     BehaviourResult,
@@ -43,96 +43,13 @@ from assay.stats import (
     MINIMAL_EFFECTS,
     BehaviourKind,
     BehaviourSample,
-    FeaturePair,
     Shift,
     adjust_p_values,
-    binary_shift,
-    continuous_shifts,
-    count_shifts,
     equal_trials_guess,
-    path_shift,
-    permutations_for,
     ratio_power,
     share_power,
     trials_for_power,
 )
-
-MIN_TRIALS = 5
-"""Fewer trials than this on either side: no behaviour verdict but INCONCLUSIVE."""
-
-EXAMPLES = 3
-"""Trace ids of typical trials shown per side of a change."""
-
-
-def _shift(
-    pair: FeaturePair, confidence: float, seed: int, resamples: int
-) -> tuple[Shift, tuple[str, ...] | None]:
-    """A path or binary feature's test (counts and continuous features are tested in batches)."""
-    if pair.kind == "path":
-        result = path_shift(pair.baseline_paths, pair.current_paths, confidence, resamples, seed)
-        return result.shift, result.path
-    shift = binary_shift(
-        int(pair.baseline.sum()),
-        pair.baseline.size,
-        int(pair.current.sum()),
-        pair.current.size,
-        confidence,
-    )
-    return shift, None
-
-
-def _informative(pair: FeaturePair) -> bool:
-    """A feature that takes one value everywhere cannot have changed; leave it untested."""
-    if pair.kind == "path":
-        return len(set(pair.baseline_paths) | set(pair.current_paths)) > 1
-    both = np.concatenate([pair.baseline, pair.current])
-    if pair.kind == "count" and (pair.baseline.sum() == 0 or pair.current.sum() == 0):
-        # Calls to a tool that one side never makes: its ``uses:`` feature says so exactly,
-        # and a ratio with a zero mean has no interval.
-        return False
-    # max > min is ptp > 0 (NaN and infinities alike), without np.ptp's wrapper.
-    return bool(both.max() > both.min()) if both.size else False
-
-
-def _spread(pair: FeaturePair, shift: Shift) -> float:
-    """What the power depends on: the baseline share, or the baseline's coefficient of variation."""
-    if pair.kind in ("path", "binary"):
-        return shift.baseline
-    mean = float(pair.baseline.mean())
-    return float(pair.baseline.std(ddof=1)) / mean if mean > 0 and pair.baseline.size > 1 else 0.0
-
-
-def _power(row: _Tested, alpha: float, n: tuple[int, int]) -> float:
-    return _kind_power(row.pair.kind, row.spread, alpha, n)
-
-
-def _kind_power(kind: BehaviourKind, spread: float, alpha: float, n: tuple[int, int]) -> float:
-    minimal = MINIMAL_EFFECTS[kind]
-    if kind in ("path", "binary"):
-        return share_power(spread, n[0], n[1], minimal, alpha)
-    return ratio_power(spread, n[0], n[1], minimal, alpha)
-
-
-def _typical(
-    pair: FeaturePair, shift: Shift, path: tuple[str, ...] | None, ids: tuple[str, ...], side: str
-) -> tuple[str, ...]:
-    """Trace ids of trials that show this side of the change."""
-    if pair.kind in ("path", "binary"):
-        has = (
-            np.array(
-                [p == path for p in (pair.baseline_paths if side == "b" else pair.current_paths)]
-            )
-            if pair.kind == "path"
-            else (pair.baseline if side == "b" else pair.current) > 0
-        )
-        rising = (shift.effect or 0) > 0
-        # Where the property grew, show trials with it; on the other side, trials without it.
-        want = has if rising == (side == "c") else ~has
-        chosen = [i for i, keep in zip(ids, want, strict=True) if keep]
-        return tuple(chosen[:EXAMPLES])
-    values = pair.baseline if side == "b" else pair.current
-    order = np.argsort(np.abs(values - values.mean()), kind="stable")
-    return tuple(ids[i] for i in order[:EXAMPLES])
 
 
 def _note(shift: Shift) -> str | None:
@@ -143,14 +60,6 @@ def _note(shift: Shift) -> str | None:
     if shift.current == 0 and shift.baseline > 0:
         return "vanished"
     return None
-
-
-@dataclass(frozen=True, slots=True)
-class _Tested:
-    pair: FeaturePair
-    shift: Shift
-    path: tuple[str, ...] | None
-    spread: float
 
 
 def behaviour_diffs(
@@ -180,40 +89,18 @@ def behaviour_diffs(
         raise ConfigError(f"unknown adjustment {adjust!r}; choose none, holm or bh")
     if not 0 < alpha < 1 or not 0 < power < 1:
         raise ConfigError("alpha and power must lie strictly between 0 and 1")
-    chosen = {
-        test_id: [p for p in sample.features if _informative(p)]
-        if min(len(sample.baseline_ids), len(sample.current_ids)) >= MIN_TRIALS
-        else []
-        for test_id, sample in samples.items()
-    }
-    pooled_size = sum(len(pairs) for pairs in chosen.values())
-
-    # Every continuous feature of every test in one Mann–Whitney pass (a call a feature costs
-    # milliseconds of scipy's argument handling), and the moments of every count and continuous
-    # feature in one numpy pass per size; keyed by the pair object, which lives on.
-    ready: dict[int, Shift] = {}
-    for kind, batched in (("continuous", continuous_shifts), ("count", count_shifts)):
-        same = [p for pairs in chosen.values() for p in pairs if p.kind == kind]
-        shifts = batched([(p.baseline, p.current) for p in same], confidence)
-        ready.update((id(p), s) for p, s in zip(same, shifts, strict=True))
-
-    def tested_row(pair: FeaturePair, family: int) -> _Tested:
-        if pair.kind in ("continuous", "count"):
-            shift, path = ready[id(pair)], None
-        else:
-            shift, path = _shift(pair, confidence, seed, permutations_for(family, alpha))
-        return _Tested(pair, shift, path, _spread(pair, shift))
-
-    tested = {
-        test_id: [
-            tested_row(pair, len(pairs) if adjust == Adjustment.NONE else pooled_size)
-            for pair in pairs
-        ]
-        for test_id, pairs in chosen.items()
-    }
+    names = list(samples)
+    tests = feature_tests(
+        [samples[name] for name in names],
+        alpha=alpha,
+        adjust=adjust,
+        confidence=confidence,
+        seed=seed,
+    )
+    tested = dict(zip(names, tests.rows, strict=True))
+    family = dict(zip(names, tests.family, strict=True))
     adjusted: dict[str, list[float]] = {}
     if adjust == Adjustment.NONE:
-        family = {t: max(1, len(rows)) for t, rows in tested.items()}
         for test_id, rows in tested.items():
             # Holm over a family of one leaves its p-value as it is (1 · p, exactly).
             adjusted[test_id] = (
@@ -224,8 +111,6 @@ def behaviour_diffs(
     else:
         flat = [r.shift.p_value for rows in tested.values() for r in rows]
         pooled = iter(adjust_p_values(flat, adjust))
-        size = max(1, len(flat))
-        family = dict.fromkeys(tested, size)
         for test_id, rows in tested.items():
             adjusted[test_id] = [float(next(pooled)) for _ in rows]
     method = Adjustment.HOLM if adjust == Adjustment.NONE else adjust
@@ -259,7 +144,7 @@ def behaviour_diff(
 
 def _decide(
     sample: BehaviourSample,
-    rows: Sequence[_Tested],
+    rows: Sequence[Tested],
     adjusted: Sequence[float],
     alpha: float,
     method: str,
@@ -286,12 +171,12 @@ def _decide(
                 adjusted_p=float(p_adj),
                 method=s.method,
                 changed=bool(p_adj < alpha),
-                power=_power(row, level, n),
+                power=row.power,
                 minimal_effect=MINIMAL_EFFECTS[row.pair.kind],
                 path=row.path,
                 note=_note(s),
-                baseline_traces=_typical(row.pair, s, row.path, sample.baseline_ids, "b"),
-                current_traces=_typical(row.pair, s, row.path, sample.current_ids, "c"),
+                baseline_traces=row.baseline_traces,
+                current_traces=row.current_traces,
             )
         )
     changes.sort(key=lambda c: (not c.changed, -c.magnitude, c.feature))
@@ -336,7 +221,10 @@ def _decide(
 
 
 def _power_at(kind: BehaviourKind, spread: float, level: float, n: int) -> float:
-    return _kind_power(kind, spread, level, (n, n))
+    minimal = MINIMAL_EFFECTS[kind]
+    if kind in ("path", "binary"):
+        return share_power(spread, n, n, minimal, level)
+    return ratio_power(spread, n, n, minimal, level)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -348,7 +236,7 @@ def _needed(kind: BehaviourKind, spread: float, level: float, required: float) -
     return trials_for_power(partial(_power_at, kind, spread, level), required, guess=guess)
 
 
-def _trials_needed(rows: Sequence[_Tested], level: float, required: float) -> int | None:
+def _trials_needed(rows: Sequence[Tested], level: float, required: float) -> int | None:
     worst = 0
     for row in rows:
         need = _needed(row.pair.kind, row.spread, level, required)

@@ -18,7 +18,12 @@ from assay.store._compact import (
     replaced_inputs,
 )
 from assay.store._contents import SpanContents, span_contents
-from assay.store._copies import CONFLICTING_SPANS, one_copy_each
+from assay.store._copies import (
+    CONFLICTING_SPANS,
+    conflicting_copies,
+    one_copy_each,
+    rule_rank,
+)
 from assay.store._events_column import EventsColumn, events_column
 from assay.store._paths import TEMP_SUFFIX, FileListing, is_remote, list_files
 from assay.store._reader import (
@@ -82,6 +87,8 @@ __all__ = [
     "list_files",
     "made_buckets",
     "one_copy_each",
+    "conflicting_copies",
+    "rule_rank",
     "coerce",
     "coerce_expr",
     "row_group_buckets",

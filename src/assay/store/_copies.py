@@ -25,7 +25,7 @@ from assay import conventions as c
 from assay.quality import Finding
 from assay.store import _schema as s
 
-__all__ = ["CONFLICTING_SPANS", "conflicting_copies", "one_copy_each"]
+__all__ = ["CONFLICTING_SPANS", "conflicting_copies", "rule_rank", "one_copy_each"]
 
 CONFLICTING_SPANS = "conflicting_spans"
 """The kind of the finding about copies of a span whose content differs."""
@@ -54,14 +54,32 @@ def _content() -> pl.Expr:
     return pl.struct(pl.all().exclude(s.RESOURCE_ATTRIBUTES)).hash(seed=0)
 
 
+def _error() -> pl.Expr:
+    return (pl.col(s.STATUS_CODE) == "ERROR").fill_null(False)
+
+
 def _rule() -> list[pl.Expr]:
     """The copy kept sorts first by these, all descending (the module's rule, in its order)."""
-    return [
-        _severity(),
-        (pl.col(s.STATUS_CODE) == "ERROR").fill_null(False),
-        pl.col(s.END_TIME),
-        _content(),
-    ]
+    return [_severity(), _error(), pl.col(s.END_TIME), _content()]
+
+
+def rule_rank() -> pl.Expr:
+    """The rule's first three keys packed into one unsigned 64-bit number: larger is kept.
+
+    The outcome's severity in the top 2 bits, an ERROR status in the next, the end in units of
+    4 ns in the low 61 (the whole int64 range of the table). Of two copies, the one of larger
+    rank is the one :func:`one_copy_each` keeps; equal ranks (the same outcome class and status,
+    ends within 4 ns) go to the tie-break, which the rank does not hold. ``assay watch`` keeps
+    the rank of the copy it counted, to tell whether a copy arriving after its trace was judged
+    is one ``analyze`` would count instead: three small columns, where the content hash reads
+    the whole span (holding it doubled the memory of a watch's first look).
+    """
+    end = (pl.col(s.END_TIME).clip(lower_bound=0) // 4).cast(pl.UInt64)
+    return (
+        _severity().cast(pl.UInt64) * pl.lit(1 << 62, pl.UInt64)
+        + _error().cast(pl.UInt64) * pl.lit(1 << 61, pl.UInt64)
+        + end
+    )
 
 
 def one_copy_each(scan: pl.LazyFrame) -> pl.LazyFrame:

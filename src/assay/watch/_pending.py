@@ -67,6 +67,11 @@ class PendingTraces:
             self._root_seen.setdefault(trace, now)
         self._spans = spans if self._spans is None else pl.concat([self._spans, spans])
 
+    @property
+    def spans(self) -> pl.DataFrame | None:
+        """The spans held now (None before any arrived)."""
+        return self._spans
+
     def due(self) -> float | None:
         """When the next trace held becomes ready to judge (the clock ``add`` was given).
 

@@ -25,13 +25,27 @@ from assay.errors import SchemaError
 # The defaults of every command (docs/cli.md), defined once in assay.judge.
 from assay.judge import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, AnalyzeOptions, check_range
 from assay.stats import BernoulliConfidenceSequence, watch_family_risk
-from assay.store import DUPLICATE_SPANS, open_trace_set
+from assay.store import (
+    CONFLICTING_SPANS,
+    DUPLICATE_SPANS,
+    conflicting_copies,
+    one_copy_each,
+    open_trace_set,
+    rule_rank,
+)
 from assay.watch._drift import DriftDetector, DriftRule, sequence_intervals
 from assay.watch._follow import UNREADABLE, FileFollower
 from assay.watch._means import RunningMean
 from assay.watch._pass_rate import PassRateCounts, sequence_verdict
 from assay.watch._pending import PARENT_SPAN_ID, TRACE_ID, PendingTraces
-from assay.watch._seen import MAX_SEEN_SPANS, SPAN_KEY, SeenSpans, as_keys, span_keys
+from assay.watch._seen import (
+    MAX_SEEN_SPANS,
+    SPAN_KEY,
+    SeenSpans,
+    as_keys,
+    ranks_of,
+    span_keys,
+)
 from assay.watch._sequence import pass_rate_sequence
 from assay.watch._status import InputNote, TestStatus, WatchStatus
 from assay.watch._trials import trials_of
@@ -42,6 +56,20 @@ FAMILY_FROM = 2
 """Tests watched from which the family-wide statement is shown: with two, a per-test
 guarantee is already not a guarantee about the set (docs/monitoring.md)."""
 _WITHOUT_ROOT = "trace(s) judged without their root span (it never arrived in time)"
+_IDS = [TRACE_ID, tc.SPAN_ID]
+LATE_CONFLICTING_SPANS = "late_conflicting_spans"
+"""The kind of the note about a copy ``analyze`` would count arriving after its trace was judged."""
+_LATE_CONFLICT = (
+    "span(s) arrived again after their trace was judged, as a copy that analyze's rule counts "
+    "instead of the one counted (a worse outcome, an ERROR status or a later end; same trace_id "
+    "and span_id): a trial counted is never un-counted, so here watch and analyze differ (a "
+    "restart of watch reads the set by analyze's rule; docs/reliability.md)"
+)
+_LOST_CONFLICT = (
+    "span(s) are stored as copies that differ (same trace_id and span_id, another outcome, "
+    "status or end); each is counted once, as analyze counts it: the copy with the worst "
+    "outcome, then an ERROR status, then the latest end (docs/reliability.md)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,11 +276,14 @@ class Watcher:
         trace_key = pl.col(TRACE_ID).hash(seed=0x5EED)
         ids = scan.select(
             SPAN_KEY.alias("_key"),
+            rule_rank().alias("_rank"),
             trace_key.alias("_trace"),
             pl.col(PARENT_SPAN_ID).is_null().alias("_root"),
         ).collect()
         keys = as_keys(ids["_key"])
-        self._seen.fresh(keys)  # the reader counted the repeats (a finding, below)
+        # The reader kept one copy of each span by the rule, and counted the repeats (a
+        # finding, below); the copy kept is the one a later copy is compared with.
+        self._seen.fresh(keys, ranks_of(ids["_rank"]))
         self._files += len(trace_set.files)
         self._spans += keys.size
         rootless = (
@@ -288,8 +319,15 @@ class Watcher:
         return True
 
     def _fresh(self, spans: pl.DataFrame) -> pl.DataFrame:
-        """``spans`` less those read before (a copied file, a batch stored twice), named."""
-        fresh = self._seen.fresh(span_keys(spans))
+        """``spans`` less the copies of spans already judged (a copied file, a batch stored again).
+
+        A copy whose first copy is still held (in this look, or its trace not judged yet) is
+        kept: the trace is judged with the copy ``analyze``'s rule keeps (:meth:`_one_copy`).
+        """
+        if spans.height == 0:
+            return spans
+        keys, ranks = span_keys(spans)
+        fresh = self._seen.fresh(keys, ranks)
         repeats = int(fresh.size - fresh.sum())
         if not repeats:
             return spans
@@ -299,9 +337,41 @@ class Watcher:
             "span(s) read again (the same trace_id and span_id: a copied or linked file, a "
             "batch stored twice): counted once",
         )
-        return spans.filter(pl.Series(fresh))
+        held = [keys[fresh]]
+        if self._pending.spans is not None and self._pending.spans.height:
+            held.append(span_keys(self._pending.spans)[0])
+        waiting = fresh | np.isin(keys, np.concatenate(held))
+        late = ~waiting
+        counted, arrived = self._seen.ranks(keys[late]), ranks[late]
+        known = counted != 0
+        wins = int((known & (arrived > counted)).sum())
+        loses = int((known & (arrived < counted)).sum())
+        if wins:  # the one case where watch cannot count what analyze counts
+            self._note(LATE_CONFLICTING_SPANS, wins, _LATE_CONFLICT)
+        if loses:  # the copy counted is the rule's: a conflict, as analyze names it
+            self._note(CONFLICTING_SPANS, loses, _LOST_CONFLICT)
+        return spans.filter(pl.Series(waiting))
+
+    def _one_copy(self, spans: pl.DataFrame) -> pl.DataFrame:
+        """``spans`` with one copy of each span, chosen as ``analyze`` chooses it.
+
+        The rule is :func:`assay.store.one_copy_each`'s; copies that differ are named as
+        ``analyze`` names them (``conflicting_spans``), and the copy kept is remembered as the
+        one counted.
+        """
+        ids = pl.struct(_IDS)
+        repeated = spans.filter(ids.is_duplicated()).select(_IDS).unique()
+        if repeated.height == 0:
+            return spans
+        conflict = conflicting_copies(spans.lazy(), repeated)
+        if conflict is not None:
+            self._note(conflict.kind, conflict.count, conflict.message)
+        kept = one_copy_each(spans.lazy()).collect()
+        self._seen.update(*span_keys(kept.join(repeated, on=_IDS, how="semi")))
+        return kept
 
     def _judge(self, spans: pl.DataFrame) -> None:
+        spans = self._one_copy(spans)
         batch = trials_of(spans, self.options.analysis)
         for finding in batch.findings:
             self._note(finding.kind, finding.count, finding.message)

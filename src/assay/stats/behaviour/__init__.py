@@ -22,12 +22,14 @@ from assay.stats.behaviour._behaviour import (
     count_shifts,
     difference_interval,
     log_ratio_se,
+    row_shifts,
 )
 from assay.stats.behaviour._behaviour_paths import PathShift, path_shift, permutations_for
 from assay.stats.behaviour._behaviour_power import (
     MINIMAL_EFFECTS,
     equal_trials_guess,
     ratio_power,
+    ratio_powers,
     share_power,
     trials_for_power,
 )
@@ -69,12 +71,14 @@ __all__ = [
     "count_shifts",
     "difference_interval",
     "log_ratio_se",
+    "row_shifts",
     "PathShift",
     "path_shift",
     "permutations_for",
     "MINIMAL_EFFECTS",
     "equal_trials_guess",
     "ratio_power",
+    "ratio_powers",
     "share_power",
     "trials_for_power",
     "ToolConsistency",

@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -254,24 +254,12 @@ _Moments = tuple[float, float, int]
 """A sample's mean, unbiased variance (0 with one value) and size."""
 
 
-def _moments(samples: Sequence[npt.NDArray[np.float64]]) -> list[_Moments]:
-    """Mean and unbiased variance of each sample, one numpy pass per sample size.
-
-    numpy reduces each contiguous row of a stacked array exactly as it reduces that row alone
-    (checked in ``tests/stats/test_behaviour.py``), so these are each sample's own ``mean()``
-    and ``var(ddof=1)``, bit for bit, at a fraction of the calls.
-    """
-    by_size: dict[int, list[int]] = {}
-    for index, x in enumerate(samples):
-        by_size.setdefault(int(x.size), []).append(index)
-    out: list[_Moments] = [(0.0, 0.0, 0)] * len(samples)
-    for size, rows in by_size.items():
-        stacked = np.stack([samples[i] for i in rows])
-        means = stacked.mean(axis=1).tolist()
-        variances = stacked.var(axis=1, ddof=1).tolist() if size > 1 else [0.0] * len(rows)
-        for index, mean, variance in zip(rows, means, variances, strict=True):
-            out[index] = (mean, variance, size)
-    return out
+def _row_moments(matrix: npt.NDArray[np.float64]) -> list[_Moments]:
+    """Each row's mean, unbiased variance (0 with one value) and size, one numpy pass each."""
+    rows, size = matrix.shape
+    means = matrix.mean(axis=1).tolist()
+    variances = matrix.var(axis=1, ddof=1).tolist() if size > 1 else [0.0] * rows
+    return [(mean, variance, size) for mean, variance in zip(means, variances, strict=True)]
 
 
 def _log_ratio_se(baseline: _Moments, current: _Moments) -> tuple[float, float]:
@@ -290,8 +278,12 @@ def _ratio_shift(
     current: _Moments,
     confidence: float,
     method: str,
+    p_value: float | None = None,
 ) -> Shift:
-    """The ratio of means with its robust interval and the Wald p-value on the log scale."""
+    """The ratio of means with its robust interval and the Wald p-value on the log scale.
+
+    ``p_value`` replaces the Wald p-value (the continuous kind's is Mann–Whitney's).
+    """
     from scipy import special
 
     m_b, m_c = baseline[0], current[0]
@@ -302,11 +294,12 @@ def _ratio_shift(
         # quantity appears at all is a binary question, asked by the caller.
         p = 1.0 if m_b == m_c else 0.0
         effect = None if m_b == 0 else 0.0
+        p = p if p_value is None else p_value
         return Shift(*common, effect, "ratio", None, None, confidence, p, method, *sizes)
     ratio = m_c / m_b
     se, df = _log_ratio_se(baseline, current)
     if se == 0:
-        p = 1.0 if ratio == 1 else 0.0
+        p = (1.0 if ratio == 1 else 0.0) if p_value is None else p_value
         return Shift(*common, ratio, "ratio", ratio, ratio, confidence, p, method, *sizes)
     z = math.log(ratio) / se
     # Student t with Welch's df (normal when df is infinite), via scipy.special for speed.
@@ -317,6 +310,7 @@ def _ratio_shift(
         p = float(min(1.0, 2 * special.ndtr(-abs(z))))
         q = float(special.ndtri(0.5 + confidence / 2))
     low, high = ratio * math.exp(-q * se), ratio * math.exp(q * se)
+    p = p if p_value is None else p_value
     return Shift(*common, ratio, "ratio", low, high, confidence, p, method, *sizes)
 
 
@@ -354,20 +348,70 @@ def count_shifts(
         One shift per pair, each equal to :func:`count_shift`'s.
     """
     check_open_unit("confidence", confidence)
-    samples = _samples(pairs, ("count", "count"))
-    return _ratio_shifts("count", samples, confidence, "robust-poisson")
+    return _ratio_shifts("count", _samples(pairs, ("count", "count")), confidence)
 
 
 def _ratio_shifts(
-    kind: BehaviourKind,
+    kind: Literal["count", "continuous"],
     samples: Sequence[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]],
     confidence: float,
-    method: str,
 ) -> list[Shift]:
-    moments = _moments([x for pair in samples for x in pair])
+    """:func:`row_shifts` of pairs of any sizes: those of one pair of sizes stacked together."""
+    by_sizes: dict[tuple[int, int], list[int]] = {}
+    for index, (b, c) in enumerate(samples):
+        by_sizes.setdefault((b.size, c.size), []).append(index)
+    out: list[Shift | None] = [None] * len(samples)
+    for rows in by_sizes.values():
+        baseline = np.stack([samples[i][0] for i in rows])
+        current = np.stack([samples[i][1] for i in rows])
+        for index, shift in zip(rows, row_shifts(kind, baseline, current, confidence), strict=True):
+            out[index] = shift
+    return [s for s in out if s is not None]
+
+
+def row_shifts(
+    kind: Literal["count", "continuous"],
+    baseline: npt.NDArray[np.float64],
+    current: npt.NDArray[np.float64],
+    confidence: float = 0.95,
+) -> list[Shift]:
+    """:func:`count_shift` or :func:`continuous_shift` of features stacked as rows.
+
+    The behaviour diff of a suite tests thousands of features whose samples have one of a few
+    pairs of sizes; each row's moments, rank test and interval are the ones its feature gets
+    alone, bit for bit (row-wise numpy reductions, :func:`mann_whitney_p_values`).
+
+    Args:
+        kind: ``count`` (robust Poisson) or ``continuous`` (Mann–Whitney).
+        baseline: One row of baseline values per feature (features × baseline trials).
+        current: The current values, row for row (features × current trials).
+        confidence: Two-sided confidence level.
+
+    Returns:
+        One shift per row, in order.
+    """
+    check_open_unit("confidence", confidence)
+    both = np.hstack([baseline, current])
+    if not (both.size and np.isfinite(both).all() and both.min() >= 0):
+        what = ("count", "count") if kind == "count" else ("baseline", "current")
+        for b, c in zip(baseline, current, strict=True):  # the first fault, in its words
+            _sample(b, what[0])
+            _sample(c, what[1])
+    moments_b, moments_c = _row_moments(baseline), _row_moments(current)
+    if kind == "count":
+        return [
+            _ratio_shift(kind, b, c, confidence, "robust-poisson")
+            for b, c in zip(moments_b, moments_c, strict=True)
+        ]
+    # Every value the same on both sides: no rank order to test (scipy would divide by zero).
+    varied = np.flatnonzero(both.max(axis=1) > both.min(axis=1)).tolist()
+    p = [1.0] * baseline.shape[0]
+    tested = mann_whitney_p_values([(current[i], baseline[i]) for i in varied])
+    for i, value in zip(varied, tested, strict=True):
+        p[i] = value
     return [
-        _ratio_shift(kind, moments[2 * i], moments[2 * i + 1], confidence, method)
-        for i in range(len(samples))
+        _ratio_shift(kind, b, c, confidence, "mann-whitney", value)
+        for b, c, value in zip(moments_b, moments_c, p, strict=True)
     ]
 
 
@@ -407,12 +451,4 @@ def continuous_shifts(
         One shift per pair, each equal to :func:`continuous_shift`'s.
     """
     check_open_unit("confidence", confidence)
-    samples = _samples(pairs, ("baseline", "current"))
-    shifts = _ratio_shifts("continuous", samples, confidence, "mann-whitney")
-    # Every value the same on both sides: no rank order to test (scipy would divide by zero).
-    varied = [i for i, (x, y) in enumerate(samples) if np.ptp(np.concatenate([x, y])) > 0]
-    tested = mann_whitney_p_values([(samples[i][1], samples[i][0]) for i in varied])
-    p = [1.0] * len(samples)
-    for i, value in zip(varied, tested, strict=True):
-        p[i] = value
-    return [replace(shift, p_value=value) for shift, value in zip(shifts, p, strict=True)]
+    return _ratio_shifts("continuous", _samples(pairs, ("baseline", "current")), confidence)
