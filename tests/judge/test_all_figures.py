@@ -9,8 +9,11 @@ figures are those of its rows alone, however the table around it is read.
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections import Counter
 from dataclasses import replace
+from unittest import mock
 
 import numpy as np
 import polars as pl
@@ -504,11 +507,19 @@ def test_lists_numbered_by_range_are_each_ranges_own(
 
     column = pl.Series([_PATHS[k] for k in picks], dtype=pl.List(pl.String))
     ranges = [(min(a, len(picks) - 1), min(a + k, len(picks))) for a, k in spans]
-    coded = _Lists.of(column)
-    for (a, b), (distinct, index) in zip(ranges, coded.by_range(ranges), strict=True):
-        expected, expected_index = distinct_lists(column.slice(a, b - a))
-        assert list(distinct) == expected
-        assert index.tolist() == expected_index.tolist()
+    # As strings, and as a dictionary (a set read in many buckets holds them so); each
+    # range's lists as tuples, and as a view of the table (as a test of many paths has them).
+    for values, view_from in itertools.product(
+        (column, column.cast(pl.List(pl.Categorical))), (1, all_figures._VIEW_FROM)
+    ):
+        with mock.patch.object(all_figures, "_VIEW_FROM", view_from):
+            coded = _Lists.of(values)
+            assert coded.calls is not None  # no list holds a null name
+            for (a, b), (distinct, index) in zip(ranges, coded.by_range(ranges), strict=True):
+                expected, expected_index = distinct_lists(column.slice(a, b - a))
+                assert list(distinct) == expected
+                assert [distinct[k] for k in range(len(distinct))] == expected
+                assert index.tolist() == expected_index.tolist()
 
 
 @settings(deadline=None, max_examples=100)
@@ -597,7 +608,9 @@ def test_path_features_from_counted_codes_are_those_counted_from_the_paths(
     column = pl.Series([_PATHS[k] for k, _ in rows], dtype=pl.List(pl.String))
     passed = np.array([ok for _, ok in rows])
     ranges = [(min(a, len(rows) - 1), min(a + k, len(rows))) for a, k in spans]
-    for (a, b), paths in zip(ranges, _Lists.of(column).paths_by_range(ranges), strict=True):
+    with mock.patch.object(all_figures, "_VIEW_FROM", 1):  # every range's paths a view
+        by_range = _Lists.of(column).paths_by_range(ranges)
+    for (a, b), paths in zip(ranges, by_range, strict=True):
         assert paths.calls is not None
         counted = path_features(paths, passed[a:b])
         expected = path_features(ToolPaths(paths.distinct, paths.index), passed[a:b])
@@ -607,3 +620,14 @@ def test_path_features_from_counted_codes_are_those_counted_from_the_paths(
         for mine, theirs in zip(counted, expected, strict=True):
             assert mine.values.dtype == theirs.values.dtype == np.float64
             assert mine.values.tolist() == theirs.values.tolist()
+        # A path leaves the most common passing path (Counter's, ties to the one the passing
+        # trials took first) exactly when it is another path.
+        kept = [tuple(_PATHS[k] or ()) for k, ok in rows[a:b] if ok]
+        counts = Counter(kept)
+        reference = max(kept, key=lambda t: (counts[t], -kept.index(t))) if kept else None
+        leaves = {f.name: f.values for f in counted}.get("leaves_common_path")
+        wanted = [float(t != reference) for t in paths.distinct]
+        if reference is None or len(set(wanted)) < 2:
+            assert leaves is None
+        else:
+            assert leaves is not None and leaves.tolist() == wanted

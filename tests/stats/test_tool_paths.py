@@ -33,7 +33,11 @@ def test_most_common_among_kept_trials_is_counters_choice(
     keep = np.array([k for _, k in rows], dtype=bool)
     kept = [s for s, k in rows if k]
     expected = Counter(kept).most_common(1)[0][0] if kept else None
-    assert ToolPaths.of(seqs).most_common_among(keep) == expected
+    paths = ToolPaths.of(seqs)
+    assert paths.most_common_among(keep) == expected
+    at = paths.most_common_at(keep)
+    assert (at is None) == (expected is None)
+    assert at is None or paths.distinct[at] == expected
 
 
 @settings(deadline=None)

@@ -148,26 +148,29 @@ def path_features(paths: ToolPaths, passed: npt.NDArray[np.bool_]) -> list[Featu
         paths: The trials' tool paths (each distinct path some trial's).
         passed: Whether each trial passed (the most common passing path is the reference).
     """
-    reference = paths.most_common_among(passed)
+    reference = paths.most_common_at(passed)
     if paths.calls is not None:
-        return list(_features(paths.distinct, reference, *paths.calls))
-    return list(_path_features(paths.distinct, reference))
+        return list(_features(len(paths.distinct), reference, *paths.calls))
+    return list(_path_features(tuple(paths.distinct), reference))
 
 
 @functools.lru_cache(maxsize=4096)
 def _path_features(
-    distinct: tuple[tuple[str, ...], ...], reference: tuple[str, ...] | None
+    distinct: tuple[tuple[str, ...], ...], reference: int | None
 ) -> tuple[Feature, ...]:
-    return _features(distinct, reference, *_call_counts(distinct))
+    return _features(len(distinct), reference, *_call_counts(distinct))
 
 
 def _features(
-    distinct: Sequence[tuple[str, ...]],
-    reference: tuple[str, ...] | None,
+    paths: int,
+    reference: int | None,
     tools: Sequence[str],
     calls: npt.NDArray[np.int32] | npt.NDArray[np.int64],
 ) -> tuple[Feature, ...]:
-    """The path features of ``distinct``, given each one's calls to each of ``tools``."""
+    """The features of ``paths`` distinct paths, given each one's calls to each of ``tools``.
+
+    ``reference`` is the position of the most common passing path among them.
+    """
     features: list[Feature] = []
     for column, tool in enumerate(tools):
         counts = calls[:, column]
@@ -179,8 +182,9 @@ def _features(
             features.append(Feature(f"tool_calls:{tool}", "count", _fixed(counts), label))
     if reference is not None:
         # A path leaves the reference at some step exactly when it is another path: the
-        # step is 0 only where every common step agrees and the lengths are equal.
-        leaves = np.fromiter((s != reference for s in distinct), bool, len(distinct))
+        # step is 0 only where every common step agrees and the lengths are equal. No two
+        # distinct paths are equal, so every path but the reference's own leaves it.
+        leaves = np.arange(paths) != reference
         if leaves.any() and not leaves.all():
             features.append(
                 Feature(

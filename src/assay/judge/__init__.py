@@ -14,7 +14,8 @@ Each module answers one question:
 * :mod:`._cost` — what the trials cost;
 * :mod:`._all_figures` — every other figure of every test at once, the one place each is
   computed (scores, pass@k, flakiness, usage, ...); :mod:`._figures` — their types, and each
-  trial's scores;
+  trial's scores; :mod:`._path_table` — the distinct tool paths held as codes, each made a
+  tuple of names only when read;
 * :mod:`._tool_errors` — the tool calls that failed, and where to look;
 * :mod:`._sources` — the runs and agent versions a test's trials come from;
 * :mod:`._suite` (with :mod:`._suite_result`) — each suite's answer over its cases, and its

@@ -36,6 +36,7 @@ from assay.judge._figures import (
     primary_score,
     score_columns,
 )
+from assay.judge._path_table import PathTable
 from assay.judge._tool_errors import ToolErrors, tool_errors
 from assay.stats import (
     FailureRequest,
@@ -308,7 +309,8 @@ def _pass_k(
 class _Lists:
     """A ``list[str]`` column coded once: each distinct list, and per row the code of its own."""
 
-    distinct: list[tuple[str, ...]]
+    distinct: Sequence[tuple[str, ...]]
+    """Each distinct list once (a :class:`PathTable` where made from dictionary codes)."""
     codes: IntArray
     calls: tuple[tuple[str, ...], npt.NDArray[np.int32]] | None = None
     """Names (sorted) and each distinct list's count of each, where made from codes."""
@@ -322,8 +324,9 @@ class _Lists:
         393 MiB more for 1M trials of 20 tool calls).
         """
         lists = values.fill_null([]) if values.null_count() else values
-        strings = lists.dtype == pl.List(pl.String)
-        keys = lists.cast(pl.List(pl.Categorical)) if strings else lists
+        # Strings, or strings held as a dictionary (a set read in many buckets: COMPACT_TOOLS).
+        strings = lists.dtype in (pl.List(pl.String), pl.List(pl.Categorical))
+        keys = lists.cast(pl.List(pl.Categorical)) if lists.dtype == pl.List(pl.String) else lists
         frame = pl.DataFrame({"_list": keys}).with_row_index("_row")
         del lists, keys
         groups = frame.group_by("_list").agg(pl.col("_row"))
@@ -331,7 +334,7 @@ class _Lists:
         members = groups.with_row_index("_k").select("_k", "_row").explode("_row")
         codes[members["_row"].to_numpy()] = members["_k"].to_numpy()
         if strings:
-            distinct, calls = _string_tuples(groups["_list"])
+            distinct, calls = _coded_lists(groups["_list"])
             return cls(distinct, codes, calls)
         return cls([tuple(v) for v in groups["_list"].to_list()], codes)
 
@@ -340,7 +343,20 @@ class _Lists:
         """Every row the empty list (where no list could tell trials apart)."""
         return cls([()], np.zeros(rows, dtype=np.intp))
 
-    def local(self, codes: IntArray) -> tuple[tuple[tuple[str, ...], ...], IntArray]:
+    def _chosen(self, codes: IntArray) -> Sequence[tuple[str, ...]]:
+        """The distinct lists ``codes``, in that order.
+
+        Of a :class:`PathTable`, a view where they are many (:data:`_VIEW_FROM`): a test's
+        figures read a sample of its paths then. A few are made tuples at once: consistency
+        compares every pair of up to 45 paths, each read many times.
+        """
+        if isinstance(self.distinct, PathTable):
+            if codes.size >= _VIEW_FROM:
+                return self.distinct.view(codes)
+            return tuple(map(self.distinct.item, codes.tolist()))
+        return tuple(map(self.distinct.__getitem__, codes.tolist()))
+
+    def local(self, codes: IntArray) -> tuple[Sequence[tuple[str, ...]], IntArray]:
         """Some rows' distinct lists in the order the rows first hold them, and their index.
 
         What :func:`assay.analysis._features.distinct_lists` gives for those rows alone.
@@ -349,7 +365,7 @@ class _Lists:
         order = np.argsort(first)
         rank = np.empty(used.size, dtype=np.intp)
         rank[order] = np.arange(used.size)
-        return tuple(self.distinct[k] for k in used[order].tolist()), rank[inverse.ravel()]
+        return self._chosen(used[order]), rank[inverse.ravel()]
 
     def paths_by_range(self, ranges: Sequence[tuple[int, int]]) -> list[ToolPaths]:
         """:meth:`by_range` as tool paths, with their call counts where this knows them."""
@@ -364,12 +380,12 @@ class _Lists:
     @overload
     def by_range(
         self, ranges: Sequence[tuple[int, int]], *, with_codes: Literal[False] = False
-    ) -> list[tuple[tuple[tuple[str, ...], ...], IntArray]]: ...
+    ) -> list[tuple[Sequence[tuple[str, ...]], IntArray]]: ...
 
     @overload
     def by_range(
         self, ranges: Sequence[tuple[int, int]], *, with_codes: Literal[True]
-    ) -> list[tuple[tuple[tuple[str, ...], ...], IntArray, IntArray]]: ...
+    ) -> list[tuple[Sequence[tuple[str, ...]], IntArray, IntArray]]: ...
 
     def by_range(self, ranges: Sequence[tuple[int, int]], *, with_codes: bool = False) -> list[Any]:
         """:meth:`local` of each range of rows, all ranges numbered in one pass.
@@ -403,11 +419,10 @@ class _Lists:
         np.cumsum(np.bincount(used // width, minlength=sizes.size), out=held[1:])
         index = (rank[inverse.ravel()] - held[which]).astype(np.intp)
         global_codes = used[order] % width
-        codes = global_codes.tolist()
         bounds, heads = offsets.tolist(), held.tolist()
         return [
             (
-                tuple(self.distinct[k] for k in codes[heads[t] : heads[t + 1]]),
+                self._chosen(global_codes[heads[t] : heads[t + 1]]),
                 index[bounds[t] : bounds[t + 1]],
             )
             + ((global_codes[heads[t] : heads[t + 1]],) if with_codes else ())
@@ -415,18 +430,18 @@ class _Lists:
         ]
 
 
-def _string_tuples(
+def _coded_lists(
     lists: pl.Series,
-) -> tuple[list[tuple[str, ...]], tuple[tuple[str, ...], npt.NDArray[np.int32]] | None]:
-    """Each ``list[categorical]`` as a tuple of its strings, and each list's count of each name.
+) -> tuple[Sequence[tuple[str, ...]], tuple[tuple[str, ...], npt.NDArray[np.int32]] | None]:
+    """Each ``list[categorical]`` as its strings' codes, and each list's count of each name.
 
-    Made from the lists' dictionary codes: each distinct string becomes a Python object once,
-    not once an element as ``to_list`` makes them (300k lists of 16 tool names: 1.3 → 0.3 s,
-    and one pointer an element instead of a string object). Shared objects also make what
-    reads the tuples faster: their hashes are computed once, equal names compare by identity.
-    The counts (names sorted, one row a list) are one ``np.bincount`` of the codes: the tool
-    path features read them instead of counting names in Python; they are left out (None)
-    where they would take more than :data:`_MOST_CALL_CELLS` cells, or a list holds a null.
+    The lists are a :class:`PathTable` of the names' ranks among the names sorted: a list
+    becomes a tuple of strings only when read (300k lists of 16 tool names made 300k tuples,
+    0.25–0.45 CPU-s, of which the figures read a few thousand). The counts (names sorted, one
+    row a list) are one ``np.bincount`` of the codes: the tool path features read them
+    instead of counting names in Python; they are left out (None) where they would take more
+    than :data:`_MOST_CALL_CELLS` cells (the lists are then tuples, as the features' cache of
+    paths asks), or a list holds a null (read as its Python list, None there).
     """
     flat = lists.explode(empty_as_null=False, keep_nulls=False)
     if flat.null_count():  # a list holding a null: its Python list says None there
@@ -439,23 +454,34 @@ def _string_tuples(
     # Each element's name as its rank among the names sorted as strings.
     rank = np.empty(len(strings), dtype=np.int64)
     rank[sorted(range(len(strings)), key=strings.__getitem__)] = np.arange(len(strings))
-    element = rank[by_id][np.searchsorted(ids[by_id], flat.to_physical().to_numpy())]
+    physical = flat.to_physical().to_numpy()
+    if ids.size and int(ids.max()) < max(physical.size, 256):
+        # Dictionary codes as positions: one lookup an element, no search.
+        lookup = np.zeros(int(ids.max()) + 1, dtype=np.int32)
+        lookup[ids] = rank
+        element = lookup[physical]
+    else:
+        element = rank[by_id][np.searchsorted(ids[by_id], physical)].astype(np.int32)
+    del physical
     ordered = sorted(strings)
-    words = np.array(ordered, dtype=object)[element].tolist()
     bounds = np.zeros(sizes.size + 1, dtype=np.int64)
     np.cumsum(sizes, out=bounds[1:])
-    ends = bounds.tolist()
-    tuples = [tuple(words[a:b]) for a, b in zip(ends[:-1], ends[1:], strict=True)]
+    table = PathTable(ordered, element, bounds)
     cells = sizes.size * len(ordered)
     if cells > _MOST_CALL_CELLS:
-        return tuples, None
-    owner = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
-    calls = np.bincount(owner * len(ordered) + element, minlength=cells).astype(np.int32)
-    return tuples, (tuple(ordered), calls.reshape(sizes.size, len(ordered)))
+        return list(table), None
+    # Cells fit 32 bits (at most _MOST_CALL_CELLS): half the memory of int64 positions.
+    owner = np.repeat(np.arange(sizes.size, dtype=np.int32), sizes)
+    owner *= len(ordered)
+    owner += element
+    calls = np.bincount(owner, minlength=cells).astype(np.int32)
+    return table, (tuple(ordered), calls.reshape(sizes.size, len(ordered)))
 
 
+_VIEW_FROM: Final = 1024
+"""Distinct lists from which a test's are a :class:`PathView`, not tuples (see ``_chosen``)."""
 _MOST_CALL_CELLS: Final = 1 << 24
-"""Lists × names up to which :func:`_string_tuples` counts each list's names (64 MiB as int32)."""
+"""Lists × names up to which :func:`_coded_lists` counts each list's names (64 MiB as int32)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -636,7 +662,7 @@ class _Read:
         ks: tuple[int, ...],
         samples: _Samples,
         paths: ToolPaths,
-        models: tuple[tuple[tuple[str, ...], ...], IntArray],
+        models: tuple[Sequence[tuple[str, ...]], IntArray],
     ) -> _Draft:
         """One test's figures, its samples handed to ``samples``.
 
@@ -732,7 +758,7 @@ class _Read:
         stop: int,
         keep: BoolArray | None,
         paths: ToolPaths,
-        models: tuple[tuple[tuple[str, ...], ...], IntArray],
+        models: tuple[Sequence[tuple[str, ...]], IntArray],
         unknown: int,
     ) -> FailureRequest:
         """The failure explanations' question: the counted trials' features."""

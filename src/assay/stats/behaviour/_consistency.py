@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -179,12 +180,15 @@ def _pairwise_similarity(
     The Wagner–Fischer programme runs once, its rows and columns advancing for all pairs at
     once; each pair's distance is read off where its own lengths end.
     """
-    codes: dict[str, int] = {}
-    lengths = np.array([len(s) for s in sequences], dtype=np.intp)
+    lengths = np.fromiter(map(len, sequences), np.intp, len(sequences))
     width = max(int(lengths.max()), 1)
+    # Each tool name a number (only equality is read), every call of every sequence at once.
+    flat = list(itertools.chain.from_iterable(sequences))
+    codes = {t: i for i, t in enumerate(dict.fromkeys(flat))}
     encoded = np.full((len(sequences), width), -1, dtype=np.intp)
-    for row, sequence in enumerate(sequences):
-        encoded[row, : len(sequence)] = [codes.setdefault(t, len(codes)) for t in sequence]
+    encoded[np.arange(width) < lengths[:, None]] = np.fromiter(
+        map(codes.__getitem__, flat), np.intp, len(flat)
+    )
     # Pairs run along the last (contiguous) axis, so each step is one vector operation.
     a, b = encoded[first].T, encoded[second].T
     len_a, len_b = lengths[first], lengths[second]

@@ -18,8 +18,8 @@ import numpy.typing as npt
 class ToolPaths:
     """Distinct tool sequences in order of first occurrence, and each trial's one."""
 
-    distinct: tuple[tuple[str, ...], ...]
-    """Each distinct sequence once, in the order trials first took it."""
+    distinct: Sequence[tuple[str, ...]]
+    """Each distinct sequence once, in the order trials first took it (no two equal)."""
     index: npt.NDArray[np.intp]
     """Per trial, the position of its sequence in :attr:`distinct`."""
     calls: tuple[tuple[str, ...], npt.NDArray[np.int32]] | None = None
@@ -56,14 +56,18 @@ class ToolPaths:
 
         None when no trial is kept.
         """
+        at = self.most_common_at(keep)
+        return None if at is None else self.distinct[at]
+
+    def most_common_at(self, keep: npt.NDArray[np.bool_]) -> int | None:
+        """:meth:`most_common_among` as its position in :attr:`distinct` (None: none kept)."""
         chosen = self.index[keep]
         if chosen.size == 0:
             return None
         counts = np.bincount(chosen, minlength=len(self.distinct))
         most = np.flatnonzero(counts == counts.max())
         if most.size == 1:  # no tie: no need to know which they took first
-            return self.distinct[int(most[0])]
+            return int(most[0])
         first = np.full(len(self.distinct), chosen.size, dtype=np.intp)
         np.minimum.at(first, chosen, np.arange(chosen.size))
-        best = np.lexsort((first, -counts))[0]
-        return self.distinct[best]
+        return int(np.lexsort((first, -counts))[0])
