@@ -95,7 +95,7 @@ test: check $(TS_STAMP) $(FLOORS)/.installed
 	$(BIN)/python -m pytest -q -n 2 --dist loadscope --no-loadscope-reorder
 	$(FLOORS)/bin/python -m pytest -q -n 2 --dist loadscope --no-loadscope-reorder -k "not golden" $(FLOOR_TESTS)
 
-# The inner loop: every test not marked slow, in two workers (docs/architecture.md).
+# The inner loop: every test not marked slow, in two workers (README, "Development").
 fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 -m "not slow"
 

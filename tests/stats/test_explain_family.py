@@ -1,6 +1,7 @@
 """Failure explanations over a set of tests: the family-wide error, and the resolution."""
 
 import numpy as np
+import pytest
 
 from assay.stats import FailureRequest, explain_many
 
@@ -21,6 +22,7 @@ def _null_set(rng: np.random.Generator, tests: int, n: int) -> list[FailureReque
     return requests
 
 
+@pytest.mark.slow  # a simulation of several seconds
 def test_no_real_difference_over_50_tests_any_explanation_at_most_alpha() -> None:
     # Seeded simulation: 50 tests of 30 trials, 3 features each, no feature related to passing.
     rng = np.random.default_rng(2024)

@@ -112,6 +112,7 @@ def test_type_one_error_within_alpha(k: int) -> None:
     assert rejected / reps <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / reps)
 
 
+@pytest.mark.slow  # a simulation of several seconds
 def test_non_inferiority_bound_errs_at_most_alpha_at_the_margin() -> None:
     # True drop exactly the margin: "drop_upper < margin" (a PASS) must happen <= alpha.
     rng = np.random.default_rng(6)
@@ -137,6 +138,7 @@ def test_mcnemar_power_equals_simulation() -> None:
     assert abs(rejected - expected) < 4 * math.sqrt(expected * (1 - expected) / reps)
 
 
+@pytest.mark.slow  # a simulation of several seconds
 def test_betting_power_is_close_to_the_simulated_rejection_rate() -> None:
     # Power stated from data without a drop vs the rate at which a real drop is detected.
     rng = np.random.default_rng(8)

@@ -239,6 +239,7 @@ def test_stats_does_not_load_polars() -> None:
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.slow  # a simulation of several seconds
 def test_the_adaptive_benchmark_runs() -> None:
     from pathlib import Path
 
