@@ -7,9 +7,10 @@ A trial span that an agent framework wrote (``--test-attribute gen_ai.agent.name
 trial span carrying both keeps assay's (the user set it for this purpose).
 
 The attribute is not a promoted column, so it is read from the attribute lists of the
-versionless trial spans only, and only when a file may hold agent or workflow spans (its footer
-does not rule out ``invoke_agent`` / ``invoke_workflow``): a set of assay's own trials pays
-nothing for it.
+versionless trial spans that are themselves ``invoke_agent`` / ``invoke_workflow`` spans (the
+spans the convention gives the attribute), and only when a file may hold such spans (its footer
+does not rule them out): a set of assay's own trials pays nothing for it, even with agent spans
+nested inside them.
 """
 
 from __future__ import annotations
@@ -37,7 +38,13 @@ def read_agent_versions(
     operations = (c.GENAI_INVOKE_AGENT, c.GENAI_INVOKE_WORKFLOW)
     if contents is not None and not any(contents.may_hold(_OPERATION, op) for op in operations):
         return carriers
-    versionless = carriers.filter(pl.col(_COLUMN).is_null()).select(_KEYS)
+    # Only an agent or workflow span carries gen_ai.agent.version: a set whose trial spans are
+    # assay's own (agent spans inside them) is not read again, its attribute lists least of all.
+    versionless = carriers.filter(
+        pl.col(_COLUMN).is_null() & pl.col(_OPERATION).is_in(operations).fill_null(False)
+    ).select(_KEYS)
+    if versionless.height == 0:
+        return carriers
     found = (
         spans.join(versionless.lazy(), on=_KEYS, how="semi")
         .select(*_KEYS, attribute_as_string(c.GENAI_AGENT_VERSION).alias(_FOUND))
