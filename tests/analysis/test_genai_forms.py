@@ -143,3 +143,28 @@ def test_an_exception_escaping_a_workflow_inside_a_trial_makes_it_an_error(
     _record(tmp_path, form, under_a_test_span=True)
     trials = assay.analyze(tmp_path).trials
     assert trials.height == 20 and trials["error"].sum() == 4
+
+
+def test_gen_ai_agent_version_is_read_from_agent_and_workflow_trial_spans_only(
+    tmp_path: Path,
+) -> None:
+    """The convention gives the attribute to agent and workflow spans; an own trial span is not one.
+
+    An agent span inside assay's own trial span keeps its version to itself (the trial's
+    version is the one assay.agent.version gives, here none), and a trial span of another kind
+    that happens to carry the attribute is not read for it either.
+    """
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(ParquetSpanExporter(tmp_path)))
+    tracer = provider.get_tracer("t")
+    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.version": "2.1"}
+    with tracer.start_as_current_span("run", attributes={"assay.test.id": "inside"}):
+        with tracer.start_as_current_span("invoke_agent triage", attributes=agent):
+            pass
+    chat = {"assay.test.id": "chat", "gen_ai.operation.name": "chat", "gen_ai.agent.version": "9"}
+    with tracer.start_as_current_span("chat", attributes=chat):
+        pass
+    provider.shutdown()
+    trials = assay.analyze(tmp_path).trials.sort("test_id")
+    assert trials["test_id"].to_list() == ["chat", "inside"]
+    assert trials["agent_version"].to_list() == [None, None]
