@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime as dt
 import gzip
 import io
 import json
@@ -26,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from import_peak import CAN_MEASURE, import_peak  # noqa: E402
+from import_peak import CAN_MEASURE, import_peak, phoenix_dictionary_set  # noqa: E402
 
 MB = 1 << 20
 STARTED = 1_750_000_000_000_000  # µs
@@ -97,26 +96,7 @@ def _langfuse_csv(folder: Path, n: int) -> Path:
 
 
 def _phoenix(folder: Path, n: int) -> Path:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    here = folder / f"phoenix-{n}"
-    here.mkdir()
-    start = dt.datetime(2025, 6, 15, tzinfo=dt.UTC)
-    table = pa.table(
-        {
-            "context.trace_id": [f"{i + 1:032x}" for i in range(n)],
-            "context.span_id": [f"{i + 1:016x}" for i in range(n)],
-            "name": ["agent"] * n,
-            "start_time": pa.array([start] * n, pa.timestamp("ns", tz="UTC")),
-            "end_time": pa.array([start] * n, pa.timestamp("ns", tz="UTC")),
-            "attributes.input.value": pa.DictionaryArray.from_arrays(
-                pa.array([0] * n, pa.int32()), pa.array(["x" * MB])
-            ),
-        }
-    )
-    pq.write_table(table, here / "trace_dataset-00000000-0000-0000-0000-000000000000.parquet")
-    return here
+    return phoenix_dictionary_set(folder / f"phoenix-{n}", n, MB).parent
 
 
 def _decoded(path: Path) -> int:

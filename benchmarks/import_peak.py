@@ -74,3 +74,33 @@ def import_peak(source: Path, warm: Path, max_message_bytes: int, out: Path) -> 
     )
     spans, base, grown = map(int, result.stdout.split())
     return ImportPeak(spans, base, grown)
+
+
+def phoenix_dictionary_set(folder: Path, rows: int, value_bytes: int = 1 << 20) -> Path:
+    """A Phoenix dataset file whose ``rows`` rows share one dictionary value of ``value_bytes``.
+
+    Stored once, decoded ``rows`` times: the shape that showed ``nbytes`` undercounting what an
+    import decodes. Returns the Parquet file, written in ``folder`` (made here).
+    """
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir()
+    start = pa.array([dt.datetime(2025, 6, 15, tzinfo=dt.UTC)] * rows, pa.timestamp("ns", "UTC"))
+    table = pa.table(
+        {
+            "context.trace_id": [f"{i + 1:032x}" for i in range(rows)],
+            "context.span_id": [f"{i + 1:016x}" for i in range(rows)],
+            "name": ["agent"] * rows,
+            "start_time": start,
+            "end_time": start,
+            "attributes.input.value": pa.DictionaryArray.from_arrays(
+                pa.array([0] * rows, pa.int32()), pa.array(["x" * value_bytes])
+            ),
+        }
+    )
+    path = folder / "trace_dataset-00000000-0000-0000-0000-000000000000.parquet"
+    pq.write_table(table, path)
+    return path

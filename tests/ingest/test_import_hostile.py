@@ -22,7 +22,7 @@ import pytest
 from assay.cli import run
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from import_peak import CAN_MEASURE, import_peak  # noqa: E402
+from import_peak import CAN_MEASURE, import_peak, phoenix_dictionary_set  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "formats"
 MLFLOW: dict[str, Any] = json.loads((FIXTURES / "mlflow-trace.json").read_text())
@@ -330,32 +330,8 @@ def test_a_gzip_langfuse_csv_is_decoded_within_the_message_limit(tmp_path: Path)
 @pytest.mark.slow
 def test_a_phoenix_dictionary_counts_each_use_of_its_value(tmp_path: Path) -> None:
     """A 1 MB dictionary value on 300 rows is 300 MB decoded, not the 1 MB ``nbytes`` says."""
-    import datetime as dt
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    def dataset(folder: Path, rows: int) -> Path:
-        folder.mkdir()
-        start = dt.datetime(2025, 6, 15, tzinfo=dt.UTC)
-        value = pa.array(["x" * MB])
-        table = pa.table(
-            {
-                "context.trace_id": [f"{i + 1:032x}" for i in range(rows)],
-                "context.span_id": [f"{i + 1:016x}" for i in range(rows)],
-                "name": ["agent"] * rows,
-                "start_time": pa.array([start] * rows, pa.timestamp("ns", tz="UTC")),
-                "end_time": pa.array([start] * rows, pa.timestamp("ns", tz="UTC")),
-                "attributes.input.value": pa.DictionaryArray.from_arrays(
-                    pa.array([0] * rows, pa.int32()), value
-                ),
-            }
-        )
-        path = folder / "trace_dataset-00000000-0000-0000-0000-000000000000.parquet"
-        pq.write_table(table, path)
-        return path
-
-    source, small = dataset(tmp_path / "big", 300), dataset(tmp_path / "small", 3)
+    source = phoenix_dictionary_set(tmp_path / "big", 300, MB)
+    small = phoenix_dictionary_set(tmp_path / "small", 3, MB)
     assert source.stat().st_size < MB  # the value is stored once
     spans, grown = _peak(tmp_path, source, small, 4 * MB)
     assert spans == 300
