@@ -303,6 +303,9 @@ Prices = Annotated[
 ]
 
 
+FANOUT = 10
+"""``--fanout``'s default: the store's ``DEFAULT_FANOUT`` (the store is not imported to start;
+a test checks they agree)."""
 Fanout = Annotated[
     int,
     typer.Option(

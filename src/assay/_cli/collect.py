@@ -89,7 +89,7 @@ def collect(
         bool,
         typer.Option(help="Merge each partition's small files as they are committed (--fanout)."),
     ] = True,
-    fanout: o.Fanout = 10,  # store.DEFAULT_FANOUT (the store is not imported to start)
+    fanout: o.Fanout = o.FANOUT,
 ) -> None:
     """Receive OTLP (HTTP and gRPC) and write the spans table; SIGTERM drains and stops."""
     from assay.collect import CollectorConfig, run_collector

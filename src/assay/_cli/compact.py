@@ -17,7 +17,7 @@ def compact(
         list[Path],
         typer.Argument(help="Trace-set folders; every partition folder under each is compacted."),
     ],
-    fanout: o.Fanout = 10,  # store.DEFAULT_FANOUT (the store is not imported to start)
+    fanout: o.Fanout = o.FANOUT,
 ) -> None:
     """Merge each partition's small spans files into few, crash-safe.
 
