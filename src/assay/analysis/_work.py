@@ -147,7 +147,8 @@ def aggregate_work(
         spans: The spans, with their work columns.
         keys: What a group is: ``trace_id``, or ``trace_id`` and the trial span.
         shape: Which kinds of span can occur; the others give constant columns.
-        orphans: Add what :func:`count_orphans` needs (per whole trace only).
+        orphans: Add what :func:`count_orphans` and :func:`calls_may_settle` read (per whole
+            trace only).
     """
     is_error = pl.col("status_code") == "ERROR"
     is_tool = pl.col(tc.TOOL).is_not_null()
@@ -183,7 +184,7 @@ def aggregate_work(
         else [_EMPTY_NAMES.alias(tc.MODELS)]
     )
     if orphans:
-        figures += parent_range()
+        figures += [*parent_range(), root_call()]
     work = spans.group_by(keys).agg(figures)
     for lists in in_order:
         ordered = (
@@ -286,6 +287,8 @@ def id_key(column: str) -> pl.Expr:
 
 _ROOT_LOW = "_root_low"
 _ROOT_HIGH = "_root_high"
+ROOT_CALL = "_root_call"
+"""The column of :func:`root_call` (a per-trace :func:`aggregate_work`'s)."""
 
 
 def parent_range() -> list[pl.Expr]:
@@ -300,6 +303,15 @@ def parent_range() -> list[pl.Expr]:
     ]
 
 
+def root_call() -> pl.Expr:
+    """Per group: a root is an LLM span, or some span a call without usage.
+
+    With :func:`parent_range`'s columns, what :func:`calls_may_settle` reads.
+    """
+    is_root = pl.col("parent_span_id").is_null()
+    return ((pl.col(tc.IS_LLM) & is_root) | call_without_usage()).any().alias(ROOT_CALL)
+
+
 def count_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame:
     """Add ``_orphans`` to ``per_trace``: per trace, the spans whose parent is missing.
 
@@ -310,12 +322,39 @@ def count_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame:
     left (nested traces among them) are read again, their three id columns, and their spans'
     parents looked up in one join. Span ids are compared by their keys (:func:`id_key`).
     """
-    low, high = pl.col(_PARENT_LOW), pl.col(_PARENT_HIGH)
-    under_a_root = (low == high) & ((low == pl.col(_ROOT_LOW)) | (low == pl.col(_ROOT_HIGH)))
+    low = pl.col(_PARENT_LOW)
     screened = per_trace.with_columns(
-        (low.is_not_null() & ~under_a_root.fill_null(False)).cast(pl.Int64).alias(tc.ORPHANS)
+        (low.is_not_null() & ~_under_a_root()).cast(pl.Int64).alias(tc.ORPHANS)
     ).drop(_PARENT_LOW, _PARENT_HIGH, _ROOT_LOW, _ROOT_HIGH)
     return _exact_orphans(spans, screened)
+
+
+def _under_a_root() -> pl.Expr:
+    """On :func:`parent_range`'s columns: every span with a parent names one, a root span."""
+    low, high = pl.col(_PARENT_LOW), pl.col(_PARENT_HIGH)
+    under = (low == high) & ((low == pl.col(_ROOT_LOW)) | (low == pl.col(_ROOT_HIGH)))
+    return under.fill_null(False)
+
+
+def call_without_usage() -> pl.Expr:
+    """On the work columns: an OpenInference ``LLM`` span recording no token count.
+
+    Such a span may have made no request (``assay.analysis._calls``), or share a call with the
+    span around it.
+    """
+    return conv.is_openinference_llm() & pl.col(tc.IN_TOK).is_null() & pl.col(tc.OUT_TOK).is_null()
+
+
+def calls_may_settle() -> pl.Expr:
+    """On a per-trace :func:`aggregate_work`'s columns: the trace may hold spans of one call.
+
+    False only where no LLM span can sit directly inside another and no OpenInference LLM span
+    lacks usage: every span with a parent sits under a root that is no LLM span (or no span has
+    a parent). Parents are compared by their keys (:func:`id_key`): two ids sharing one (about
+    2⁻⁶⁴ a pair) could hide a chain, as they could hide a missing parent from the orphan count.
+    """
+    no_parent = pl.col(_PARENT_LOW).is_null()
+    return ~(no_parent | _under_a_root()) | pl.col(ROOT_CALL)
 
 
 ORPHAN_CHUNK_SPANS = 1_000_000
@@ -334,8 +373,8 @@ def _exact_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame
         return per_trace
     ids = spans.select(
         "trace_id",
-        _in_trace("span_id").alias("_span"),
-        _in_trace("parent_span_id").alias("_parent"),
+        in_trace_key("span_id").alias("_span"),
+        in_trace_key("parent_span_id").alias("_parent"),
     )
     if flagged.height < per_trace.height:
         ids = ids.join(flagged.lazy(), on="trace_id", how="semi")
@@ -358,7 +397,7 @@ def _exact_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame
     )
 
 
-def _in_trace(column: str) -> pl.Expr:
+def in_trace_key(column: str) -> pl.Expr:
     """A span id and its trace id as one 64-bit key (null stays null): one column to look up.
 
     The XOR of two hashes; two (trace, span) pairs of one lookup share a key with probability
