@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import json
 import math
 import operator
 from collections.abc import Callable
 from typing import Any
 
+from assay._json_text import json_text
 from assay.judge import (
     AnalysisResult,
     SuiteComparison,
@@ -285,9 +285,9 @@ def render_json(result: AnalysisResult, *, inconclusive_ok: bool = False) -> str
     ``inconclusive_ok`` gives ``decision.exit_code`` as the command exits with
     ``--inconclusive-ok``.
 
-    The standard library's encoder writes it (docs/architecture.md, "Parsers and encoders
-    we do not write"); a NaN or infinity that no figure turned into null raises its error.
+    :func:`json_text` writes it (orjson: docs/architecture.md, "Parsers and encoders we do
+    not write").
     """
     with collector_paused():  # a dict or more a figure: no garbage, many objects
         document = analysis_to_dict(result, inconclusive_ok=inconclusive_ok)
-        return json.dumps(document, indent=2, allow_nan=False) + "\n"
+    return json_text(document)
