@@ -275,20 +275,28 @@ def test_count_shifts_of_many_features_are_each_features_shift() -> None:
                 assert shift.ci_high == pytest.approx(shift.effect * math.exp(float(q) * se))
 
 
-def test_path_shift_p_values_do_not_depend_on_cases_tested_before() -> None:
-    # Cases sharing their path totals reuse one set of draws: each p-value must still be the
-    # one its own draws give, whatever was tested before it.
-    from assay.stats.behaviour._behaviour_paths import _null_statistics
+def test_path_shift_does_not_depend_on_cases_tested_before() -> None:
+    # Cases sharing their path totals reuse one set of draws, and cases sharing their table
+    # (whatever their paths are called) one test: each result must still be the one the case
+    # gets alone, whatever was tested before it.
+    from assay.stats.behaviour._behaviour_paths import _null_statistics, _table_shift
 
     rng = np.random.default_rng(7)
     paths = [("a",), ("a", "b"), ("b",), ("c", "a")]
+    renamed = [("x",), ("y", "x"), ("z",), ("w",)]
     cases = [
         ([paths[i] for i in rng.integers(0, 4, 5)], [paths[i] for i in rng.integers(0, 4, 5)])
         for _ in range(40)
     ]
-    first = [path_shift(b, c, seed=3).shift.p_value for b, c in cases]
+    cases += [
+        ([renamed[paths.index(p)] for p in b], [renamed[paths.index(p)] for p in c])
+        for b, c in cases
+    ]
+    first = [path_shift(b, c, seed=3) for b, c in cases]
     fresh = []
     for b, c in reversed(cases):
         _null_statistics.cache_clear()
-        fresh.append(path_shift(b, c, seed=3).shift.p_value)
+        _table_shift.cache_clear()
+        fresh.append(path_shift(b, c, seed=3))
     assert first == fresh[::-1]
+    assert len({r.path for r in first}) > 4  # the renamed cases name their own variants
