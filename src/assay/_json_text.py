@@ -30,17 +30,26 @@ _OPTIONS = (
 def json_text(document: Any) -> str:
     """``document`` as JSON text indented by two spaces, with a trailing newline.
 
+    :func:`json_bytes`'s text, decoded.
+    """
+    return json_bytes(document).decode()
+
+
+def json_bytes(document: Any) -> bytes:
+    """``document`` as UTF-8 JSON indented by two spaces, with a trailing newline.
+
     ``document`` holds dicts, lists, str, int, float, bool, None and numpy scalars.
     An integer past 64 bits, which orjson refuses, sends the document to the standard
     library's encoder instead: the same values (a non-finite float as null there too), exactly.
     Any other value orjson cannot write raises its ``TypeError``, as ``json.dumps`` would.
     """
     try:
-        return orjson.dumps(document, option=_OPTIONS).decode()
+        return orjson.dumps(document, option=_OPTIONS)
     except orjson.JSONEncodeError as exc:
         if "64-bit" not in str(exc):  # JSONEncodeError is a TypeError, as json.dumps raises
             raise
-    return json.dumps(_finite(document), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    text = json.dumps(_finite(document), indent=2, ensure_ascii=False, allow_nan=False)
+    return (text + "\n").encode()
 
 
 def _finite(value: Any) -> Any:

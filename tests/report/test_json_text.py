@@ -151,3 +151,17 @@ def test_plain_is_the_dataclass_walk_it_replaces() -> None:
             assert repr(_plain(value)) == repr(reference(value))
     odd = [math.nan, np.float64(2.5), np.int64(4), _Colour.RED, (1, math.inf), {3: None}, type]
     assert repr(_plain(odd)) == repr(reference(odd))
+
+
+def test_the_cli_writes_the_same_text_to_a_file_and_to_stdout(
+    traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from assay.cli import run
+
+    expected = analyze(str(traces)).to_json()
+    out = tmp_path / "out.json"
+    run(["analyze", str(traces), "--format", "json", "-o", str(out)])
+    assert out.read_text(encoding="utf-8") == expected
+    capsys.readouterr()
+    run(["analyze", str(traces), "--format", "json"])
+    assert capsys.readouterr().out == expected

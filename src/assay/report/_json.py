@@ -9,7 +9,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from assay._json_text import json_text
+from assay._json_text import json_bytes
 from assay.judge import (
     AnalysisResult,
     SuiteComparison,
@@ -285,9 +285,17 @@ def render_json(result: AnalysisResult, *, inconclusive_ok: bool = False) -> str
     ``inconclusive_ok`` gives ``decision.exit_code`` as the command exits with
     ``--inconclusive-ok``.
 
-    :func:`json_text` writes it (orjson: docs/architecture.md, "Parsers and encoders we do
-    not write").
+    orjson writes it (``assay._json_text``; docs/architecture.md, "Parsers and encoders we
+    do not write").
+    """
+    return render_json_bytes(result, inconclusive_ok=inconclusive_ok).decode()
+
+
+def render_json_bytes(result: AnalysisResult, *, inconclusive_ok: bool = False) -> bytes:
+    """:func:`render_json`'s text as UTF-8, as the CLI writes it.
+
+    A large document is not decoded to be encoded again.
     """
     with collector_paused():  # a dict or more a figure: no garbage, many objects
         document = analysis_to_dict(result, inconclusive_ok=inconclusive_ok)
-    return json_text(document)
+    return json_bytes(document)
