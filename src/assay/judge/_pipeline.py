@@ -587,18 +587,22 @@ def with_regression(
         )
     against_baseline = Verdict.FAIL if scores_dropped else regression.verdict
     verdict = max(against_baseline, result.verdict, key=_SEVERITY.__getitem__)
-    judged = replace(
+    # The reason reads the counts, interval and threshold, which the regression leaves as
+    # they are: one copy of the result, not two.
+    reason = why.regression_reason(
+        result, regression, scores_dropped=scores_dropped, threshold_verdict=result.verdict
+    )
+    if _SEVERITY[result.verdict] > _SEVERITY[against_baseline]:
+        reason = f"{result.verdict} against the threshold — " + reason
+    return replace(
         result,
         verdict=verdict,
         regression=regression,
         score_regression=score_regression,
         threshold_verdict=result.verdict,
         notes=tuple(notes),
+        verdict_reason=why.with_errors(reason, result.errors),
     )
-    reason = why.regression_reason(judged, regression, scores_dropped=scores_dropped)
-    if _SEVERITY[result.verdict] > _SEVERITY[against_baseline]:
-        reason = f"{result.verdict} against the threshold — " + reason
-    return replace(judged, verdict_reason=why.with_errors(reason, result.errors))
 
 
 _SEVERITY = {Verdict.PASS: 0, Verdict.INCONCLUSIVE: 1, Verdict.FAIL: 2}
