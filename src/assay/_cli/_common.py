@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NamedTuple, NoReturn
 
@@ -18,7 +20,7 @@ from assay.choices import (
     ScoreInterval,
     SuiteInterval,
 )
-from assay.errors import ConfigError
+from assay.errors import ConfigError, OptionError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -32,6 +34,21 @@ def fail(message: str) -> NoReturn:
     The one way a command reports one is a :class:`ConfigError`; :mod:`assay.cli` prints it.
     """
     raise ConfigError(message)
+
+
+@contextlib.contextmanager
+def flags_named(parameters: Mapping[str, str]) -> Iterator[None]:
+    """Report a bad field of a library object under the flag that set it.
+
+    A command's flag is named after its parameter (:mod:`assay.cli` says ``--roll-age`` for an
+    :class:`OptionError` naming ``roll_age``). Where a field's name differs from the parameter
+    that sets it (``roll_age_s`` from ``--roll-age``, ``roll_bytes`` from ``--roll-mb``),
+    ``parameters`` maps the field to the parameter.
+    """
+    try:
+        yield
+    except OptionError as exc:
+        raise OptionError(parameters.get(exc.field, exc.field), exc.problem) from None
 
 
 def stdout_console() -> Console:
