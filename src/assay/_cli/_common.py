@@ -63,12 +63,16 @@ def stdout_console() -> Console:
     return Console() if sys.stdout.isatty() else Console(width=120)
 
 
-def write_text(path: Path, text: str, *, append: bool = False) -> None:
-    """Write (or append) ``text`` to ``path``; a failure is one line and exit 2."""
+def write_text(path: Path, text: str | bytes, *, append: bool = False) -> None:
+    """Write (or append) ``text`` (or UTF-8 bytes) to ``path``; a failure is one line and exit 2."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a" if append else "w", encoding="utf-8") as handle:
-            handle.write(text)
+        if isinstance(text, bytes):
+            with path.open("ab" if append else "wb") as handle:
+                handle.write(text)
+        else:
+            with path.open("a" if append else "w", encoding="utf-8") as handle:
+                handle.write(text)
     except OSError as exc:
         fail(f"{path}: cannot write ({exc.strerror})")
 
