@@ -35,6 +35,11 @@ CHECK_EVENT: Final = "assay.check"
 CHECK_NAME: Final = "assay.check.name"
 CHECK_PASSED: Final = "assay.check.passed"
 
+EARLIEST_START: Final = 946_684_800 * 1_000_000_000
+"""2000-01-01T00:00:00Z in nanoseconds: no span of an AI agent starts before it. OTLP times are
+nanoseconds since 1970, so a start before it is a time written in another unit (milliseconds,
+microseconds or seconds land in January 1970), a broken clock or a sentinel."""
+
 # --- OpenTelemetry exceptions (the span event ``record_exception`` adds) --------------------------
 EXCEPTION_EVENT: Final = "exception"
 EXCEPTION_TYPE: Final = "exception.type"

@@ -197,6 +197,27 @@ def test_a_trial_that_ends_before_it_starts_has_no_duration(parquet_sink, tracer
     assert "negative_durations" in _kinds(result)
 
 
+def test_trials_in_milliseconds_are_said_to_start_before_2000(parquet_sink, tracer) -> None:
+    now_ms = 1_765_000_000_000  # December 2025 in milliseconds, written where OTLP wants ns
+    for start in (now_ms, now_ms + 5_000):
+        span = tracer.start_span("run", attributes={AGENT: "a"}, start_time=start)
+        span.end(end_time=start + 2_500)  # a 2.5 s trial, read as 2.5 µs
+    span = tracer.start_span("run", attributes={AGENT: "a"}, start_time=now_ms * 1_000_000)
+    span.end(end_time=now_ms * 1_000_000 + 2_500_000_000)
+    result = _read(parquet_sink, test_attribute=AGENT)
+    (finding,) = [f for f in result.data_quality.findings if f.kind == "times_before_2000"]
+    assert finding.count == 2
+    assert "(the earliest 1970-01-01 00:29:25 UTC)" in finding.message
+    assert "another unit" in finding.message
+
+
+def test_trials_after_2000_raise_no_time_finding(parquet_sink, tracer) -> None:
+    start = 946_684_800 * 10**9  # 2000-01-01 exactly
+    span = tracer.start_span("run", attributes={AGENT: "a"}, start_time=start)
+    span.end(end_time=start + 10**9)
+    assert "times_before_2000" not in _kinds(_read(parquet_sink, test_attribute=AGENT))
+
+
 def _evaluated(tracer, label: str | None, score: float | None) -> None:
     with tracer.start_as_current_span("run", attributes={AGENT: "a"}):
         with tracer.start_as_current_span("judge") as judge:

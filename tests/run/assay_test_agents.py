@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import threading
 import time
@@ -62,10 +63,19 @@ def sleeps(input: dict[str, Any]) -> dict[str, Any]:
     return {"answer": "late"}
 
 
+_spends = itertools.count(1)
+"""Calls of :func:`spends` (``next`` on a count is atomic: trials run on threads)."""
+
+
 def spends(input: dict[str, Any]) -> dict[str, Any]:
-    """One LLM call using ``input["tokens"]`` input tokens and as many output tokens."""
+    """One LLM call using ``input["tokens"]`` input tokens and as many output tokens.
+
+    With ``unmetered``, every second trial's call records no usage (a streamed answer without
+    usage): its tokens are unknown.
+    """
     with ai.llm(input.get("model", "model-a")) as call:
-        call.usage(input["tokens"], input["tokens"])
+        if not (input.get("unmetered") and next(_spends) % 2 == 0):
+            call.usage(input["tokens"], input["tokens"])
     time.sleep(input.get("seconds", 0.0))
     return {"answer": "ok"}
 

@@ -429,3 +429,47 @@ def test_completion_order_never_changes_the_decision(
     shuffled = in_order[:]
     rng.shuffle(shuffled)
     assert decide(shuffled) == decide(in_order)
+
+
+def test_llm_calls_without_usage_are_said_to_escape_the_budgets_and_the_cost_threshold(
+    tmp_path: Path,
+) -> None:
+    body = (
+        "tests:\n  - {name: t, input: {tokens: 100, unmetered: true}, variance: {runs: 6},"
+        " thresholds: {max_cost: 1.0}}\n"
+    )
+    prices = PriceTable({"model-a": Price(1.0, 1.0)})
+    result = run_suite(
+        _suite(tmp_path, body),
+        load_agent(agent="assay_test_agents:spends"),
+        RunOptions(
+            out=str(tmp_path / "t"),
+            adaptive=False,
+            budget=Budget(max_tokens=10**6, max_cost=10.0),
+            prices=prices,
+        ),
+    )
+    metered = [r for r in result.trials if r.input_tokens]
+    assert len(metered) == 3 and result.tokens == 600
+    (said,) = [w for w in result.warnings if "recorded no token usage" in w]
+    assert said.startswith("3 LLM call(s) recorded no token usage (tests t)")
+    assert "counted as 0 by --max-tokens and --max-cost" in said
+    assert "thresholds.max_cost not checked on their trials (t)" in said
+    # The cost check ran on the metered trials only: a check is evidence, an unknown is not.
+    checks = _failed_checks(tmp_path / "t")
+    assert checks == [set()] * 6
+    names = assay.analyze(tmp_path / "t").trials["checks"].to_list()
+    checked = [any(c["name"].startswith("cost <=") for c in row) for row in names]
+    assert sum(checked) == 3
+
+
+def test_the_budgets_say_nothing_of_usage_when_every_call_records_it(tmp_path: Path) -> None:
+    body = "tests:\n  - {name: t, input: {tokens: 10}, variance: {runs: 2}}\n"
+    result = _run(
+        _suite(tmp_path, body),
+        tmp_path,
+        "assay_test_agents:spends",
+        adaptive=False,
+        budget=Budget(max_tokens=10**6),
+    )
+    assert not [w for w in result.warnings if "token usage" in w]

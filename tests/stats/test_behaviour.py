@@ -275,20 +275,52 @@ def test_count_shifts_of_many_features_are_each_features_shift() -> None:
                 assert shift.ci_high == pytest.approx(shift.effect * math.exp(float(q) * se))
 
 
-def test_path_shift_p_values_do_not_depend_on_cases_tested_before() -> None:
-    # Cases sharing their path totals reuse one set of draws: each p-value must still be the
-    # one its own draws give, whatever was tested before it.
-    from assay.stats.behaviour._behaviour_paths import _null_statistics
+def test_path_shift_does_not_depend_on_cases_tested_before() -> None:
+    # Cases sharing their path totals reuse one set of draws, and cases sharing their table
+    # (whatever their paths are called) one test: each result must still be the one the case
+    # gets alone, whatever was tested before it.
+    from assay.stats.behaviour._behaviour_paths import _null_statistics, _table_shift
 
     rng = np.random.default_rng(7)
     paths = [("a",), ("a", "b"), ("b",), ("c", "a")]
+    renamed = [("x",), ("y", "x"), ("z",), ("w",)]
     cases = [
         ([paths[i] for i in rng.integers(0, 4, 5)], [paths[i] for i in rng.integers(0, 4, 5)])
         for _ in range(40)
     ]
-    first = [path_shift(b, c, seed=3).shift.p_value for b, c in cases]
+    cases += [
+        ([renamed[paths.index(p)] for p in b], [renamed[paths.index(p)] for p in c])
+        for b, c in cases
+    ]
+    first = [path_shift(b, c, seed=3) for b, c in cases]
     fresh = []
     for b, c in reversed(cases):
         _null_statistics.cache_clear()
-        fresh.append(path_shift(b, c, seed=3).shift.p_value)
+        _table_shift.cache_clear()
+        fresh.append(path_shift(b, c, seed=3))
     assert first == fresh[::-1]
+    assert len({r.path for r in first}) > 4  # the renamed cases name their own variants
+
+
+@pytest.mark.parametrize("kind", ["count", "continuous"])
+def test_row_shifts_are_each_rows_own_ratio_shift(kind: str) -> None:
+    # The rows' t and normal quantiles come from one scipy call each: every shift must be
+    # the one the row's own moments give through the one-row path, bit for bit.
+    from assay.stats import row_shifts
+    from assay.stats.behaviour._behaviour import _ratio_shift, _row_moments
+
+    rng = np.random.default_rng(11)
+    for n_b, n_c in ((5, 5), (1, 4), (3, 1), (30, 30)):
+        base = rng.poisson(1.5, (300, n_b)).astype(float)
+        cur = rng.poisson(1.8, (300, n_c)).astype(float)
+        base[:20] = 0.0  # zero means
+        cur[20:40] = 2.0  # no spread on one side
+        base[40:60], cur[40:60] = 3.0, 3.0  # no spread on either
+        if kind == "continuous":
+            base[60:], cur[60:] = base[60:] * rng.random(base[60:].shape), cur[60:] * 1.1
+        shifts = row_shifts(kind, base, cur, 0.9)
+        method = "robust-poisson" if kind == "count" else "mann-whitney"
+        for row, shift in enumerate(shifts):
+            b, c = _row_moments(base[row : row + 1])[0], _row_moments(cur[row : row + 1])[0]
+            p = None if kind == "count" else shift.p_value  # Mann–Whitney's: tested above
+            assert shift == _ratio_shift(kind, b, c, 0.9, method, p)  # type: ignore[arg-type]

@@ -20,6 +20,8 @@ def _pairs(seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
         else:
             x, y = rng.lognormal(0, 1, n1), rng.lognormal(0.3, 1, n2)
         pairs.append((x, y))
+    # A tie only in sign (-0.0 and 0.0 are equal: scipy ranks them tied).
+    pairs.append((np.array([-0.0, 1.5, 2.5]), np.array([0.0, 3.5, 4.5, 5.5])))
     return pairs
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NamedTuple, NoReturn
 
@@ -18,7 +20,7 @@ from assay.choices import (
     ScoreInterval,
     SuiteInterval,
 )
-from assay.errors import ConfigError
+from assay.errors import ConfigError, OptionError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -34,6 +36,21 @@ def fail(message: str) -> NoReturn:
     raise ConfigError(message)
 
 
+@contextlib.contextmanager
+def flags_named(parameters: Mapping[str, str]) -> Iterator[None]:
+    """Report a bad field of a library object under the flag that set it.
+
+    A command's flag is named after its parameter (:mod:`assay.cli` says ``--roll-age`` for an
+    :class:`OptionError` naming ``roll_age``). Where a field's name differs from the parameter
+    that sets it (``roll_age_s`` from ``--roll-age``, ``roll_bytes`` from ``--roll-mb``),
+    ``parameters`` maps the field to the parameter.
+    """
+    try:
+        yield
+    except OptionError as exc:
+        raise OptionError(parameters.get(exc.field, exc.field), exc.problem) from None
+
+
 def stdout_console() -> Console:
     """The console a command prints its tables to on stdout.
 
@@ -46,12 +63,16 @@ def stdout_console() -> Console:
     return Console() if sys.stdout.isatty() else Console(width=120)
 
 
-def write_text(path: Path, text: str, *, append: bool = False) -> None:
-    """Write (or append) ``text`` to ``path``; a failure is one line and exit 2."""
+def write_text(path: Path, text: str | bytes, *, append: bool = False) -> None:
+    """Write (or append) ``text`` (or UTF-8 bytes) to ``path``; a failure is one line and exit 2."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a" if append else "w", encoding="utf-8") as handle:
-            handle.write(text)
+        if isinstance(text, bytes):
+            with path.open("ab" if append else "wb") as handle:
+                handle.write(text)
+        else:
+            with path.open("a" if append else "w", encoding="utf-8") as handle:
+                handle.write(text)
     except OSError as exc:
         fail(f"{path}: cannot write ({exc.strerror})")
 

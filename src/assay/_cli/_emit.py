@@ -111,7 +111,7 @@ class Settings:
     """An OTLP/HTTP endpoint the verdicts are sent to (``--export-otlp``, report/_otlp.py)."""
 
 
-Renderer = Callable[["Analysis", Settings], str]
+Renderer = Callable[["Analysis", Settings], str | bytes]
 
 
 def _print_console(
@@ -164,10 +164,10 @@ def _console(analysis: Analysis, settings: Settings) -> str:
     return buffer.getvalue()
 
 
-def _json(analysis: Analysis, settings: Settings) -> str:
-    from assay.report import render_json
+def _json(analysis: Analysis, settings: Settings) -> bytes:
+    from assay.report import render_json_bytes
 
-    return render_json(analysis.result, inconclusive_ok=settings.inconclusive_ok)
+    return render_json_bytes(analysis.result, inconclusive_ok=settings.inconclusive_ok)
 
 
 def _junit(analysis: Analysis, settings: Settings) -> str:
@@ -261,16 +261,23 @@ def emit(analysis: Analysis, targets: list[FormatTarget], settings: Settings) ->
     _print_diagnostics(analysis, settings)
 
 
-def write_document(name: OutputFormat, path: Path | None, text: str) -> None:
-    """Write one rendering to its file, or to stdout (None).
+def write_document(name: OutputFormat, path: Path | None, text: str | bytes) -> None:
+    """Write one rendering (text, or UTF-8 bytes) to its file, or to stdout (None).
 
     Markdown whose file is ``$GITHUB_STEP_SUMMARY`` is appended: a job's steps share it.
     """
     import os
 
     if path is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        binary = getattr(sys.stdout, "buffer", None)
+        if isinstance(text, bytes) and binary is not None:
+            sys.stdout.flush()  # what was written as text first
+            binary.write(text)
+            binary.flush()
+        else:
+            text = text.decode() if isinstance(text, bytes) else text
+            sys.stdout.write(text)
+            sys.stdout.flush()
         return
     summary = name is OutputFormat.MARKDOWN and str(path) == os.environ.get("GITHUB_STEP_SUMMARY")
     write_text(path, text, append=summary)

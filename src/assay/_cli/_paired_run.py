@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, NoReturn
 
 from assay._cli._common import FormatTarget, write_text
+from assay._json_text import json_text
 from assay.choices import OutputFormat, SequentialMethod
 from assay.errors import ConfigError
 
@@ -120,7 +120,7 @@ def run_paired_command(
     wrote_stdout = False
     for target in targets:
         if target.format is OutputFormat.JSON:
-            text = json.dumps(result.to_json(), indent=2) + "\n"
+            text = json_text(result.to_json())
             if target.path is None or str(target.path) == "-":
                 sys.stdout.write(text)
                 wrote_stdout = True

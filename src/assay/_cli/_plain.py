@@ -7,11 +7,11 @@ step summary or a pull request.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from assay._json_text import json_text
 from assay.choices import OutputFormat
 
 PLAIN_FORMATS = (OutputFormat.CONSOLE, OutputFormat.JSON, OutputFormat.MARKDOWN)
@@ -34,7 +34,7 @@ class Plain:
     def render(self, name: OutputFormat) -> str:
         """The answer in the format ``name`` (one of :data:`PLAIN_FORMATS`)."""
         if name is OutputFormat.JSON:
-            return json.dumps(self.document, indent=2) + "\n"
+            return json_text(self.document)
         if name is OutputFormat.MARKDOWN:
             head, *rest = self.lines
             parts = [f"### {head}", _items(rest)]

@@ -11,6 +11,20 @@ from assay._cli import _common as o
 from assay._cli._progress import described, working
 from assay.errors import ConfigError
 
+_PARAMETER_OF_FIELD = {
+    "roll_age_s": "roll_age",
+    "idle_flush_s": "idle_flush",
+    "roll_bytes": "roll_mb",
+    "max_body_bytes": "max_body_mb",
+    "max_decompressed_bytes": "max_decompressed_mb",
+    "max_queue_bytes": "max_queue_mb",
+    "header_timeout_s": "header_timeout",
+    "body_timeout_s": "body_timeout",
+    "log_file_bytes": "log_file_mb",
+    "compact_fanout": "fanout",
+}
+"""The ``CollectorConfig`` fields set by a flag of another name (units: seconds, MB)."""
+
 
 def collect(
     out: o.Out = Path("traces"),
@@ -97,34 +111,35 @@ def collect(
     if compact and fanout < 2:
         raise ConfigError(f"--fanout must be at least 2 (got {fanout}; --no-compact: never merge)")
     mb = 1024 * 1024
-    config = CollectorConfig(
-        out=out,
-        host=host,
-        http_port=None if http_port < 0 else http_port,
-        grpc_port=None if grpc_port < 0 else grpc_port,
-        token=token,
-        tls_cert=tls_cert,
-        tls_key=tls_key,
-        tls_client_ca=tls_client_ca,
-        wal_dir=wal_dir,
-        roll_age_s=roll_age,
-        idle_flush_s=idle_flush,
-        roll_bytes=roll_mb * mb,
-        max_body_bytes=max_body_mb * mb,
-        max_decompressed_bytes=max_decompressed_mb * mb,
-        max_queue_bytes=max_queue_mb * mb,
-        max_connections=max_connections,
-        max_gzip_members=max_gzip_members,
-        header_timeout_s=header_timeout,
-        body_timeout_s=body_timeout,
-        fsync=fsync,
-        workers=workers,
-        buckets=buckets,
-        compact_fanout=fanout if compact else None,
-        log_file=log_file,
-        log_file_bytes=log_file_mb * mb,
-        verbose=verbose,
-    )
+    with o.flags_named(_PARAMETER_OF_FIELD):
+        config = CollectorConfig(
+            out=out,
+            host=host,
+            http_port=None if http_port < 0 else http_port,
+            grpc_port=None if grpc_port < 0 else grpc_port,
+            token=token,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            tls_client_ca=tls_client_ca,
+            wal_dir=wal_dir,
+            roll_age_s=roll_age,
+            idle_flush_s=idle_flush,
+            roll_bytes=roll_mb * mb,
+            max_body_bytes=max_body_mb * mb,
+            max_decompressed_bytes=max_decompressed_mb * mb,
+            max_queue_bytes=max_queue_mb * mb,
+            max_connections=max_connections,
+            max_gzip_members=max_gzip_members,
+            header_timeout_s=header_timeout,
+            body_timeout_s=body_timeout,
+            fsync=fsync,
+            workers=workers,
+            buckets=buckets,
+            compact_fanout=fanout if compact else None,
+            log_file=log_file,
+            log_file_bytes=log_file_mb * mb,
+            verbose=verbose,
+        )
     run_collector(config)
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from assay._cli import _common as o
 from assay._cli._emit import parse_formats, write_documents
+from assay._json_text import json_text
 from assay.choices import OutputFormat
 
 if TYPE_CHECKING:
@@ -86,6 +86,6 @@ def describe(
         shown = asdict(description)
         if suggestion is not None:
             shown["suggestion"] = {**asdict(suggestion), "command": suggestion.command}
-        return json.dumps(shown, indent=2) + "\n"
+        return json_text(shown)
 
     write_documents(targets, render)

@@ -1,7 +1,8 @@
 """What the analysis noticed about its input, as :class:`assay.quality.Finding` values.
 
 Never silently wrong: a mapping whose trials nest, trials without work beside traces full of
-it, traces with missing parents, NaN scores, trials that end before they start, and outcomes
+it, traces with missing parents, NaN scores, trials that end before they start or start before
+2000 (a time in another unit), and outcomes
 that nothing but errors decided are all said, in the console, the JSON and the reports.
 """
 
@@ -87,6 +88,7 @@ def findings(
     out += _usage_unknown(table)
     out += _nan_scores(located, min_score)
     out += _negative_durations(table)
+    out += _times_before_2000(table)
     out += _outcome_basis(test_attribute, table, located, rule)
     out += unused_finding(*unused, rule)
     return DataQuality(tuple(out))
@@ -277,6 +279,25 @@ def _negative_durations(table: pl.DataFrame) -> list[Finding]:
             "duration is left out of the latency figures",
             count=negative.height,
             examples=_examples(negative["trace_id"]),
+        )
+    ]
+
+
+def _times_before_2000(table: pl.DataFrame) -> list[Finding]:
+    early = table.filter(pl.col(tc.START_TIME) < c.EARLIEST_START)
+    if early.height == 0:
+        return []
+    first = early[tc.START_TIME].min()
+    when = pl.Series([first]).cast(pl.Datetime("ns", "UTC")).dt.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return [
+        Finding(
+            "times_before_2000",
+            f"{_plural(early.height, 'trial')} start before 2000 (the earliest "
+            f"{when[0]}): OTLP times are nanoseconds since 1970, so "
+            "these are likely in another unit (ms, µs or s), which puts their durations and "
+            "the latency figures off by that factor",
+            count=early.height,
+            examples=_examples(early["trace_id"]),
         )
     ]
 

@@ -7,7 +7,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from assay.errors import ConfigError, DecompressionError, TooLargeError
+from assay.errors import ConfigError, DecompressionError, OptionError, TooLargeError
 from assay.store import DEFAULT_FANOUT
 
 __all__ = [
@@ -96,25 +96,25 @@ class CollectorConfig:
             "log_file_bytes",
         ):
             if getattr(self, name) <= 0:
-                raise ConfigError(f"{name} must be positive")
+                raise OptionError(name, "must be positive")
         for name in ("max_connections", "max_gzip_members"):
             if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be at least 1")
+                raise OptionError(name, "must be at least 1")
         for name in ("roll_age_s", "header_timeout_s", "body_timeout_s"):
             if getattr(self, name) <= 0:
-                raise ConfigError(f"{name} must be positive")
+                raise OptionError(name, "must be positive")
         if self.idle_flush_s < 0:
-            raise ConfigError("idle_flush_s must not be negative")
+            raise OptionError("idle_flush_s", "must not be negative")
         if self.compact_fanout is not None and self.compact_fanout < 2:
-            raise ConfigError("compact_fanout must be at least 2 (or None: never compact)")
+            raise OptionError("compact_fanout", "must be at least 2 (or None: never compact)")
         if self.http_port is None and self.grpc_port is None:
             raise ConfigError("enable at least one receiver (an HTTP or a gRPC port)")
         for name in ("http_port", "grpc_port"):
             port = getattr(self, name)
             if port is not None and not 0 <= port <= 65535:
-                raise ConfigError(f"{name} {port} is not a TCP port")
+                raise OptionError(name, f"{port} is not a TCP port")
         if self.workers is not None and not 0 <= self.workers <= 64:
-            raise ConfigError(f"workers must be between 0 and 64, not {self.workers}")
+            raise OptionError("workers", f"must be between 0 and 64, not {self.workers}")
         if self.token is not None and not self.token.strip():
             raise ConfigError("the token must not be empty")
 

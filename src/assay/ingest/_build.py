@@ -17,6 +17,7 @@ from typing import Any
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from assay.conventions import EARLIEST_START
 from assay.errors import InputError
 from assay.ingest._ids import base64_bytes
 
@@ -49,9 +50,6 @@ FORMAT_ATTRIBUTE = "assay.import.format"
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 _MAX_MICROS = ((1 << 63) - 1) // 1000
 _MAX_NANOS = (1 << 63) - 1
-_EARLIEST = 946_684_800 * 1_000_000_000
-"""2000-01-01T00:00:00Z in nanoseconds: no span of an AI agent is older; a time before it is a
-time in another unit (milliseconds read as microseconds land in January 1970)."""
 
 
 MAX_VALUE_DEPTH = 32
@@ -227,7 +225,7 @@ def micros(value: Any, where: str) -> int:
     return value * 1000
 
 
-def _moment(nanos: int) -> str:
+def moment(nanos: int) -> str:
     """``nanos`` since the epoch as a UTC time, for a message (the number when out of range)."""
     try:
         when = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=nanos // 1000)
@@ -250,9 +248,9 @@ def checked_time(nanos: int, raw: Any, where: str, read_as: str) -> int:
         InputError: Before 2000 (a time in another unit, or none), or beyond the int64
             nanosecond range of the spans table.
     """
-    if nanos < _EARLIEST:
+    if nanos < EARLIEST_START:
         raise InputError(
-            f"{where} {raw!r}, read as {read_as}, is {_moment(nanos)}: before 2000, so not a "
+            f"{where} {raw!r}, read as {read_as}, is {moment(nanos)}: before 2000, so not a "
             "time of a span (a time in another unit?)"
         )
     if nanos > _MAX_NANOS:

@@ -8,7 +8,7 @@ times carry a unit of their own (Jaeger, Zipkin, MLflow, Phoenix, Langfuse) refu
 nanoseconds, valid by the protocol, so it is kept as read — and said. Three checks, on the
 spans an import wrote:
 
-1. a start before 2000 (no span of an AI agent is older: :data:`EARLIEST`);
+1. a start before 2000 (no span of an AI agent is older: :data:`assay.conventions.EARLIEST_START`);
 2. a start more than :data:`TRACE_SPREAD` from its trace (no agent's trace lasts a year),
    the trace being read at its span nearest the set's median start — of a trace's two spans
    decades apart, the odd one is the one far from every other trace;
@@ -23,19 +23,18 @@ row. Otherwise two columns are read (the trace id and the start), once.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Final
 
 import polars as pl
 import pyarrow.parquet as pq
 
+from assay.conventions import EARLIEST_START
+from assay.ingest._build import moment
 from assay.store import schema as s
 
-__all__ = ["EARLIEST", "SET_SPREAD", "TRACE_SPREAD", "far_times"]
+__all__ = ["SET_SPREAD", "TRACE_SPREAD", "far_times"]
 
-EARLIEST: Final = 946_684_800 * 1_000_000_000
-"""2000-01-01T00:00:00Z in nanoseconds: no span of an AI agent starts before it."""
 _YEAR: Final = 365 * 86_400 * 1_000_000_000
 TRACE_SPREAD: Final = _YEAR
 """A span starting further than this from its trace (read at its span nearest the set's
@@ -43,11 +42,6 @@ median start) is far from its trace."""
 SET_SPREAD: Final = 20 * _YEAR
 """A trace further than this from the set's median start is far from the set."""
 _EXAMPLES: Final = 3
-
-
-def _moment(nanos: int) -> str:
-    when = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=nanos // 1000)
-    return when.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _years(nanos: int) -> str:
@@ -80,7 +74,7 @@ def far_times(files: Sequence[Path]) -> str | None:
     if not files:
         return None
     extent = _extent(files)
-    if extent is not None and extent[0] >= EARLIEST and extent[1] - extent[0] <= TRACE_SPREAD:
+    if extent is not None and extent[0] >= EARLIEST_START and extent[1] - extent[0] <= TRACE_SPREAD:
         return None
     start = pl.col(s.START_TIME)
     spans = (
@@ -89,12 +83,12 @@ def far_times(files: Sequence[Path]) -> str | None:
         .collect()
     )
     parts: list[str] = []
-    early = spans.filter(start < EARLIEST)
+    early = spans.filter(start < EARLIEST_START)
     if early.height:
         first = early.row(0, named=True)
         parts.append(
             f"{early.height} start before 2000 (e.g. trace {first[s.TRACE_ID]} at "
-            f"{_moment(first[s.START_TIME])}: OTLP times are nanoseconds, so microseconds, "
+            f"{moment(first[s.START_TIME])}: OTLP times are nanoseconds, so microseconds, "
             "milliseconds or seconds land in 1970)"
         )
     # Which of two spans is the odd one: the one further from the rest of the set. So each
@@ -109,7 +103,7 @@ def far_times(files: Sequence[Path]) -> str | None:
         parts.append(
             f"{away.height} start more than a year from the other spans of their trace "
             f"({traces} trace(s); e.g. in trace {first[s.TRACE_ID]}, one at "
-            f"{_moment(first[s.START_TIME])}, {_years(first['_away'])} from the others)"
+            f"{moment(first[s.START_TIME])}, {_years(first['_away'])} from the others)"
         )
     lonely = spans.filter((pl.col("_ref") - centre).abs() > SET_SPREAD)
     if lonely.height:
@@ -117,7 +111,7 @@ def far_times(files: Sequence[Path]) -> str | None:
         names = ", ".join(ids.head(_EXAMPLES).to_list())
         parts.append(
             f"{lonely.height} lie in {ids.len()} trace(s) more than 20 years from the rest "
-            f"of the set, whose median span starts at {_moment(centre)} (e.g. {names})"
+            f"of the set, whose median span starts at {moment(centre)} (e.g. {names})"
         )
     if not parts:
         return None

@@ -214,6 +214,7 @@ def _rows(
         spreads = cv.tolist()
         power = ratio_powers(cv, n[0], n[1], MINIMAL_EFFECTS[kind], levels).tolist()
         picks = (_nearest(base, means), _nearest(cur, cur.mean(axis=1)))
+    typical_b, typical_c = _listed(picks[0]), _listed(picks[1])
     return [
         Tested(
             samples[t].features[f],
@@ -221,8 +222,8 @@ def _rows(
             None,
             spread,
             p,
-            _ids(samples[t].baseline_ids, picks[0], r),
-            _ids(samples[t].current_ids, picks[1], r),
+            tuple(samples[t].baseline_ids[i] for i in typical_b[r]),
+            tuple(samples[t].current_ids[i] for i in typical_c[r]),
         )
         for r, ((t, f), shift, spread, p) in enumerate(
             zip(group.members, shifts, spreads, power, strict=True)
@@ -247,9 +248,10 @@ def _nearest(values: npt.NDArray[np.float64], means: npt.NDArray[np.float64]) ->
     return order, np.full(values.shape[0], order.shape[1])
 
 
-def _ids(ids: tuple[str, ...], picks: _Picks, row: int) -> tuple[str, ...]:
+def _listed(picks: _Picks) -> list[list[int]]:
+    """Per row, the positions of its typical trials (one conversion for every row)."""
     order, count = picks
-    return tuple(ids[i] for i in order[row, : count[row]].tolist())
+    return [row[:n] for row, n in zip(order.tolist(), count.tolist(), strict=True)]
 
 
 def _path_row(

@@ -25,6 +25,7 @@ from assay.judge import _reasons as why
 from assay.judge._all_figures import TestRows, figures_by_test, range_sums
 from assay.judge._behaviour import test_behaviours
 from assay.judge._behaviour_result import BehaviourResult
+from assay.judge._blas import one_blas_thread
 from assay.judge._collector import collector_paused
 from assay.judge._cost import CostSummary, cost_summaries
 from assay.judge._exit import compared_suites, exit_adjustment, suite_adjusted_p
@@ -186,7 +187,7 @@ def judge_all(
     """
     # Thousands of tests make hundreds of thousands of long-lived objects: the collector's
     # full passes over them (a second of a 5,000-test analysis) find no garbage here.
-    with collector_paused():
+    with collector_paused(), one_blas_thread():
         tests, notes, errors = _judge(trials, options, recorded=recorded, baseline=baseline)
         judged_suites: tuple[SuiteResult, ...] = ()
         if suites and tests:
@@ -587,18 +588,22 @@ def with_regression(
         )
     against_baseline = Verdict.FAIL if scores_dropped else regression.verdict
     verdict = max(against_baseline, result.verdict, key=_SEVERITY.__getitem__)
-    judged = replace(
+    # The reason reads the counts, interval and threshold, which the regression leaves as
+    # they are: one copy of the result, not two.
+    reason = why.regression_reason(
+        result, regression, scores_dropped=scores_dropped, threshold_verdict=result.verdict
+    )
+    if _SEVERITY[result.verdict] > _SEVERITY[against_baseline]:
+        reason = f"{result.verdict} against the threshold — " + reason
+    return replace(
         result,
         verdict=verdict,
         regression=regression,
         score_regression=score_regression,
         threshold_verdict=result.verdict,
         notes=tuple(notes),
+        verdict_reason=why.with_errors(reason, result.errors),
     )
-    reason = why.regression_reason(judged, regression, scores_dropped=scores_dropped)
-    if _SEVERITY[result.verdict] > _SEVERITY[against_baseline]:
-        reason = f"{result.verdict} against the threshold — " + reason
-    return replace(judged, verdict_reason=why.with_errors(reason, result.errors))
 
 
 _SEVERITY = {Verdict.PASS: 0, Verdict.INCONCLUSIVE: 1, Verdict.FAIL: 2}

@@ -135,9 +135,17 @@ def at_suite_scale(reason: str) -> str:
 
 
 def regression_reason(
-    test: TestResult, regression: RegressionResult, *, scores_dropped: bool = False
+    test: TestResult,
+    regression: RegressionResult,
+    *,
+    scores_dropped: bool = False,
+    threshold_verdict: Verdict | None = None,
 ) -> str:
-    """With a baseline the verdict answers "did it get worse?": why, in one sentence."""
+    """With a baseline the verdict answers "did it get worse?": why, in one sentence.
+
+    ``threshold_verdict``: the test's verdict against its threshold when ``test`` does not
+    carry it yet (the result before its regression verdict: its own verdict is that one).
+    """
     p_text = f"p = {regression.p_value:.2g}" + (
         f" (adjusted {regression.p_adjusted:.2g})" if regression.p_adjusted is not None else ""
     )
@@ -177,7 +185,8 @@ def regression_reason(
     if scores_dropped and regression.verdict is not Verdict.FAIL:
         reason = "scores dropped — " + reason
     if test.interval is not None:
-        against = f" ({test.threshold_verdict})" if test.threshold_verdict else ""
+        threshold = threshold_verdict or test.threshold_verdict
+        against = f" ({threshold})" if threshold else ""
         reason += (
             f"; now {ci_text(test.interval)} against the threshold {pct(test.threshold)}{against}"
         )

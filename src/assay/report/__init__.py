@@ -13,7 +13,13 @@ from assay.report._console import (
     verdict_table,
 )
 from assay.report._html import render_html
-from assay.report._json import SCHEMA, analysis_to_dict, render_json, test_to_dict
+from assay.report._json import (
+    SCHEMA,
+    analysis_to_dict,
+    render_json,
+    render_json_bytes,
+    test_to_dict,
+)
 from assay.report._junit import render_junit, test_properties
 from assay.report._links import checked_template
 from assay.report._markdown import render_annotations, render_markdown
@@ -38,6 +44,7 @@ __all__ = [
     "render_console",
     "render_html",
     "render_json",
+    "render_json_bytes",
     "render_junit",
     "render_markdown",
     "sparkline",

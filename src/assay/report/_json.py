@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import json
 import math
 import operator
 from collections.abc import Callable
 from typing import Any
 
+from assay._json_text import json_bytes
 from assay.judge import (
     AnalysisResult,
     SuiteComparison,
@@ -285,9 +285,17 @@ def render_json(result: AnalysisResult, *, inconclusive_ok: bool = False) -> str
     ``inconclusive_ok`` gives ``decision.exit_code`` as the command exits with
     ``--inconclusive-ok``.
 
-    The standard library's encoder writes it (docs/architecture.md, "Parsers and encoders
-    we do not write"); a NaN or infinity that no figure turned into null raises its error.
+    orjson writes it (``assay._json_text``; docs/architecture.md, "Parsers and encoders we
+    do not write").
+    """
+    return render_json_bytes(result, inconclusive_ok=inconclusive_ok).decode()
+
+
+def render_json_bytes(result: AnalysisResult, *, inconclusive_ok: bool = False) -> bytes:
+    """:func:`render_json`'s text as UTF-8, as the CLI writes it.
+
+    A large document is not decoded to be encoded again.
     """
     with collector_paused():  # a dict or more a figure: no garbage, many objects
         document = analysis_to_dict(result, inconclusive_ok=inconclusive_ok)
-        return json.dumps(document, indent=2, allow_nan=False) + "\n"
+    return json_bytes(document)

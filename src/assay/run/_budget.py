@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from assay.errors import ConfigError
@@ -56,3 +57,33 @@ class Spending:
         if budget.max_time is not None and self.elapsed() >= budget.max_time:
             return f"budget: --max-time {budget.max_time:g}s reached"
         return None
+
+
+def unmetered_warning(
+    calls: Mapping[str, int], budget: Budget, priced: bool, cost_checked: Sequence[str]
+) -> str | None:
+    """What LLM calls without token usage did to the run's limits, or None when nothing read them.
+
+    ``calls``: such calls per test. The budgets count what was recorded, so a call whose usage is
+    unknown adds 0 to ``--max-tokens`` and ``--max-cost``: the run may spend more than they say.
+    ``cost_checked``: the tests with ``thresholds.max_cost``, which is not checked on a trial
+    whose cost has an unknown part.
+    """
+    if not calls:
+        return None
+    missed = []
+    if budget.max_tokens is not None:
+        missed.append("--max-tokens")
+    if budget.max_cost is not None and priced:
+        missed.append("--max-cost")
+    counted = f"counted as 0 by {' and '.join(missed)}" if missed else ""
+    unchecked = sorted(t for t in calls if t in cost_checked) if priced else []
+    skipped = f"thresholds.max_cost not checked on their trials ({', '.join(unchecked)})"
+    said = [part for part in (counted, skipped if unchecked else "") if part]
+    if not said:
+        return None
+    tests = ", ".join(sorted(calls))
+    return (
+        f"{sum(calls.values())} LLM call(s) recorded no token usage (tests {tests}): their "
+        f"tokens and cost are unknown, {'; '.join(said)}"
+    )

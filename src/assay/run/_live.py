@@ -27,9 +27,12 @@ class LLMUsage:
     model: str | None
     """The model that answered (response model, else requested model)."""
     input_tokens: int
-    """Prompt tokens."""
+    """Prompt tokens (0 when the call recorded none: see ``metered``)."""
     output_tokens: int
-    """Completion tokens."""
+    """Completion tokens (0 when the call recorded none: see ``metered``)."""
+    metered: bool = True
+    """False when a call that answered recorded no token count, as ``assay analyze`` rules
+    (its tokens are then unknown, not 0); a failed call bills nothing and counts as metered."""
 
 
 @dataclass(slots=True)
@@ -40,6 +43,11 @@ class TrialSpans:
     """Tool calls as ``(start time in ns, tool name)``."""
     llm_calls: list[LLMUsage] = field(default_factory=list)
     """LLM calls with token usage."""
+
+    @property
+    def unmetered(self) -> int:
+        """LLM calls whose token usage is unknown: the budgets and the cost count them as 0."""
+        return sum(not u.metered for u in self.llm_calls)
 
     @property
     def tool_sequence(self) -> list[str]:
@@ -69,15 +77,24 @@ def read_spans(spans: list[ReadableSpan]) -> TrialSpans:
         conventions.tool_name().alias("tool"),
         conventions.is_llm_call().alias("llm"),
         conventions.model_name().alias("model"),
-        conventions.input_tokens().fill_null(0).clip(0).alias("input"),
-        conventions.output_tokens().fill_null(0).clip(0).alias("output"),
+        conventions.input_tokens().alias("input"),
+        conventions.output_tokens().alias("output"),
+        (pl.col("status_code") == "ERROR").alias("failed"),
     )
-    for start, tool, llm, model, tokens_in, tokens_out in calls.iter_rows():
+    for start, tool, llm, model, tokens_in, tokens_out, failed in calls.iter_rows():
         if tool is not None:
             out.tools.append((start, tool))
         if llm:
-            out.llm_calls.append(LLMUsage(model, int(tokens_in), int(tokens_out)))
+            # The rule of analysis's token totals (analysis/_work.py): a call that answered
+            # without a count makes the usage unknown; a failed call bills none.
+            metered = failed or (tokens_in is not None and tokens_out is not None)
+            usage = LLMUsage(model, _count(tokens_in), _count(tokens_out), metered)
+            out.llm_calls.append(usage)
     return out
+
+
+def _count(tokens: int | None) -> int:
+    return max(int(tokens), 0) if tokens is not None else 0
 
 
 class TrialSpanCollector(SpanProcessor):

@@ -27,7 +27,7 @@ from assay import conventions as c
 from assay.errors import AgentError, ConfigError, InputError
 from assay.instrument import configure, trial
 from assay.run._agents import Agent, CallableAgent, stop_commands
-from assay.run._budget import Budget, Spending
+from assay.run._budget import Budget, Spending, unmetered_warning
 from assay.run._live import TrialSpanCollector
 from assay.run._options import RunOptions, run_folder, test_judgement, test_plan
 from assay.run._results import RunResult, TrialRecord
@@ -112,6 +112,8 @@ class _Runner:
         self.warnings = run_notes(tests, self._takes_mocks, priced=options.prices is not None)
         self._notes: set[tuple[str, str]] = set()
         self._unpriced: set[str] = set()
+        self._unmetered: dict[str, int] = {}
+        """LLM calls without token usage, per test: counted as 0 by the budgets and the cost."""
         self._lock = threading.Lock()
 
     # --- one trial (in its own thread) -------------------------------------------------------
@@ -197,6 +199,10 @@ class _Runner:
                 spans = self.collector.take(trace_id)
                 tokens_in, tokens_out = spans.input_tokens, spans.output_tokens
                 llm_calls = len(spans.llm_calls)
+                if spans.unmetered:
+                    with self._lock:
+                        held = self._unmetered.get(test.id, 0)
+                        self._unmetered[test.id] = held + spans.unmetered
                 if self.options.prices is not None:
                     cost, unpriced = self.options.prices.cost(spans.llm_calls)
                     with self._lock:
@@ -218,7 +224,12 @@ class _Runner:
             if limits.max_latency is not None:
                 elapsed_ms = (time.monotonic() - started) * 1000
                 t.check(f"latency <= {limits.max_latency:g} ms", elapsed_ms <= limits.max_latency)
-            if limits.max_cost is not None and self.options.prices is not None:
+            # A cost with an unknown part is no evidence either way: not checked (and said).
+            if (
+                limits.max_cost is not None
+                and self.options.prices is not None
+                and not spans.unmetered
+            ):
                 t.check(f"cost <= ${limits.max_cost:g}", cost <= limits.max_cost)
         span = cast(ReadableSpan, t.span)
         attributes = span.attributes or {}
@@ -338,6 +349,12 @@ class _Runner:
         if self._unpriced:
             names = ", ".join(sorted(self._unpriced))
             self.warnings.append(f"no price for model(s) {names}: their cost counts as 0")
+        checked = [t.id for t in self.suite.tests if t.thresholds.max_cost is not None]
+        said = unmetered_warning(
+            self._unmetered, self.options.budget, self.options.prices is not None, checked
+        )
+        if said is not None:
+            self.warnings.append(said)
         prices = self.options.prices
         analysis, result = judge_run(
             self.out,

@@ -51,17 +51,28 @@ def mann_whitney_p_values(
     ]
     out: list[float] = [0.0] * len(samples)
     asymptotic: list[int] = []
-    exact: dict[tuple[int, int], list[int]] = {}
+    small: dict[tuple[int, int], list[int]] = {}
     for i, (x, y) in enumerate(samples):
         pooled = x.size + y.size
         if pooled > _VECTORISED_MAX:
             out[i] = float(sps.mannwhitneyu(x, y, alternative=alternative).pvalue)
         elif x.size > _EXACT_UP_TO and y.size > _EXACT_UP_TO:
             asymptotic.append(i)
-        elif np.unique(np.concatenate([x, y])).size < pooled:
-            asymptotic.append(i)  # ties: scipy's "auto" is asymptotic
         else:
-            exact.setdefault((x.size, y.size), []).append(i)
+            small.setdefault((x.size, y.size), []).append(i)
+    exact: dict[tuple[int, int], list[int]] = {}
+    for sizes, rows in small.items():
+        # Ties make scipy's "auto" asymptotic: pairs of one pair of sizes are checked at once
+        # (sorted rows with two equal neighbours: what np.unique's count would show).
+        pooled_rows = np.stack([np.concatenate(samples[i]) for i in rows])
+        ordered = np.sort(pooled_rows, axis=1)
+        tied = (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
+        for i, has_ties in zip(rows, tied.tolist(), strict=True):
+            if has_ties:
+                asymptotic.append(i)
+            else:
+                exact.setdefault(sizes, []).append(i)
+    asymptotic.sort()
     for rows in exact.values():
         # One call per pair of sizes, along axis=1: scipy's exact method row by row.
         xs = np.stack([samples[i][0] for i in rows])
