@@ -14,7 +14,7 @@ from assay.analysis import _columns as work
 from assay.analysis import columns as tc
 from assay.analysis._calls import settle_calls, work_per_trace
 from assay.analysis._work import (
-    ROOT_CALL,
+    CALL_SCREEN,
     WorkShape,
     aggregate_work,
     list_models,
@@ -270,6 +270,16 @@ def test_each_traces_work_is_the_same_as_settling_every_span_first(parquet_sink,
         _oi_llm(tracer, "prepare", None, sent=False)
     with ai.trial("under a tool"), ai.tool("search"), ai.llm("m") as call:
         call.usage(1, 1)
+    agent = {c.GENAI_OPERATION: "invoke_agent", c.GENAI_AGENT_NAME: "a"}
+    with ai.trial("under an agent"), tracer.start_as_current_span("agent", attributes=agent):
+        for _ in range(2):
+            with ai.llm("m") as call:
+                call.usage(2, 2)
+    with ai.trial("chain under an agent"), tracer.start_as_current_span("agent", attributes=agent):
+        _oi_llm(tracer, "outer", (4, 4), inner=lambda: _oi_llm(tracer, "inner", None))
+    with ai.trial("counted chain"), tracer.start_as_current_span("agent", attributes=agent):
+        # Every span with its usage: only the parents tell the chain.
+        _oi_llm(tracer, "outer", (4, 4), inner=lambda: _oi_llm(tracer, "inner", (3, 3)))
     path = parquet_sink.flush()
     spans = scan_spans(path)
     worked = with_work_columns(work_columns_read(spans, None, computed=set()))
@@ -279,6 +289,7 @@ def test_each_traces_work_is_the_same_as_settling_every_span_first(parquet_sink,
         first, aggregate_work(first, ["trace_id"], shape).collect(), ["trace_id"]
     )
     got = work_per_trace(worked, spans, shape)
-    assert got.sort("trace_id").equals(expected.drop(ROOT_CALL).sort("trace_id"))
-    # Plain, the LlamaIndex turn (one call), the root chain, the unsent span, under the tool.
-    assert got[tc.LLM_CALLS].sum() == 5 * 2 + 1 + 1 + 0 + 1
+    assert got.sort("trace_id").equals(expected.drop(CALL_SCREEN).sort("trace_id"))
+    # Plain, the LlamaIndex turn (one call), the root chain, the unsent span, under the tool,
+    # under the agents.
+    assert got[tc.LLM_CALLS].sum() == 5 * 2 + 1 + 1 + 0 + 1 + 2 + 1 + 1

@@ -23,7 +23,7 @@ import polars as pl
 from assay.analysis import _columns as tc
 from assay.analysis import _conventions as conv
 from assay.analysis._work import (
-    ROOT_CALL,
+    CALL_SCREEN,
     WorkShape,
     aggregate_work,
     call_without_usage,
@@ -119,12 +119,13 @@ def settle_calls(worked: pl.LazyFrame, spans: pl.LazyFrame) -> pl.LazyFrame:
 def work_per_trace(worked: pl.LazyFrame, spans: pl.LazyFrame, shape: WorkShape) -> pl.DataFrame:
     """Per trace, what its spans did (``aggregate_work`` with the models listed), calls settled.
 
-    The spans are aggregated as read first: in most traces every span sits under a root that is
-    no LLM span, so no call can be inside another, and with every call's usage recorded nothing
-    is settled (:func:`assay.analysis._work.calls_may_settle`, from the keys the group-by reads
-    for the orphan count anyway). Only the other traces are settled (:func:`settle_calls`), and
-    aggregated again where that changed a span: the same rows as settling every span first,
-    without a look at every call of a set of one span per call (20M spans: about 1.8 CPU-s).
+    The spans are aggregated as read first: in most traces every LLM span sits under one span
+    that is no LLM span, so no call can be inside another, and with every call's usage recorded
+    nothing is settled (:func:`assay.analysis._work.calls_may_settle`, from parent keys the
+    group-by reads beside its figures). Only the other traces are settled
+    (:func:`settle_calls`), and aggregated again where that changed a span: the same rows as
+    settling every span first, without a look at every call of a set of one span per call (20M
+    spans: about 1.8 CPU-s).
 
     Args:
         worked: The spans read, with their work columns (``with_work_columns``).
@@ -134,7 +135,7 @@ def work_per_trace(worked: pl.LazyFrame, spans: pl.LazyFrame, shape: WorkShape) 
     keys = ["trace_id"]
     per_trace = list_models(worked, aggregate_work(worked, keys, shape).collect(), keys)
     unsure = per_trace.filter(calls_may_settle())["trace_id"]
-    per_trace = per_trace.drop(ROOT_CALL)
+    per_trace = per_trace.drop(CALL_SCREEN)
     if unsure.len() == 0:
         return per_trace
     part = (
@@ -146,7 +147,7 @@ def work_per_trace(worked: pl.LazyFrame, spans: pl.LazyFrame, shape: WorkShape) 
     if settled is part:
         return per_trace
     again = list_models(settled, aggregate_work(settled, keys, shape).collect(), keys)
-    return per_trace.update(again.drop(ROOT_CALL), on=keys, include_nulls=True)
+    return per_trace.update(again.drop(CALL_SCREEN), on=keys, include_nulls=True)
 
 
 def _may_change(worked: pl.LazyFrame) -> bool:

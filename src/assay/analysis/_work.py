@@ -184,7 +184,7 @@ def aggregate_work(
         else [_EMPTY_NAMES.alias(tc.MODELS)]
     )
     if orphans:
-        figures += [*parent_range(), root_call()]
+        figures += [*parent_range(), *call_screen()]
     work = spans.group_by(keys).agg(figures)
     for lists in in_order:
         ordered = (
@@ -287,8 +287,11 @@ def id_key(column: str) -> pl.Expr:
 
 _ROOT_LOW = "_root_low"
 _ROOT_HIGH = "_root_high"
-ROOT_CALL = "_root_call"
-"""The column of :func:`root_call` (a per-trace :func:`aggregate_work`'s)."""
+_ROOT_CALL = "_root_call"
+_CALL_PARENT_LOW = "_call_parent_low"
+_CALL_PARENT_HIGH = "_call_parent_high"
+CALL_SCREEN = (_CALL_PARENT_LOW, _CALL_PARENT_HIGH, _ROOT_CALL)
+"""The columns of :func:`call_screen` (a per-trace :func:`aggregate_work`'s)."""
 
 
 def parent_range() -> list[pl.Expr]:
@@ -303,13 +306,20 @@ def parent_range() -> list[pl.Expr]:
     ]
 
 
-def root_call() -> pl.Expr:
-    """Per group: a root is an LLM span, or some span a call without usage.
+def call_screen() -> list[pl.Expr]:
+    """Per group, what :func:`calls_may_settle` reads.
 
-    With :func:`parent_range`'s columns, what :func:`calls_may_settle` reads.
+    Its LLM spans' least and greatest parent key, and whether some LLM span is a root or its own
+    parent, or some span a call without usage.
     """
-    is_root = pl.col("parent_span_id").is_null()
-    return ((pl.col(tc.IS_LLM) & is_root) | call_without_usage()).any().alias(ROOT_CALL)
+    call = pl.col(tc.IS_LLM)
+    parent = id_key("parent_span_id").filter(call)
+    loop = pl.col("parent_span_id").is_null() | (pl.col("parent_span_id") == pl.col("span_id"))
+    return [
+        parent.min().alias(_CALL_PARENT_LOW),
+        parent.max().alias(_CALL_PARENT_HIGH),
+        ((call & loop.fill_null(False)) | call_without_usage()).any().alias(_ROOT_CALL),
+    ]
 
 
 def count_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame:
@@ -322,18 +332,12 @@ def count_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame:
     left (nested traces among them) are read again, their three id columns, and their spans'
     parents looked up in one join. Span ids are compared by their keys (:func:`id_key`).
     """
-    low = pl.col(_PARENT_LOW)
+    low, high = pl.col(_PARENT_LOW), pl.col(_PARENT_HIGH)
+    under_a_root = (low == high) & ((low == pl.col(_ROOT_LOW)) | (low == pl.col(_ROOT_HIGH)))
     screened = per_trace.with_columns(
-        (low.is_not_null() & ~_under_a_root()).cast(pl.Int64).alias(tc.ORPHANS)
+        (low.is_not_null() & ~under_a_root.fill_null(False)).cast(pl.Int64).alias(tc.ORPHANS)
     ).drop(_PARENT_LOW, _PARENT_HIGH, _ROOT_LOW, _ROOT_HIGH)
     return _exact_orphans(spans, screened)
-
-
-def _under_a_root() -> pl.Expr:
-    """On :func:`parent_range`'s columns: every span with a parent names one, a root span."""
-    low, high = pl.col(_PARENT_LOW), pl.col(_PARENT_HIGH)
-    under = (low == high) & ((low == pl.col(_ROOT_LOW)) | (low == pl.col(_ROOT_HIGH)))
-    return under.fill_null(False)
 
 
 def call_without_usage() -> pl.Expr:
@@ -349,12 +353,14 @@ def calls_may_settle() -> pl.Expr:
     """On a per-trace :func:`aggregate_work`'s columns: the trace may hold spans of one call.
 
     False only where no LLM span can sit directly inside another and no OpenInference LLM span
-    lacks usage: every span with a parent sits under a root that is no LLM span (or no span has
-    a parent). Parents are compared by their keys (:func:`id_key`): two ids sharing one (about
-    2⁻⁶⁴ a pair) could hide a chain, as they could hide a missing parent from the orphan count.
+    lacks usage: every LLM span with a parent has the same parent, and no LLM span is a root or
+    its own parent. That parent is then no LLM span (were it one, its own parent would be
+    itself), so no call is inside another. Parents are compared by their keys
+    (:func:`id_key`): two ids sharing one (about 2⁻⁶⁴ a pair) could hide a chain, as they could
+    hide a missing parent from the orphan count.
     """
-    no_parent = pl.col(_PARENT_LOW).is_null()
-    return ~(no_parent | _under_a_root()) | pl.col(ROOT_CALL)
+    several = (pl.col(_CALL_PARENT_LOW) != pl.col(_CALL_PARENT_HIGH)).fill_null(False)
+    return several | pl.col(_ROOT_CALL)
 
 
 ORPHAN_CHUNK_SPANS = 1_000_000
