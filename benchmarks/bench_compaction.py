@@ -33,9 +33,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 sys.path.insert(0, str(Path(__file__).parent))
+from against import cpu_model  # noqa: E402
 from bench_analyze import ANALYZE  # noqa: E402
 from bench_shapes import Run, _run, warm  # noqa: E402
-from bench_tool_heavy import cpu_model  # noqa: E402
 
 from assay import conventions as c  # noqa: E402
 from assay.instrument import ParquetSpanExporter  # noqa: E402

@@ -27,11 +27,20 @@ The sets are generated once and cached in ``--data`` (default ``$ASSAY_BENCH_DAT
     python benchmarks/bench_shapes.py --shapes base,nested --rounds 5
     python benchmarks/bench_shapes.py --generate-only
     python benchmarks/bench_shapes.py --scale 0.1 --save-json out/   # 2M-span sets, keep JSON
+    python benchmarks/bench_shapes.py --shapes tests-5000 --against main  # this tree and main
+
+With ``--against REV`` the same ``assay analyze`` also runs from the code at ``REV`` (a
+temporary git worktree, ``against.py``), in the same round right after this tree's, each on a
+set just read: the table gains its medians, the median over rounds of one round's CPU ratio
+(this tree / ``REV``) and whether both wrote the same JSON. A change to the spans → trials step
+is so measured against its parent before it lands.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import filecmp
 import os
 import shutil
 import statistics
@@ -44,6 +53,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from against import HERE, compiled, cpu_model, environment, tree_at  # noqa: E402
 from bench_analyze import ANALYZE, FLOOR, SAME_RESULT_SCREEN, SAME_RESULT_VERDICTS  # noqa: E402
 from shapes import Shape, generate  # noqa: E402
 
@@ -146,26 +156,44 @@ def warm(folder: Path) -> None:
                 pass
 
 
-def one_round(shape: Shape, folder: Path, out: Path) -> tuple[Run, Run]:
-    """The floor, then analyze, on one set, each on a set already read."""
+def one_round(
+    shape: Shape, folder: Path, out: Path, env: dict[str, str], against: dict[str, str] | None
+) -> tuple[Run, Run, Run | None]:
+    """The floor, then analyze (then analyze of ``against``), each on a set already read.
+
+    ``env`` and ``against``: the environments that run this tree's code and the other rev's;
+    the other rev writes its JSON beside ``out`` (``*.against.json``).
+    """
     warm(folder)
-    floor = _run(floor_code(shape.events > 0), str(folder))
+    floor = _run(floor_code(shape.events > 0), str(folder), env=env)
     warm(folder)
-    return floor, _run(ANALYZE, str(folder), str(out))
+    analyze = _run(ANALYZE, str(folder), str(out), env=env)
+    if against is None:
+        return floor, analyze, None
+    warm(folder)
+    return floor, analyze, _run(ANALYZE, str(folder), str(_against_json(out)), env=against)
 
 
-def summary(shape: Shape, folder: Path, floor: list[Run], analyze: list[Run]) -> dict[str, object]:
+def _against_json(out: Path) -> Path:
+    return out.with_suffix(".against.json")
+
+
+def summary(
+    shape: Shape, folder: Path, floor: list[Run], analyze: list[Run], against: list[Run]
+) -> dict[str, object]:
     """One shape's medians and peaks over its rounds.
 
     ``ratio`` is the medians' ratio; ``low`` and ``high`` bound the ratios of each round's
     pair (floor and analyze run back to back), which show how far the machine moves a figure.
+    With ``against`` (the other rev's runs), ``vs`` is the median over rounds of one round's
+    CPU ratio, this tree's to the other rev's.
     """
     f = statistics.median(r.seconds for r in floor)
     a = statistics.median(r.seconds for r in analyze)
     f_cpu = statistics.median(r.cpu_s for r in floor)
     a_cpu = statistics.median(r.cpu_s for r in analyze)
     pairs = [mine.seconds / theirs.seconds for theirs, mine in zip(floor, analyze, strict=True)]
-    return {
+    row: dict[str, object] = {
         "shape": shape.name,
         "spans": int((folder / ".complete").read_text()),
         "floor": f,
@@ -179,21 +207,33 @@ def summary(shape: Shape, folder: Path, floor: list[Run], analyze: list[Run]) ->
         "floor_gib": max(r.peak_gib for r in floor),
         "assay_gib": max(r.peak_gib for r in analyze),
     }
+    if against:
+        cpus = [mine.cpu_s / theirs.cpu_s for mine, theirs in zip(analyze, against, strict=True)]
+        row["against"] = statistics.median(r.seconds for r in against)
+        row["against_cpu"] = statistics.median(r.cpu_s for r in against)
+        row["vs"] = statistics.median(cpus)
+    return row
 
 
-def table(rows: list[dict[str, object]]) -> str:
-    """The figures as a Markdown table."""
+def table(rows: list[dict[str, object]], against: str | None = None) -> str:
+    """The figures as a Markdown table (with the other rev's columns when ``against``)."""
+    extra = f" | at {against} | CPU at {against} | CPU / {against}" if against else ""
     lines = [
         "| shape | spans | floor | assay | ratio | each round | floor CPU | assay CPU | CPU ratio "
-        "| peak RSS floor | peak RSS assay |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| peak RSS floor | peak RSS assay{extra} |",
+        "|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|---|" if against else ""),
     ]
     for r in rows:
+        more = (
+            f" {r['against']:.2f} s | {r['against_cpu']:.1f} s | {r['vs']:.2f}× |"
+            if against
+            else ""
+        )
         lines.append(
             f"| {r['shape']} | {r['spans']:,} | {r['floor']:.2f} s | {r['assay']:.2f} s | "
             f"{r['ratio']:.2f}× | {r['low']:.2f}–{r['high']:.2f}× | "
             f"{r['floor_cpu']:.1f} s | {r['assay_cpu']:.1f} s | "
-            f"{r['cpu_ratio']:.2f}× | {r['floor_gib']:.2f} GiB | {r['assay_gib']:.2f} GiB |"
+            f"{r['cpu_ratio']:.2f}× | {r['floor_gib']:.2f} GiB | {r['assay_gib']:.2f} GiB |" + more
         )
     return "\n".join(lines)
 
@@ -209,6 +249,7 @@ def main() -> None:
     parser.add_argument("--data", default=default_data, help="where the sets are cached")
     parser.add_argument("--generate-only", action="store_true")
     parser.add_argument("--save-json", default=None, help="keep each shape's JSON in here")
+    parser.add_argument("--against", metavar="REV", help="also run analyze of this git rev")
     args = parser.parse_args()
     by_name = {s.name: s for s in SHAPES}
     unknown = [n for n in args.shapes.split(",") if n not in by_name]
@@ -230,24 +271,44 @@ def main() -> None:
         return
     # Round by round over the shapes, not each shape's rounds together: the machine's slow
     # spells (minutes long here) then fall on several shapes' rounds, not on one shape's all.
-    runs: dict[str, tuple[list[Run], list[Run]]] = {s.name: ([], []) for s in chosen}
-    with tempfile.TemporaryDirectory() as tmp:
+    runs: dict[str, tuple[list[Run], list[Run], list[Run]]] = {s.name: ([], [], []) for s in chosen}
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        env = environment(compiled(HERE / "src"))
+        other = (
+            environment(stack.enter_context(tree_at(args.against, Path(tmp) / "against")))
+            if args.against
+            else None
+        )
+        same: dict[str, bool] = {}
         for number in range(1, args.rounds + 1):
             for shape in chosen:
                 out = (save or Path(tmp)) / f"{shape.name}.json"
-                floor, analyze = one_round(shape, folders[shape.name], out)
+                floor, analyze, theirs = one_round(shape, folders[shape.name], out, env, other)
                 runs[shape.name][0].append(floor)
                 runs[shape.name][1].append(analyze)
-                print(
+                line = (
                     f"  round {number}, {shape.name}: floor {floor.seconds:.2f} s, "
                     f"assay {analyze.seconds:.2f} s, {analyze.seconds / floor.seconds:.2f}x "
                     f"(cpu {floor.cpu_s:.1f} s, {analyze.cpu_s:.1f} s), "
-                    f"{analyze.peak_gib:.2f} GiB",
-                    flush=True,
+                    f"{analyze.peak_gib:.2f} GiB"
                 )
+                if theirs is not None:
+                    runs[shape.name][2].append(theirs)
+                    same[shape.name] = filecmp.cmp(out, _against_json(out), shallow=False)
+                    line += f"; at {args.against} {theirs.seconds:.2f} s, cpu {theirs.cpu_s:.1f} s"
+                print(line, flush=True)
     rows = [summary(s, folders[s.name], *runs[s.name]) for s in chosen]
-    print(f"\nmedians of {args.rounds} interleaved rounds (target: assay ≤ 1.3× the floor)\n")
-    print(table(rows))
+    print(
+        f"\nmedians of {args.rounds} interleaved rounds (target: assay ≤ 1.3× the floor); "
+        f"{cpu_model()}\n"
+    )
+    print(table(rows, args.against))
+    if same:
+        differ = [name for name, equal in same.items() if not equal]
+        print(
+            f"\nJSON of this tree and {args.against}: "
+            + (f"DIFFER on {', '.join(differ)}" if differ else "identical on every shape")
+        )
 
 
 if __name__ == "__main__":

@@ -28,35 +28,21 @@ crashes).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import filecmp
 import os
-import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from against import HERE, compiled, cpu_model, environment, tree_at  # noqa: E402
 from bench_analyze import ANALYZE, ISSUE_FLOOR, SAME_RESULT_FLOOR  # noqa: E402
 from bench_shapes import Run, _run, warm  # noqa: E402
 from tool_heavy import generate  # noqa: E402
-
-HERE = Path(__file__).resolve().parent.parent
-"""This tree: its ``src`` is the code measured as ``analyze``."""
-
-
-def cpu_model() -> str:
-    """The CPU model, as ``lscpu`` names it (every figure is recorded with it)."""
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return platform.processor() or "unknown"
-    fields = dict(line.split(":", 1) for line in out.splitlines() if ":" in line)
-    name = fields.get("Model name", "unknown").strip()
-    return f"{name}, {fields.get('CPU(s)', '?').strip()} CPUs"
 
 
 def prepared(data: Path, trials: int) -> Path:
@@ -72,31 +58,6 @@ def prepared(data: Path, trials: int) -> Path:
             f"generated {trials:,} trials, {spans:,} spans in {time.perf_counter() - start:.0f} s"
         )
     return folder
-
-
-def checkout(rev: str, into: Path) -> Path:
-    """The code at ``rev`` in a new detached worktree ``into``; its ``src``."""
-    subprocess.run(
-        ["git", "-C", str(HERE), "worktree", "add", "--detach", "--quiet", str(into), rev],
-        check=True,
-    )
-    return into / "src"
-
-
-def compiled(src: Path) -> Path:
-    """``src`` compiled to bytecode, as an installed assay is (``make`` and pip compile it).
-
-    Where ``PYTHONDONTWRITEBYTECODE`` is set, as on this project's machines, a tree never
-    compiled would compile its every module in every timed run (0.15–0.3 CPU-s here), a cost
-    no user's installed copy pays, and a fresh ``--against`` worktree would pay it too.
-    """
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(src)], check=True)
-    return src
-
-
-def environment(src: Path) -> dict[str, str]:
-    """This process's environment with ``src`` first on the path."""
-    return {**os.environ, "PYTHONPATH": str(src)}
 
 
 def main() -> None:
@@ -122,22 +83,15 @@ def main() -> None:
             commands["floor"] = (ISSUE_FLOOR, [str(folder)], environment(here))
             commands["same"] = (SAME_RESULT_FLOOR, [str(folder)], environment(here))
         commands["analyze"] = (ANALYZE, [str(folder), str(out / "analyze.json")], environment(here))
-        worktree = out / "against"
-        if args.against:
-            src = compiled(checkout(args.against, worktree))
-            commands[f"analyze@{args.against}"] = (
-                ANALYZE,
-                [str(folder), str(out / "against.json")],
-                environment(src),
-            )
-        try:
-            runs = _rounds(commands, folder, args.rounds)
-        finally:
+        with contextlib.ExitStack() as stack:
             if args.against:
-                subprocess.run(
-                    ["git", "-C", str(HERE), "worktree", "remove", "--force", str(worktree)],
-                    check=False,
+                src = stack.enter_context(tree_at(args.against, out / "against"))
+                commands[f"analyze@{args.against}"] = (
+                    ANALYZE,
+                    [str(folder), str(out / "against.json")],
+                    environment(src),
                 )
+            runs = _rounds(commands, folder, args.rounds)
         print(f"\n{spans:,} spans, {folder.name}; {cpu_model()}; medians of {args.rounds} rounds")
         _report(runs)
         if args.against:

@@ -42,8 +42,9 @@ STEPS: tuple[tuple[str, str, str], ...] = (
     ("span_ids_may_repeat", "floor", "spans stored twice? (span ids hashed)"),
     ("read_outcomes", "floor", "trial spans' outcomes"),
     ("classify_traces", "analysis", "which traces hold nested trials"),
-    ("aggregate_work", "floor", "per-trace group-by (planned)"),
-    ("list_models", "floor", "models listed"),
+    ("work_per_trace", "floor", "per-trace group-by, models listed, calls settled"),
+    ("aggregate_work", "floor", "nested trials' group-by (planned)"),
+    ("list_models", "floor", "nested trials' models listed"),
     ("count_orphans", "analysis", "spans whose parent is missing"),
     ("resolve_nested", "analysis", "nested trials' own spans"),
     ("derive_work_columns", "analysis", "tool errors, retries, agents"),
@@ -58,7 +59,7 @@ STEPS: tuple[tuple[str, str, str], ...] = (
 # Work written inline between two steps (a collect, a join), named by the step it precedes.
 GAPS: dict[str, tuple[str, str]] = {
     "read_outcomes": ("floor", "trial spans read"),
-    "list_models": ("floor", "per-trace group-by (run)"),
+    "list_models": ("floor", "nested trials' group-by (run)"),
     "explode_events": ("floor", "events read"),
     "scores_and_checks": ("analysis", "events placed in their trials"),
 }
@@ -169,7 +170,7 @@ def one_bucket(folder: Path, rounds: int) -> None:
     by_kind = {"floor": 0.0, "analysis": 0.0}
     other = sum(v for k, v in best.items() if k.startswith("gap:") and k[4:] not in GAPS)
     for name, kind, what in STEPS:
-        if name in GAPS:
+        if name in GAPS and f"gap:{name}" in best:  # a step not called has no gap
             gap_kind, gap_what = GAPS[name]
             by_kind[gap_kind] += best[f"gap:{name}"]
             print(f"| {gap_what} (inline) | {gap_kind} | {best[f'gap:{name}']:.3f} |")

@@ -10,7 +10,18 @@ from opentelemetry.trace import Status, StatusCode
 import assay
 import assay.instrument as ai
 from assay import conventions as c
+from assay.analysis import _columns as work
 from assay.analysis import columns as tc
+from assay.analysis._calls import settle_calls, work_per_trace
+from assay.analysis._work import (
+    CALL_SCREEN,
+    WorkShape,
+    aggregate_work,
+    list_models,
+    with_work_columns,
+    work_columns_read,
+)
+from assay.store import scan_spans
 
 _SENT = "llm.input_messages.0.message.role"
 
@@ -208,3 +219,77 @@ def test_a_tests_token_total_is_unknown_in_the_json_when_a_trials_is(parquet_sin
     assert usage["counted"] == {"llm_calls": 1, "input_tokens": 11, "output_tokens": 7}
     findings = analysis.to_dict()["data_quality"]["findings"]
     assert [f["count"] for f in findings if f["kind"] == "usage_unknown"] == [2]
+
+
+def _settled(path) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The spans of ``path`` with their work columns, before and after ``settle_calls``."""
+    spans = scan_spans(path)
+    worked = with_work_columns(work_columns_read(spans, None, computed=set()))
+    return worked, settle_calls(worked, spans)
+
+
+def test_calls_one_span_each_with_usage_are_left_as_read_after_the_screen(
+    parquet_sink, tracer
+) -> None:
+    # Calls side by side under one span and one inside a tool: none inside another call.
+    with ai.trial("plain"):
+        for _ in range(3):
+            with ai.llm("m") as call:
+                call.usage(5, 2)
+        with ai.tool("search"), ai.llm("m") as call:
+            call.usage(1, 1)
+    worked, settled = _settled(parquet_sink.flush())
+    assert settled is worked
+
+
+def test_a_chain_among_plain_calls_is_found_by_the_screen(parquet_sink, tracer) -> None:
+    for index in range(20):
+        with ai.trial(f"plain {index}"), ai.llm("m") as call:
+            call.usage(5, 2)
+    with ai.trial("chained"):
+        _oi_llm(tracer, "outer", (30, 3), inner=lambda: _oi_llm(tracer, "inner", None))
+    worked, settled = _settled(parquet_sink.flush())
+    assert settled is not worked
+    calls = settled.select(pl.col(work.IS_LLM).sum()).collect().item()
+    assert calls == 21  # the chain is one call
+
+
+def test_each_traces_work_is_the_same_as_settling_every_span_first(parquet_sink, tracer) -> None:
+    # Traces the per-trace screen passes (calls under the trial span, usage recorded) beside
+    # every kind it must send on: a chain under the trial, a root that is a call with a call
+    # inside, a call without usage alone, calls under a tool.
+    for index in range(5):
+        with ai.trial(f"plain {index}"):
+            for _ in range(2):
+                with ai.llm("m") as call:
+                    call.usage(5, 2)
+    with ai.trial("chained"):
+        _llama_index_turn(tracer, (11, 7))
+    _oi_llm(tracer, "root call", (30, 3), inner=lambda: _oi_llm(tracer, "inner", None))
+    with ai.trial("unsent"):
+        _oi_llm(tracer, "prepare", None, sent=False)
+    with ai.trial("under a tool"), ai.tool("search"), ai.llm("m") as call:
+        call.usage(1, 1)
+    agent = {c.GENAI_OPERATION: "invoke_agent", c.GENAI_AGENT_NAME: "a"}
+    with ai.trial("under an agent"), tracer.start_as_current_span("agent", attributes=agent):
+        for _ in range(2):
+            with ai.llm("m") as call:
+                call.usage(2, 2)
+    with ai.trial("chain under an agent"), tracer.start_as_current_span("agent", attributes=agent):
+        _oi_llm(tracer, "outer", (4, 4), inner=lambda: _oi_llm(tracer, "inner", None))
+    with ai.trial("counted chain"), tracer.start_as_current_span("agent", attributes=agent):
+        # Every span with its usage: only the parents tell the chain.
+        _oi_llm(tracer, "outer", (4, 4), inner=lambda: _oi_llm(tracer, "inner", (3, 3)))
+    path = parquet_sink.flush()
+    spans = scan_spans(path)
+    worked = with_work_columns(work_columns_read(spans, None, computed=set()))
+    shape = WorkShape()
+    first = settle_calls(worked, spans)
+    expected = list_models(
+        first, aggregate_work(first, ["trace_id"], shape).collect(), ["trace_id"]
+    )
+    got = work_per_trace(worked, spans, shape)
+    assert got.sort("trace_id").equals(expected.drop(CALL_SCREEN).sort("trace_id"))
+    # Plain, the LlamaIndex turn (one call), the root chain, the unsent span, under the tool,
+    # under the agents.
+    assert got[tc.LLM_CALLS].sum() == 5 * 2 + 1 + 1 + 0 + 1 + 2 + 1 + 1

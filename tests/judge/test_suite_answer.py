@@ -278,6 +278,37 @@ def test_case_table_reads_the_main_score(tmp_path: Path) -> None:
     assert table["suite"].to_list() == ["s", None]
 
 
+def test_a_trials_main_score_is_the_same_read_from_one_score_or_several() -> None:
+    # One score a trial (read as the list's one value) and the same trials with a second
+    # score beside it (every list read by name): the same case figures, bit for bit.
+    rng = np.random.default_rng(3)
+    values = rng.random(200)
+    names = rng.choice(["q", "r"], 200)
+    one = [
+        [] if i % 7 == 0 else [{"name": str(n), "value": float(v)}]
+        for i, (n, v) in enumerate(zip(names, values, strict=True))
+    ]
+    several = [[*s, {"name": "other", "value": 5.0}] for s in one]
+    values[5] = float("nan")
+
+    def table(scores: list[list[dict[str, object]]]) -> pl.DataFrame:
+        trials = pl.DataFrame(
+            {
+                "test_id": [f"t{i % 9}" for i in range(200)],
+                "suite": ["s"] * 200,
+                "passed": [True] * 200,
+                "error": [False] * 200,
+                "scores": scores,
+                "duration_s": values,
+            }
+        )
+        return case_table(trials, {}, "q")
+
+    first, second = table(one), table(several)
+    assert first.equals(second)
+    assert first["_score"].null_count() < first.height
+
+
 def test_a_suite_pass_reads_the_betting_interval_and_states_no_other_error(
     tmp_path: Path,
 ) -> None:

@@ -11,7 +11,7 @@ from assay.analysis import _columns as tc
 from assay.analysis import _quality as quality
 from assay.analysis._agent_version import read_agent_versions
 from assay.analysis._attribute import attribute_as_string
-from assay.analysis._calls import settle_calls
+from assay.analysis._calls import settle_calls, work_per_trace
 from assay.analysis._evaluations import UnusedEvaluation, unused_evaluations
 from assay.analysis._events import explode_events
 from assay.analysis._outcomes import read_outcomes
@@ -210,10 +210,8 @@ def read_trials(
     # than the streaming engine at the same peak); a trace whose one trial is its root belongs
     # wholly to that trial, so only the small per-trace frame is joined (fast path).
     shape = WorkShape.of(contents)
-    worked = settle_calls(with_work_columns(read), spans)
-    per_trace = list_models(
-        worked, aggregate_work(worked, ["trace_id"], shape).collect(), ["trace_id"]
-    )
+    worked = with_work_columns(read)
+    per_trace = work_per_trace(worked, spans, shape)
     per_trace = count_orphans(read, per_trace)
     unnamed = unnamed_calls(per_trace)
     per_trial = [_simple_work(per_trace, shapes.simple)]

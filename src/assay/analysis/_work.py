@@ -147,7 +147,8 @@ def aggregate_work(
         spans: The spans, with their work columns.
         keys: What a group is: ``trace_id``, or ``trace_id`` and the trial span.
         shape: Which kinds of span can occur; the others give constant columns.
-        orphans: Add what :func:`count_orphans` needs (per whole trace only).
+        orphans: Add what :func:`count_orphans` and :func:`calls_may_settle` read (per whole
+            trace only).
     """
     is_error = pl.col("status_code") == "ERROR"
     is_tool = pl.col(tc.TOOL).is_not_null()
@@ -183,7 +184,7 @@ def aggregate_work(
         else [_EMPTY_NAMES.alias(tc.MODELS)]
     )
     if orphans:
-        figures += parent_range()
+        figures += [*parent_range(), *call_screen()]
     work = spans.group_by(keys).agg(figures)
     for lists in in_order:
         ordered = (
@@ -286,6 +287,11 @@ def id_key(column: str) -> pl.Expr:
 
 _ROOT_LOW = "_root_low"
 _ROOT_HIGH = "_root_high"
+_ROOT_CALL = "_root_call"
+_CALL_PARENT_LOW = "_call_parent_low"
+_CALL_PARENT_HIGH = "_call_parent_high"
+CALL_SCREEN = (_CALL_PARENT_LOW, _CALL_PARENT_HIGH, _ROOT_CALL)
+"""The columns of :func:`call_screen` (a per-trace :func:`aggregate_work`'s)."""
 
 
 def parent_range() -> list[pl.Expr]:
@@ -297,6 +303,22 @@ def parent_range() -> list[pl.Expr]:
         parent.max().alias(_PARENT_HIGH),
         root.min().alias(_ROOT_LOW),
         root.max().alias(_ROOT_HIGH),
+    ]
+
+
+def call_screen() -> list[pl.Expr]:
+    """Per group, what :func:`calls_may_settle` reads.
+
+    Its LLM spans' least and greatest parent key, and whether some LLM span is a root or its own
+    parent, or some span a call without usage.
+    """
+    call = pl.col(tc.IS_LLM)
+    parent = id_key("parent_span_id").filter(call)
+    loop = pl.col("parent_span_id").is_null() | (pl.col("parent_span_id") == pl.col("span_id"))
+    return [
+        parent.min().alias(_CALL_PARENT_LOW),
+        parent.max().alias(_CALL_PARENT_HIGH),
+        ((call & loop.fill_null(False)) | call_without_usage()).any().alias(_ROOT_CALL),
     ]
 
 
@@ -318,6 +340,29 @@ def count_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame:
     return _exact_orphans(spans, screened)
 
 
+def call_without_usage() -> pl.Expr:
+    """On the work columns: an OpenInference ``LLM`` span recording no token count.
+
+    Such a span may have made no request (``assay.analysis._calls``), or share a call with the
+    span around it.
+    """
+    return conv.is_openinference_llm() & pl.col(tc.IN_TOK).is_null() & pl.col(tc.OUT_TOK).is_null()
+
+
+def calls_may_settle() -> pl.Expr:
+    """On a per-trace :func:`aggregate_work`'s columns: the trace may hold spans of one call.
+
+    False only where no LLM span can sit directly inside another and no OpenInference LLM span
+    lacks usage: every LLM span with a parent has the same parent, and no LLM span is a root or
+    its own parent. That parent is then no LLM span (were it one, its own parent would be
+    itself), so no call is inside another. Parents are compared by their keys
+    (:func:`id_key`): two ids sharing one (about 2⁻⁶⁴ a pair) could hide a chain, as they could
+    hide a missing parent from the orphan count.
+    """
+    several = (pl.col(_CALL_PARENT_LOW) != pl.col(_CALL_PARENT_HIGH)).fill_null(False)
+    return several | pl.col(_ROOT_CALL)
+
+
 ORPHAN_CHUNK_SPANS = 1_000_000
 """Spans looked up at once when counting orphans: the join's memory is bounded by a chunk."""
 
@@ -334,8 +379,8 @@ def _exact_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame
         return per_trace
     ids = spans.select(
         "trace_id",
-        _in_trace("span_id").alias("_span"),
-        _in_trace("parent_span_id").alias("_parent"),
+        in_trace_key("span_id").alias("_span"),
+        in_trace_key("parent_span_id").alias("_parent"),
     )
     if flagged.height < per_trace.height:
         ids = ids.join(flagged.lazy(), on="trace_id", how="semi")
@@ -358,7 +403,7 @@ def _exact_orphans(spans: pl.LazyFrame, per_trace: pl.DataFrame) -> pl.DataFrame
     )
 
 
-def _in_trace(column: str) -> pl.Expr:
+def in_trace_key(column: str) -> pl.Expr:
     """A span id and its trace id as one 64-bit key (null stays null): one column to look up.
 
     The XOR of two hashes; two (trace, span) pairs of one lookup share a key with probability
