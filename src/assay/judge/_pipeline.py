@@ -25,7 +25,6 @@ from assay.judge import _reasons as why
 from assay.judge._all_figures import TestRows, figures_by_test, range_sums
 from assay.judge._behaviour import test_behaviours
 from assay.judge._behaviour_result import BehaviourResult
-from assay.judge._blas import one_blas_thread
 from assay.judge._collector import collector_paused
 from assay.judge._cost import CostSummary, cost_summaries
 from assay.judge._exit import compared_suites, exit_adjustment, suite_adjusted_p
@@ -187,7 +186,7 @@ def judge_all(
     """
     # Thousands of tests make hundreds of thousands of long-lived objects: the collector's
     # full passes over them (a second of a 5,000-test analysis) find no garbage here.
-    with collector_paused(), one_blas_thread():
+    with collector_paused():
         tests, notes, errors = _judge(trials, options, recorded=recorded, baseline=baseline)
         judged_suites: tuple[SuiteResult, ...] = ()
         if suites and tests:
