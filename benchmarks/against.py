@@ -8,6 +8,8 @@ bytecode first, as an installed copy is (:func:`compiled`).
 
 from __future__ import annotations
 
+import filecmp
+import json
 import os
 import platform
 import subprocess
@@ -66,3 +68,13 @@ def compiled(src: Path) -> Path:
 def environment(src: Path) -> dict[str, str]:
     """This process's environment with ``src`` first on the path."""
     return {**os.environ, "PYTHONPATH": str(src)}
+
+
+def same_document(ours: Path, theirs: Path) -> str:
+    """Whether two JSON documents hold the same values: ``identical`` (the same bytes), ``same
+    values`` (the same once parsed: a rev before orjson wrote the text, docs/architecture.md),
+    or ``DIFFER``."""
+    if filecmp.cmp(ours, theirs, shallow=False):
+        return "identical"
+    with ours.open("rb") as a, theirs.open("rb") as b:
+        return "same values" if json.load(a) == json.load(b) else "DIFFER"

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import filecmp
 import os
 import shutil
 import statistics
@@ -39,7 +38,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from against import HERE, compiled, cpu_model, environment, tree_at  # noqa: E402
+from against import HERE, compiled, cpu_model, environment, same_document, tree_at  # noqa: E402
 from bench_analyze import ANALYZE, ISSUE_FLOOR, SAME_RESULT_FLOOR  # noqa: E402
 from bench_shapes import Run, _run, warm  # noqa: E402
 from tool_heavy import generate  # noqa: E402
@@ -95,10 +94,8 @@ def main() -> None:
         print(f"\n{spans:,} spans, {folder.name}; {cpu_model()}; medians of {args.rounds} rounds")
         _report(runs)
         if args.against:
-            same = filecmp.cmp(out / "analyze.json", out / "against.json", shallow=False)
-            print(
-                f"\nJSON of analyze and analyze@{args.against}: {'identical' if same else 'DIFFER'}"
-            )
+            same = same_document(out / "analyze.json", out / "against.json")
+            print(f"\nJSON of analyze and analyze@{args.against}: {same}")
 
 
 def _rounds(
