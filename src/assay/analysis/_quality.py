@@ -287,13 +287,15 @@ def _times_before_2000(table: pl.DataFrame) -> list[Finding]:
     early = table.filter(pl.col(tc.START_TIME) < c.EARLIEST_START)
     if early.height == 0:
         return []
+    from assay.ingest import moment  # the one way a span time is written in a message
+
     first = early[tc.START_TIME].min()
-    when = pl.Series([first]).cast(pl.Datetime("ns", "UTC")).dt.strftime("%Y-%m-%d %H:%M:%S UTC")
+    assert isinstance(first, int)
     return [
         Finding(
             "times_before_2000",
             f"{_plural(early.height, 'trial')} start before 2000 (the earliest "
-            f"{when[0]}): OTLP times are nanoseconds since 1970, so "
+            f"{moment(first)}): OTLP times are nanoseconds since 1970, so "
             "these are likely in another unit (ms, µs or s), which puts their durations and "
             "the latency figures off by that factor",
             count=early.height,

@@ -10,7 +10,7 @@ Shared by the collector (``assay collect``) and ``assay import``. Which module a
   (``_build`` holds their checked ids, times and values).
 """
 
-from assay.ingest._build import FORMAT_ATTRIBUTE
+from assay.ingest._build import FORMAT_ATTRIBUTE, moment
 from assay.ingest._columns import SpanColumns, any_value_to_python
 from assay.ingest._files import (
     ImportLimits,
@@ -54,6 +54,7 @@ __all__ = [
     "format_named",
     "import_files",
     "logs_to_table",
+    "moment",
     "parse_logs_json",
     "parse_logs_protobuf",
     "parse_traces_json",
