@@ -1,3 +1,4 @@
+import itertools
 import math
 
 import numpy as np
@@ -21,6 +22,7 @@ from assay.stats import (
     share_power,
     trials_for_power,
 )
+from assay.stats.behaviour._behaviour_paths import FIRST_LOOK
 
 # statsmodels is imported by the tests that use it: every xdist worker collects this module,
 # and statsmodels.api costs a worker about a CPU-second.
@@ -87,11 +89,36 @@ def test_count_shift_edge_cases() -> None:
     assert zero.effect is None and zero.p_value == 0.0
     assert count_shift([0, 0], [0, 0]).p_value == 1.0
     fixed = count_shift([3, 3, 3], [4, 4, 4])
-    assert fixed.effect == pytest.approx(4 / 3) and fixed.p_value == 0.0
+    assert fixed.effect == pytest.approx(4 / 3) and fixed.p_value == _permutation_p(
+        [3] * 3, [4] * 3
+    )
     with pytest.raises(ConfigError, match="negative"):
         count_shift([-1, 2], [1, 2])
     with pytest.raises(InsufficientDataError):
         count_shift([], [1])
+
+
+def _permutation_p(baseline: list[int], current: list[int]) -> float:
+    """Every relabelling of the trials: the share moving the means at least as far apart."""
+    values = [*baseline, *current]
+    observed = abs(np.mean(current) - np.mean(baseline))
+    splits = list(itertools.combinations(range(len(values)), len(baseline)))
+    far = 0
+    for chosen in splits:
+        rest = [v for i, v in enumerate(values) if i not in chosen]
+        far += abs(np.mean(rest) - np.mean([values[i] for i in chosen])) >= observed - 1e-12
+    return far / len(splits)
+
+
+@pytest.mark.parametrize(("baseline", "current"), [(5, 5), (4, 6), (7, 3), (2, 2)])
+def test_counts_without_spread_take_the_exact_permutation_p_value(
+    baseline: int, current: int
+) -> None:
+    """Each version repeating one value: no Wald statistic, and p = 0 would be certainty."""
+    shift = count_shift([3] * baseline, [2] * current)
+    assert shift.p_value == pytest.approx(_permutation_p([3] * baseline, [2] * current), rel=1e-12)
+    assert shift.p_value == count_shifts([([3] * baseline, [2] * current)])[0].p_value
+    assert count_shift([2] * baseline, [2] * current).p_value == 1.0
 
 
 def test_continuous_shift_is_mann_whitney_with_a_ratio_of_means() -> None:
@@ -161,6 +188,39 @@ def test_path_shift_type_one_error_by_simulation() -> None:
             path_shift(b, c, n_resamples=499, seed=int(rng.integers(1 << 30))).shift.p_value < 0.05
         )
     assert rejected / runs <= 0.05 + 2.5 * math.sqrt(0.05 * 0.95 / runs)
+
+
+def test_a_screened_path_test_refines_only_p_values_at_or_below_the_screen() -> None:
+    """Above the screen, the first look's p-value; at or below it, a fresh full draw's."""
+    full = 10 * FIRST_LOOK
+    moved = ([("a",)] * 12 + [("b",)] * 3, [("a",)] * 3 + [("b",)] * 12)
+    still = ([("a",)] * 8 + [("b",)] * 7, [("a",)] * 7 + [("b",)] * 8)
+    screened = path_shift(*moved, n_resamples=full, seed=3, screen=0.05).shift.p_value
+    assert screened == path_shift(*moved, n_resamples=full, seed=4).shift.p_value < 0.05
+    kept = path_shift(*still, n_resamples=full, seed=3, screen=0.05).shift.p_value
+    assert kept == path_shift(*still, n_resamples=FIRST_LOOK, seed=3).shift.p_value > 0.05
+    # Fewer than ten first looks asked for: no first look.
+    assert (
+        path_shift(*moved, n_resamples=full - 1, seed=3, screen=0.05).shift.p_value
+        == path_shift(*moved, n_resamples=full - 1, seed=3).shift.p_value
+    )
+
+
+def test_a_screened_path_test_keeps_its_level_by_simulation() -> None:
+    """P(p ≤ u) ≤ u under the null, at the screen and below and above it."""
+    rng = np.random.default_rng(21)
+    runs = 600
+    found = []
+    for _ in range(runs):
+        b = [(int(p),) for p in rng.choice(4, 12, p=[0.4, 0.3, 0.2, 0.1])]
+        c = [(int(p),) for p in rng.choice(4, 12, p=[0.4, 0.3, 0.2, 0.1])]
+        seed = int(rng.integers(1 << 30))
+        found.append(
+            path_shift(b, c, n_resamples=10 * FIRST_LOOK, seed=seed, screen=0.1).shift.p_value
+        )
+    p = np.array(found)
+    for u in (0.02, 0.05, 0.1, 0.3):
+        assert np.mean(p <= u) <= u + 2.5 * math.sqrt(u * (1 - u) / runs)
 
 
 def test_share_power_agrees_with_simulated_fisher() -> None:
