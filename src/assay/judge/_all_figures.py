@@ -57,6 +57,7 @@ from assay.stats import (
     flakiness_of,
     pass_at_ks,
     pass_hat_ks,
+    preloaded,
     sample_moments,
     score_summaries,
     tool_consistency,
@@ -131,6 +132,10 @@ def figures_by_test(
     # Runs read at once hold 1/at_once of ROWS_AT_ONCE each: the arrays held stay as many.
     size = min(ROWS_AT_ONCE // at_once, -(-held // at_once))
     parts = _parts(tests, size)
+    if at_once > 1:
+        # scipy's modules, imported where a function needs them, are imported here first (or
+        # their background import awaited), so that no run's thread imports a module.
+        preloaded()
     made = (
         taken_in_order(parts, run, "assay-figures", at_once)
         if at_once > 1

@@ -34,7 +34,14 @@ from assay.choices import (
     SequentialMethod,
     SuiteInterval,
 )
-from assay.stats.base import Moments, case_order, preload, sample_moments, smallest_passing
+from assay.stats.base import (
+    Moments,
+    case_order,
+    preload,
+    preloaded,
+    sample_moments,
+    smallest_passing,
+)
 from assay.stats.behaviour import (
     BEHAVIOUR_KINDS,
     CATEGORIES,
@@ -195,6 +202,7 @@ __all__ = [
     "bounded_mean_p_value",
     "DEFAULT_HORIZON",
     "preload",
+    "preloaded",
     "CLUSTER_METHODS",
     "ClusteredMean",
     "PAIRED_TESTS",
