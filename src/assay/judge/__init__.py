@@ -88,8 +88,10 @@ from assay.judge._sequential import (
 from assay.judge._sources import Share, mixed_findings, share_text
 from assay.judge._suite import case_table, suite_results
 from assay.judge._suite_result import (
+    SuiteBehaviour,
     SuiteComparison,
     SuiteEstimate,
+    SuiteFeatureShift,
     SuiteResult,
 )
 from assay.judge._threshold import (
@@ -131,8 +133,10 @@ __all__ = [
     "SequentialDesign",
     "SequentialOutcome",
     "SequentialTracker",
+    "SuiteBehaviour",
     "SuiteComparison",
     "SuiteEstimate",
+    "SuiteFeatureShift",
     "SuiteResult",
     "TestResult",
     "ThresholdResult",

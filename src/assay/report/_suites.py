@@ -14,7 +14,9 @@ from assay.judge import (
     SUITE_RULE,
     AnalysisResult,
     Decision,
+    SuiteBehaviour,
     SuiteEstimate,
+    SuiteFeatureShift,
     SuiteResult,
     TestResult,
     Verdict,
@@ -96,12 +98,57 @@ def comparison_lines(suite: SuiteResult) -> list[str]:
         shifts.append(text)
     if shifts:
         lines.append("mean paired change: " + " · ".join(shifts))
+    lines += behaviour_lines(comparison.behaviour)
     if comparison.moved:
         moved = ", ".join(
             f"{case} {100 * d:+.0f} points".replace(" -", " −") for case, d in comparison.moved[:5]
         )
         lines.append(f"moved most: {moved}")
     return lines
+
+
+CHANGES_SHOWN = 4
+"""The most changed features the behaviour line names (the JSON holds every one)."""
+
+
+def behaviour_lines(behaviour: SuiteBehaviour | None) -> list[str]:
+    """``behaviour across 2000 cases: CHANGED — uses:search +6.0 points [...] (p ... adj.)``.
+
+    The changed features (at most :data:`CHANGES_SHOWN`) and the count of the others, then the
+    verdict's reason, and what was left out.
+    """
+    if behaviour is None:
+        return []
+    head = f"behaviour across {behaviour.cases} cases: {behaviour.verdict.value}"
+    changed = [f for f in behaviour.features if f.changed]
+    if changed:
+        shown = ", ".join(_shift(f) for f in changed[:CHANGES_SHOWN])
+        if len(changed) > CHANGES_SHOWN:
+            shown += f", … {len(changed) - CHANGES_SHOWN} more changed"
+        others = len(behaviour.features) - len(changed)
+        lines = [f"{head} — {shown}; {others} feature(s) unchanged", behaviour.reason]
+    else:
+        lines = [f"{head} — {behaviour.reason}"]
+    return lines + list(behaviour.left_out)
+
+
+def _shift(shift: SuiteFeatureShift) -> str:
+    """``uses:search +6.0 points [+4.0, +8.0] (p 0.0004 adj.)``; counts add the relative change."""
+    low, high = shift.interval.low, shift.interval.high
+    if shift.kind == "binary":
+        text = f"{shift.label} {_signed(100 * shift.difference, '+.1f')} points"
+        bounds = f"[{_signed(100 * low, '+.1f')}, {_signed(100 * high, '+.1f')}]"
+    else:
+        text = f"{shift.label} {_signed(shift.difference, '+.3g')}"
+        if shift.relative is not None:
+            text += f" ({_signed(100 * shift.relative, '+.0f')}%)"
+        bounds = f"[{_signed(low, '+.3g')}, {_signed(high, '+.3g')}]"
+    return f"{text} {bounds} (p {shift.adjusted_p:.2g} adj.)"
+
+
+def _signed(value: float, spec: str) -> str:
+    """A number with a true minus sign (``−4.0``)."""
+    return format(value, spec).replace("-", "−")
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ from assay.stats.suites._paired_power import (
     betting_power,
     mcnemar_power,
     smallest_drop,
+    t_quantile,
 )
 
 EXACT_SIGN_FLIP_CASES: Final = 20
@@ -177,6 +178,18 @@ def _zero_spread_margin(cases: int, level: float) -> float:
     return float(1.0 - level ** (1.0 / cases))
 
 
+def paired_t_interval(differences: FloatArray, confidence: float) -> Interval:
+    """The paired t interval d̄ ± t_{C−1} · s_d / √C of the mean of C ≥ 2 differences.
+
+    The cluster-robust interval with cases as clusters (Miller 2024, arXiv:2411.00640, §4);
+    with no spread it is the point itself.
+    """
+    c = int(differences.size)
+    mean = float(differences.mean())
+    half = t_quantile(0.5 + confidence / 2, c - 1) * cluster_standard_error(differences)
+    return Interval(mean - half, mean + half, confidence, "paired-t")
+
+
 def _difference(
     differences: FloatArray,
     alpha: float,
@@ -208,9 +221,9 @@ def _difference(
         drop_hi, drop_lo = -mean + one_sided, -mean - one_sided
         method = "paired-zero-spread"
     else:
-        half = float(sps.t.ppf(0.5 + confidence / 2, c - 1)) * se
+        interval = paired_t_interval(differences, confidence)
         one = float(sps.t.ppf(1 - alpha, c - 1)) * se
-        low, high = mean - half, mean + half
+        low, high = interval.low, interval.high
         drop_hi, drop_lo = -mean + one, -mean - one
     if bounds is not None:
         low, high = max(low, bounds[0]), min(high, bounds[1])
@@ -430,5 +443,6 @@ __all__ = [
     "mcnemar_p_value",
     "paired_comparison",
     "paired_mean_difference",
+    "paired_t_interval",
     "sign_flip_p_value",
 ]
