@@ -111,11 +111,14 @@ def behaviour_table(trials: pl.DataFrame, excluded: Mapping[str, bool]) -> pl.Da
         if tc.WORK_UNKNOWN in counted.columns
         else pl.lit(0)
     )
-    # Sorted before the mean, as case_table: the sum's last bits then do not depend on the
-    # order the trials came in.
+    # Latency sorted before the mean, as case_table: the sum's last bits then do not depend on
+    # the order the trials came in. The others are whole numbers, summed exactly in any order.
     numbers = counted.group_by(keys).agg(
         pl.len().alias("_n"),
-        *(expr.sort().mean().alias(name) for name, expr in _NUMERIC),
+        *(
+            (expr.sort() if name == "latency" else expr).mean().alias(name)
+            for name, expr in _NUMERIC
+        ),
         unknown.cast(pl.Float64).alias(WORK_UNKNOWN),
     )
     sizes = numbers.select(*keys, "_n")
@@ -132,6 +135,8 @@ def _per_name(
 ) -> list[pl.DataFrame]:
     """Per case and name in a list column: the share of trials with it, and its calls a trial."""
     keys = [tc.TEST_ID, tc.SUITE]
+    if int(counted[column].list.len().sum()) == 0:  # no trial used any (no model named)
+        return []
     named = (
         counted.select(*keys, "_t", pl.col(column).alias("_name"))
         .explode("_name")
