@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from scipy import stats as sps
@@ -216,17 +217,24 @@ def record(folder: Path, params: dict[str, np.ndarray], trials: int, seed: int, 
                 "assay.trial.index": index,
                 "assay.trial.outcome": "pass" if rng.random() < 0.8 else "fail",
             }
-            with tracer.start_as_current_span("trial", attributes=attributes):
-                for tool, use in zip(TOOLS, used, strict=True):
-                    if use:
-                        with tracer.start_as_current_span(
-                            f"execute_tool {tool}",
-                            attributes={
-                                c.GENAI_OPERATION: c.GENAI_EXECUTE_TOOL,
-                                c.GENAI_TOOL_NAME: tool,
-                            },
-                        ):
-                            pass
+            # Times drawn, not taken from the clock: the latency of two draws of one agent
+            # must not depend on how busy the machine was while each was recorded.
+            start = 1_700_000_000_000_000_000 + (case * trials + index) * 10**10
+            trial = tracer.start_span("trial", attributes=attributes, start_time=start)
+            inside = trace.set_span_in_context(trial)
+            for tool, use in zip(TOOLS, used, strict=True):
+                if use:
+                    call = tracer.start_span(
+                        f"execute_tool {tool}",
+                        context=inside,
+                        attributes={
+                            c.GENAI_OPERATION: c.GENAI_EXECUTE_TOOL,
+                            c.GENAI_TOOL_NAME: tool,
+                        },
+                        start_time=start + 1000,
+                    )
+                    call.end(end_time=start + 2000)
+            trial.end(end_time=start + int(rng.gamma(2, 1.5) * 1e9))
     provider.shutdown()
 
 
