@@ -194,11 +194,12 @@ def test_bh_is_used_under_adjust_bh_and_holm_otherwise() -> None:
         assert f.adjusted_p <= by_name[f.feature].adjusted_p + 1e-12
 
 
-def test_few_cases_are_inconclusive_and_say_what_they_could_see() -> None:
+def test_few_cases_are_inconclusive_and_say_why() -> None:
     params = case_params(4, seed=15)
     found = diff(trials_table(params, 30, seed=16), trials_table(params, 30, seed=17))
     assert found is not None and found.verdict == "INCONCLUSIVE"
-    assert "cannot show a change" in found.reason
+    assert found.reason.startswith("4 paired case(s) cannot show a behaviour change")
+    assert "the smallest p-value they can reach, 0.12, is above alpha / features" in found.reason
     assert all(f.power == 0 for f in found.features)
 
 
@@ -206,7 +207,9 @@ def record(folder: Path, params: dict[str, np.ndarray], trials: int, seed: int, 
     """The trials of :func:`trials_table`'s agent as real OTel spans: a trial, its tool calls."""
     rng = np.random.default_rng(seed)
     provider = TracerProvider()
-    provider.add_span_processor(BatchSpanProcessor(ParquetSpanExporter(str(folder))))
+    provider.add_span_processor(
+        BatchSpanProcessor(ParquetSpanExporter(str(folder)), max_queue_size=1_000_000)
+    )
     tracer = provider.get_tracer("suite-behaviour")
     for case in range(params["use"].shape[0]):
         for index in range(trials):

@@ -29,6 +29,8 @@ from assay.judge._behaviour_result import BehaviourVerdict
 from assay.judge._options import AnalyzeOptions
 from assay.judge._suite_result import SuiteBehaviour, SuiteFeatureShift
 from assay.stats import (
+    DEFAULT_PERMUTATIONS,
+    EXACT_SIGN_FLIP_CASES,
     MINIMAL_EFFECTS,
     BehaviourKind,
     Interval,
@@ -259,7 +261,9 @@ def _diff(
                 adjusted_p=float(adjusted[j]),
                 changed=bool(adjusted[j] < options.alpha),
                 minimal_effect=minimal,
-                power=mean_difference_power(cases, minimal, spread, level) if minimal > 0 else 0.0,
+                # A feature 0 in every trial of both versions has minimal 0 and spread 0: any
+                # change would show (power 1, as the per-case diff's for values that never vary).
+                power=mean_difference_power(cases, minimal, spread, level),
                 detectable=detectable_difference(cases, spread, level, options.power),
             )
         )
@@ -275,6 +279,7 @@ def _verdict(
     cases: int,
     options: AnalyzeOptions,
     adjustment: str,
+    resamples: int = DEFAULT_PERMUTATIONS,
 ) -> tuple[BehaviourVerdict, str]:
     how = "Holm" if adjustment == Adjustment.HOLM else "Benjamini–Hochberg"
     if not shifts:
@@ -292,16 +297,21 @@ def _verdict(
             f"no change in {len(shifts)} features over {cases} paired cases, each with power "
             f"≥ {options.power:.0%} to see its minimal effect"
         )
+    level = options.alpha / len(shifts)
+    smallest = 2.0 ** (1 - cases) if cases <= EXACT_SIGN_FLIP_CASES else 1 / (1 + resamples)
+    if smallest >= level:
+        return BehaviourVerdict.INCONCLUSIVE, (
+            f"{cases} paired case(s) cannot show a behaviour change: the smallest p-value they "
+            f"can reach, {smallest:.2g}, is above alpha / features = {level:.2g} "
+            f"({len(shifts)} features)"
+        )
     seen = [f"{s.label} {describe_size(s, s.detectable)}" for s in weak[:4]]
     more = f", … {len(weak) - 4} more" if len(weak) > 4 else ""
-    sees = (
-        "it could see changes of " + ", ".join(seen) + more
-        if any(s.detectable is not None for s in weak)
-        else f"{cases} paired case(s) cannot show a change at level alpha / features"
-    )
     return BehaviourVerdict.INCONCLUSIVE, (
         f"no feature changed over {cases} paired cases, but {len(weak)} of {len(shifts)} lack "
-        f"power ≥ {options.power:.0%} for their minimal effect: {sees}"
+        f"power ≥ {options.power:.0%} for their minimal effect: it could see changes of "
+        + ", ".join(seen)
+        + more
     )
 
 

@@ -29,6 +29,7 @@ from assay.stats.suites._multiple import (
     watch_family_risk,
 )
 from assay.stats.suites._paired import (
+    DEFAULT_PERMUTATIONS,
     EXACT_SIGN_FLIP_CASES,
     PAIRED_TESTS,
     PairedComparison,
@@ -89,6 +90,7 @@ __all__ = [
     "SignFlipTests",
     "detectable_difference",
     "mean_difference_power",
+    "DEFAULT_PERMUTATIONS",
     "EXACT_SIGN_FLIP_CASES",
     "mcnemar_power",
     "sign_flip_power",
