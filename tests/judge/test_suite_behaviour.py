@@ -275,6 +275,21 @@ def test_compare_shows_a_tool_called_more_often_as_changed(
     assert "uses:search +" in " ".join(shown.split())
 
 
+def test_markdown_and_html_show_the_suites_behaviour_line(
+    recorded: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    markdown, html = tmp_path / "r.md", tmp_path / "r.html"
+    assay_cli(
+        ["compare", str(recorded["v1"]), str(recorded["v2"]), "--format", f"markdown:{markdown}",
+         "--format", f"html:{html}"]
+    )  # fmt: skip
+    capsys.readouterr()
+    line = next(x for x in markdown.read_text().splitlines() if "behaviour across 120" in x)
+    assert line.startswith("- behaviour across 120 cases: CHANGED — ") and "uses:search +" in line
+    assert "feature(s) unchanged" in line
+    assert "<li>behaviour across 120 cases: CHANGED — " in html.read_text()
+
+
 def test_compare_of_two_draws_of_one_agent_is_not_changed(
     recorded: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
