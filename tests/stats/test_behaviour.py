@@ -1,3 +1,4 @@
+import itertools
 import math
 
 import numpy as np
@@ -87,11 +88,36 @@ def test_count_shift_edge_cases() -> None:
     assert zero.effect is None and zero.p_value == 0.0
     assert count_shift([0, 0], [0, 0]).p_value == 1.0
     fixed = count_shift([3, 3, 3], [4, 4, 4])
-    assert fixed.effect == pytest.approx(4 / 3) and fixed.p_value == 0.0
+    assert fixed.effect == pytest.approx(4 / 3) and fixed.p_value == _permutation_p(
+        [3] * 3, [4] * 3
+    )
     with pytest.raises(ConfigError, match="negative"):
         count_shift([-1, 2], [1, 2])
     with pytest.raises(InsufficientDataError):
         count_shift([], [1])
+
+
+def _permutation_p(baseline: list[int], current: list[int]) -> float:
+    """Every relabelling of the trials: the share moving the means at least as far apart."""
+    values = [*baseline, *current]
+    observed = abs(np.mean(current) - np.mean(baseline))
+    splits = list(itertools.combinations(range(len(values)), len(baseline)))
+    far = 0
+    for chosen in splits:
+        rest = [v for i, v in enumerate(values) if i not in chosen]
+        far += abs(np.mean(rest) - np.mean([values[i] for i in chosen])) >= observed - 1e-12
+    return far / len(splits)
+
+
+@pytest.mark.parametrize(("baseline", "current"), [(5, 5), (4, 6), (7, 3), (2, 2)])
+def test_counts_without_spread_take_the_exact_permutation_p_value(
+    baseline: int, current: int
+) -> None:
+    """Each version repeating one value: no Wald statistic, and p = 0 would be certainty."""
+    shift = count_shift([3] * baseline, [2] * current)
+    assert shift.p_value == pytest.approx(_permutation_p([3] * baseline, [2] * current), rel=1e-12)
+    assert shift.p_value == count_shifts([([3] * baseline, [2] * current)])[0].p_value
+    assert count_shift([2] * baseline, [2] * current).p_value == 1.0
 
 
 def test_continuous_shift_is_mann_whitney_with_a_ratio_of_means() -> None:

@@ -85,6 +85,7 @@ ANALYSIS_FLAGS: tuple[AnalysisFlag, ...] = (
     AnalysisFlag("suite_ci", o.SuiteCIOpt),
     AnalysisFlag("margin", o.Margin),
     AnalysisFlag("gate_cases", o.GateCases),
+    AnalysisFlag("case_behaviour", o.CaseBehaviour),
     AnalysisFlag("allow_missing_cases", o.AllowMissingCases),
 )
 NOT_FLAGS = frozenset({"seed"})

@@ -188,6 +188,14 @@ GateCases = Annotated[
         "code, even when a suite comparison with a baseline decides it (docs/cli.md).",
     ),
 ]
+CaseBehaviour = Annotated[
+    bool,
+    typer.Option(
+        "--case-behaviour",
+        help="Diff every case's behaviour in a suite comparison, also cases whose trials "
+        "cannot show a change adjusted across the suite (docs/reports.md).",
+    ),
+]
 SuiteAttribute = Annotated[
     str,
     typer.Option(

@@ -11,7 +11,9 @@ scale or asked for:
 - a case's threshold verdict counts only when asked for: ``--threshold`` given, or
   ``--gate-cases`` (every case's verdict counts, as before suites were compared);
 - a suite's threshold verdict counts when ``--suite-threshold`` is given;
-- a ``--fail-on`` rule a case breaks counts (the user wrote the rule).
+- a ``--fail-on`` rule a case breaks counts (the user wrote the rule); in a compared suite the
+  case's behaviour diff is adjusted across every feature of the suite's cases
+  (:mod:`._behaviour_scope`), so a rule does not fire on the noise of many cases.
 
 Without a baseline (or for a case in no compared suite) every case's verdict counts, and each
 suite's threshold verdict when ``--suite-threshold`` is given. :func:`decide` is that rule,

@@ -96,6 +96,9 @@ class AnalyzeOptions:
     gate_cases: bool = False
     """Every case's verdict counts in the exit code even when a suite comparison decides it
     (``--gate-cases``; docs/cli.md, "Exit codes")."""
+    case_behaviour: bool = False
+    """Diff every case's behaviour in a compared suite, also where its trials cannot show a
+    change adjusted across the suite (``--case-behaviour``; docs/reports.md)."""
     allow_missing_cases: bool = False
     """Let a suite comparison PASS over the cases both versions answered while some case of
     the suite has no answer from the current version (default: INCONCLUSIVE until every case

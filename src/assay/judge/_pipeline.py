@@ -7,7 +7,8 @@ judgement its trials record, overridden by options (:mod:`._recorded`); every fi
 stopping the anytime-valid one, with the stopping rule replayed to say when it stopped
 (:mod:`._sequential`); the variance limits (:mod:`._variance`); with a
 baseline, the regression verdict (:mod:`._regression`) and the behaviour diff
-(:mod:`._behaviour`, gated by ``--fail-on`` rules, :mod:`._gate`).
+(:mod:`._behaviour`, gated by ``--fail-on`` rules, :mod:`._gate`), once the suites are known:
+a case of a compared suite is diffed as one of its cases (:mod:`._behaviour_scope`).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from assay.analysis import columns as tc
 from assay.choices import Adjustment
 from assay.judge import _reasons as why
 from assay.judge._all_figures import TestRows, figures_by_test, range_sums
-from assay.judge._behaviour import test_behaviours
 from assay.judge._behaviour_result import BehaviourResult
+from assay.judge._behaviour_scope import case_behaviours
 from assay.judge._collector import collector_paused
 from assay.judge._cost import CostSummary, cost_summaries
 from assay.judge._exit import compared_suites, exit_adjustment, suite_adjusted_p
@@ -187,7 +188,7 @@ def judge_all(
     # Thousands of tests make hundreds of thousands of long-lived objects: the collector's
     # full passes over them (a second of a 5,000-test analysis) find no garbage here.
     with collector_paused():
-        tests, notes, errors = _judge(trials, options, recorded=recorded, baseline=baseline)
+        tests, notes, errors, pairs = _judge(trials, options, recorded=recorded, baseline=baseline)
         judged_suites: tuple[SuiteResult, ...] = ()
         if suites and tests:
             adaptive = frozenset(
@@ -203,6 +204,11 @@ def judge_all(
                 baseline=baseline,
                 adaptive=adaptive,
             )
+        if pairs is not None:
+            # After the suites: a case in a compared suite is diffed as one of its cases.
+            tests, scope_notes = _with_behaviours(tests, pairs, options, judged_suites)
+            notes += scope_notes
+        if judged_suites:
             conflicts = suite_conflicts(trials, baseline)
             if conflicts:  # never merged in silence: named on the whole and on each case
                 notes.append(conflict_note(conflicts))
@@ -290,7 +296,7 @@ def _judge(
     *,
     recorded: Mapping[str, Judgement] | None,
     baseline: pl.DataFrame | None,
-) -> tuple[tuple[TestResult, ...], list[str], dict[str, str]]:
+) -> tuple[tuple[TestResult, ...], list[str], dict[str, str], _Pairs | None]:
     table, rows = _rows_by_test(trials)
     runs = shares_by_test(trials, tc.RUN_ID)
     versions = shares_by_test(trials, tc.AGENT_VERSION)
@@ -350,16 +356,45 @@ def _judge(
             cost=None if figure.work_unknown else cost,
         )
     notes = _suite_notes(options, tuple(results.values()))
+    pairs = None
     if baseline is not None:
         per_test = {name: table.slice(a, b - a) for name, (a, b) in rows.items()}
         baseline_tests = by_test(baseline)
         notes += _regressions(results, per_test, baseline_tests, options, errors, recorded or {})
         excluded = {name for name, result in results.items() if result.n < result.trials}
-        behaviours = test_behaviours(per_test, baseline_tests, options, excluded)
-        rules = [parse_fail_on(rule) for rule in options.fail_on]
-        for name, behaviour in behaviours.items():
-            results[name] = _gated(results[name], behaviour, rules)
-    return tuple(results.values()), notes, errors
+        pairs = _Pairs(per_test, baseline_tests, frozenset(excluded))
+    return tuple(results.values()), notes, errors, pairs
+
+
+@dataclass(frozen=True, slots=True)
+class _Pairs:
+    """Each test's trials in both versions, for the behaviour diff once the suites are known."""
+
+    current: dict[str, pl.DataFrame]
+    """The current version's trials per test id."""
+    baseline: dict[str, pl.DataFrame]
+    """The baseline's trials per test id."""
+    without_errors: frozenset[str]
+    """Tests whose error trials are left out of n (and of the diff)."""
+
+
+def _with_behaviours(
+    tests: tuple[TestResult, ...],
+    pairs: _Pairs,
+    options: AnalyzeOptions,
+    suites: tuple[SuiteResult, ...],
+) -> tuple[tuple[TestResult, ...], list[str]]:
+    """Each case with its behaviour diff (:mod:`._behaviour_scope`), gated by ``--fail-on``."""
+    compared = {
+        "all cases" if s.suite is None else s.suite: s.case_ids for s in compared_suites(suites)
+    }
+    behaviours, notes = case_behaviours(
+        pairs.current, pairs.baseline, options, pairs.without_errors, compared
+    )
+    rules = [parse_fail_on(rule) for rule in options.fail_on]
+    return tuple(
+        _gated(t, behaviours[t.test_id], rules) if t.test_id in behaviours else t for t in tests
+    ), notes
 
 
 def _regressions(

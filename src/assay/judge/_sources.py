@@ -124,6 +124,22 @@ def mixed_findings(
         *mixed_finding("mixed_versions", {t.test_id: t.agent_versions for t in held}),
     ]
     for kind, column in (("mixed_runs", tc.RUN_ID), ("mixed_versions", tc.AGENT_VERSION)):
-        per_test = shares_by_test(baseline, column) if baseline is not None else {}
+        per_test = _mixed_shares(baseline, column) if baseline is not None else {}
         found += mixed_finding(kind, dict(sorted(per_test.items())), baseline=True)
     return found
+
+
+def _mixed_shares(trials: pl.DataFrame, column: str) -> dict[str, tuple[Share, ...]]:
+    """:func:`shares_by_test` of the tests holding several values of ``column`` only.
+
+    The baseline's shares are read for this warning alone, and most tests hold one run: one
+    count of distinct values a test (a null is one) finds the few to share out.
+    """
+    several = (
+        trials.group_by(tc.TEST_ID)
+        .agg(pl.col(column).n_unique())
+        .filter(pl.col(column) > 1)[tc.TEST_ID]
+    )
+    if several.is_empty():
+        return {}
+    return shares_by_test(trials.filter(pl.col(tc.TEST_ID).is_in(several.implode())), column)

@@ -419,6 +419,11 @@ _WORDS: dict[str, Callable[[OptionValue], str]] = {
         if v
         else "the exit code counts the verdicts docs/cli.md's rule names"
     ),
+    "case_behaviour": lambda v: (
+        "every case's behaviour diffed"
+        if v
+        else "a case's behaviour diffed where its trials can show a change"
+    ),
     "allow_missing_cases": lambda v: (
         "a suite may PASS with cases the current version did not run"
         if v
@@ -426,6 +431,10 @@ _WORDS: dict[str, Callable[[OptionValue], str]] = {
     ),
 }
 """Each analysis option as a reader says it; an option not listed is shown by its name."""
+
+
+_DEFAULT_RULES = frozenset({"gate_cases", "case_behaviour"})
+"""Flags whose unset value is the default rule, said elsewhere: not listed as a setting."""
 
 
 def settings_in_words(options: Mapping[str, OptionValue]) -> str:
@@ -464,11 +473,12 @@ def render_html(
     trials_by = trials_by_test(trials or ())
     variants_by = variants_by_test(variants or ())
     # An option left unset (None, or no --fail-on rule) is not a setting: not listed.
-    # --gate-cases unset is the default rule, said by the page's first badge: not listed.
+    # --gate-cases unset is the default rule, said by the page's first badge: not listed;
+    # nor --case-behaviour unset, said by the notes where a case is not diffed.
     given = {
         k: v
         for k, v in result.options.items()
-        if v is not None and v != () and not (k == "gate_cases" and v is False)
+        if v is not None and v != () and not (k in _DEFAULT_RULES and v is False)
     }
     settings = ", ".join(f"{k} {v}" for k, v in given.items())
     skipped = "".join(

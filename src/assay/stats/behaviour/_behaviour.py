@@ -299,7 +299,7 @@ def _ratio_shift(
     ratio = m_c / m_b
     se, df = _log_ratio_se(baseline, current)
     if se == 0:
-        p = (1.0 if ratio == 1 else 0.0) if p_value is None else p_value
+        p = _separated_p(ratio, *sizes) if p_value is None else p_value
         return Shift(*common, ratio, "ratio", ratio, ratio, confidence, p, method, *sizes)
     z = math.log(ratio) / se
     # Student t with Welch's df (normal when df is infinite), via scipy.special for speed.
@@ -312,6 +312,21 @@ def _ratio_shift(
     low, high = ratio * math.exp(-q * se), ratio * math.exp(q * se)
     p = p if p_value is None else p_value
     return Shift(*common, ratio, "ratio", low, high, confidence, p, method, *sizes)
+
+
+def _separated_p(ratio: float, n_baseline: int, n_current: int) -> float:
+    """The p-value of two versions that each repeat one value: the permutation test's.
+
+    Without spread the Wald statistic is infinite, and p = 0 would call 5 trials of 3 calls
+    against 5 of 2 certain (over a suite of 2,000 cases such pairs come by chance). Relabelling
+    the trials, only the observed split (and its mirror when the sizes are equal) moves the
+    means as far apart, so the exact permutation p-value is 1 or 2 over C(n_b + n_c, n_b):
+    2 / 252 = 0.0079 at 5 a side, 1.7e-17 at 30.
+    """
+    if ratio == 1:
+        return 1.0
+    splits = 2 if n_baseline == n_current else 1
+    return splits / math.comb(n_baseline + n_current, n_baseline)
 
 
 def count_shift(baseline: npt.ArrayLike, current: npt.ArrayLike, confidence: float = 0.95) -> Shift:
