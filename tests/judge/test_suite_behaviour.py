@@ -296,3 +296,29 @@ def test_compare_of_two_draws_of_one_agent_is_not_changed(
     behaviour = compare_json(capsys, recorded["v1"], recorded["v1b"])
     assert behaviour["verdict"] != "CHANGED"
     assert not any(f["changed"] for f in behaviour["features"])
+
+
+def test_a_fail_on_rule_the_suites_diff_breaks_fails_the_comparison(
+    recorded: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    def decision(current: str, *rules: str) -> tuple[int, dict, list[str]]:
+        args = [f"--fail-on={rule}" for rule in rules]
+        code = assay_cli(
+            ["compare", str(recorded["v1"]), str(recorded[current]), *args, "--format", "json"]
+        )
+        document = json.loads(capsys.readouterr().out)
+        (suite,) = [s for s in document["suites"] if s["suite"] == "support"]
+        return code, document["decision"], suite["comparison"]["behaviour"]["fail_on"]
+
+    code, found, broken = decision("v2", "uses:search")
+    assert code == 1 and found["verdict"] == "FAIL"
+    assert {
+        "what": "suite support's behaviour",
+        "kind": "suite fail-on",
+        "verdict": "FAIL",
+    } in found["counted"]
+    assert broken and broken[0].startswith("--fail-on uses:search: uses:search +")
+    # A limit the estimate does not reach, a feature that did not change, two draws of one agent.
+    for current, rule in (("v2", "uses:search:+60%"), ("v2", "uses:lookup"), ("v1b", "behaviour")):
+        code, found, broken = decision(current, rule)
+        assert broken == [] and all(c["kind"] != "suite fail-on" for c in found["counted"]), rule

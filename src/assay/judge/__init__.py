@@ -87,6 +87,7 @@ from assay.judge._sequential import (
 )
 from assay.judge._sources import Share, mixed_findings, share_text
 from assay.judge._suite import case_table, suite_results
+from assay.judge._suite_behaviour import describe_shift
 from assay.judge._suite_result import (
     SuiteBehaviour,
     SuiteComparison,
@@ -137,6 +138,7 @@ __all__ = [
     "SuiteComparison",
     "SuiteEstimate",
     "SuiteFeatureShift",
+    "describe_shift",
     "SuiteResult",
     "TestResult",
     "ThresholdResult",

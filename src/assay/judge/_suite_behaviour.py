@@ -26,6 +26,7 @@ from assay.analysis import columns as tc
 from assay.analysis import is_work_feature
 from assay.choices import Adjustment
 from assay.judge._behaviour_result import BehaviourVerdict
+from assay.judge._gate import FailOn, parse_fail_on
 from assay.judge._options import AnalyzeOptions
 from assay.judge._suite_result import SuiteBehaviour, SuiteFeatureShift
 from assay.stats import (
@@ -269,9 +270,47 @@ def _diff(
         )
     shifts.sort(key=lambda s: (not s.changed, s.adjusted_p if s.changed else 0.0, s.feature))
     verdict, reason = _verdict(shifts, cases, options, adjustment)
+    rules = [parse_fail_on(rule) for rule in options.fail_on]
     return SuiteBehaviour(
-        verdict, reason, cases, tuple(shifts), options.alpha, adjustment, options.power, left_out
+        verdict,
+        reason,
+        cases,
+        tuple(shifts),
+        options.alpha,
+        adjustment,
+        options.power,
+        left_out,
+        broken_rules(shifts, rules),
     )
+
+
+def broken_rules(shifts: Sequence[SuiteFeatureShift], rules: Sequence[FailOn]) -> tuple[str, ...]:
+    """The ``--fail-on`` rules the suite's changed features break, one line each.
+
+    A rule reads a suite's feature as it reads a case's (``judge/_gate.py``): only a feature that
+    changed after adjustment, and with a limit only when the estimate reaches it — for a mean
+    the ratio of the suite's means (current / baseline), for a share the difference in points.
+    """
+    out = []
+    for rule in rules:
+        broken = [
+            s
+            for s in shifts
+            if s.changed
+            and rule.watches(s.feature)
+            and rule.past_limit(
+                s.difference if s.kind == "binary" else _ratio(s), ratio=s.kind != "binary"
+            )
+        ]
+        if broken:
+            more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+            out.append(f"--fail-on {rule.text or rule.target}: {describe_shift(broken[0])}{more}")
+    return tuple(out)
+
+
+def _ratio(shift: SuiteFeatureShift) -> float | None:
+    """The ratio of the means; None when the mean rose from 0 (infinitely many percent)."""
+    return shift.current / shift.baseline if shift.baseline > 0 else None
 
 
 def _verdict(
@@ -325,3 +364,22 @@ def describe_size(shift: SuiteFeatureShift, size: float | None) -> str:
     if shift.baseline > 0:
         text += f" ({100 * size / shift.baseline:.0f}%)"
     return text
+
+
+def describe_shift(shift: SuiteFeatureShift) -> str:
+    """``uses:search +6.0 points [+4.0, +8.0] (p 0.0004 adj.)``; counts add the relative change."""
+    low, high = shift.interval.low, shift.interval.high
+    if shift.kind == "binary":
+        text = f"{shift.label} {_signed(100 * shift.difference, '+.1f')} points"
+        bounds = f"[{_signed(100 * low, '+.1f')}, {_signed(100 * high, '+.1f')}]"
+    else:
+        text = f"{shift.label} {_signed(shift.difference, '+.3g')}"
+        if shift.relative is not None:
+            text += f" ({_signed(100 * shift.relative, '+.0f')}%)"
+        bounds = f"[{_signed(low, '+.3g')}, {_signed(high, '+.3g')}]"
+    return f"{text} {bounds} (p {shift.adjusted_p:.2g} adj.)"
+
+
+def _signed(value: float, spec: str) -> str:
+    """A number with a true minus sign (``−4.0``)."""
+    return format(value, spec).replace("-", "−")

@@ -191,3 +191,6 @@ class SuiteBehaviour:
     """The power UNCHANGED needs for every feature."""
     left_out: tuple[str, ...] = ()
     """What was not compared and why (work unknown in a version), one sentence each."""
+    fail_on: tuple[str, ...] = ()
+    """The ``--fail-on`` rules a changed feature breaks, one line each: the suite's comparison
+    then counts a FAIL in the exit code (kind ``suite fail-on``, docs/cli.md)."""

@@ -224,6 +224,7 @@ def _suite_behaviour(behaviour: SuiteBehaviour | None) -> dict[str, Any] | None:
         "adjustment": behaviour.adjustment,
         "required_power": behaviour.required_power,
         "left_out": list(behaviour.left_out),
+        "fail_on": list(behaviour.fail_on),
         "features": [
             {
                 "feature": f.feature,

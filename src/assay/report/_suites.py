@@ -16,10 +16,10 @@ from assay.judge import (
     Decision,
     SuiteBehaviour,
     SuiteEstimate,
-    SuiteFeatureShift,
     SuiteResult,
     TestResult,
     Verdict,
+    describe_shift,
     pct,
 )
 from assay.report import _text as tx
@@ -122,33 +122,14 @@ def behaviour_lines(behaviour: SuiteBehaviour | None) -> list[str]:
     head = f"behaviour across {behaviour.cases} cases: {behaviour.verdict.value}"
     changed = [f for f in behaviour.features if f.changed]
     if changed:
-        shown = ", ".join(_shift(f) for f in changed[:CHANGES_SHOWN])
+        shown = ", ".join(describe_shift(f) for f in changed[:CHANGES_SHOWN])
         if len(changed) > CHANGES_SHOWN:
             shown += f", … {len(changed) - CHANGES_SHOWN} more changed"
         others = len(behaviour.features) - len(changed)
         lines = [f"{head} — {shown}; {others} feature(s) unchanged", behaviour.reason]
     else:
         lines = [f"{head} — {behaviour.reason}"]
-    return lines + list(behaviour.left_out)
-
-
-def _shift(shift: SuiteFeatureShift) -> str:
-    """``uses:search +6.0 points [+4.0, +8.0] (p 0.0004 adj.)``; counts add the relative change."""
-    low, high = shift.interval.low, shift.interval.high
-    if shift.kind == "binary":
-        text = f"{shift.label} {_signed(100 * shift.difference, '+.1f')} points"
-        bounds = f"[{_signed(100 * low, '+.1f')}, {_signed(100 * high, '+.1f')}]"
-    else:
-        text = f"{shift.label} {_signed(shift.difference, '+.3g')}"
-        if shift.relative is not None:
-            text += f" ({_signed(100 * shift.relative, '+.0f')}%)"
-        bounds = f"[{_signed(low, '+.3g')}, {_signed(high, '+.3g')}]"
-    return f"{text} {bounds} (p {shift.adjusted_p:.2g} adj.)"
-
-
-def _signed(value: float, spec: str) -> str:
-    """A number with a true minus sign (``−4.0``)."""
-    return format(value, spec).replace("-", "−")
+    return lines + list(behaviour.fail_on) + list(behaviour.left_out)
 
 
 @dataclass(frozen=True, slots=True)
