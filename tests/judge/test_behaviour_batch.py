@@ -89,7 +89,12 @@ def test_every_feature_is_tested_as_it_would_be_alone(adjust: str) -> None:
             pair, shift = row.pair, row.shift
             if pair.kind == "path":
                 alone = path_shift(
-                    pair.baseline_paths, pair.current_paths, 0.9, permutations_for(family, 0.05), 4
+                    pair.baseline_paths,
+                    pair.current_paths,
+                    0.9,
+                    permutations_for(family, 0.05),
+                    4,
+                    screen=0.05,
                 )
                 assert (shift, row.path) == (alone.shift, alone.path)
                 has_b = np.array([p == row.path for p in pair.baseline_paths])

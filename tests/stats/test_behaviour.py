@@ -22,6 +22,7 @@ from assay.stats import (
     share_power,
     trials_for_power,
 )
+from assay.stats.behaviour._behaviour_paths import FIRST_LOOK
 
 # statsmodels is imported by the tests that use it: every xdist worker collects this module,
 # and statsmodels.api costs a worker about a CPU-second.
@@ -187,6 +188,39 @@ def test_path_shift_type_one_error_by_simulation() -> None:
             path_shift(b, c, n_resamples=499, seed=int(rng.integers(1 << 30))).shift.p_value < 0.05
         )
     assert rejected / runs <= 0.05 + 2.5 * math.sqrt(0.05 * 0.95 / runs)
+
+
+def test_a_screened_path_test_refines_only_p_values_at_or_below_the_screen() -> None:
+    """Above the screen, the first look's p-value; at or below it, a fresh full draw's."""
+    full = 10 * FIRST_LOOK
+    moved = ([("a",)] * 12 + [("b",)] * 3, [("a",)] * 3 + [("b",)] * 12)
+    still = ([("a",)] * 8 + [("b",)] * 7, [("a",)] * 7 + [("b",)] * 8)
+    screened = path_shift(*moved, n_resamples=full, seed=3, screen=0.05).shift.p_value
+    assert screened == path_shift(*moved, n_resamples=full, seed=4).shift.p_value < 0.05
+    kept = path_shift(*still, n_resamples=full, seed=3, screen=0.05).shift.p_value
+    assert kept == path_shift(*still, n_resamples=FIRST_LOOK, seed=3).shift.p_value > 0.05
+    # Fewer than ten first looks asked for: no first look.
+    assert (
+        path_shift(*moved, n_resamples=full - 1, seed=3, screen=0.05).shift.p_value
+        == path_shift(*moved, n_resamples=full - 1, seed=3).shift.p_value
+    )
+
+
+def test_a_screened_path_test_keeps_its_level_by_simulation() -> None:
+    """P(p ≤ u) ≤ u under the null, at the screen and below and above it."""
+    rng = np.random.default_rng(21)
+    runs = 600
+    found = []
+    for _ in range(runs):
+        b = [(int(p),) for p in rng.choice(4, 12, p=[0.4, 0.3, 0.2, 0.1])]
+        c = [(int(p),) for p in rng.choice(4, 12, p=[0.4, 0.3, 0.2, 0.1])]
+        seed = int(rng.integers(1 << 30))
+        found.append(
+            path_shift(b, c, n_resamples=10 * FIRST_LOOK, seed=seed, screen=0.1).shift.p_value
+        )
+    p = np.array(found)
+    for u in (0.02, 0.05, 0.1, 0.3):
+        assert np.mean(p <= u) <= u + 2.5 * math.sqrt(u * (1 - u) / runs)
 
 
 def test_share_power_agrees_with_simulated_fisher() -> None:

@@ -135,7 +135,9 @@ def feature_tests(
     tested: list[list[tuple[int, Tested]]] = [[] for _ in samples]
     for t, f in paths:
         resamples = permutations_for(chosen[t] if adjust == Adjustment.NONE else pooled, alpha)
-        tested[t].append((f, _path_row(samples[t], f, confidence, resamples, seed, levels[t])))
+        tested[t].append(
+            (f, _path_row(samples[t], f, confidence, resamples, seed, levels[t], alpha))
+        )
     for (kind, _, _), group in stacked.items():
         rows = _rows(
             kind, group, samples, confidence, np.array([levels[t] for t, _ in group.members])
@@ -261,10 +263,17 @@ def _path_row(
     resamples: int,
     seed: int,
     level: float,
+    alpha: float,
 ) -> Tested:
-    """A test's tool-path feature, tested (one a test: the permutation test per test)."""
+    """A test's tool-path feature, tested (one a test: the permutation test per test).
+
+    A p-value above alpha cannot pass any adjustment at alpha: beyond a first look its
+    relabellings are not refined (:func:`assay.stats.path_shift`, ``screen``).
+    """
     pair = sample.features[feature]
-    result = path_shift(pair.baseline_paths, pair.current_paths, confidence, resamples, seed)
+    result = path_shift(
+        pair.baseline_paths, pair.current_paths, confidence, resamples, seed, screen=alpha
+    )
     shift = result.shift
     n = (len(sample.baseline_ids), len(sample.current_ids))
     rising = (shift.effect or 0) > 0
