@@ -1,9 +1,15 @@
 import numpy as np
+import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as sps
 
+from assay.analysis import columns as tc
 from assay.errors import ConfigError
 from assay.judge import Verdict, decide_regression, regression_test, score_regression_test
+from assay.judge._pipeline import by_test
+from assay.judge._regression import tallies, tally
 from assay.stats import regression_power
 
 
@@ -100,3 +106,40 @@ def test_adjust_regressions_redecides_on_holm_p_values() -> None:
         assert after.verdict is decide_regression(p, before.power, 0.05, 0.8)
     assert results[0].verdict is Verdict.FAIL and adjusted[0].verdict is not Verdict.FAIL
     assert adjust_regressions(results, "none") == results
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "c", "d"]),
+            st.sampled_from([True, False, None]),
+            st.sampled_from([True, False, None]),
+            st.sampled_from(["r1", "r2", None]),
+            st.sampled_from([[], None, [{"name": "q", "value": 0.5}]]),
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    st.sampled_from(["exclude", "include"]),
+)
+def test_tallies_of_every_test_at_once_are_each_tests_tally(rows: list, policy: str) -> None:
+    """Nulls, error trials, several runs and scores alike: the batch reads what one test reads."""
+    trials = pl.DataFrame(
+        rows,
+        schema={
+            tc.TEST_ID: pl.String,
+            tc.PASSED: pl.Boolean,
+            tc.ERROR: pl.Boolean,
+            tc.RUN_ID: pl.String,
+            tc.SCORES: pl.List(pl.Struct({"name": pl.String, "value": pl.Float64})),
+        },
+        orient="row",
+    ).sort(tc.TEST_ID)
+    frames = by_test(trials)
+    starts = np.cumsum([0, *(f.height for f in frames.values())]).tolist()
+    ranges = dict(zip(frames, zip(starts, starts[1:], strict=False), strict=True))
+    errors = dict.fromkeys(list(frames)[1:], policy) | {next(iter(frames)): "include"}
+    assert tallies(trials, ranges, errors) == {
+        name: tally(frame, errors[name]) for name, frame in frames.items()
+    }

@@ -87,9 +87,12 @@ from assay.judge._sequential import (
 )
 from assay.judge._sources import Share, mixed_findings, share_text
 from assay.judge._suite import case_table, suite_results
+from assay.judge._suite_behaviour import describe_shift
 from assay.judge._suite_result import (
+    SuiteBehaviour,
     SuiteComparison,
     SuiteEstimate,
+    SuiteFeatureShift,
     SuiteResult,
 )
 from assay.judge._threshold import (
@@ -131,8 +134,11 @@ __all__ = [
     "SequentialDesign",
     "SequentialOutcome",
     "SequentialTracker",
+    "SuiteBehaviour",
     "SuiteComparison",
     "SuiteEstimate",
+    "SuiteFeatureShift",
+    "describe_shift",
     "SuiteResult",
     "TestResult",
     "ThresholdResult",

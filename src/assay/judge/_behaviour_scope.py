@@ -139,7 +139,8 @@ def _can_show(
         f"behaviour not diffed for {len(left)} of its {len(members)} cases: at "
         f"{trials} a change in a tool's use reaches p = {floors[usual]:.2g} at best "
         f"({base_n}/{base_n} → 0/{current_n}), above the {level:.2g} {name} needs over "
-        f"{len(members)} cases; --case-behaviour diffs every case"
+        f"{len(members)} cases: the suite's behaviour diff answers across them; "
+        "--case-behaviour diffs every case"
     )
 
 

@@ -11,6 +11,8 @@ scale or asked for:
 - a case's threshold verdict counts only when asked for: ``--threshold`` given, or
   ``--gate-cases`` (every case's verdict counts, as before suites were compared);
 - a suite's threshold verdict counts when ``--suite-threshold`` is given;
+- a ``--fail-on`` rule the suite's behaviour diff breaks counts as a FAIL of the suite (kind
+  ``suite fail-on``);
 - a ``--fail-on`` rule a case breaks counts (the user wrote the rule); in a compared suite the
   case's behaviour diff is adjusted across every feature of the suite's cases
   (:mod:`._behaviour_scope`), so a rule does not fire on the noise of many cases.
@@ -64,6 +66,10 @@ CASE_RULE = "every case"
 """The rule without one: every case's verdict counts."""
 
 
+SUITE_FAIL_ON = "suite fail-on"
+"""The kind of a :class:`Counted` FAIL for a ``--fail-on`` rule a suite's behaviour diff breaks
+(``what`` names the suite; :data:`CASE_KINDS` are a case's, their ``what`` a test id)."""
+
 CASE_KINDS = frozenset({"case", "case threshold", "case regression", "fail-on"})
 """The kinds of :class:`Counted` verdict that are a case's (``what`` is its test id)."""
 
@@ -77,8 +83,8 @@ class Counted:
     verdict: Verdict
     """Its verdict."""
     kind: str
-    """``comparison``, ``suite threshold``, ``case regression``, ``case threshold``, ``case``
-    (every verdict of the case) or ``fail-on``."""
+    """``comparison``, ``suite threshold``, ``suite fail-on``, ``case regression``, ``case
+    threshold``, ``case`` (every verdict of the case) or ``fail-on``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +180,11 @@ def decide(
         counted.append(
             Counted(f"suite {_name(suite)} against the baseline", comparison.verdict, "comparison")
         )
+        if comparison.behaviour is not None and comparison.behaviour.fail_on:
+            # A --fail-on rule the suite's behaviour diff breaks: the user wrote the rule.
+            counted.append(
+                Counted(f"suite {_name(suite)}'s behaviour", Verdict.FAIL, SUITE_FAIL_ON)
+            )
         cases = [by_id[c] for c in suite.case_ids if c in by_id]
         judged_cases += cases
         if gate_cases:
@@ -296,6 +307,8 @@ def _decided_by(
             parts.append("every case's threshold verdict (--threshold)")
     if any(c.kind == "suite threshold" for c in counted):
         parts.append("the suite threshold (--suite-threshold)")
+    if any(c.kind == SUITE_FAIL_ON for c in counted):
+        parts.append("--fail-on rules broken by the suite's behaviour diff")
     if any(c.kind == "case" for c in counted):
         parts.append("the cases in no compared suite")
     return "; ".join(parts)

@@ -53,27 +53,35 @@ class FailOn:
 
     def matches(self, change: BehaviourChange) -> bool:
         """Whether ``change`` is a feature this rule watches."""
+        return self.watches(change.feature)
+
+    def watches(self, feature: str) -> bool:
+        """Whether the feature named ``feature`` is one this rule watches."""
         if self.target == "behaviour":
             return True
-        family = change.feature.split(":", 1)[0]
+        family = feature.split(":", 1)[0]
         if self.target == "tools":
             return family in TOOL_FEATURES
         names = ALIASES.get(self.target, (self.target,))
-        return change.feature in names or family in names
+        return feature in names or family in names
 
     def fires(self, change: BehaviourChange) -> bool:
         """Whether ``change`` breaks this rule: a watched feature changed past the limit."""
         if not change.changed or not self.matches(change):
             return False
+        return self.past_limit(change.effect, change.measure == "ratio")
+
+    def past_limit(self, effect: float | None, ratio: bool) -> bool:
+        """Whether an effect (a ratio of means, or a difference of shares) reaches the limit."""
         if self.limit is None:
             return True
-        if change.effect is None:
+        if effect is None:
             # A mean that rose from zero: infinitely many percent up.
             return self.direction != "down"
-        if change.measure == "ratio":
-            up, down = change.effect >= 1 + self.limit, change.effect <= 1 - self.limit
+        if ratio:
+            up, down = effect >= 1 + self.limit, effect <= 1 - self.limit
         else:
-            up, down = change.effect >= self.limit, change.effect <= -self.limit
+            up, down = effect >= self.limit, effect <= -self.limit
         return {"up": up, "down": down, "either": up or down}[self.direction]
 
 

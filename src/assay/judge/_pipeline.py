@@ -14,8 +14,9 @@ a case of a compared suite is diffed as one of its cases (:mod:`._behaviour_scop
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 import polars as pl
@@ -36,8 +37,10 @@ from assay.judge._recorded import Judgement, Resolved, resolve
 from assay.judge._regression import (
     RegressionResult,
     ScoreRegressionResult,
+    Tally,
     adjust_regressions,
     regression_result,
+    tallies,
 )
 from assay.judge._results import TestResult
 from assay.judge._sequential import ANYTIME_METHOD, SequentialOutcome, anytime_interval, replay
@@ -358,21 +361,46 @@ def _judge(
     notes = _suite_notes(options, tuple(results.values()))
     pairs = None
     if baseline is not None:
-        per_test = {name: table.slice(a, b - a) for name, (a, b) in rows.items()}
-        baseline_tests = by_test(baseline)
-        notes += _regressions(results, per_test, baseline_tests, options, errors, recorded or {})
+        base_table, base_rows = _rows_by_test(baseline)
+        # Each test's trials are sliced only where read: over thousands of cases the
+        # regression reads tallies of all at once, and few cases are diffed.
+        per_test, baseline_tests = _Slices(table, rows), _Slices(base_table, base_rows)
+        tallied = (tallies(base_table, base_rows, errors), tallies(table, rows, errors))
+        notes += _regressions(
+            results, per_test, baseline_tests, options, errors, recorded or {}, tallied
+        )
         excluded = {name for name, result in results.items() if result.n < result.trials}
         pairs = _Pairs(per_test, baseline_tests, frozenset(excluded))
     return tuple(results.values()), notes, errors, pairs
+
+
+class _Slices(Mapping[str, pl.DataFrame]):
+    """Each test's trials by test id, sliced from one table when first read."""
+
+    def __init__(self, table: pl.DataFrame, rows: Mapping[str, tuple[int, int]]) -> None:
+        self._table, self._rows = table, rows
+
+    def __getitem__(self, name: str) -> pl.DataFrame:
+        start, stop = self._rows[name]
+        return self._table.slice(start, stop - start)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._rows
 
 
 @dataclass(frozen=True, slots=True)
 class _Pairs:
     """Each test's trials in both versions, for the behaviour diff once the suites are known."""
 
-    current: dict[str, pl.DataFrame]
+    current: Mapping[str, pl.DataFrame]
     """The current version's trials per test id."""
-    baseline: dict[str, pl.DataFrame]
+    baseline: Mapping[str, pl.DataFrame]
     """The baseline's trials per test id."""
     without_errors: frozenset[str]
     """Tests whose error trials are left out of n (and of the diff)."""
@@ -399,15 +427,23 @@ def _with_behaviours(
 
 def _regressions(
     results: dict[str, TestResult],
-    current: Mapping[str, pl.DataFrame],
-    baseline: Mapping[str, pl.DataFrame],
+    current: _Slices,
+    baseline: _Slices,
     options: AnalyzeOptions,
     errors: Mapping[str, str],
     recorded: Mapping[str, Judgement],
+    tallied: tuple[Mapping[str, Tally], Mapping[str, Tally]],
 ) -> list[str]:
     """Turn each result into a regression verdict (in place); notes on unmatched tests."""
     pairs = {
-        name: regression_result(baseline[name], current[name], options, errors[name], recorded)
+        name: regression_result(
+            partial(baseline.__getitem__, name),
+            partial(current.__getitem__, name),
+            options,
+            errors[name],
+            recorded,
+            (tallied[0][name], tallied[1][name]),
+        )
         for name in results
         if name in baseline
     }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -14,6 +14,7 @@ import polars as pl
 from assay.analysis import columns as tc
 from assay.choices import DEFAULT_REGRESSION_TEST, Adjustment, ErrorPolicy, RegressionTest
 from assay.errors import ConfigError
+from assay.judge._all_figures import range_sums
 from assay.judge._figures import per_trial_scores, primary_score
 from assay.judge._options import AnalyzeOptions
 from assay.judge._sequential import SequentialDesign
@@ -285,17 +286,93 @@ def score_regression_test(
     return ScoreRegressionResult(shift, alpha, verdict)
 
 
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """What a regression test reads of one version's trials of a test, without reading them."""
+
+    passed: int
+    """Counted trials that passed (error trials left out under ``errors="exclude"``)."""
+    n: int
+    """Counted trials."""
+    runs: int
+    """Distinct ``assay.run.id`` values over every trial (trials recording none are one)."""
+    scored: bool
+    """Whether some trial records a score."""
+
+
+Trials = pl.DataFrame | Callable[[], pl.DataFrame]
+"""A test's trials, or how to get them: read only where a tally is not enough."""
+
+
+def tally(trials: pl.DataFrame, errors: str) -> Tally:
+    """One side's :class:`Tally`, read from its trials."""
+    kept = trials.filter(~pl.col(tc.ERROR)) if errors == ErrorPolicy.EXCLUDE else trials
+    return Tally(
+        int(kept[tc.PASSED].sum()),
+        kept.height,
+        trials[tc.RUN_ID].n_unique(),
+        bool(trials[tc.SCORES].list.len().fill_null(0).sum()),
+    )
+
+
+def tallies(
+    table: pl.DataFrame, rows: Mapping[str, tuple[int, int]], errors: Mapping[str, str]
+) -> dict[str, Tally]:
+    """:func:`tally` of each test named in ``errors`` whose trials are ``table``'s ``rows``.
+
+    Every test at once (a few numpy passes and one group-by), not a dozen Polars calls a test:
+    the same tallies (``tests/judge/test_regression_verdict.py``).
+    """
+    names = [name for name in rows if name in errors]
+    if not names:
+        return {}
+    ranges = [rows[name] for name in names]
+    passed = table[tc.PASSED].fill_null(False).to_numpy()
+    clean = (table[tc.ERROR] == False).fill_null(False).to_numpy()  # noqa: E712 (a column)
+    scores = table[tc.SCORES].list.len().fill_null(0).to_numpy()
+    every = (range_sums(passed, ranges), [b - a for a, b in ranges])
+    kept = (range_sums(passed & clean, ranges), range_sums(clean, ranges))
+    scored = range_sums(scores, ranges)
+    starts = np.repeat(np.arange(len(names)), [b - a for a, b in ranges])
+    runs = (
+        pl.DataFrame({"t": starts, "r": _rows_of(table[tc.RUN_ID], ranges)})
+        .group_by("t")
+        .agg(pl.col("r").n_unique())
+        .sort("t")["r"]
+        .to_list()
+    )
+    out = {}
+    for i, name in enumerate(names):
+        chosen = kept if errors[name] == ErrorPolicy.EXCLUDE else every
+        out[name] = Tally(int(chosen[0][i]), int(chosen[1][i]), int(runs[i]), scored[i] > 0)
+    return out
+
+
+def _rows_of(column: pl.Series, ranges: Sequence[tuple[int, int]]) -> pl.Series:
+    """The values of ``column`` in ``ranges``, one range after the other."""
+    if all(a == b0 for (_, a), (b0, _) in zip(ranges, ranges[1:], strict=False)):
+        return column.slice(ranges[0][0], ranges[-1][1] - ranges[0][0])
+    return pl.concat([column.slice(a, b - a) for a, b in ranges])
+
+
+def _trials(trials: Trials) -> pl.DataFrame:
+    return trials if isinstance(trials, pl.DataFrame) else trials()
+
+
 def _adaptive(
-    side: str, trials: pl.DataFrame, n: int, recorded: Mapping[str, _Recorded]
+    side: str, trials: Trials, n: int, runs: int, recorded: Mapping[str, _Recorded]
 ) -> str | None:
     """Why one side's trials were not a fixed number (None if they were)."""
     designs = (
-        {recorded[span].sequential for span in trials[tc.SPAN_ID].to_list() if span in recorded}
+        {
+            recorded[span].sequential
+            for span in _trials(trials)[tc.SPAN_ID].to_list()
+            if span in recorded
+        }
         if recorded
         else set()
     )
     maxima = [d.max_trials for d in designs if d is not None]
-    runs = trials[tc.RUN_ID].n_unique()
     if maxima:
         most = max(maxima)
         if n < most:
@@ -321,32 +398,34 @@ def _in_run_order(trials: pl.DataFrame, errors: str) -> list[bool]:
 
 
 def regression_result(
-    baseline: pl.DataFrame,
-    current: pl.DataFrame,
+    baseline: Trials,
+    current: Trials,
     options: AnalyzeOptions,
     errors: str,
     recorded: Mapping[str, _Recorded] | None = None,
+    tallied: tuple[Tally, Tally] | None = None,
 ) -> tuple[RegressionResult | None, ScoreRegressionResult | None]:
     """The regression verdicts of one test (current worse than baseline).
 
     Where either side's trials record an adaptive stopping rule, or come from several runs (a
     number of trials nobody fixed in advance), the pass-rate test is the anytime-valid one and
     its result says why; ``--test anytime`` or ``--anytime`` asks for it always.
+
+    ``tallied``: both sides' :func:`tallies`, read for many tests at once; the trials are then
+    read only where they say more (an anytime test's order, recorded designs, scores).
     """
-
-    def counts(trials: pl.DataFrame) -> tuple[int, int]:
-        kept = trials.filter(~pl.col(tc.ERROR)) if errors == ErrorPolicy.EXCLUDE else trials
-        return int(kept[tc.PASSED].sum()), kept.height
-
-    baseline_passed, baseline_n = counts(baseline)
-    current_passed, current_n = counts(current)
+    if tallied is None:
+        tallied = (tally(_trials(baseline), errors), tally(_trials(current), errors))
+    old_tally, new_tally = tallied
+    baseline_passed, baseline_n = old_tally.passed, old_tally.n
+    current_passed, current_n = new_tally.passed, new_tally.n
     rate = None
     if baseline_n and current_n:
         reasons = [
             why
             for why in (
-                _adaptive("baseline", baseline, baseline_n, recorded or {}),
-                _adaptive("current", current, current_n, recorded or {}),
+                _adaptive("baseline", baseline, baseline_n, old_tally.runs, recorded or {}),
+                _adaptive("current", current, current_n, new_tally.runs, recorded or {}),
             )
             if why is not None
         ]
@@ -364,14 +443,15 @@ def regression_result(
             power=options.power,
             anytime_reason="; ".join(reasons) if reasons else None,
             # Only the anytime-valid test reads the order (it pairs the trials in it).
-            baseline_outcomes=_in_run_order(baseline, errors) if anytime else None,
-            current_outcomes=_in_run_order(current, errors) if anytime else None,
+            baseline_outcomes=_in_run_order(_trials(baseline), errors) if anytime else None,
+            current_outcomes=_in_run_order(_trials(current), errors) if anytime else None,
         )
     scores = None
-    old, new = per_trial_scores(baseline), per_trial_scores(current)
-    name = primary_score(new)
-    if name is not None and name in old:
-        a, b = old[name][~np.isnan(old[name])], new[name][~np.isnan(new[name])]
-        if a.size and b.size:
-            scores = score_regression_test(a, b, alpha=options.alpha)
+    if old_tally.scored and new_tally.scored:  # else one side has none: nothing to compare
+        old, new = per_trial_scores(_trials(baseline)), per_trial_scores(_trials(current))
+        name = primary_score(new)
+        if name is not None and name in old:
+            a, b = old[name][~np.isnan(old[name])], new[name][~np.isnan(new[name])]
+            if a.size and b.size:
+                scores = score_regression_test(a, b, alpha=options.alpha)
     return rate, scores

@@ -29,6 +29,7 @@ from assay.judge._all_figures import score_range
 from assay.judge._options import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, AnalyzeOptions
 from assay.judge._reasons import pct
 from assay.judge._results import TestResult
+from assay.judge._suite_behaviour import behaviour_table, suite_behaviour
 from assay.judge._suite_result import (
     SuiteComparison,
     SuiteEstimate,
@@ -144,6 +145,9 @@ def suite_results(
     score = _main_score(results)
     current = case_table(trials, excluded, score)
     base = case_table(baseline, excluded, score) if baseline is not None else None
+    behaviour: tuple[pl.DataFrame, pl.DataFrame] | None = None
+    if baseline is not None:  # the behaviour diff's per-case means, one pass a version
+        behaviour = (behaviour_table(trials, excluded), behaviour_table(baseline, excluded))
     thresholds = {r.threshold for r in results}
     out = []
     names = current[tc.SUITE].unique().to_list()
@@ -157,12 +161,15 @@ def suite_results(
         rows = current.filter(
             pl.col(tc.SUITE).is_null() if name is None else pl.col(tc.SUITE) == name
         )
+        in_suite = pl.col(tc.SUITE).is_null() if name is None else pl.col(tc.SUITE) == name
         base_rows = None
-        if base is not None:
-            base_rows = base.filter(
-                pl.col(tc.SUITE).is_null() if name is None else pl.col(tc.SUITE) == name
-            )
-        out.append(_suite(name, rows, base_rows, results, options, thresholds, score, adaptive))
+        features = None
+        if base is not None and behaviour is not None:
+            base_rows = base.filter(in_suite)
+            features = (behaviour[0].filter(in_suite), behaviour[1].filter(in_suite))
+        out.append(
+            _suite(name, rows, base_rows, results, options, thresholds, score, adaptive, features)
+        )
     if names == [None] and options.suite_attribute != c.SUITE:
         # Asked to group by an attribute no trial carries: said, never a silent single suite.
         missing = f"no trial carries {options.suite_attribute}: every case is in the set's suite"
@@ -224,6 +231,7 @@ def _suite(
     thresholds: set[float],
     score: str | None,
     adaptive: frozenset[str],
+    features: tuple[pl.DataFrame, pl.DataFrame] | None = None,
 ) -> SuiteResult:
     confidence = options.confidence or DEFAULT_CONFIDENCE
     method = options.suite_ci
@@ -265,7 +273,7 @@ def _suite(
         notes.append(f"{int((~judged).sum())} case(s) have no trial left to judge: left out")
     comparison = None
     if base_rows is not None:
-        comparison = _comparison(rows, base_rows, options, confidence, score)
+        comparison = _comparison(rows, base_rows, options, confidence, score, features)
     return SuiteResult(
         suite=name,
         cases=len(ids),
@@ -383,6 +391,7 @@ def _comparison(
     options: AnalyzeOptions,
     confidence: float,
     score: str | None,
+    features: tuple[pl.DataFrame, pl.DataFrame] | None = None,
 ) -> SuiteComparison:
     current_ids = set(rows[tc.TEST_ID].to_list())
     baseline_ids = set(base_rows[tc.TEST_ID].to_list())
@@ -466,6 +475,10 @@ def _comparison(
         .head(10)
     )
     spent = _no_cost(both)
+    behaviour = None
+    if features is not None:
+        paired_ids = [str(i) for i in both[tc.TEST_ID].to_list()]
+        behaviour = suite_behaviour(*features, paired_ids, options, confidence)
     return replace(
         empty,
         paired=paired,
@@ -484,6 +497,7 @@ def _comparison(
         moved=tuple((str(t), float(d)) for t, d in moved.iter_rows()),
         worst_case=worst,
         worst_case_verdict=worst_verdict,
+        behaviour=behaviour,
     )
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from assay.judge._behaviour_result import BehaviourVerdict
 from assay.judge._threshold import Verdict
-from assay.stats import Interval, PairedComparison, PairedDifference
+from assay.stats import BehaviourKind, Interval, PairedComparison, PairedDifference
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +84,8 @@ class SuiteComparison:
     many as the baseline ran); None when no case is missing."""
     worst_case_verdict: Verdict | None = None
     """The verdict ``worst_case`` would give."""
+    behaviour: SuiteBehaviour | None = None
+    """The suite's behaviour diff over the paired cases (None without a paired case)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,3 +126,71 @@ class SuiteResult:
     counts: bool = False
     """Its threshold verdict counts in the exit code: a suite threshold was asked for
     (``--suite-threshold``) and the suite holds two cases or more (docs/cli.md)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteFeatureShift:
+    """One behaviour feature over the suite's paired cases: its mean paired difference."""
+
+    feature: str
+    """``steps``, ``llm_calls``, ``input_tokens``, ``output_tokens``, ``latency``,
+    ``error_spans``, ``uses:<tool>``, ``tool_calls:<tool>`` or ``model:<model>``."""
+    label: str
+    """Its short name in the reports (``input tokens/trial``, ``uses:search``)."""
+    kind: BehaviourKind
+    """``binary`` (a share of trials: shown in points), ``count`` or ``continuous``."""
+    baseline: float
+    """Mean over the paired cases of the baseline's per-case mean (a share, or per trial)."""
+    current: float
+    """The same for the current version."""
+    difference: float
+    """current − baseline: the mean over the cases of each case's difference."""
+    relative: float | None
+    """``difference / baseline`` for counts and continuous features (None for shares, or a
+    baseline of 0)."""
+    interval: Interval
+    """The paired t interval of ``difference``."""
+    test: str
+    """``sign-flip-exact`` or ``sign-flip-monte-carlo`` (two-sided)."""
+    p_value: float
+    """Two-sided sign-flip p-value of "no mean difference"."""
+    p_value_error: float | None
+    """Its Monte Carlo standard error; None when exact."""
+    adjusted_p: float
+    """``p_value`` adjusted across the suite's features (Holm, or BH under ``--adjust bh``)."""
+    changed: bool
+    """``adjusted_p`` < alpha."""
+    minimal_effect: float
+    """The smallest change UNCHANGED vouches for, in the feature's units: 0.20 of a share; for
+    counts and continuous features the kind's ratio either way, ``(1 − 1/ratio) × baseline``
+    (the harder of the two directions)."""
+    power: float
+    """Power to see ``minimal_effect`` at Holm's first level (alpha / features)."""
+    detectable: float | None
+    """The smallest difference seen with the required power at that level (None: none)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteBehaviour:
+    """The suite's behaviour diff: each feature's mean paired difference, tested across cases."""
+
+    verdict: BehaviourVerdict
+    """CHANGED when some feature's adjusted p-value lies below alpha; UNCHANGED when none did
+    and every feature had the required power for its minimal effect; else INCONCLUSIVE."""
+    reason: str
+    """One sentence: what decided it."""
+    cases: int
+    """Paired cases the features are compared over."""
+    features: tuple[SuiteFeatureShift, ...]
+    """Every feature tested: changed first (smallest adjusted p first), then by name."""
+    alpha: float
+    """Significance level of the adjusted p-values."""
+    adjustment: str
+    """``holm`` or ``bh``: the adjustment across the suite's features."""
+    required_power: float
+    """The power UNCHANGED needs for every feature."""
+    left_out: tuple[str, ...] = ()
+    """What was not compared and why (work unknown in a version), one sentence each."""
+    fail_on: tuple[str, ...] = ()
+    """The ``--fail-on`` rules a changed feature breaks, one line each: the suite's comparison
+    then counts a FAIL in the exit code (kind ``suite fail-on``, docs/cli.md)."""

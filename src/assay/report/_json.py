@@ -12,6 +12,7 @@ from typing import Any
 from assay._json_text import json_bytes
 from assay.judge import (
     AnalysisResult,
+    SuiteBehaviour,
     SuiteComparison,
     SuiteEstimate,
     SuiteResult,
@@ -207,6 +208,44 @@ def _comparison(comparison: SuiteComparison | None) -> dict[str, Any] | None:
         "missing_current": list(comparison.missing_current),
         "baseline_silent": list(comparison.baseline_silent),
         "worst_case": _worst_case(comparison),
+        "behaviour": _suite_behaviour(comparison.behaviour),
+    }
+
+
+def _suite_behaviour(behaviour: SuiteBehaviour | None) -> dict[str, Any] | None:
+    """The suite's behaviour diff: its verdict and every feature's mean paired change."""
+    if behaviour is None:
+        return None
+    return {
+        "verdict": behaviour.verdict.value,
+        "reason": behaviour.reason,
+        "cases": behaviour.cases,
+        "alpha": behaviour.alpha,
+        "adjustment": behaviour.adjustment,
+        "required_power": behaviour.required_power,
+        "left_out": list(behaviour.left_out),
+        "fail_on": list(behaviour.fail_on),
+        "features": [
+            {
+                "feature": f.feature,
+                "label": f.label,
+                "kind": f.kind,
+                "baseline": f.baseline,
+                "current": f.current,
+                "difference": f.difference,
+                "relative": f.relative,
+                "interval": _interval(f.interval),
+                "test": f.test,
+                "p_value": f.p_value,
+                "p_value_error": f.p_value_error,
+                "adjusted_p": f.adjusted_p,
+                "changed": f.changed,
+                "minimal_effect": f.minimal_effect,
+                "power": f.power,
+                "detectable": f.detectable,
+            }
+            for f in behaviour.features
+        ],
     }
 
 

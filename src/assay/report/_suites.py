@@ -14,10 +14,12 @@ from assay.judge import (
     SUITE_RULE,
     AnalysisResult,
     Decision,
+    SuiteBehaviour,
     SuiteEstimate,
     SuiteResult,
     TestResult,
     Verdict,
+    describe_shift,
     pct,
 )
 from assay.report import _text as tx
@@ -96,12 +98,38 @@ def comparison_lines(suite: SuiteResult) -> list[str]:
         shifts.append(text)
     if shifts:
         lines.append("mean paired change: " + " · ".join(shifts))
+    lines += behaviour_lines(comparison.behaviour)
     if comparison.moved:
         moved = ", ".join(
             f"{case} {100 * d:+.0f} points".replace(" -", " −") for case, d in comparison.moved[:5]
         )
         lines.append(f"moved most: {moved}")
     return lines
+
+
+CHANGES_SHOWN = 4
+"""The most changed features the behaviour line names (the JSON holds every one)."""
+
+
+def behaviour_lines(behaviour: SuiteBehaviour | None) -> list[str]:
+    """``behaviour across 2000 cases: CHANGED — uses:search +6.0 points [...] (p ... adj.)``.
+
+    The changed features (at most :data:`CHANGES_SHOWN`) and the count of the others, then the
+    verdict's reason, and what was left out.
+    """
+    if behaviour is None:
+        return []
+    head = f"behaviour across {behaviour.cases} cases: {behaviour.verdict.value}"
+    changed = [f for f in behaviour.features if f.changed]
+    if changed:
+        shown = ", ".join(describe_shift(f) for f in changed[:CHANGES_SHOWN])
+        if len(changed) > CHANGES_SHOWN:
+            shown += f", … {len(changed) - CHANGES_SHOWN} more changed"
+        others = len(behaviour.features) - len(changed)
+        lines = [f"{head} — {shown}; {others} feature(s) unchanged", behaviour.reason]
+    else:
+        lines = [f"{head} — {behaviour.reason}"]
+    return lines + list(behaviour.fail_on) + list(behaviour.left_out)
 
 
 @dataclass(frozen=True, slots=True)

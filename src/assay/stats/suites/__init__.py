@@ -4,7 +4,8 @@
   cluster-robust t or cluster bootstrap), and suite-level pass@k / pass^k.
 * :mod:`._paired` — two versions over the same cases: paired difference, McNemar or betting test
   of a drop (sign-flip for unbounded means); :mod:`._paired_power` — their power and the
-  minimum detectable drop.
+  minimum detectable drop; :mod:`._sign_flip` — two-sided sign-flip tests of many per-case
+  differences at once (the suite's behaviour diff) and their power.
 * :mod:`._passk` — unbiased pass@k and pass^k.
 * :mod:`._scores` — score summaries (t or bootstrap interval) and the Mann–Whitney score test.
 * :mod:`._multiple` — p-value adjustment and false-verdict risk across a suite.
@@ -28,6 +29,7 @@ from assay.stats.suites._multiple import (
     watch_family_risk,
 )
 from assay.stats.suites._paired import (
+    DEFAULT_PERMUTATIONS,
     EXACT_SIGN_FLIP_CASES,
     PAIRED_TESTS,
     PairedComparison,
@@ -35,6 +37,7 @@ from assay.stats.suites._paired import (
     mcnemar_p_value,
     paired_comparison,
     paired_mean_difference,
+    paired_t_interval,
     sign_flip_p_value,
 )
 from assay.stats.suites._paired_power import mcnemar_power, planned_betting_power, sign_flip_power
@@ -53,6 +56,12 @@ from assay.stats.suites._scores import (
     score_shift_test,
     score_summaries,
     score_summary,
+)
+from assay.stats.suites._sign_flip import (
+    SignFlipTests,
+    detectable_difference,
+    mean_difference_power,
+    sign_flip_two_sided,
 )
 
 __all__ = [
@@ -75,7 +84,13 @@ __all__ = [
     "mcnemar_p_value",
     "paired_comparison",
     "paired_mean_difference",
+    "paired_t_interval",
     "sign_flip_p_value",
+    "sign_flip_two_sided",
+    "SignFlipTests",
+    "detectable_difference",
+    "mean_difference_power",
+    "DEFAULT_PERMUTATIONS",
     "EXACT_SIGN_FLIP_CASES",
     "mcnemar_power",
     "sign_flip_power",

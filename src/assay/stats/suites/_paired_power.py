@@ -79,15 +79,23 @@ def sign_flip_power(
     drop adds to the permutation variance; the benchmark checks it against simulation. When
     the exact test cannot reach alpha at all (2^−C ≥ alpha), the power is 0.
     """
-    from scipy import stats as sps
+    from scipy import special
 
     if cases < 2 or (exact and 2.0**-cases >= alpha):
         return 0.0
     if sd_under_drop <= 0:
         return 1.0
-    critical = float(sps.t.ppf(1 - alpha, cases - 1))
+    critical = t_quantile(1 - alpha, cases - 1)
     spread = math.sqrt(sd_under_drop**2 + delta**2)
-    return float(sps.norm.cdf((delta * math.sqrt(cases) - critical * spread) / sd_under_drop))
+    return float(special.ndtr((delta * math.sqrt(cases) - critical * spread) / sd_under_drop))
+
+
+@functools.lru_cache(maxsize=256)
+def t_quantile(p: float, df: int) -> float:
+    """Student's t quantile (``scipy.stats.t.ppf``), kept: a suite asks for few (p, df)."""
+    from scipy import stats as sps
+
+    return float(sps.t.ppf(p, df))
 
 
 def betting_power(
