@@ -62,6 +62,7 @@ def test_figures_made_in_threads_give_the_json_of_one_thread(
     alone = assay.analyze(bucketed).to_json()
     monkeypatch.setattr(_all_figures, "PARTS_AT_ONCE", 2)
     monkeypatch.setattr(_all_figures, "PARTS_FROM_ROWS", 0)
+    monkeypatch.setattr(_all_figures, "PARTS_FROM_TEST_ROWS", 0)
     assert assay.analyze(bucketed).to_json() == alone
     monkeypatch.setattr(_all_figures, "ROWS_AT_ONCE", 2)  # a run a test
     assert assay.analyze(bucketed).to_json() == alone

@@ -128,7 +128,8 @@ def figures_by_test(
         return found, [i for i, _ in requests], failure_tests([r for _, r in requests])
 
     held = sum(t.stop - t.start for t in tests)
-    at_once = PARTS_AT_ONCE if held >= PARTS_FROM_ROWS else 1
+    large = held >= PARTS_FROM_ROWS and held >= PARTS_FROM_TEST_ROWS * len(tests)
+    at_once = PARTS_AT_ONCE if large else 1
     # Runs read at once hold 1/at_once of ROWS_AT_ONCE each: the arrays held stay as many.
     size = min(ROWS_AT_ONCE // at_once, -(-held // at_once))
     parts = _parts(tests, size)
@@ -177,6 +178,11 @@ let go of Python's lock, so two runs keep both cores busy where one run left one
 PARTS_FROM_ROWS: Final = 100_000
 """Rows from which the tests are read in :data:`PARTS_AT_ONCE` runs at once: below, a thread
 costs more than it saves."""
+PARTS_FROM_TEST_ROWS: Final = 10_000
+"""Rows a test holds on average from which its runs are read at once. The figures of many
+small tests are mostly Python's own work a test, which holds Python's lock, so two runs take
+turns at it and pay for the turns: 5,000 tests of 200 trials took 2.5 s and 3.1 CPU-s in two
+runs at once, 2.2 s and 2.5 CPU-s in one (docs/scale.md, "Eighteenth phase")."""
 
 
 def _parts(tests: Sequence[TestRows], rows: int) -> list[list[TestRows]]:
