@@ -96,10 +96,19 @@ SAME_RESULT_FLOOR = FLOOR.format(screen=SAME_RESULT_SCREEN, verdicts=SAME_RESULT
 
 ANALYZE = """
 import resource, sys
-from assay.cli import run
-code = run(["analyze", sys.argv[1], "--format", "json", "--output", sys.argv[2], *sys.argv[3:]])
+from assay.cli import main
+sys.argv = ["assay", "analyze", sys.argv[1], "--format", "json", "--output", sys.argv[2],
+            *sys.argv[3:]]
+try:
+    main()  # the console script's entry point: the command to its end, as a user runs it
+except SystemExit as exc:
+    code = exc.code
 print(code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+if code == 2:  # an error; 0, 1 and 3 are verdicts
+    sys.exit(2)
 """
+"""``assay analyze`` as the console script runs it, to the end of its process (what Python does
+at exit is part of a command's time); prints its exit code and peak RSS."""
 
 
 @dataclass(frozen=True)

@@ -264,3 +264,23 @@ def test_console_script_prints_no_traceback(tmp_path: Path) -> None:
     assert result.stderr.strip().splitlines() == [
         f"assay: error: {tmp_path / 'nowhere'}: no such file or folder"
     ]
+
+
+def test_the_console_script_ends_with_its_exit_code_and_runs_atexit_handlers(
+    mixed: Path,
+) -> None:
+    # main() freezes what is left before the process ends (no garbage collection of it at
+    # exit); the exit code is the command's, and atexit handlers — an exporter's flush — run.
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('flushed at exit'))\n"
+        "from assay.cli import main\n"
+        f"sys.argv = ['assay', 'analyze', {str(mixed)!r}]\n"
+        "main()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 1  # "bad" fails
+    assert result.stdout.rstrip().endswith("flushed at exit")
+    assert run(["analyze", str(mixed)]) == 1

@@ -51,6 +51,23 @@ def test_laid_out_buckets_give_the_same_json(example: Path, bucketed: Path) -> N
     assert _trials(bucketed).equals(_trials(example).sort(ORDER, nulls_last=True))
 
 
+def test_figures_made_in_threads_give_the_json_of_one_thread(
+    bucketed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A large trials table has its tests' figures made two runs of tests at once, in
+    # threads: here every table is, on a set read in several buckets.
+    from assay.judge import _all_figures
+
+    monkeypatch.setattr(_all_figures, "PARTS_AT_ONCE", 1)
+    alone = assay.analyze(bucketed).to_json()
+    monkeypatch.setattr(_all_figures, "PARTS_AT_ONCE", 2)
+    monkeypatch.setattr(_all_figures, "PARTS_FROM_ROWS", 0)
+    monkeypatch.setattr(_all_figures, "PARTS_FROM_TEST_ROWS", 0)
+    assert assay.analyze(bucketed).to_json() == alone
+    monkeypatch.setattr(_all_figures, "ROWS_AT_ONCE", 2)  # a run a test
+    assert assay.analyze(bucketed).to_json() == alone
+
+
 def test_made_buckets_give_the_same_trials(example: Path) -> None:
     whole = _trials(example)
     spans = read_spans(example).height

@@ -196,6 +196,24 @@ def test_tests_read_in_runs_of_rows_get_the_same_figures(seed: int, rows: int) -
     assert [repr(f) for f in in_runs] == [repr(f) for f in at_once]
 
 
+@settings(deadline=None, max_examples=15)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 60))
+def test_runs_made_two_at_once_get_the_figures_of_runs_made_one_at_a_time(
+    seed: int, rows: int
+) -> None:
+    # From PARTS_FROM_ROWS rows (and tests of PARTS_FROM_TEST_ROWS) on, runs of tests are read
+    # in threads, two at once.
+    table = _table(seed, twice=seed % 2 == 0, big=seed % 3 == 0, clean=False)
+    table, tests = _tests(table, np.random.default_rng(seed))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(all_figures, "ROWS_AT_ONCE", rows)
+        one = figures_by_test(table, tests, ks=(1, 5), score_ci="t", seed=0, alpha=0.3)
+        patch.setattr(all_figures, "PARTS_FROM_ROWS", 0)
+        patch.setattr(all_figures, "PARTS_FROM_TEST_ROWS", 0)
+        two = figures_by_test(table, tests, ks=(1, 5), score_ci="t", seed=0, alpha=0.3)
+    assert [repr(f) for f in two] == [repr(f) for f in one]
+
+
 def test_runs_of_rows_keep_every_test_whole_and_in_order() -> None:
     tests = [TestRows(a, b, False, 0.95) for a, b in [(0, 3), (3, 10), (10, 11), (11, 30)]]
     parts = all_figures._parts(tests, 8)

@@ -124,6 +124,34 @@ def test_explaining_many_cases_is_explaining_each() -> None:
     assert sum(map(len, together)) > 10
 
 
+def test_cases_tested_in_batches_are_explained_as_all_at_once() -> None:
+    # The judge tests each run of cases in its own thread and adjusts them all together.
+    from assay.stats import explain_many, explain_tested, failure_tests
+
+    requests = _requests(np.random.default_rng(11), 30)
+    for across in (True, False):
+        at_once = explain_many(requests, alpha=0.2, across_tests=across)
+        batches = [failure_tests(requests[a:b]) for a, b in ((0, 7), (7, 7), (7, 19), (19, 30))]
+        assert explain_tested(batches, alpha=0.2, across_tests=across) == at_once
+        assert sum(map(len, at_once)) > 5
+
+
+def _requests(rng: np.random.Generator, cases: int) -> list:
+    from assay.stats import FailureRequest
+
+    requests = []
+    for _ in range(cases):
+        n = int(rng.integers(4, 150))
+        passed = rng.random(n) < rng.uniform(0.2, 0.9)
+        features = {
+            "uses:search": (~passed & (rng.random(n) < 0.7)).astype(float),
+            "steps": np.where(passed, rng.poisson(3, n), rng.poisson(5, n)).astype(float),
+        }
+        kinds = {"uses:search": "binary", "steps": "count"}
+        requests.append(FailureRequest(passed, features, kinds, {}))
+    return requests
+
+
 def _feature_by_feature(request, alpha: float) -> list:
     """The explanations as they were made before tests were batched: each feature on its own,
     each U test one scipy call, every finding worded before the adjustment."""

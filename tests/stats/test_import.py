@@ -32,6 +32,21 @@ def test_scipy_stats_and_pandas_load_only_when_an_analysis_needs_them(tmp_path) 
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_preloaded_waits_for_the_background_import_or_imports_itself() -> None:
+    # Threads judging tests at once find scipy's statistics imported: none imports a module.
+    code = (
+        "import sys\n"
+        "from assay.stats import preload, preloaded\n"
+        "preloaded()\n"
+        "assert 'scipy.stats' in sys.modules\n"
+    )
+    alone = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert alone.returncode == 0, alone.stderr
+    started = code.replace("preloaded()\n", "preload()\npreloaded()\n")
+    waited = subprocess.run([sys.executable, "-c", started], capture_output=True, text=True)
+    assert waited.returncode == 0, waited.stderr
+
+
 _ANALYZE_AND_LIST_PANDAS = """
 import sys
 from assay.cli import app

@@ -30,6 +30,7 @@ from assay.analysis._human_outcomes import (
     labelled_trials,
     recorded_labels,
 )
+from assay.analysis._in_order import taken_in_order
 from assay.analysis._labels import read_labels
 from assay.analysis._ownership import assign_trials
 from assay.analysis._passwhen import PassRule, parse_pass_when
@@ -78,6 +79,7 @@ __all__ = [
     "describe_spans",
     "engine_trials",
     "tools_as_strings",
+    "taken_in_order",
     "is_work_feature",
     "load_prices",
     "parse_pass_when",

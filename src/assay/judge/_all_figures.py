@@ -25,7 +25,13 @@ import numpy.typing as npt
 import polars as pl
 
 from assay import conventions as c
-from assay.analysis import column_features, is_work_feature, model_features, path_features
+from assay.analysis import (
+    column_features,
+    is_work_feature,
+    model_features,
+    path_features,
+    taken_in_order,
+)
 from assay.analysis import columns as tc
 from assay.judge._figures import (
     DurationSummary,
@@ -40,15 +46,18 @@ from assay.judge._path_table import PathTable
 from assay.judge._tool_errors import ToolErrors, tool_errors
 from assay.stats import (
     FailureRequest,
+    FailureTests,
     Flakiness,
     Moments,
     ScoreSummary,
     ToolConsistency,
     ToolPaths,
-    explain_many,
+    explain_tested,
+    failure_tests,
     flakiness_of,
     pass_at_ks,
     pass_hat_ks,
+    preloaded,
     sample_moments,
     score_summaries,
     tool_consistency,
@@ -104,21 +113,45 @@ def figures_by_test(
         alpha: Significance level of the failure explanations.
     """
     figures: list[Figures] = []
-    asking: list[tuple[int, FailureRequest]] = []
-    for part in _parts(tests, ROWS_AT_ONCE):
+    asking: list[int] = []
+    tested: list[FailureTests] = []
+
+    def run(box: list[list[TestRows]]) -> tuple[list[Figures], list[int], FailureTests]:
+        part = box.pop()
         first = min(t.start for t in part)
         last = max(t.stop for t in part)
         rows = table.slice(first, last - first)
         moved = [replace(t, start=t.start - first, stop=t.stop - first) for t in part]
         found, requests = _figures(rows, moved, ks=ks, score_ci=score_ci, seed=seed)
-        asking += [(len(figures) + i, r) for i, r in requests]
+        # The explanations' tests run here, beside the other runs; only their adjustment
+        # over every test waits for all of them.
+        return found, [i for i, _ in requests], failure_tests([r for _, r in requests])
+
+    held = sum(t.stop - t.start for t in tests)
+    large = held >= PARTS_FROM_ROWS and held >= PARTS_FROM_TEST_ROWS * len(tests)
+    at_once = PARTS_AT_ONCE if large else 1
+    # Runs read at once hold 1/at_once of ROWS_AT_ONCE each: the arrays held stay as many.
+    size = min(ROWS_AT_ONCE // at_once, -(-held // at_once))
+    parts = _parts(tests, size)
+    if at_once > 1:
+        # scipy's modules, imported where a function needs them, are imported here first (or
+        # their background import awaited), so that no run's thread imports a module.
+        preloaded()
+    made = (
+        taken_in_order(parts, run, "assay-figures", at_once)
+        if at_once > 1
+        else (run([part]) for part in parts)
+    )
+    for found, asked, part_tested in made:
+        asking += [len(figures) + i for i in asked]
+        tested.append(part_tested)
         figures += found
     if asking:
         # Adjusted over every comparison of every test: the chance of any explanation when
         # nothing differs stays at most alpha over the set (docs/statistics.md, "Why did it
         # fail?").
-        explained = explain_many([r for _, r in asking], alpha=alpha, across_tests=True)
-        for (i, _), factors in zip(asking, explained, strict=True):
+        explained = explain_tested(tested, alpha=alpha, across_tests=True)
+        for i, factors in zip(asking, explained, strict=True):
             figures[i] = replace(figures[i], failure_explanations=tuple(factors))
     return figures
 
@@ -135,6 +168,21 @@ A test's figures depend on its own rows only, so runs of tests give each test th
 the whole table read at once, while the arrays read stay those of a million rows, whatever
 the table's size (10M trials would otherwise hold 0.7 GiB more at once).
 """
+
+
+PARTS_AT_ONCE: Final = 2
+"""Runs of tests whose figures are made at once, each in a thread, from
+:data:`PARTS_FROM_ROWS` rows on: most of a run's time is numpy's, Polars' and scipy's, which
+let go of Python's lock, so two runs keep both cores busy where one run left one idle
+(docs/scale.md, "Eighteenth phase")."""
+PARTS_FROM_ROWS: Final = 100_000
+"""Rows from which the tests are read in :data:`PARTS_AT_ONCE` runs at once: below, a thread
+costs more than it saves."""
+PARTS_FROM_TEST_ROWS: Final = 10_000
+"""Rows a test holds on average from which its runs are read at once. The figures of many
+small tests are mostly Python's own work a test, which holds Python's lock, so two runs take
+turns at it and pay for the turns: 5,000 tests of 200 trials took 2.5 s and 3.1 CPU-s in two
+runs at once, 2.2 s and 2.5 CPU-s in one (docs/scale.md, "Eighteenth phase")."""
 
 
 def _parts(tests: Sequence[TestRows], rows: int) -> list[list[TestRows]]:

@@ -34,7 +34,14 @@ from assay.choices import (
     SequentialMethod,
     SuiteInterval,
 )
-from assay.stats.base import Moments, case_order, preload, sample_moments, smallest_passing
+from assay.stats.base import (
+    Moments,
+    case_order,
+    preload,
+    preloaded,
+    sample_moments,
+    smallest_passing,
+)
 from assay.stats.behaviour import (
     BEHAVIOUR_KINDS,
     CATEGORIES,
@@ -47,6 +54,7 @@ from assay.stats.behaviour import (
     Factor,
     FailureFactor,
     FailureRequest,
+    FailureTests,
     FeaturePair,
     Flakiness,
     PathShift,
@@ -63,6 +71,8 @@ from assay.stats.behaviour import (
     equal_trials_guess,
     explain_failures,
     explain_many,
+    explain_tested,
+    failure_tests,
     flakiness,
     flakiness_of,
     levenshtein,
@@ -199,6 +209,7 @@ __all__ = [
     "bounded_mean_p_value",
     "DEFAULT_HORIZON",
     "preload",
+    "preloaded",
     "CLUSTER_METHODS",
     "ClusteredMean",
     "PAIRED_TESTS",
@@ -291,8 +302,11 @@ __all__ = [
     "count_shifts",
     "difference_interval",
     "equal_trials_guess",
+    "FailureTests",
     "explain_failures",
     "explain_many",
+    "explain_tested",
+    "failure_tests",
     "false_verdict_risk",
     "fixed_sample_design",
     "flakiness",

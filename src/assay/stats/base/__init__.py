@@ -17,7 +17,7 @@ from assay.stats.base._checks import (
     check_successes,
 )
 from assay.stats.base._moments import Moments, sample_moments
-from assay.stats.base._preload import preload
+from assay.stats.base._preload import preload, preloaded
 from assay.stats.base._search import smallest_passing
 
 __all__ = [
@@ -30,5 +30,6 @@ __all__ = [
     "Moments",
     "sample_moments",
     "preload",
+    "preloaded",
     "smallest_passing",
 ]

@@ -32,3 +32,13 @@ def _import() -> None:
             importlib.import_module(name)
         except ImportError:
             return  # the import where scipy is needed reports it
+
+
+def preloaded() -> None:
+    """Have scipy's statistics imported: wait for the background import, or import them here.
+
+    Called before work is handed to threads that may need them: each of those threads then
+    finds the modules imported, and none imports a module while another does.
+    """
+    for name in _MODULES:
+        importlib.import_module(name)

@@ -44,8 +44,11 @@ from assay.stats.behaviour._explain import (
     RELATIVE_RESOLUTION,
     FailureFactor,
     FailureRequest,
+    FailureTests,
     explain_failures,
     explain_many,
+    explain_tested,
+    failure_tests,
 )
 from assay.stats.behaviour._flakiness import (
     CATEGORIES,
@@ -89,8 +92,11 @@ __all__ = [
     "RELATIVE_RESOLUTION",
     "FailureFactor",
     "FailureRequest",
+    "FailureTests",
     "explain_failures",
     "explain_many",
+    "explain_tested",
+    "failure_tests",
     "CATEGORIES",
     "WEIGHTS",
     "Factor",

@@ -275,6 +275,26 @@ def explain_many(
     so dropping it can only lower the error rate.
     """
     check_open_unit("alpha", alpha)
+    return explain_tested([failure_tests(requests)], alpha, adjust, across_tests=across_tests)
+
+
+@dataclass(frozen=True, slots=True)
+class FailureTests:
+    """Test cases' features tested, their p-values not yet adjusted (:func:`failure_tests`)."""
+
+    plans: list[_Plan | None]
+    """Each case's features sorted into tables and samples; None: nothing to test."""
+    p_values: list[list[float]]
+    """Each case's p-values: its tables' (Fisher), then its samples' (U test)."""
+
+
+def failure_tests(requests: Sequence[FailureRequest]) -> FailureTests:
+    """The statistical tests of :func:`explain_many`, on some of its cases.
+
+    A case's p-values depend on its own features alone, so cases tested in several batches
+    (in threads, say) get the p-values they get tested together; :func:`explain_tested`
+    then adjusts the batches' p-values together.
+    """
     plans = [_plan(r) for r in requests]
     shares = [s for plan in plans if plan is not None for s in plan.shares]
     tables = np.array([s.table for s in shares], dtype=np.int64).reshape(-1, 2, 2)
@@ -287,6 +307,20 @@ def explain_many(
         k, m = (0, 0) if plan is None else (len(plan.shares), len(plan.numeric))
         per_plan.append(share_p[at_share : at_share + k] + rank_p[at_rank : at_rank + m])
         at_share, at_rank = at_share + k, at_rank + m
+    return FailureTests(plans, per_plan)
+
+
+def explain_tested(
+    tested: Sequence[FailureTests],
+    alpha: float = 0.05,
+    adjust: str = Adjustment.HOLM,
+    *,
+    across_tests: bool = False,
+) -> list[list[FailureFactor]]:
+    """:func:`explain_many` of the cases of ``tested``, in order, from their p-values."""
+    check_open_unit("alpha", alpha)
+    plans = [plan for batch in tested for plan in batch.plans]
+    per_plan = [p_values for batch in tested for p_values in batch.p_values]
     if across_tests:
         flat = [p for p_values in per_plan for p in p_values]
         every = adjust_p_values(flat, adjust).tolist() if flat else []
