@@ -36,6 +36,7 @@ def case_behaviours(
     options: AnalyzeOptions,
     without_errors: Set[str],
     suites: Mapping[str, Sequence[str]] | None = None,
+    sizes: Mapping[str, tuple[int, int]] | None = None,
 ) -> tuple[dict[str, BehaviourResult], list[str]]:
     """The behaviour verdict of every case both versions ran that can show a change.
 
@@ -47,6 +48,8 @@ def case_behaviours(
         without_errors: Tests whose error trials are left out of n (and of the diff).
         suites: Each compared suite's case ids, by the suite's name as reports say it; a case
             in none of them is diffed alone.
+        sizes: Each test's counted trials in the baseline and the current version, where the
+            caller has them (read from the trials otherwise).
 
     Returns:
         The results by test id, and notes naming the cases left undiffed and why.
@@ -66,7 +69,15 @@ def case_behaviours(
             continue
         diffed = members
         if not every:
-            diffed, note = _can_show(members, current, baseline, without_errors, pooled)
+            counts = {
+                name: (sizes or {}).get(name)
+                or (
+                    _counted(baseline[name], name in without_errors),
+                    _counted(current[name], name in without_errors),
+                )
+                for name in members
+            }
+            diffed, note = _can_show(members, counts, pooled)
             notes += [f"suite {suite}: {note}"] if note else []
         results.update(_diffs(diffed, current, baseline, pooled, without_errors))
     alone = [name for name in both if name not in placed]
@@ -97,11 +108,7 @@ def _counted(frame: pl.DataFrame, excluded: bool) -> int:
 
 
 def _can_show(
-    members: Sequence[str],
-    current: Mapping[str, pl.DataFrame],
-    baseline: Mapping[str, pl.DataFrame],
-    without_errors: Set[str],
-    options: AnalyzeOptions,
+    members: Sequence[str], sizes: Mapping[str, tuple[int, int]], options: AnalyzeOptions
 ) -> tuple[list[str], str | None]:
     """The suite's cases whose trial counts let a tool's use change at the suite's level.
 
@@ -112,13 +119,6 @@ def _can_show(
     does) lies below that level.
     """
     level = options.alpha / len(members) if options.adjust == Adjustment.HOLM else options.alpha
-    sizes = {
-        name: (
-            _counted(baseline[name], name in without_errors),
-            _counted(current[name], name in without_errors),
-        )
-        for name in members
-    }
     floors = {size: _smallest_p(*size) for size in set(sizes.values())}
     kept = [name for name in members if floors[sizes[name]] < level]
     if len(kept) == len(members):

@@ -370,7 +370,8 @@ def _judge(
             results, per_test, baseline_tests, options, errors, recorded or {}, tallied
         )
         excluded = {name for name, result in results.items() if result.n < result.trials}
-        pairs = _Pairs(per_test, baseline_tests, frozenset(excluded))
+        sizes = {name: (tallied[0][name].n, tallied[1][name].n) for name in tallied[0]}
+        pairs = _Pairs(per_test, baseline_tests, frozenset(excluded), sizes)
     return tuple(results.values()), notes, errors, pairs
 
 
@@ -404,6 +405,8 @@ class _Pairs:
     """The baseline's trials per test id."""
     without_errors: frozenset[str]
     """Tests whose error trials are left out of n (and of the diff)."""
+    sizes: Mapping[str, tuple[int, int]]
+    """Each test's counted trials in the baseline and the current version (their tallies)."""
 
 
 def _with_behaviours(
@@ -417,7 +420,7 @@ def _with_behaviours(
         "all cases" if s.suite is None else s.suite: s.case_ids for s in compared_suites(suites)
     }
     behaviours, notes = case_behaviours(
-        pairs.current, pairs.baseline, options, pairs.without_errors, compared
+        pairs.current, pairs.baseline, options, pairs.without_errors, compared, pairs.sizes
     )
     rules = [parse_fail_on(rule) for rule in options.fail_on]
     return tuple(
