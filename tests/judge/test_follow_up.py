@@ -21,6 +21,7 @@ from assay.judge import (
     follow_up_trials_needed,
     threshold_test,
 )
+from assay.judge._pipeline import _level_text
 from assay.stats import pass_rate_sequence, verdict_interval
 
 
@@ -125,3 +126,8 @@ def test_bh_on_threshold_intervals_says_what_it_controls(
     assert levels == pytest.approx([1 - 0.05 / 2] * 2)  # Bonferroni over the two tests
     (note,) = [n for n in analysis.result.notes if "Bonferroni" in n]
     assert ("family-wise error control" in note) is says_fwer
+
+
+@pytest.mark.parametrize(("tests", "shown"), [(2, "0.975"), (2000, "0.999975"), (40, "0.99875")])
+def test_the_bonferroni_level_is_never_printed_as_certainty(tests: int, shown: str) -> None:
+    assert _level_text(1 - 0.05 / tests) == shown

@@ -110,11 +110,23 @@ def _suite_confidence(confidence: float, options: AnalyzeOptions, tests: int) ->
     return confidence
 
 
+def _level_text(level: float) -> str:
+    """A confidence level in six significant digits, more where they would round it to 1.
+
+    Four significant digits printed 1 - 0.05/2,000 as "1": a certainty nobody has.
+    """
+    for digits in range(6, 16):
+        text = f"{level:.{digits}g}"
+        if float(text) < 1 or level >= 1:
+            return text
+    return repr(level)
+
+
 def _suite_notes(options: AnalyzeOptions, results: tuple[TestResult, ...]) -> list[str]:
     tests = len(results)
     levels = sorted({t.interval.confidence for t in results if t.interval is not None})
     if options.adjust != Adjustment.NONE and tests > 1 and levels:
-        shown = ", ".join(f"{level:.4g}" for level in levels)
+        shown = ", ".join(_level_text(level) for level in levels)
         note = (
             f"intervals at {shown} confidence each (Bonferroni over {tests} tests), so all hold "
             "together at the confidence asked for"
