@@ -22,11 +22,11 @@ from dataclasses import replace
 
 import polars as pl
 
-from assay.analysis import columns as tc
-from assay.choices import Adjustment
+from assay.choices import Adjustment, ErrorPolicy
 from assay.judge._behaviour import test_behaviours
 from assay.judge._behaviour_result import BehaviourResult
 from assay.judge._options import AnalyzeOptions
+from assay.judge._regression import tally
 from assay.stats import binary_shift
 
 
@@ -48,8 +48,8 @@ def case_behaviours(
         without_errors: Tests whose error trials are left out of n (and of the diff).
         suites: Each compared suite's case ids, by the suite's name as reports say it; a case
             in none of them is diffed alone.
-        sizes: Each test's counted trials in the baseline and the current version, where the
-            caller has them (read from the trials otherwise).
+        sizes: Each test's counted trials in the baseline and the current version (their
+            tallies, :func:`assay.judge._regression.tallies`); None: tallied here.
 
     Returns:
         The results by test id, and notes naming the cases left undiffed and why.
@@ -69,14 +69,7 @@ def case_behaviours(
             continue
         diffed = members
         if not every:
-            counts = {
-                name: (sizes or {}).get(name)
-                or (
-                    _counted(baseline[name], name in without_errors),
-                    _counted(current[name], name in without_errors),
-                )
-                for name in members
-            }
+            counts = sizes or _sizes(members, current, baseline, without_errors)
             diffed, note = _can_show(members, counts, pooled)
             notes += [f"suite {suite}: {note}"] if note else []
         results.update(_diffs(diffed, current, baseline, pooled, without_errors))
@@ -102,9 +95,19 @@ def _diffs(
     )
 
 
-def _counted(frame: pl.DataFrame, excluded: bool) -> int:
-    """The trials the diff reads: error trials left out where the case's n leaves them out."""
-    return frame.height - (int(frame[tc.ERROR].sum()) if excluded else 0)
+def _sizes(
+    names: Sequence[str],
+    current: Mapping[str, pl.DataFrame],
+    baseline: Mapping[str, pl.DataFrame],
+    without_errors: Set[str],
+) -> dict[str, tuple[int, int]]:
+    """Each case's counted trials in both versions, by the regression's one count (its tally)."""
+
+    def counted(frame: pl.DataFrame, name: str) -> int:
+        policy = ErrorPolicy.EXCLUDE if name in without_errors else ErrorPolicy.COUNT
+        return tally(frame, policy).n
+
+    return {name: (counted(baseline[name], name), counted(current[name], name)) for name in names}
 
 
 def _can_show(
